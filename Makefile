@@ -1,0 +1,51 @@
+# The user interface of the project. `make test` and `make bench` install and build what they need.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
+PORT ?= 8000
+TARGET ?= inprocess
+export RAGAS_DO_NOT_TRACK := true
+export ANONYMIZED_TELEMETRY := False
+
+.PHONY: install index serve test check bench eval gate report clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	rm -f $(VENV)/.installed-*
+	touch $(STAMP)
+
+index: install
+	$(PY) -m reference_server.index
+
+serve: index
+	$(PY) -m reference_server --transport http --host 127.0.0.1 --port $(PORT)
+
+test: index
+	$(PY) -m pytest -q
+	$(MAKE) --no-print-directory gate
+
+bench: index
+	$(PY) -m pytest -q -m bench --benchmark-enable --benchmark-only tests/bench -p no:randomly
+	$(MAKE) --no-print-directory eval
+
+eval: index
+	$(PY) -m evals run --target $(TARGET) --golden golden --out reports/runs/latest --ablation
+	$(PY) -m evals report --run reports/runs/latest
+
+gate: index
+	$(PY) -m evals run --target $(TARGET) --golden golden --out reports/runs/gate --ablation
+	$(PY) -m evals gate --run reports/runs/gate --config evals/gate.yaml --baseline evals/baseline.json
+
+check: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy reference_server evals load
+
+clean:
+	rm -rf $(VENV) build reports/runs .pytest_cache .mypy_cache .ruff_cache .benchmarks

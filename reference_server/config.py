@@ -1,0 +1,111 @@
+"""Server configuration: one pydantic model, read from `OCM_*` environment variables.
+
+Configuration is the only way to change behaviour that a client must not control (fault
+injection, which retrieval paths run, optional OpenAI modes); tool arguments never do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import date
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, Field
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_INDEX_DIR = PROJECT_ROOT / "build" / "index"
+CORPUS_DIR = Path(__file__).resolve().parent / "corpus"
+
+Mode = Literal["hybrid", "vector", "keyword"]
+
+
+class Faults(BaseModel):
+    """Delays (ms) or failures injected into one retrieval path, for tests and load runs."""
+
+    sql_delay_ms: float = 0.0
+    vector_delay_ms: float = 0.0
+    sql_fail: bool = False
+    vector_fail: bool = False
+
+    @property
+    def active(self) -> bool:
+        return bool(self.sql_delay_ms or self.vector_delay_ms or self.sql_fail or self.vector_fail)
+
+
+class Settings(BaseModel):
+    """Everything configurable about the reference server."""
+
+    index_dir: Path = DEFAULT_INDEX_DIR
+    model_dir: Path | None = Field(
+        default=None, description="Directory holding model.onnx + tokenizer.json; default: packaged MiniLM."
+    )
+    embedding: Literal["local", "openai"] = "local"
+    openai_embedding_model: str = "text-embedding-3-small"
+    rerank: Literal["off", "openai"] = "off"
+    mode: Mode = Field(default="hybrid", description="Force which paths run: hybrid = SQL + vector.")
+    sql_timeout_ms: float = 500.0
+    vector_timeout_ms: float = 1000.0
+    tool_timeout_ms: float = 1500.0
+    faults: Faults = Field(default_factory=Faults)
+    as_of_date: date | None = Field(default=None, description="'Today' for freshness; default: the real date.")
+    web_enabled: bool = Field(default=False, description="Allow real HTTP look-ups (check_web, program web mode).")
+    web_timeout_s: float = 3.0
+    web_url_rewrite: dict[str, str] = Field(
+        default_factory=dict, description="URL prefix rewrites for web checks (tests point them at 127.0.0.1)."
+    )
+    embed_cache_size: int = 1024
+
+    @property
+    def opa_db(self) -> Path:
+        return self.index_dir / "opa.db"
+
+    @property
+    def ohip_db(self) -> Path:
+        return self.index_dir / "ohip.db"
+
+    @property
+    def chroma_dir(self) -> Path:
+        return self.index_dir / "chroma"
+
+    def today(self) -> date:
+        return self.as_of_date or date.today()
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> Settings:
+        """Build settings from OCM_* variables (and an optional OCM_FAULTS_FILE), then overrides."""
+        env = dict(os.environ if env is None else env)
+        data: dict[str, Any] = {}
+        simple = {
+            "OCM_INDEX_DIR": "index_dir",
+            "OCM_MODEL_DIR": "model_dir",
+            "OCM_EMBEDDING": "embedding",
+            "OCM_RERANK": "rerank",
+            "OCM_MODE": "mode",
+            "OCM_SQL_TIMEOUT_MS": "sql_timeout_ms",
+            "OCM_VECTOR_TIMEOUT_MS": "vector_timeout_ms",
+            "OCM_TOOL_TIMEOUT_MS": "tool_timeout_ms",
+            "OCM_AS_OF_DATE": "as_of_date",
+            "OCM_WEB": "web_enabled",
+            "OCM_WEB_TIMEOUT_S": "web_timeout_s",
+            "OCM_EMBED_CACHE_SIZE": "embed_cache_size",
+        }
+        if env.get("OCM_WEB_URL_REWRITE"):
+            data["web_url_rewrite"] = json.loads(env["OCM_WEB_URL_REWRITE"])
+        for var, key in simple.items():
+            if env.get(var):
+                data[key] = env[var]
+        faults: dict[str, Any] = {}
+        if env.get("OCM_FAULTS_FILE"):
+            text = Path(env["OCM_FAULTS_FILE"]).read_text(encoding="utf-8")
+            faults.update(json.loads(text) if text.lstrip().startswith("{") else yaml.safe_load(text) or {})
+        for name in Faults.model_fields:
+            var = f"OCM_FAULT_{name.upper()}"
+            if env.get(var):
+                faults[name] = env[var]
+        if faults:
+            data["faults"] = faults
+        data.update(overrides)
+        return cls.model_validate(data)

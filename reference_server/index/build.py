@@ -1,0 +1,137 @@
+"""`make index`: build opa.db, ohip.db and the Chroma collections from the committed corpus.
+
+Idempotent: a manifest records a hash of the corpus files, the builder code and the
+embedding model; when nothing changed the build is skipped. Builds go to a temporary
+directory that replaces the old index only when complete, so a failed build never leaves
+a half-written index behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shutil
+import sqlite3
+import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from reference_server.config import CORPUS_DIR, Settings
+from reference_server.embedding import make_embedder
+from reference_server.index import off_builder, opa_builder
+from reference_server.index.types import VectorDoc
+
+BATCH = 32
+_CODE_FILES = [Path(__file__), Path(opa_builder.__file__), Path(off_builder.__file__)]
+
+
+def corpus_hash(corpus_dir: Path, embedder_name: str) -> str:
+    digest = hashlib.sha256(embedder_name.encode())
+    for path in sorted(p for p in corpus_dir.rglob("*") if p.is_file() and "_skeletons" not in p.parts):
+        digest.update(str(path.relative_to(corpus_dir)).encode())
+        digest.update(path.read_bytes())
+    for path in _CODE_FILES:
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _build_db(path: Path, fill: Callable[[sqlite3.Connection, Path], dict[str, int]], corpus_dir: Path) -> dict[str, int]:
+    conn = sqlite3.connect(path)
+    try:
+        counts = fill(conn, corpus_dir)
+        conn.commit()
+        conn.execute("VACUUM")
+    finally:
+        conn.close()
+    return counts
+
+
+def _write_collections(chroma_dir: Path, collections: dict[str, list[VectorDoc]], settings: Settings, progress: Progress) -> None:
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    embedder = make_embedder(settings, for_queries=False)
+    client = chromadb.PersistentClient(path=str(chroma_dir), settings=ChromaSettings(anonymized_telemetry=False))
+    total = sum(len(docs) for docs in collections.values())
+    task = progress.add_task("embedding chunks", total=total)
+    for name, docs in collections.items():
+        collection = client.create_collection(name, metadata={"hnsw:space": "cosine", "embedder": embedder.name})
+        # Sort by length so each batch pads to similar lengths (dynamic padding stays cheap).
+        ordered = sorted(docs, key=lambda d: len(d.text))
+        for start in range(0, len(ordered), BATCH):
+            batch = ordered[start : start + BATCH]
+            vectors = embedder.embed([d.text for d in batch])
+            collection.add(
+                ids=[d.id for d in batch],
+                documents=[d.text for d in batch],
+                metadatas=[d.metadata or {"_": ""} for d in batch],  # type: ignore[misc]
+                embeddings=vectors.tolist(),  # type: ignore[arg-type]
+            )
+            progress.advance(task, len(batch))
+
+
+def build_index(settings: Settings, corpus_dir: Path = CORPUS_DIR, force: bool = False) -> dict[str, object]:
+    """Build the whole index; returns the manifest (skipped=True when already current)."""
+    index_dir = settings.index_dir
+    embedder_name = "openai:" + settings.openai_embedding_model if settings.embedding == "openai" else "all-MiniLM-L6-v2-onnx-int8"
+    digest = corpus_hash(corpus_dir, embedder_name)
+    manifest_path = index_dir / "manifest.json"
+    if not force and manifest_path.exists():
+        manifest = json.loads(manifest_path.read_text())
+        if manifest.get("corpus_hash") == digest:
+            return {**manifest, "skipped": True}
+
+    started = time.perf_counter()
+    tmp = index_dir.with_name(index_dir.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()) as progress:
+        step = progress.add_task("building SQLite", total=2)
+        opa_counts = _build_db(tmp / "opa.db", opa_builder.build_sql, corpus_dir)
+        progress.advance(step)
+        off_counts = _build_db(tmp / "ohip.db", off_builder.build_sql, corpus_dir / "off")
+        progress.advance(step)
+        collections = {**opa_builder.vector_documents(corpus_dir), **off_builder.vector_documents(corpus_dir / "off")}
+        _write_collections(tmp / "chroma", collections, settings, progress)
+    manifest = {
+        "corpus_hash": digest,
+        "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "embedder": embedder_name,
+        "tables": {**opa_counts, **off_counts},
+        "collections": {name: len(docs) for name, docs in collections.items()},
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    conn = sqlite3.connect(tmp / "opa.db")
+    conn.execute(
+        "INSERT INTO ingestion_log (built_at, corpus_hash, documents, sections, embedder, notes) VALUES (?,?,?,?,?,?)",
+        (manifest["built_at"], digest, opa_counts["opa_documents"], opa_counts["opa_sections"], embedder_name, json.dumps(manifest["collections"])),
+    )
+    conn.commit()
+    conn.close()
+    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    shutil.rmtree(index_dir, ignore_errors=True)
+    tmp.rename(index_dir)
+    return {**manifest, "skipped": False}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m reference_server.index", description=__doc__)
+    parser.add_argument("--force", action="store_true", help="rebuild even when the corpus is unchanged")
+    parser.add_argument("--index-dir", type=Path, help="where to write the index (default: OCM_INDEX_DIR or build/index)")
+    args = parser.parse_args(argv)
+    settings = Settings.from_env(**({"index_dir": args.index_dir} if args.index_dir else {}))
+    manifest = build_index(settings, force=args.force)
+    if manifest["skipped"]:
+        print(f"index is current ({settings.index_dir}); nothing to do")
+    else:
+        print(json.dumps({k: manifest[k] for k in ("tables", "collections", "seconds")}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

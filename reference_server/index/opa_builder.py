@@ -1,0 +1,166 @@
+"""Build the OPA tables and vector documents from `corpus/opa/**/*.yaml`.
+
+Each document's sections become parent chunks; each blank-line-separated paragraph of a
+section becomes a child chunk. SQL gets every chunk plus an FTS5 keyword index over title,
+heading, topics and text; Chroma gets the same chunks in one collection per organisation.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from reference_server.index.types import VectorDoc
+
+ORGS = ("cpso", "ontario_health", "cep", "pho", "moh")
+COLLECTIONS = {org: f"opa_{org}_corpus" for org in ORGS}
+
+SCHEMA = """
+CREATE TABLE opa_documents (
+  document_id TEXT PRIMARY KEY, source_org TEXT NOT NULL, document_type TEXT NOT NULL,
+  title TEXT NOT NULL, source_url TEXT NOT NULL, policy_number TEXT,
+  published_date TEXT, effective_date TEXT, updated_date TEXT, review_date TEXT,
+  topics TEXT NOT NULL, is_superseded INTEGER NOT NULL, superseded_by TEXT, companion_of TEXT,
+  program TEXT, tool TEXT
+);
+CREATE TABLE opa_sections (
+  section_id TEXT PRIMARY KEY, document_id TEXT NOT NULL REFERENCES opa_documents(document_id),
+  parent_id TEXT, chunk_type TEXT NOT NULL, section_idx INTEGER NOT NULL, chunk_idx INTEGER,
+  section_heading TEXT NOT NULL, text TEXT NOT NULL, policy_level TEXT, ipac TEXT,
+  source_org TEXT NOT NULL, document_type TEXT NOT NULL, is_superseded INTEGER NOT NULL
+);
+CREATE INDEX idx_sections_doc ON opa_sections(document_id);
+CREATE INDEX idx_sections_parent ON opa_sections(parent_id);
+CREATE INDEX idx_sections_org ON opa_sections(source_org, is_superseded);
+CREATE VIRTUAL TABLE opa_sections_fts USING fts5(
+  section_id UNINDEXED, title, section_heading, topics, text, tokenize = 'porter unicode61'
+);
+CREATE TABLE ingestion_log (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, built_at TEXT NOT NULL, corpus_hash TEXT NOT NULL,
+  documents INTEGER NOT NULL, sections INTEGER NOT NULL, embedder TEXT NOT NULL, notes TEXT
+);
+CREATE TABLE query_cache (
+  cache_key TEXT PRIMARY KEY, tool TEXT NOT NULL, response TEXT NOT NULL, created_at TEXT NOT NULL
+);
+"""
+
+
+def load_documents(corpus_dir: Path) -> list[dict[str, Any]]:
+    """All OPA documents, sorted by id; files under `_skeletons/` are drafts and skipped."""
+    docs = []
+    for path in sorted((corpus_dir / "opa").rglob("*.yaml")):
+        if "_skeletons" in path.parts:
+            continue
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if not doc or not doc.get("sections") or not any((s.get("text") or "").strip() for s in doc["sections"]):
+            continue
+        docs.append(doc)
+    ids = [d["document_id"] for d in docs]
+    dupes = {i for i in ids if ids.count(i) > 1}
+    if dupes:
+        raise ValueError(f"duplicate document ids in corpus: {sorted(dupes)}")
+    return sorted(docs, key=lambda d: d["document_id"])
+
+
+def _str(value: Any) -> str | None:
+    return None if value in (None, "") else str(value)
+
+
+def chunks(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Parent and child chunk rows for one document."""
+    rows = []
+    kept = [s for s in doc["sections"] if (s.get("text") or "").strip()]
+    for idx, section in enumerate(kept, start=1):
+        parent_id = f"{doc['document_id']}:s{idx:02d}"
+        text = section["text"].strip()
+        common = {
+            "document_id": doc["document_id"],
+            "section_idx": idx,
+            "section_heading": section["heading"],
+            "policy_level": section.get("policy_level"),
+            "ipac": json.dumps(section["ipac"]) if section.get("ipac") else None,
+        }
+        rows.append({**common, "section_id": parent_id, "parent_id": None, "chunk_type": "parent", "chunk_idx": None, "text": text})
+        paragraphs = [p.strip() for p in text.split("\n\n") if p.strip()]
+        if len(paragraphs) > 1:
+            for j, para in enumerate(paragraphs, start=1):
+                rows.append(
+                    {**common, "section_id": f"{parent_id}:c{j}", "parent_id": parent_id, "chunk_type": "child", "chunk_idx": j, "text": para}
+                )
+    return rows
+
+
+def build_sql(conn: sqlite3.Connection, corpus_dir: Path) -> dict[str, int]:
+    conn.executescript(SCHEMA)
+    n_docs = n_sections = 0
+    for doc in load_documents(corpus_dir):
+        superseded = int(bool(doc.get("is_superseded")))
+        conn.execute(
+            "INSERT INTO opa_documents VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                doc["document_id"], doc["source_org"], doc["document_type"], doc["title"], doc["source_url"],
+                _str(doc.get("policy_number")), _str(doc.get("published_date")), _str(doc.get("effective_date")),
+                _str(doc.get("updated_date")), _str(doc.get("review_date")), json.dumps(doc.get("topics") or []),
+                superseded, _str(doc.get("superseded_by")), _str(doc.get("companion_of")),
+                json.dumps(doc["program"]) if doc.get("program") else None,
+                json.dumps(doc["tool"]) if doc.get("tool") else None,
+            ),
+        )
+        n_docs += 1
+        topics = " ".join(doc.get("topics") or [])
+        for row in chunks(doc):
+            conn.execute(
+                "INSERT INTO opa_sections VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    row["section_id"], row["document_id"], row["parent_id"], row["chunk_type"], row["section_idx"],
+                    row["chunk_idx"], row["section_heading"], row["text"], row["policy_level"], row["ipac"],
+                    doc["source_org"], doc["document_type"], superseded,
+                ),
+            )
+            conn.execute(
+                "INSERT INTO opa_sections_fts VALUES (?,?,?,?,?)",
+                (row["section_id"], doc["title"], row["section_heading"], topics, row["text"]),
+            )
+            n_sections += 1
+    return {"opa_documents": n_docs, "opa_sections": n_sections}
+
+
+def vector_documents(corpus_dir: Path) -> dict[str, list[VectorDoc]]:
+    out: dict[str, list[VectorDoc]] = {name: [] for name in COLLECTIONS.values()}
+    for doc in load_documents(corpus_dir):
+        for row in chunks(doc):
+            # Embed the heading with the text: a paragraph alone often lacks its subject.
+            text = f"{doc['title']} - {row['section_heading']}\n{row['text']}"
+            out[COLLECTIONS[doc["source_org"]]].append(
+                VectorDoc(
+                    id=row["section_id"],
+                    text=text,
+                    metadata={
+                        "document_id": doc["document_id"],
+                        "source_org": doc["source_org"],
+                        "document_type": doc["document_type"],
+                        "chunk_type": row["chunk_type"],
+                        "parent_id": row["parent_id"] or "",
+                        "section_heading": row["section_heading"],
+                        "title": doc["title"],
+                        "updated_date": str(doc.get("updated_date") or ""),
+                        "policy_level": row["policy_level"] or "",
+                        "is_superseded": bool(doc.get("is_superseded")),
+                        "topics": ";".join(doc.get("topics") or []),
+                        "source_url": doc["source_url"],
+                        "effective_date": str(doc.get("effective_date") or ""),
+                        "published_date": str(doc.get("published_date") or ""),
+                        "review_date": str(doc.get("review_date") or ""),
+                        "policy_number": str(doc.get("policy_number") or ""),
+                        "superseded_by": str(doc.get("superseded_by") or ""),
+                        "section_idx": row["section_idx"],
+                        "chunk_idx": row["chunk_idx"] or 0,
+                        "ipac": row["ipac"] or "",
+                    },
+                )
+            )
+    return out

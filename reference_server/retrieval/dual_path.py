@@ -1,0 +1,113 @@
+"""The dual-path runner: SQL and vector retrieval concurrently, each under its own timeout.
+
+Both paths are always attempted (unless the configured mode switches one off), in parallel
+with `asyncio.gather`; blocking work runs in a thread pool so the event loop keeps serving.
+A path that fails or times out yields `None` and an error string; the tool then answers with
+what the other path found, a lower confidence, and a `provenance` naming only the paths that
+answered. Fault injection (config only) delays or fails a path here, in one place.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from reference_server.config import Settings
+
+log = logging.getLogger(__name__)
+
+S = TypeVar("S")
+V = TypeVar("V")
+
+# Dedicated pool: a path cut at its timeout keeps its thread until the blocking call returns,
+# so the pool is larger than the default executor's share of a 2-core machine.
+_POOL = ThreadPoolExecutor(max_workers=16, thread_name_prefix="retrieval")
+
+
+class InjectedFault(RuntimeError):
+    """Raised by fault injection to simulate a failing path."""
+
+
+@dataclass
+class PathOutcome(Generic[S]):
+    name: str
+    value: S | None = None
+    error: str | None = None
+    elapsed_ms: float | None = None
+    attempted: bool = True
+
+    @property
+    def ok(self) -> bool:
+        return self.attempted and self.error is None and self.value is not None
+
+
+@dataclass
+class DualResult(Generic[S, V]):
+    sql: PathOutcome[S]
+    vector: PathOutcome[V]
+    total_ms: float
+
+    @property
+    def provenance(self) -> list[str]:
+        return [p.name for p in (self.sql, self.vector) if p.ok]
+
+    @property
+    def errors(self) -> dict[str, str]:
+        return {p.name: p.error for p in (self.sql, self.vector) if p.error}
+
+    def timings(self) -> dict[str, float | None]:
+        def r(x: float | None) -> float | None:
+            return None if x is None else round(x, 2)
+
+        return {"sql": r(self.sql.elapsed_ms), "vector": r(self.vector.elapsed_ms), "total": r(self.total_ms)}
+
+
+async def run_blocking(fn: Callable[[], Any]) -> Any:
+    """Run a blocking call in the retrieval pool."""
+    return await asyncio.get_running_loop().run_in_executor(_POOL, fn)
+
+
+async def _one_path(name: str, fn: Callable[[], Any] | None, settings: Settings) -> PathOutcome[Any]:
+    if fn is None:
+        return PathOutcome(name, attempted=False)
+    timeout_s = (settings.sql_timeout_ms if name == "sql" else settings.vector_timeout_ms) / 1000
+    delay_ms = settings.faults.sql_delay_ms if name == "sql" else settings.faults.vector_delay_ms
+    fail = settings.faults.sql_fail if name == "sql" else settings.faults.vector_fail
+
+    async def attempt() -> Any:
+        if delay_ms:
+            await asyncio.sleep(delay_ms / 1000)
+        if fail:
+            raise InjectedFault(f"{name} path failure injected by configuration")
+        return await run_blocking(fn)
+
+    start = time.perf_counter()
+    try:
+        value = await asyncio.wait_for(attempt(), timeout=timeout_s)
+        return PathOutcome(name, value=value, elapsed_ms=(time.perf_counter() - start) * 1000)
+    except TimeoutError:
+        log.warning("%s path timed out after %.0f ms", name, timeout_s * 1000)
+        return PathOutcome(name, error=f"timeout after {timeout_s * 1000:.0f} ms", elapsed_ms=(time.perf_counter() - start) * 1000)
+    except Exception as exc:  # a failed path degrades the answer; it never fails the tool
+        log.warning("%s path failed: %s", name, exc, exc_info=not isinstance(exc, InjectedFault))
+        return PathOutcome(name, error=f"{type(exc).__name__}: {exc}", elapsed_ms=(time.perf_counter() - start) * 1000)
+
+
+async def run_dual(
+    settings: Settings,
+    sql: Callable[[], S] | None,
+    vector: Callable[[], V] | None,
+) -> DualResult[S, V]:
+    """Run both paths concurrently; `settings.mode` may switch one off (keyword/vector ablation)."""
+    if settings.mode == "keyword":
+        vector = None
+    elif settings.mode == "vector":
+        sql = None
+    start = time.perf_counter()
+    sql_out, vec_out = await asyncio.gather(_one_path("sql", sql, settings), _one_path("vector", vector, settings))
+    return DualResult(sql_out, vec_out, (time.perf_counter() - start) * 1000)

@@ -1,0 +1,271 @@
+"""Hybrid section search over the OPA corpus, shared by the section-level `opa.*` tools.
+
+Two paths, run by the dual-path runner:
+- keyword (SQL): FTS5 BM25 over title, heading, topics and text, with metadata filters in SQL;
+- vector: cosine similarity over the per-organisation Chroma collections, with `where` filters.
+Fusion is reciprocal-rank fusion of the two ranked lists, collapsed to one hit per parent
+section (its best chunk), then the spec's boosts: exact phrase +50 %, title match +30 %,
+CPSO expectation +20 %, recency decay over 5 years, superseded -70 %.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from reference_server.index.opa_builder import COLLECTIONS
+from reference_server.retrieval.sql import STOPWORDS, SqlClient, fts_query
+from reference_server.retrieval.vector import VectorClient, VectorHit
+from reference_server.scoring.conflicts import Conflict, compare
+
+CANDIDATES = 40
+RRF_K = 20
+# BM25 column weights: section_id (unindexed), title, heading, topics, text
+BM25_WEIGHTS = "0.0, 3.0, 4.0, 2.0, 1.0"
+
+
+@dataclass
+class Filters:
+    source_orgs: list[str] | None = None
+    document_type: str | None = None
+    topics: list[str] | None = None
+    include_superseded: bool = False
+    policy_level: str | None = None
+    chunk_types: tuple[str, ...] = ("parent", "child")
+
+
+@dataclass
+class SectionHit:
+    """One parent section in the fused ranking, represented by its best-matching chunk."""
+
+    section_id: str
+    parent_id: str
+    row: dict[str, Any]
+    score: float = 0.0
+    sql_rank: int | None = None
+    vector_rank: int | None = None
+    vector_similarity: float | None = None
+    vector_meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def from_sql(self) -> bool:
+        return self.sql_rank is not None
+
+    @property
+    def from_vector(self) -> bool:
+        return self.vector_rank is not None
+
+
+SECTION_COLUMNS = """
+  s.section_id, s.document_id, s.parent_id, s.chunk_type, s.section_idx, s.chunk_idx, s.section_heading,
+  s.text, s.policy_level, s.ipac, d.source_org, d.document_type, d.title AS document_title, d.source_url,
+  d.policy_number, d.published_date, d.effective_date, d.updated_date, d.review_date, d.topics,
+  d.is_superseded, d.superseded_by
+"""
+
+
+def decode_row(row: dict[str, Any]) -> dict[str, Any]:
+    row = dict(row)
+    row["topics"] = json.loads(row.get("topics") or "[]")
+    row["is_superseded"] = bool(row.get("is_superseded"))
+    if row.get("ipac"):
+        row["ipac"] = json.loads(row["ipac"])
+    return row
+
+
+def _filter_sql(filters: Filters) -> tuple[str, list[Any]]:
+    clauses, params = [], []
+    if filters.source_orgs:
+        clauses.append(f"d.source_org IN ({','.join('?' * len(filters.source_orgs))})")
+        params.extend(filters.source_orgs)
+    if filters.document_type:
+        clauses.append("d.document_type = ?")
+        params.append(filters.document_type)
+    if not filters.include_superseded:
+        clauses.append("d.is_superseded = 0")
+    if filters.policy_level:
+        clauses.append("s.policy_level = ?")
+        params.append(filters.policy_level)
+    clauses.append(f"s.chunk_type IN ({','.join('?' * len(filters.chunk_types))})")
+    params.extend(filters.chunk_types)
+    return " AND ".join(clauses), params
+
+
+def _topic_match(topics: list[str], wanted: list[str] | None) -> bool:
+    if not wanted:
+        return True
+    have = {t.lower() for t in topics}
+    return any(w.lower() in have or any(w.lower() in t for t in have) for w in wanted)
+
+
+def keyword_search(sql: SqlClient, query: str, filters: Filters, limit: int = CANDIDATES) -> list[dict[str, Any]]:
+    """SQL path: FTS5 BM25 with filters; rows ordered best first."""
+    match = fts_query(query)
+    if not match:
+        return []
+    where, params = _filter_sql(filters)
+    rows = sql.query(
+        f"""SELECT {SECTION_COLUMNS}, bm25(opa_sections_fts, {BM25_WEIGHTS}) AS bm25
+            FROM opa_sections_fts f JOIN opa_sections s ON s.section_id = f.section_id
+            JOIN opa_documents d ON d.document_id = s.document_id
+            WHERE opa_sections_fts MATCH ? AND {where}
+            ORDER BY bm25 LIMIT ?""",
+        [match, *params, limit * 2],
+    )
+    decoded = [decode_row(r) for r in rows]
+    return [r for r in decoded if _topic_match(r["topics"], filters.topics)][:limit]
+
+
+def vector_search(vectors: VectorClient, query: str, filters: Filters, limit: int = CANDIDATES) -> list[VectorHit]:
+    """Vector path: one query embedding, the organisations' collections, metadata filters."""
+    # Only selective filters go to Chroma; superseded documents are few, so they are filtered after.
+    clauses: list[dict[str, Any]] = []
+    if filters.document_type:
+        clauses.append({"document_type": filters.document_type})
+    if filters.policy_level:
+        clauses.append({"policy_level": filters.policy_level})
+    if len(filters.chunk_types) == 1:
+        clauses.append({"chunk_type": filters.chunk_types[0]})
+    where = clauses[0] if len(clauses) == 1 else ({"$and": clauses} if clauses else None)
+    orgs = filters.source_orgs or list(COLLECTIONS)
+    hits = vectors.search_many([COLLECTIONS[o] for o in orgs], query, limit * 2, where)
+    kept = [
+        h for h in hits
+        if (filters.include_superseded or not h.metadata.get("is_superseded"))
+        and _topic_match(str(h.metadata.get("topics", "")).split(";"), filters.topics)
+    ]
+    return kept[:limit]
+
+
+def row_from_vector(hit: VectorHit) -> dict[str, Any]:
+    """A section row rebuilt from the vector store alone, so the vector path needs no SQL."""
+    m = hit.metadata
+
+    def opt(key: str) -> Any:
+        return m.get(key) or None
+
+    return {
+        "section_id": hit.id,
+        "document_id": m.get("document_id"),
+        "parent_id": opt("parent_id"),
+        "chunk_type": m.get("chunk_type", "parent"),
+        "section_idx": int(m.get("section_idx") or 0),
+        "chunk_idx": int(m.get("chunk_idx") or 0) or None,
+        "section_heading": m.get("section_heading", ""),
+        "text": hit.text.split("\n", 1)[1] if "\n" in hit.text else hit.text,
+        "policy_level": opt("policy_level"),
+        "ipac": json.loads(m["ipac"]) if m.get("ipac") else None,
+        "source_org": m.get("source_org"),
+        "document_type": m.get("document_type"),
+        "document_title": m.get("title", ""),
+        "source_url": m.get("source_url", ""),
+        "policy_number": opt("policy_number"),
+        "published_date": opt("published_date"),
+        "effective_date": opt("effective_date"),
+        "updated_date": opt("updated_date"),
+        "review_date": opt("review_date"),
+        "topics": [t for t in str(m.get("topics", "")).split(";") if t],
+        "is_superseded": bool(m.get("is_superseded")),
+        "superseded_by": opt("superseded_by"),
+    }
+
+
+def fetch_sections(sql: SqlClient, ids: list[str]) -> dict[str, dict[str, Any]]:
+    if not ids:
+        return {}
+    rows = sql.query(
+        f"""SELECT {SECTION_COLUMNS} FROM opa_sections s JOIN opa_documents d ON d.document_id = s.document_id
+            WHERE s.section_id IN ({",".join("?" * len(ids))})""",
+        ids,
+    )
+    return {r["section_id"]: decode_row(r) for r in rows}
+
+
+def _query_terms(query: str) -> list[str]:
+    return [w for w in re.findall(r"[a-z0-9]+", query.lower()) if w not in STOPWORDS and len(w) > 2]
+
+
+def boost(hit: SectionHit, query: str, today: date) -> float:
+    """The spec's multiplicative boosts and penalties for one hit."""
+    row = hit.row
+    factor = 1.0
+    q = query.lower().strip()
+    if len(q.split()) >= 2 and q in row["text"].lower():
+        factor *= 1.5
+    terms = _query_terms(query)
+    title = (row["document_title"] + " " + row["section_heading"]).lower()
+    if terms and sum(t in title for t in terms) / len(terms) >= 0.5:
+        factor *= 1.3
+    if row["source_org"] == "cpso" and row.get("policy_level") == "expectation":
+        factor *= 1.2
+    updated = row.get("updated_date") or row.get("effective_date")
+    if updated:
+        years = max(0.0, (today - date.fromisoformat(str(updated)[:10])).days / 365.25)
+        factor *= 1.0 - 0.2 * min(years, 5.0) / 5.0  # linear decay to 0.8 at five years
+    if row["is_superseded"]:
+        factor *= 0.3
+    return factor
+
+
+def fuse(
+    sql_rows: list[dict[str, Any]] | None,
+    vector_hits: list[VectorHit] | None,
+    query: str,
+    today: date,
+) -> list[SectionHit]:
+    """RRF of both lists, one hit per parent section, boosts applied; best first."""
+    by_parent: dict[str, SectionHit] = {}
+
+    def parent_of(row_or_meta: dict[str, Any], section_id: str) -> str:
+        return row_or_meta.get("parent_id") or section_id
+
+    for rank, row in enumerate(sql_rows or [], start=1):
+        pid = parent_of(row, row["section_id"])
+        hit = by_parent.get(pid)
+        if hit is None:
+            by_parent[pid] = SectionHit(row["section_id"], pid, row, sql_rank=rank)
+        elif hit.sql_rank is None:
+            hit.sql_rank = rank
+    for rank, vhit in enumerate(vector_hits or [], start=1):
+        pid = parent_of(vhit.metadata, vhit.id)
+        hit = by_parent.get(pid)
+        if hit is None:
+            hit = by_parent[pid] = SectionHit(vhit.id, pid, row_from_vector(vhit))
+        if hit.vector_rank is None:
+            hit.vector_rank = rank
+            hit.vector_similarity = vhit.similarity
+            hit.vector_meta = vhit.metadata
+    for hit in by_parent.values():
+        rrf = 0.0
+        if hit.sql_rank is not None:
+            rrf += 1.0 / (RRF_K + hit.sql_rank)
+        if hit.vector_rank is not None:
+            rrf += 1.0 / (RRF_K + hit.vector_rank)
+        hit.score = rrf * (RRF_K + 1) * boost(hit, query, today)
+    return sorted(by_parent.values(), key=lambda h: (-h.score, h.section_id))
+
+
+def metadata_conflicts(hits: list[SectionHit]) -> list[Conflict]:
+    """Where the vector store's copy of a section's metadata disagrees with SQL (a stale index)."""
+    conflicts = []
+    for hit in hits:
+        meta = hit.vector_meta
+        if not meta:
+            continue
+        checks = [
+            ("is_superseded", hit.row["is_superseded"], meta.get("is_superseded")),
+            ("updated_date", str(hit.row.get("updated_date") or ""), meta.get("updated_date")),
+            ("policy_level", hit.row.get("policy_level") or "", meta.get("policy_level")),
+        ]
+        for name, sql_value, vector_value in checks:
+            c = compare(f"{hit.section_id}.{name}", sql_value, vector_value, "SQL metadata is authoritative; rebuild the index")
+            if c:
+                conflicts.append(c)
+    return conflicts
+
+
+def truncate(text: str, limit: int = 600) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"

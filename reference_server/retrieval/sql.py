@@ -1,0 +1,54 @@
+"""Read-only SQLite access shared by all tools.
+
+Each worker thread gets its own connection, opened with `mode=ro` so nothing a client sends
+can change the corpus. Rows come back as plain dicts.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from reference_server.errors import IndexMissingError
+
+_FTS_WORD = re.compile(r"[A-Za-z0-9]+")
+STOPWORDS = frozenset(
+    "a an and are as at be by can do does for from how i in is it my of on or the to what when which who why with "
+    "patient patients their this that there any under about should".split()
+)
+
+
+def fts_query(text: str, mode: str = "OR") -> str:
+    """Turn free text into a safe FTS5 MATCH expression (quoted terms, stopwords dropped)."""
+    words = [w.lower() for w in _FTS_WORD.findall(text)]
+    terms = [w for w in words if w not in STOPWORDS and len(w) > 1] or words
+    return f" {mode} ".join(f'"{w}"' for w in dict.fromkeys(terms))
+
+
+class SqlClient:
+    """Thread-local read-only connections to one SQLite database."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._local = threading.local()
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            if not self.path.exists():
+                raise IndexMissingError(str(self.path))
+            conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA query_only = ON")
+            self._local.conn = conn
+        return conn
+
+    def query(self, sql: str, params: tuple[Any, ...] | list[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
+        return [dict(r) for r in self._conn().execute(sql, params).fetchall()]
+
+    def one(self, sql: str, params: tuple[Any, ...] | list[Any] | dict[str, Any] = ()) -> dict[str, Any] | None:
+        row = self._conn().execute(sql, params).fetchone()
+        return dict(row) if row else None

@@ -1,0 +1,134 @@
+"""Vector search over the Chroma collections, with the project's own embedder.
+
+Queries are embedded here (never by Chroma's default embedding function, which would
+download a model) and sent to Chroma as vectors; Chroma does the nearest-neighbour search.
+Chunk payloads (text + metadata) are immutable once the index is built, so they are read
+from Chroma once per collection and kept in memory: a query asks Chroma only for ids and
+distances, which is several times faster than fetching payloads on every query. Several
+collections are searched concurrently. Similarity is 1 - cosine distance.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from reference_server.config import Settings
+from reference_server.embedding import Embedder
+from reference_server.errors import IndexMissingError
+
+_FANOUT = ThreadPoolExecutor(max_workers=6, thread_name_prefix="chroma")
+
+
+@dataclass(frozen=True)
+class VectorHit:
+    id: str
+    text: str
+    metadata: dict[str, Any]
+    similarity: float
+
+
+def _matches(metadata: dict[str, Any], where: dict[str, Any] | None) -> bool:
+    """Evaluate the subset of Chroma's `where` language the tools use ($and, $in, equality)."""
+    if not where:
+        return True
+    if "$and" in where:
+        return all(_matches(metadata, w) for w in where["$and"])
+    for key, cond in where.items():
+        value = metadata.get(key)
+        if isinstance(cond, dict):
+            if "$in" in cond and value not in cond["$in"]:
+                return False
+            if "$eq" in cond and value != cond["$eq"]:
+                return False
+        elif value != cond:
+            return False
+    return True
+
+
+class VectorClient:
+    """One Chroma persistent client, shared; collections and their payloads are loaded once."""
+
+    def __init__(self, settings: Settings, embedder: Embedder):
+        self.settings = settings
+        self.embedder = embedder
+        self._client: Any = None
+        self._collections: dict[str, Any] = {}
+        self._payloads: dict[str, dict[str, tuple[str, dict[str, Any]]]] = {}
+        self._lock = threading.Lock()
+
+    def _collection(self, name: str) -> Any:
+        with self._lock:
+            if self._client is None:
+                if not self.settings.chroma_dir.exists():
+                    raise IndexMissingError(str(self.settings.chroma_dir))
+                import chromadb
+                from chromadb.config import Settings as ChromaSettings
+
+                self._client = chromadb.PersistentClient(
+                    path=str(self.settings.chroma_dir),
+                    settings=ChromaSettings(anonymized_telemetry=False, allow_reset=False),
+                )
+            if name not in self._collections:
+                collection = self._client.get_collection(name)
+                data = collection.get(include=["documents", "metadatas"])
+                self._payloads[name] = {
+                    doc_id: (data["documents"][i] or "", dict(data["metadatas"][i] or {}))
+                    for i, doc_id in enumerate(data["ids"])
+                }
+                self._collections[name] = collection
+            return self._collections[name]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embedder.embed([text])[0].tolist()
+
+    def count(self, collection: str) -> int:
+        self._collection(collection)
+        return len(self._payloads[collection])
+
+    def search(
+        self,
+        collection: str,
+        query: str,
+        n_results: int = 10,
+        where: dict[str, Any] | None = None,
+        query_vector: list[float] | None = None,
+    ) -> list[VectorHit]:
+        """Nearest chunks; `where` is applied by Chroma (exact) and re-checked on the payloads."""
+        vector = query_vector if query_vector is not None else self.embed_query(query)
+        chroma = self._collection(collection)
+        payloads = self._payloads[collection]
+        if not payloads:
+            return []
+        result = chroma.query(
+            query_embeddings=[vector], n_results=min(n_results, len(payloads)), where=where or None, include=["distances"]
+        )
+        hits = []
+        for doc_id, distance in zip(result["ids"][0], result["distances"][0], strict=True):
+            text, metadata = payloads[doc_id]
+            if _matches(metadata, where):
+                hits.append(VectorHit(doc_id, text, metadata, max(0.0, 1.0 - float(distance))))
+        return hits
+
+    def search_many(
+        self, collections: list[str], query: str, n_results: int = 10, where: dict[str, Any] | None = None
+    ) -> list[VectorHit]:
+        """Search several collections concurrently with one query embedding; merged by similarity."""
+        vector = self.embed_query(query)
+        if len(collections) == 1:
+            return self.search(collections[0], query, n_results, where, vector)
+        parts = _FANOUT.map(lambda name: self.search(name, query, n_results, where, vector), collections)
+        hits = [h for part in parts for h in part]
+        return sorted(hits, key=lambda h: -h.similarity)[:n_results]
+
+    def get(self, collection: str, ids: list[str]) -> list[VectorHit]:
+        self._collection(collection)
+        payloads = self._payloads[collection]
+        return [VectorHit(i, *payloads[i], 1.0) for i in ids if i in payloads]
+
+    def get_where(self, collection: str, where: dict[str, Any]) -> list[VectorHit]:
+        """All chunks of a collection matching a metadata filter (no similarity ranking)."""
+        self._collection(collection)
+        return [VectorHit(i, t, m, 1.0) for i, (t, m) in self._payloads[collection].items() if _matches(m, where)]

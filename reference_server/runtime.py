@@ -1,0 +1,47 @@
+"""Shared runtime for all tools: settings, database clients, vector client, embedder.
+
+Created once per server and opened lazily on first use, so building a server (e.g. for
+`tools/list`) is cheap and a missing index surfaces as a clear tool error.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import cached_property
+
+from reference_server.config import Settings
+from reference_server.embedding import Embedder, make_embedder
+from reference_server.retrieval.sql import SqlClient
+from reference_server.retrieval.vector import VectorClient
+
+
+class Runtime:
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self._lock = threading.Lock()
+
+    @cached_property
+    def opa_sql(self) -> SqlClient:
+        return SqlClient(self.settings.opa_db)
+
+    @cached_property
+    def ohip_sql(self) -> SqlClient:
+        return SqlClient(self.settings.ohip_db)
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        with self._lock:
+            return make_embedder(self.settings, for_queries=True)
+
+    @cached_property
+    def vectors(self) -> VectorClient:
+        return VectorClient(self.settings, self.embedder)
+
+    def warm_up(self) -> None:
+        """Load the model and open the stores now rather than on the first call."""
+        from reference_server.index.opa_builder import COLLECTIONS
+
+        self.embedder.embed(["warm up"])
+        self.opa_sql.one("SELECT 1 AS ok")
+        for name in COLLECTIONS.values():
+            self.vectors.search(name, "warm up", n_results=1)

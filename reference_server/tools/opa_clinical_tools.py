@@ -1,0 +1,176 @@
+"""opa.clinical_tools: find Centre for Effective Practice tools by condition, name, category or feature."""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import quote
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from reference_server.retrieval.dual_path import run_dual
+from reference_server.retrieval.opa_sections import Filters, vector_search
+from reference_server.runtime import Runtime
+from reference_server.scoring.confidence import OPA, calculate_confidence
+from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
+from reference_server.tools.common import Path
+
+NAME = "opa.clinical_tools"
+FEATURES = {"algorithm": "assessment_algorithm", "calculator": "calculator", "checklist": "checklist"}
+
+
+class Request(StrictModel):
+    condition: str | None = Field(default=None, max_length=200, description="Clinical condition, e.g. 'dementia'.")
+    tool_name: str | None = Field(default=None, max_length=200, description="Tool name or part of it.")
+    category: str | None = Field(default=None, max_length=100, description="CEP category, e.g. 'mental_health', 'chronic_disease', 'pain_msk'.")
+    feature_type: Literal["algorithm", "calculator", "checklist"] | None = Field(default=None, description="Only tools with this feature.")
+    include_sections: bool = Field(default=False, description="Include section summaries with anchor URLs.")
+
+
+class FeatureLink(BaseModel):
+    available: bool
+    url: str | None
+
+
+class KeyFeatures(BaseModel):
+    assessment_algorithm: FeatureLink
+    calculator: FeatureLink
+    checklist: FeatureLink
+    screening_tools: list[str]
+
+
+class ToolSection(BaseModel):
+    title: str
+    summary: str
+    url: str
+
+
+class QuickLinks(BaseModel):
+    full_tool: str
+    pdf_version: str | None
+
+
+class ClinicalTool(BaseModel):
+    tool_id: str
+    name: str
+    url: str
+    last_updated: str | None
+    category: str
+    summary: str
+    key_features: KeyFeatures
+    sections: list[ToolSection]
+    quick_links: QuickLinks
+    score: float
+
+
+class Response(BaseModel):
+    provenance: list[Path]
+    confidence: float = Field(ge=0.0, le=1.0)
+    tools: list[ClinicalTool]
+    total_tools: int
+    query_interpretation: str
+
+
+def _link(base: str, anchor: str | None) -> FeatureLink:
+    if not anchor:
+        return FeatureLink(available=False, url=None)
+    return FeatureLink(available=True, url=anchor if anchor.startswith("http") else base.rstrip("/") + "/" + quote(anchor, safe="#-_.~"))
+
+
+def _matches(doc: dict[str, Any], req: Request) -> float:
+    """Structured match score (0 = excluded) for one tool document."""
+    tool = doc["tool"]
+    if req.category and tool.get("category", "").lower() != req.category.lower():
+        return 0.0
+    if req.feature_type and not (tool.get("features") or {}).get(FEATURES[req.feature_type]):
+        return 0.0
+    score = 1.0
+    if req.tool_name:
+        name = doc["title"].lower()
+        if req.tool_name.lower() not in name and not all(w in name for w in req.tool_name.lower().split()):
+            return 0.0
+        score += 2.0
+    if req.condition:
+        c = req.condition.lower()
+        names = [x.lower() for x in tool.get("conditions", [])] + [t.lower() for t in doc["topics"]]
+        if any(c == n for n in names):
+            score += 3.0
+        elif any(c in n or n in c for n in names) or c in doc["title"].lower():
+            score += 2.0
+        else:
+            return 0.0
+    return score
+
+
+def _interpretation(req: Request) -> str:
+    parts = [f"{k.replace('_', ' ')} = {v!r}" for k, v in req.model_dump(exclude={"include_sections"}).items() if v]
+    return "CEP tools where " + ", ".join(parts) if parts else "All CEP clinical tools"
+
+
+async def run(rt: Runtime, req: Request) -> ToolOutput:
+    def sql_tools() -> list[dict[str, Any]]:
+        rows = rt.opa_sql.query(
+            "SELECT document_id, title, source_url, updated_date, topics, tool FROM opa_documents WHERE source_org = 'cep' AND tool IS NOT NULL"
+        )
+        docs = [r | {"tool": json.loads(r["tool"]), "topics": json.loads(r["topics"])} for r in rows]
+        scored = [(d, _matches(d, req)) for d in docs]
+        return [d | {"match": s} for d, s in sorted(scored, key=lambda x: (-x[1], x[0]["title"])) if s > 0]
+
+    query = " ".join(filter(None, [req.condition, req.tool_name, req.category and req.category.replace("_", " ")]))
+    vector = (lambda: vector_search(rt.vectors, query, Filters(source_orgs=["cep"]), limit=20)) if query else None
+    dual = await run_dual(rt.settings, sql=sql_tools, vector=vector)
+    docs = dual.sql.value or []
+    hits = dual.vector.value or []
+    vector_rank: dict[str, int] = {}
+    for rank, h in enumerate(hits, start=1):
+        vector_rank.setdefault(str(h.metadata.get("document_id")), rank)
+    ranked = sorted(docs, key=lambda d: (-(d["match"] + (1.0 / vector_rank[d["document_id"]] if d["document_id"] in vector_rank else 0.0)), d["title"]))
+    tools = []
+    for d in ranked:
+        t = d["tool"]
+        features = t.get("features") or {}
+        base = d["source_url"]
+        nav = t.get("navigation") or []
+        tools.append(
+            ClinicalTool(
+                tool_id=t.get("tool_id", d["document_id"]),
+                name=d["title"],
+                url=base,
+                last_updated=d.get("updated_date"),
+                category=t.get("category", ""),
+                summary=t.get("summary") or (nav[0]["summary"] if nav and nav[0].get("summary") else d["title"]),
+                key_features=KeyFeatures(
+                    assessment_algorithm=_link(base, features.get("assessment_algorithm")),
+                    calculator=_link(base, features.get("calculator")),
+                    checklist=_link(base, features.get("checklist")),
+                    screening_tools=t.get("screening_tools") or [],
+                ),
+                sections=[
+                    ToolSection(title=n["title"], summary=n.get("summary") or "", url=_link(base, n.get("anchor")).url or base)
+                    for n in nav
+                ] if req.include_sections else [],
+                quick_links=QuickLinks(full_tool=base, pdf_version=t.get("pdf_url")),
+                score=round(d["match"], 4),
+            )
+        )
+    corroborated = sum(d["document_id"] in vector_rank for d in ranked)
+    response = Response(
+        provenance=dual.provenance,  # type: ignore[arg-type]
+        confidence=calculate_confidence(len(ranked), corroborated, 0, OPA),
+        tools=tools,
+        total_tools=len(tools),
+        query_interpretation=_interpretation(req),
+    )
+    return ToolOutput(response, dual)
+
+
+SPEC = ToolSpec(
+    name=NAME,
+    description=(
+        "Find Centre for Effective Practice clinical tools by condition, tool name, category or feature type "
+        "(algorithm, calculator, checklist), with deep links to those features and optional section summaries."
+    ),
+    request=Request,
+    response=Response,
+    run=run,
+)

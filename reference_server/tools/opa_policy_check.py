@@ -1,0 +1,119 @@
+"""opa.policy_check: CPSO policies and advice, expectations ranked above advice."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from reference_server.retrieval.dual_path import run_dual
+from reference_server.retrieval.opa_sections import Filters, SectionHit, fuse, keyword_search, metadata_conflicts, truncate, vector_search
+from reference_server.runtime import Runtime
+from reference_server.scoring.confidence import OPA, calculate_confidence
+from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
+from reference_server.tools.common import Citation, Evidence
+
+NAME = "opa.policy_check"
+_POLICY_NUMBER = re.compile(r"\b\d{1,2}-\d{1,2}\b")
+
+
+class Request(StrictModel):
+    query: str = Field(min_length=1, max_length=1000, description="Policy question, e.g. 'documentation requirements for virtual care'.")
+    policy_level: Literal["expectation", "advice", "all"] | None = Field(default=None, description="Only expectations, only advice, or all (default all).")
+    include_advice: bool = Field(default=True, description="Include advice sections and Advice to the Profession documents.")
+    n_results: int = Field(default=3, ge=1, le=20, description="Number of results (default 3, max 20).")
+
+
+class Policy(BaseModel):
+    section_id: str
+    policy_number: str | None = Field(description="e.g. '4-21' where CPSO numbers the policy.")
+    policy_title: str
+    policy_level: Literal["expectation", "advice"] | None
+    section_heading: str
+    text: str
+    relevance_score: float
+    effective_date: str | None
+    review_date: str | None
+    source_url: str
+
+
+class Response(Evidence):
+    policies: list[Policy]
+    expectations_found: int
+    advice_found: int
+
+
+def detect_level(text: str) -> Literal["expectation", "advice"] | None:
+    """Regulatory language: 'must'/'shall'/'required' is an expectation; 'should'/'advised' is advice."""
+    t = text.lower()
+    if re.search(r"\b(must|shall|required to)\b", t):
+        return "expectation"
+    if re.search(r"\b(should|advised|advisable|encouraged)\b", t):
+        return "advice"
+    return None
+
+
+def _level(hit: SectionHit) -> Literal["expectation", "advice"] | None:
+    return hit.row.get("policy_level") or detect_level(hit.row["text"])
+
+
+async def run(rt: Runtime, req: Request) -> ToolOutput:
+    level = None if req.policy_level in (None, "all") else req.policy_level
+    if not req.include_advice and level is None:
+        level = "expectation"
+    filters = Filters(source_orgs=["cpso"], policy_level=level)
+    dual = await run_dual(
+        rt.settings,
+        sql=lambda: keyword_search(rt.opa_sql, req.query, filters),
+        vector=lambda: vector_search(rt.vectors, req.query, filters),
+    )
+    hits = fuse(dual.sql.value, dual.vector.value, req.query, rt.settings.today())
+    if not req.include_advice:
+        hits = [h for h in hits if h.row["document_type"] != "advice" and _level(h) != "advice"]
+    numbers = set(_POLICY_NUMBER.findall(req.query))
+    for h in hits:
+        if numbers and h.row.get("policy_number") in numbers:
+            h.score *= 1.5
+    hits.sort(key=lambda h: (-h.score, h.section_id))
+    top = hits[: req.n_results]
+    # Expectations rank above advice among the selected results.
+    top.sort(key=lambda h: (_level(h) != "expectation", -h.score))
+    conflicts = metadata_conflicts(top)
+    policies = [
+        Policy(
+            section_id=h.section_id,
+            policy_number=h.row.get("policy_number"),
+            policy_title=h.row["document_title"],
+            policy_level=_level(h),
+            section_heading=h.row["section_heading"],
+            text=truncate(h.row["text"], 800),
+            relevance_score=round(h.score, 4),
+            effective_date=h.row.get("effective_date"),
+            review_date=h.row.get("review_date"),
+            source_url=h.row["source_url"],
+        )
+        for h in top
+    ]
+    response = Response(
+        provenance=dual.provenance,  # type: ignore[arg-type]
+        confidence=calculate_confidence(sum(h.from_sql for h in top), sum(h.from_vector for h in top), len(conflicts), OPA),
+        policies=policies,
+        expectations_found=sum(p.policy_level == "expectation" for p in policies),
+        advice_found=sum(p.policy_level == "advice" for p in policies),
+        citations=[Citation(source=f"CPSO {h.row['document_title']}", loc=h.row["section_heading"]) for h in top],
+        conflicts=conflicts,
+    )
+    return ToolOutput(response, dual)
+
+
+SPEC = ToolSpec(
+    name=NAME,
+    description=(
+        "Check CPSO policies: what physicians must do (expectations) versus what they are advised to do "
+        "(advice, including Advice to the Profession). Expectations are ranked above advice; counts of each."
+    ),
+    request=Request,
+    response=Response,
+    run=run,
+)
