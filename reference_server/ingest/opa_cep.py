@@ -1,0 +1,272 @@
+"""Derive Centre for Effective Practice (CEP) clinical tool facts.
+
+Reads the crawled CEP tool files (`../shared/data/opa/cep/*_extracted.json`) and writes, per
+tool, a YAML skeleton in the corpus format (`corpus/FORMAT.md`, `tool:` block) whose summaries
+and section texts are left for authors to write in their own words. Only facts are taken from
+the source: title, URL, category, update date, navigation titles and anchors, feature flags and
+the names of screening instruments. Re-running never overwrites authored text.
+"""
+
+from __future__ import annotations
+
+import calendar
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+_MONTHS = [m.lower() for m in calendar.month_name[1:]]
+_DATE = re.compile(rf"({'|'.join(_MONTHS)})\s+(\d{{1,2}}),\s*(\d{{4}})", re.I)
+# Footnote markers glued to a heading: "Assessment algorithm2,3,5-8", "Diagnosis3–5", "Screening6".
+_FOOTNOTES = re.compile(r"(?<=[A-Za-z)?:])\d+(?:\s*[,–-]\s*\d+)*\s*,?\s*$")
+_BADGE = re.compile(r"^(?:Update|New)(?=[A-Z])|(?<=\S)New$")
+_SLUG_FIXES = {"andpsychological": "and-psychological"}
+_BOILER = r"references|acknowledge?ments?( and legal)?|legal"
+_BOILERPLATE = re.compile(rf"^({_BOILER})$", re.I)  # left out of the instrument search
+_NOT_CONTENT = re.compile(
+    rf"^({_BOILER}|(provider and patient |supporting )?(resources|materials?))$", re.I
+)
+
+# Feature -> (preferred title/anchor pattern, fallback pattern).
+_FEATURES: dict[str, tuple[str, str | None]] = {
+    "assessment_algorithm": (r"algorithm", None),
+    "calculator": (r"calculator", None),
+    "checklist": (r"checklist", r"assessment tools?|assess-tools"),
+}
+_FLAGS = {
+    "assessment_algorithm": "has_algorithm",
+    "calculator": "has_calculator",
+    "checklist": "has_checklist",
+}
+# Named screening/assessment instruments looked for in the tool text (name -> case-sensitive regex).
+_INSTRUMENTS: dict[str, str] = {
+    "MoCA": r"MoCA",
+    "MMSE": r"MMSE",
+    "Mini-Cog": r"Mini-Cog",
+    "PHQ-9": r"PHQ-9",
+    "GAD-7": r"GAD-7",
+    "ISI": r"\(ISI\)|Insomnia Severity\s*Index",
+    "STOP-BANG": r"STOP-?BANG",
+    "Epworth Sleepiness Scale": r"Epworth",
+    "CAT": r"\(CAT\)|COPD Assessment Test",
+    "mMRC": r"mMRC",
+    "AUDIT": r"(?<![A-Z])AUDIT(?![A-Za-z]|-C)",
+    "AUDIT-C": r"AUDIT-C",
+    "PAT": r"Paddington Alcohol Test",
+    "POMI": r"\(POMI\)|Prescription Opioid Misuse Index",
+    "COWS": r"\(COWS\)|Clinical Opiate Withdrawal Scale",
+    "SOWS": r"\(SOWS\)|Subjective Opiate Withdrawal Scale",
+    "TUG": r"\(TUG\)|Timed Up and Go",
+    "BPI": r"\(BPI\)|Brief Pain Inventory",
+    "Opioid Risk Tool": r"Opioid Risk Tool",
+}
+
+
+def parse_date(value: Any) -> str | None:
+    """'July 31, 2025' -> '2025-07-31'; anything that is not just a date -> None."""
+    m = _DATE.fullmatch(str(value or "").strip())
+    if not m:
+        return None
+    month, day, year = m.groups()
+    return f"{year}-{_MONTHS.index(month.lower()) + 1:02d}-{int(day):02d}"
+
+
+def clean_title(title: str) -> str:
+    """Strip footnote digits, 'New'/'Update' badges and extraction glitches from a heading."""
+    t = re.sub(r"\s+", " ", title or "").strip()
+    t = _BADGE.sub("", t)
+    t = _FOOTNOTES.sub("", t).strip()
+    t = re.sub(r"\b(Non|non)- ", r"\1-", t)
+    t = re.sub(r"(?<=\?)\d+(?=[A-Z])", " ", t)  # "immunizations?3Can it ..."
+    t = re.sub(r"(?<=[a-z])\(", " (", t)
+    t = re.sub(r"\)(?=[a-z])", ") ", t)
+    return t.rstrip(":").strip()
+
+
+def tool_slug(raw: dict[str, Any]) -> str:
+    """URL slug without WordPress '-2' suffixes and with known typos fixed."""
+    slug = raw.get("tool_slug") or raw["source_url"].rstrip("/").rsplit("/", 1)[-1]
+    slug = re.sub(r"-[2-9]$", "", slug.lower())  # keep "covid-19", drop "...-2"
+    for bad, good in _SLUG_FIXES.items():
+        slug = slug.replace(bad, good)
+    return slug
+
+
+def clean_navigation(nav: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """[{title, anchor}] with titles cleaned; first entry wins when an anchor repeats."""
+    out: list[dict[str, str]] = []
+    seen: set[str] = set()
+    for item in nav or []:
+        title, anchor = clean_title(item.get("title", "")), (item.get("anchor") or "").strip()
+        if title and anchor and anchor not in seen:
+            seen.add(anchor)
+            out.append({"title": title, "anchor": anchor})
+    return out
+
+
+def _find_anchor(nav: list[dict[str, str]], pattern: str) -> str | None:
+    for item in nav:
+        if re.search(pattern, f"{item['title']} {item['anchor']}", re.I):
+            return item["anchor"]
+    return None
+
+
+def derive_features(raw: dict[str, Any], nav: list[dict[str, str]]) -> dict[str, str | None]:
+    """Best-matching navigation anchor per feature, else the tool URL if flagged, else None."""
+    flags = raw.get("features") or {}
+    out: dict[str, str | None] = {}
+    for key, (primary, fallback) in _FEATURES.items():
+        anchor = _find_anchor(nav, primary) or (_find_anchor(nav, fallback) if fallback else None)
+        out[key] = anchor or (raw["source_url"] if flags.get(_FLAGS[key]) else None)
+    return out
+
+
+def _section_text(raw: dict[str, Any]) -> str:
+    parts = []
+    for s in raw.get("sections") or []:
+        if not _BOILERPLATE.match(clean_title(s.get("heading", ""))):
+            parts += [s.get("heading", ""), s.get("summary") or ""]
+            parts += [sub.get("heading", "") for sub in s.get("subsections") or []]
+    return " ".join(parts)
+
+
+def screening_tools(raw: dict[str, Any]) -> list[str]:
+    """key_content.assessment_tools, then instruments named in the tool's own sections."""
+    found = list((raw.get("key_content") or {}).get("assessment_tools") or [])
+    text = _section_text(raw)
+    for name, pattern in _INSTRUMENTS.items():
+        if name not in found and re.search(pattern, text):
+            found.append(name)
+    return found
+
+
+def skeleton_sections(raw: dict[str, Any], nav: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Headings for authors: navigation titles, or the tool's main headings when nav is thin."""
+    headings = [n["title"] for n in nav]
+    if len(headings) < 3:
+        headings = [clean_title(s.get("heading", "")) for s in raw.get("sections") or []]
+        headings = [h for h in headings if h and not _NOT_CONTENT.match(h)]
+    return [{"heading": h, "text": ""} for h in dict.fromkeys(headings)]
+
+
+def derive(path: Path) -> dict[str, Any]:
+    """Corpus record (facts only, empty texts) for one CEP tool file."""
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    document_id = f"cep-{tool_slug(raw)}"
+    date = parse_date(raw.get("last_updated"))
+    nav = clean_navigation(raw.get("navigation") or [])
+    return {
+        "document_id": document_id,
+        "source_org": "cep",
+        "document_type": "tool",
+        "title": re.sub(r"\s+", " ", raw["title"]).strip(),
+        "source_url": raw["source_url"],
+        "policy_number": None,
+        "published_date": date,
+        "effective_date": date,
+        "updated_date": date,
+        "review_date": None,
+        "topics": [],
+        "is_superseded": False,
+        "superseded_by": None,
+        "companion_of": None,
+        "derived_from": f"opa/cep/{path.name}",
+        "tool": {
+            "tool_id": document_id,
+            "category": raw.get("tool_category"),
+            "conditions": [],
+            "features": derive_features(raw, nav),
+            "screening_tools": screening_tools(raw),
+            "navigation": [{**n, "summary": ""} for n in nav],
+            "pdf_url": None,
+        },
+        "sections": skeleton_sections(raw, nav),
+    }
+
+
+def merge(existing: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
+    """Refresh derived facts; keep authored topics, conditions, summaries and sections."""
+    merged = dict(existing)
+    for key in (
+        "source_org",
+        "document_type",
+        "title",
+        "source_url",
+        "published_date",
+        "effective_date",
+        "updated_date",
+        "derived_from",
+    ):
+        merged[key] = facts[key]
+    tool = dict(existing.get("tool") or {})
+    for key in ("tool_id", "category", "features", "screening_tools"):
+        tool[key] = facts["tool"][key]
+    summaries = {n.get("anchor"): n.get("summary", "") for n in tool.get("navigation") or []}
+    tool["navigation"] = [
+        {**n, "summary": summaries.get(n["anchor"], "")} for n in facts["tool"]["navigation"]
+    ]
+    merged["tool"] = {**facts["tool"], **tool}
+    return merged
+
+
+class _Dumper(yaml.SafeDumper):
+    """Safe dumper writing multi-line texts as literal blocks, so authored prose stays readable."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def dump(record: dict[str, Any]) -> str:
+    """YAML text for one corpus record."""
+    return yaml.dump(record, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+
+
+def _fingerprint(path: Path) -> str:
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    return hashlib.sha256(json.dumps(raw.get("sections"), sort_keys=True).encode()).hexdigest()
+
+
+def write_skeletons(source_dir: Path, out_dir: Path) -> list[Path]:
+    """Merge facts into authored files; write new tools under `_skeletons/`.
+
+    Crawled near-duplicates (same sections under two URLs, e.g. `menopause` and
+    `menopause-management`) yield one document: the authored one, else the shortest slug.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    records = [(derive(p), _fingerprint(p)) for p in sorted(source_dir.glob("*.json"))]
+    records.sort(
+        key=lambda r: (
+            not (out_dir / f"{r[0]['document_id']}.yaml").exists(),
+            len(r[0]["document_id"]),
+        )
+    )
+    chosen: dict[str, dict[str, Any]] = {}
+    for rec, fp in records:
+        chosen.setdefault(fp, rec)
+    written = []
+    for rec in chosen.values():
+        target = out_dir / f"{rec['document_id']}.yaml"
+        if target.exists():
+            rec = merge(yaml.safe_load(target.read_text(encoding="utf-8")), rec)
+            (out_dir / "_skeletons" / target.name).unlink(missing_ok=True)  # now authored
+        else:
+            target = out_dir / "_skeletons" / target.name
+            target.parent.mkdir(exist_ok=True)
+        target.write_text(dump(rec), encoding="utf-8")
+        written.append(target)
+    return sorted(written)
+
+
+if __name__ == "__main__":
+    import sys
+
+    for p in write_skeletons(Path(sys.argv[1]), Path(sys.argv[2])):
+        print(p)
