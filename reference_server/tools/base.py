@@ -124,7 +124,9 @@ class McpTool(Tool):
             raise input_error(exc, self.parameters) from None
         start = time.perf_counter()
         try:
-            output = await asyncio.wait_for(spec.run(rt, request), timeout=rt.settings.tool_timeout_ms / 1000)
+            output = await asyncio.wait_for(
+                spec.run(rt, request), timeout=rt.settings.tool_timeout_ms / 1000
+            )
         except TimeoutError:
             raise ToolError(
                 f"{spec.name} did not finish within {rt.settings.tool_timeout_ms:.0f} ms; try again or narrow the request."
@@ -137,4 +139,6 @@ class McpTool(Tool):
         if output.dual and output.dual.errors:
             meta["path_errors"] = output.dual.errors
         text = json.dumps(structured, ensure_ascii=False)
-        return ToolResult(content=[TextContent(type="text", text=text)], structured_content=structured, meta=meta)
+        return ToolResult(
+            content=[TextContent(type="text", text=text)], structured_content=structured, meta=meta
+        )

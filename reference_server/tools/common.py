@@ -22,7 +22,13 @@ class Citation(BaseModel):
 class Evidence(BaseModel):
     """The trio every retrieval answer carries."""
 
-    provenance: list[Path] = Field(description="Retrieval paths that answered (a failed or timed-out path is absent).")
-    confidence: float = Field(ge=0.0, le=1.0, description="0.9 SQL base / 0.6 vector-only, +0.03 per corroborating passage, -0.1 per conflict.")
+    provenance: list[Path] = Field(
+        description="Retrieval paths that answered (a failed or timed-out path is absent)."
+    )
+    confidence: float = Field(
+        ge=0.0,
+        le=1.0,
+        description="0.9 SQL base / 0.6 vector-only, +0.03 per corroborating passage, -0.1 per conflict.",
+    )
     citations: list[Citation] = Field(default_factory=list)
     conflicts: list[Conflict] = Field(default_factory=list)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from urllib.parse import quote
 from typing import Any, Literal
+from urllib.parse import quote
 
 from pydantic import BaseModel, Field
 
@@ -16,15 +16,31 @@ from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import Path
 
 NAME = "opa.clinical_tools"
-FEATURES = {"algorithm": "assessment_algorithm", "calculator": "calculator", "checklist": "checklist"}
+FEATURES = {
+    "algorithm": "assessment_algorithm",
+    "calculator": "calculator",
+    "checklist": "checklist",
+}
 
 
 class Request(StrictModel):
-    condition: str | None = Field(default=None, max_length=200, description="Clinical condition, e.g. 'dementia'.")
-    tool_name: str | None = Field(default=None, max_length=200, description="Tool name or part of it.")
-    category: str | None = Field(default=None, max_length=100, description="CEP category, e.g. 'mental_health', 'chronic_disease', 'pain_msk'.")
-    feature_type: Literal["algorithm", "calculator", "checklist"] | None = Field(default=None, description="Only tools with this feature.")
-    include_sections: bool = Field(default=False, description="Include section summaries with anchor URLs.")
+    condition: str | None = Field(
+        default=None, max_length=200, description="Clinical condition, e.g. 'dementia'."
+    )
+    tool_name: str | None = Field(
+        default=None, max_length=200, description="Tool name or part of it."
+    )
+    category: str | None = Field(
+        default=None,
+        max_length=100,
+        description="CEP category, e.g. 'mental_health', 'chronic_disease', 'pain_msk'.",
+    )
+    feature_type: Literal["algorithm", "calculator", "checklist"] | None = Field(
+        default=None, description="Only tools with this feature."
+    )
+    include_sections: bool = Field(
+        default=False, description="Include section summaries with anchor URLs."
+    )
 
 
 class FeatureLink(BaseModel):
@@ -74,7 +90,12 @@ class Response(BaseModel):
 def _link(base: str, anchor: str | None) -> FeatureLink:
     if not anchor:
         return FeatureLink(available=False, url=None)
-    return FeatureLink(available=True, url=anchor if anchor.startswith("http") else base.rstrip("/") + "/" + quote(anchor, safe="#-_.~"))
+    return FeatureLink(
+        available=True,
+        url=anchor
+        if anchor.startswith("http")
+        else base.rstrip("/") + "/" + quote(anchor, safe="#-_.~"),
+    )
 
 
 def _matches(doc: dict[str, Any], req: Request) -> float:
@@ -87,7 +108,9 @@ def _matches(doc: dict[str, Any], req: Request) -> float:
     score = 1.0
     if req.tool_name:
         name = doc["title"].lower()
-        if req.tool_name.lower() not in name and not all(w in name for w in req.tool_name.lower().split()):
+        if req.tool_name.lower() not in name and not all(
+            w in name for w in req.tool_name.lower().split()
+        ):
             return 0.0
         score += 2.0
     if req.condition:
@@ -103,7 +126,11 @@ def _matches(doc: dict[str, Any], req: Request) -> float:
 
 
 def _interpretation(req: Request) -> str:
-    parts = [f"{k.replace('_', ' ')} = {v!r}" for k, v in req.model_dump(exclude={"include_sections"}).items() if v]
+    parts = [
+        f"{k.replace('_', ' ')} = {v!r}"
+        for k, v in req.model_dump(exclude={"include_sections"}).items()
+        if v
+    ]
     return "CEP tools where " + ", ".join(parts) if parts else "All CEP clinical tools"
 
 
@@ -112,19 +139,42 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         rows = rt.opa_sql.query(
             "SELECT document_id, title, source_url, updated_date, topics, tool FROM opa_documents WHERE source_org = 'cep' AND tool IS NOT NULL"
         )
-        docs = [r | {"tool": json.loads(r["tool"]), "topics": json.loads(r["topics"])} for r in rows]
+        docs = [
+            r | {"tool": json.loads(r["tool"]), "topics": json.loads(r["topics"])} for r in rows
+        ]
         scored = [(d, _matches(d, req)) for d in docs]
-        return [d | {"match": s} for d, s in sorted(scored, key=lambda x: (-x[1], x[0]["title"])) if s > 0]
+        return [
+            d | {"match": s}
+            for d, s in sorted(scored, key=lambda x: (-x[1], x[0]["title"]))
+            if s > 0
+        ]
 
-    query = " ".join(filter(None, [req.condition, req.tool_name, req.category and req.category.replace("_", " ")]))
-    vector = (lambda: vector_search(rt.vectors, query, Filters(source_orgs=["cep"]), limit=20)) if query else None
+    query = " ".join(
+        filter(
+            None, [req.condition, req.tool_name, req.category and req.category.replace("_", " ")]
+        )
+    )
+    vector = (
+        (lambda: vector_search(rt.vectors, query, Filters(source_orgs=["cep"]), limit=20))
+        if query
+        else None
+    )
     dual = await run_dual(rt.settings, sql=sql_tools, vector=vector)
     docs = dual.sql.value or []
     hits = dual.vector.value or []
     vector_rank: dict[str, int] = {}
     for rank, h in enumerate(hits, start=1):
         vector_rank.setdefault(str(h.metadata.get("document_id")), rank)
-    ranked = sorted(docs, key=lambda d: (-(d["match"] + (1.0 / vector_rank[d["document_id"]] if d["document_id"] in vector_rank else 0.0)), d["title"]))
+    ranked = sorted(
+        docs,
+        key=lambda d: (
+            -(
+                d["match"]
+                + (1.0 / vector_rank[d["document_id"]] if d["document_id"] in vector_rank else 0.0)
+            ),
+            d["title"],
+        ),
+    )
     tools = []
     for d in ranked:
         t = d["tool"]
@@ -138,7 +188,8 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
                 url=base,
                 last_updated=d.get("updated_date"),
                 category=t.get("category", ""),
-                summary=t.get("summary") or (nav[0]["summary"] if nav and nav[0].get("summary") else d["title"]),
+                summary=t.get("summary")
+                or (nav[0]["summary"] if nav and nav[0].get("summary") else d["title"]),
                 key_features=KeyFeatures(
                     assessment_algorithm=_link(base, features.get("assessment_algorithm")),
                     calculator=_link(base, features.get("calculator")),
@@ -146,9 +197,15 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
                     screening_tools=t.get("screening_tools") or [],
                 ),
                 sections=[
-                    ToolSection(title=n["title"], summary=n.get("summary") or "", url=_link(base, n.get("anchor")).url or base)
+                    ToolSection(
+                        title=n["title"],
+                        summary=n.get("summary") or "",
+                        url=_link(base, n.get("anchor")).url or base,
+                    )
                     for n in nav
-                ] if req.include_sections else [],
+                ]
+                if req.include_sections
+                else [],
                 quick_links=QuickLinks(full_tool=base, pdf_version=t.get("pdf_url")),
                 score=round(d["match"], 4),
             )

@@ -29,14 +29,24 @@ from reference_server.tools.common import Path, SourceOrg
 
 NAME = "opa.freshness_probe"
 PRIORITY = {"cpso": 0, "ontario_health": 1, "pho": 2, "moh": 3, "cep": 4}
-_DATE_LABEL = re.compile(r"(?:last\s+updated|reviewed and updated|updated|revised)\s*:?\s*(?:</?\w+[^>]*>\s*)*([A-Za-z]+\s+\d{1,2},?\s+\d{4}|[A-Za-z]+\s+\d{4}|\d{4}-\d{2}-\d{2})", re.I)
+_DATE_LABEL = re.compile(
+    r"(?:last\s+updated|reviewed and updated|updated|revised)\s*:?\s*(?:</?\w+[^>]*>\s*)*([A-Za-z]+\s+\d{1,2},?\s+\d{4}|[A-Za-z]+\s+\d{4}|\d{4}-\d{2}-\d{2})",
+    re.I,
+)
 
 
 class Request(StrictModel):
-    document_ids: list[str] | None = Field(default=None, max_length=100, description="Specific documents to check.")
+    document_ids: list[str] | None = Field(
+        default=None, max_length=100, description="Specific documents to check."
+    )
     source_orgs: list[SourceOrg] | None = Field(default=None, description="Organisations to check.")
-    topics: list[str] | None = Field(default=None, max_length=20, description="Topics to check (match any).")
-    check_web: bool = Field(default=False, description="Fetch source pages for newer dates (needs web access enabled by configuration).")
+    topics: list[str] | None = Field(
+        default=None, max_length=20, description="Topics to check (match any)."
+    )
+    check_web: bool = Field(
+        default=False,
+        description="Fetch source pages for newer dates (needs web access enabled by configuration).",
+    )
 
 
 class StaleDocument(BaseModel):
@@ -126,13 +136,18 @@ async def check_pages(rt: Runtime, docs: list[dict[str, Any]]) -> list[Potential
         stored = doc.get("updated_date") or ""
         if seen and seen > stored:
             return PotentialUpdate(
-                source_org=doc["source_org"], document_id=doc["document_id"],
-                indication=f"page shows {seen}, corpus has {stored or 'no date'}", url=doc["source_url"], detected_date=seen,
+                source_org=doc["source_org"],
+                document_id=doc["document_id"],
+                indication=f"page shows {seen}, corpus has {stored or 'no date'}",
+                url=doc["source_url"],
+                detected_date=seen,
             )
         return None
 
     timeout = httpx.Timeout(rt.settings.web_timeout_s)
-    async with httpx.AsyncClient(timeout=timeout, follow_redirects=True, headers={"User-Agent": "ocm-freshness-probe"}) as client:
+    async with httpx.AsyncClient(
+        timeout=timeout, follow_redirects=True, headers={"User-Agent": "ocm-freshness-probe"}
+    ) as client:
         results = await asyncio.gather(*(one(client, d) for d in docs[:25]))
     return [r for r in results if r]
 
@@ -157,8 +172,12 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     def vector_dates() -> dict[str, str]:
         dates: dict[str, str] = {}
         for collection in COLLECTIONS.values():
-            for hit in rt.vectors.get_where(collection, {"$and": [{"chunk_type": "parent"}, {"section_idx": 1}]}):
-                dates[str(hit.metadata.get("document_id"))] = str(hit.metadata.get("updated_date", ""))
+            for hit in rt.vectors.get_where(
+                collection, {"$and": [{"chunk_type": "parent"}, {"section_idx": 1}]}
+            ):
+                dates[str(hit.metadata.get("document_id"))] = str(
+                    hit.metadata.get("updated_date", "")
+                )
         return dates
 
     dual = await run_dual(rt.settings, sql=sql_docs, vector=vector_dates)
@@ -166,12 +185,17 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         docs = [{"document_id": d, "updated_date": u} for d, u in (dual.vector.value or {}).items()]
         built_at = None
     else:
-        docs = [r | {"topics": json.loads(r["topics"]), "is_superseded": bool(r["is_superseded"])} for r in dual.sql.value["rows"]]
+        docs = [
+            r | {"topics": json.loads(r["topics"]), "is_superseded": bool(r["is_superseded"])}
+            for r in dual.sql.value["rows"]
+        ]
         built_at = dual.sql.value["built_at"]
         if req.document_ids:
             missing = sorted(set(req.document_ids) - {d["document_id"] for d in docs})
             if missing:
-                raise NotFoundError("document", ", ".join(missing), "Use opa.search_sections to find document ids.")
+                raise NotFoundError(
+                    "document", ", ".join(missing), "Use opa.search_sections to find document ids."
+                )
     if req.topics:
         wanted = [t.lower() for t in req.topics]
         docs = [d for d in docs if any(w in t.lower() for w in wanted for t in d.get("topics", []))]
@@ -182,17 +206,32 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
             continue
         level, days = tier(d, today)
         if level:
-            stale.append(StaleDocument(
-                document_id=d["document_id"], title=d["title"], source_org=d["source_org"], last_updated=d.get("updated_date"),
-                days_old=days, staleness=level, superseded_by=d.get("superseded_by"), topics=d.get("topics", []),
-            ))
+            stale.append(
+                StaleDocument(
+                    document_id=d["document_id"],
+                    title=d["title"],
+                    source_org=d["source_org"],
+                    last_updated=d.get("updated_date"),
+                    days_old=days,
+                    staleness=level,
+                    superseded_by=d.get("superseded_by"),
+                    topics=d.get("topics", []),
+                )
+            )
     order = {"superseded": 0, "likely_stale": 1, "potentially_stale": 2}
-    stale.sort(key=lambda s: (order[s.staleness], PRIORITY.get(s.source_org, 9), -(s.days_old or 0)))
+    stale.sort(
+        key=lambda s: (order[s.staleness], PRIORITY.get(s.source_org, 9), -(s.days_old or 0))
+    )
     conflicts = []
     vdates = dual.vector.value or {}
     for d in docs:
         if d["document_id"] in vdates and "title" in d:
-            c = compare(f"{d['document_id']}.updated_date", str(d.get("updated_date") or ""), vdates[d["document_id"]], "SQL date used; rebuild the vector index")
+            c = compare(
+                f"{d['document_id']}.updated_date",
+                str(d.get("updated_date") or ""),
+                vdates[d["document_id"]],
+                "SQL date used; rebuild the vector index",
+            )
             if c:
                 conflicts.append(c)
     updates: list[PotentialUpdate] = []
@@ -201,19 +240,31 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         if rt.settings.web_enabled:
             updates = await check_pages(rt, [d for d in docs if "source_url" in d])
         else:
-            recommendations.append("Web checks are disabled by configuration (set OCM_WEB=1 to let check_web fetch source pages).")
+            recommendations.append(
+                "Web checks are disabled by configuration (set OCM_WEB=1 to let check_web fetch source pages)."
+            )
     superseded = [s for s in stale if s.staleness == "superseded"]
     likely = [s for s in stale if s.staleness == "likely_stale"]
     potential = [s for s in stale if s.staleness == "potentially_stale"]
     for s in superseded:
-        recommendations.append(f"Stop citing '{s.title}' ({s.document_id}): superseded by {s.superseded_by or 'newer guidance'}.")
+        recommendations.append(
+            f"Stop citing '{s.title}' ({s.document_id}): superseded by {s.superseded_by or 'newer guidance'}."
+        )
     if likely:
-        recommendations.append("Re-ingest likely stale documents first (most clinically important first): " + ", ".join(s.document_id for s in likely[:10]) + ("…" if len(likely) > 10 else ""))
+        recommendations.append(
+            "Re-ingest likely stale documents first (most clinically important first): "
+            + ", ".join(s.document_id for s in likely[:10])
+            + ("…" if len(likely) > 10 else "")
+        )
     if potential:
-        recommendations.append(f"Check {len(potential)} potentially stale document(s) against their source pages at the next refresh.")
+        recommendations.append(
+            f"Check {len(potential)} potentially stale document(s) against their source pages at the next refresh."
+        )
     for u in updates:
         recommendations.append(f"Re-ingest {u.document_id}: {u.indication}.")
-    recommendations.append("Refresh the corpus at least every 6 months, CPSO and Ontario Health first.")
+    recommendations.append(
+        "Refresh the corpus at least every 6 months, CPSO and Ontario Health first."
+    )
     response = Response(
         provenance=dual.provenance,  # type: ignore[arg-type]
         documents_checked=sum("title" in d for d in docs) or len(docs),

@@ -22,10 +22,20 @@ NAME = "opa.get_section"
 
 
 class Request(StrictModel):
-    section_id: str = Field(min_length=1, max_length=200, description="Section id, e.g. 'cpso-virtual-care:s02' or a child 'cpso-virtual-care:s02:c1'.")
-    include_parent: bool = Field(default=True, description="Include the parent if this is a child chunk.")
-    include_children: bool = Field(default=False, description="Include the children if this is a parent chunk.")
-    include_document_metadata: bool = Field(default=True, description="Include full document metadata.")
+    section_id: str = Field(
+        min_length=1,
+        max_length=200,
+        description="Section id, e.g. 'cpso-virtual-care:s02' or a child 'cpso-virtual-care:s02:c1'.",
+    )
+    include_parent: bool = Field(
+        default=True, description="Include the parent if this is a child chunk."
+    )
+    include_children: bool = Field(
+        default=False, description="Include the children if this is a parent chunk."
+    )
+    include_document_metadata: bool = Field(
+        default=True, description="Include full document metadata."
+    )
 
 
 class SectionBody(BaseModel):
@@ -126,14 +136,20 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     found, vhit = dual.sql.value, dual.vector.value
     if found is None and vhit is None:
         if dual.errors:
-            raise ToolError(f"Section {req.section_id!r} could not be retrieved right now (both retrieval paths failed); try again.")
-        raise NotFoundError("section", req.section_id, "Use opa.search_sections to find section ids.")
+            raise ToolError(
+                f"Section {req.section_id!r} could not be retrieved right now (both retrieval paths failed); try again."
+            )
+        raise NotFoundError(
+            "section", req.section_id, "Use opa.search_sections to find section ids."
+        )
     row = found["row"] if found else row_from_vector(vhit)  # type: ignore[arg-type]
     conflicts = []
     if found and vhit:
         vrow = row_from_vector(vhit)
         for name in ("text", "section_heading", "updated_date"):
-            c = compare(name, row.get(name), vrow.get(name), "SQL copy used; the vector index may be stale")
+            c = compare(
+                name, row.get(name), vrow.get(name), "SQL copy used; the vector index may be stale"
+            )
             if c:
                 conflicts.append(c)
     citation = format_citation({**row, "title": row["document_title"]}, row)

@@ -7,7 +7,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from reference_server.retrieval.dual_path import run_dual
-from reference_server.retrieval.opa_sections import SECTION_COLUMNS, Filters, decode_row, fuse, keyword_search, vector_search
+from reference_server.retrieval.opa_sections import (
+    SECTION_COLUMNS,
+    Filters,
+    decode_row,
+    fuse,
+    keyword_search,
+    vector_search,
+)
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import OPA, calculate_confidence
 from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
@@ -26,8 +33,14 @@ LEVEL_ORDER = {"must": 0, "should": 1, "may": 2}
 
 class Request(StrictModel):
     topic: Topic = Field(description="IPAC topic.")
-    setting: Literal["office", "clinic", "procedure_room"] = Field(default="office", description="Practice setting.")
-    specific_item: str | None = Field(default=None, max_length=200, description="Specific equipment or procedure, e.g. 'spirometer'.")
+    setting: Literal["office", "clinic", "procedure_room"] = Field(
+        default="office", description="Practice setting."
+    )
+    specific_item: str | None = Field(
+        default=None,
+        max_length=200,
+        description="Specific equipment or procedure, e.g. 'spirometer'.",
+    )
     include_checklists: bool = Field(default=True, description="Include checklists.")
 
 
@@ -84,14 +97,24 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         )
         rows = [decode_row(r) for r in tagged]
         seen = {r["section_id"] for r in rows}
-        rows += [r for r in keyword_search(rt.opa_sql, query, filters, limit=10) if r["section_id"] not in seen]
+        rows += [
+            r
+            for r in keyword_search(rt.opa_sql, query, filters, limit=10)
+            if r["section_id"] not in seen
+        ]
         return rows
 
-    dual = await run_dual(rt.settings, sql=sql_path, vector=lambda: vector_search(rt.vectors, query, filters, limit=10))
+    dual = await run_dual(
+        rt.settings,
+        sql=sql_path,
+        vector=lambda: vector_search(rt.vectors, query, filters, limit=10),
+    )
     hits = fuse(dual.sql.value, dual.vector.value, query, rt.settings.today())
     relevant = [
-        h for h in hits
-        if (h.row.get("ipac") or {}).get("topic") == req.topic or (req.specific_item and _mentions_item(h.row, req.specific_item))
+        h
+        for h in hits
+        if (h.row.get("ipac") or {}).get("topic") == req.topic
+        or (req.specific_item and _mentions_item(h.row, req.specific_item))
     ]
     if req.specific_item:
         relevant.sort(key=lambda h: not _mentions_item(h.row, req.specific_item or ""))
@@ -103,8 +126,17 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         settings = block.get("settings") or ["office", "clinic", "procedure_room"]
         if req.setting not in settings:
             continue
-        for r in sorted(block.get("requirements", []), key=lambda r: LEVEL_ORDER.get(r["level"], 3)):
-            requirements.append(Requirement(level=r["level"], text=r["text"], rationale=r.get("rationale"), source_section_id=h.parent_id))
+        for r in sorted(
+            block.get("requirements", []), key=lambda r: LEVEL_ORDER.get(r["level"], 3)
+        ):
+            requirements.append(
+                Requirement(
+                    level=r["level"],
+                    text=r["text"],
+                    rationale=r.get("rationale"),
+                    source_section_id=h.parent_id,
+                )
+            )
         practices += [p for p in block.get("best_practices", []) if p not in practices]
         if req.include_checklists:
             checklists += [Checklist(**c) for c in block.get("checklists", [])]
@@ -112,14 +144,21 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     docs = {h.row["document_id"]: h.row for h in used}
     response = Response(
         provenance=dual.provenance,  # type: ignore[arg-type]
-        confidence=calculate_confidence(sum(h.from_sql for h in used), sum(h.from_vector for h in used), 0, OPA),
+        confidence=calculate_confidence(
+            sum(h.from_sql for h in used), sum(h.from_vector for h in used), 0, OPA
+        ),
         topic=req.topic,
         setting=req.setting,
         requirements=requirements,
         best_practices=practices,
         checklists=checklists,
-        references=[Reference(title=r["document_title"], url=r["source_url"], date=r.get("updated_date")) for r in docs.values()],
-        citations=[Citation(source=h.row["document_title"], loc=h.row["section_heading"]) for h in used],
+        references=[
+            Reference(title=r["document_title"], url=r["source_url"], date=r.get("updated_date"))
+            for r in docs.values()
+        ],
+        citations=[
+            Citation(source=h.row["document_title"], loc=h.row["section_heading"]) for h in used
+        ],
         conflicts=[],
     )
     return ToolOutput(response, dual)

@@ -8,7 +8,15 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from reference_server.retrieval.dual_path import run_dual
-from reference_server.retrieval.opa_sections import Filters, SectionHit, fuse, keyword_search, metadata_conflicts, truncate, vector_search
+from reference_server.retrieval.opa_sections import (
+    Filters,
+    SectionHit,
+    fuse,
+    keyword_search,
+    metadata_conflicts,
+    truncate,
+    vector_search,
+)
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import OPA, calculate_confidence
 from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
@@ -19,10 +27,20 @@ _POLICY_NUMBER = re.compile(r"\b\d{1,2}-\d{1,2}\b")
 
 
 class Request(StrictModel):
-    query: str = Field(min_length=1, max_length=1000, description="Policy question, e.g. 'documentation requirements for virtual care'.")
-    policy_level: Literal["expectation", "advice", "all"] | None = Field(default=None, description="Only expectations, only advice, or all (default all).")
-    include_advice: bool = Field(default=True, description="Include advice sections and Advice to the Profession documents.")
-    n_results: int = Field(default=3, ge=1, le=20, description="Number of results (default 3, max 20).")
+    query: str = Field(
+        min_length=1,
+        max_length=1000,
+        description="Policy question, e.g. 'documentation requirements for virtual care'.",
+    )
+    policy_level: Literal["expectation", "advice", "all"] | None = Field(
+        default=None, description="Only expectations, only advice, or all (default all)."
+    )
+    include_advice: bool = Field(
+        default=True, description="Include advice sections and Advice to the Profession documents."
+    )
+    n_results: int = Field(
+        default=3, ge=1, le=20, description="Number of results (default 3, max 20)."
+    )
 
 
 class Policy(BaseModel):
@@ -97,11 +115,16 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     ]
     response = Response(
         provenance=dual.provenance,  # type: ignore[arg-type]
-        confidence=calculate_confidence(sum(h.from_sql for h in top), sum(h.from_vector for h in top), len(conflicts), OPA),
+        confidence=calculate_confidence(
+            sum(h.from_sql for h in top), sum(h.from_vector for h in top), len(conflicts), OPA
+        ),
         policies=policies,
         expectations_found=sum(p.policy_level == "expectation" for p in policies),
         advice_found=sum(p.policy_level == "advice" for p in policies),
-        citations=[Citation(source=f"CPSO {h.row['document_title']}", loc=h.row["section_heading"]) for h in top],
+        citations=[
+            Citation(source=f"CPSO {h.row['document_title']}", loc=h.row["section_heading"])
+            for h in top
+        ],
         conflicts=conflicts,
     )
     return ToolOutput(response, dual)

@@ -20,8 +20,8 @@ from reference_server.retrieval.dual_path import run_dual
 from reference_server.retrieval.opa_sections import Filters, vector_search
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import OPA, calculate_confidence
-from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
 from reference_server.scoring.conflicts import Conflict
+from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import Path
 
 NAME = "opa.program_lookup"
@@ -35,11 +35,23 @@ InfoNeeded = Literal["eligibility", "intervals", "locations", "referral", "proce
 
 
 class Request(StrictModel):
-    program: str = Field(min_length=1, max_length=200, description="Program: 'cervical', 'breast', 'colorectal' or 'lung' (names like 'HPV testing' or 'OBSP' are recognised).")
-    query_type: Literal["intervals", "eligibility", "pathway", "referral"] | None = Field(default=None, description="What the question is about (spec revision 2).")
-    patient_age: int | None = Field(default=None, ge=0, le=120, description="Patient age for eligibility checks.")
-    risk_factors: list[str] | None = Field(default=None, max_length=20, description="Risk factors, e.g. ['family history', 'BRCA1'].")
-    info_needed: list[InfoNeeded] | None = Field(default=None, description="Specific information wanted (spec revision 1).")
+    program: str = Field(
+        min_length=1,
+        max_length=200,
+        description="Program: 'cervical', 'breast', 'colorectal' or 'lung' (names like 'HPV testing' or 'OBSP' are recognised).",
+    )
+    query_type: Literal["intervals", "eligibility", "pathway", "referral"] | None = Field(
+        default=None, description="What the question is about (spec revision 2)."
+    )
+    patient_age: int | None = Field(
+        default=None, ge=0, le=120, description="Patient age for eligibility checks."
+    )
+    risk_factors: list[str] | None = Field(
+        default=None, max_length=20, description="Risk factors, e.g. ['family history', 'BRCA1']."
+    )
+    info_needed: list[InfoNeeded] | None = Field(
+        default=None, description="Specific information wanted (spec revision 1)."
+    )
 
 
 class Recommendation(BaseModel):
@@ -115,7 +127,11 @@ def program_key(program: str) -> str:
     for key, aliases in PROGRAM_ALIASES.items():
         if any(a in text for a in aliases):
             return key
-    raise ToolInputError("program", f"{program!r} is not a screening program in the local corpus", list(PROGRAM_ALIASES))
+    raise ToolInputError(
+        "program",
+        f"{program!r} is not a screening program in the local corpus",
+        list(PROGRAM_ALIASES),
+    )
 
 
 def _risk_match(wanted: list[str], patient: list[str]) -> bool:
@@ -123,7 +139,9 @@ def _risk_match(wanted: list[str], patient: list[str]) -> bool:
     return any(w.lower() in r or r in w.lower() for w in wanted for r in p)
 
 
-def applicable(recs: list[dict[str, Any]], age: int | None, risks: list[str]) -> list[dict[str, Any]]:
+def applicable(
+    recs: list[dict[str, Any]], age: int | None, risks: list[str]
+) -> list[dict[str, Any]]:
     """Recommendations for this patient: in the age range, and high-risk ones only with a matching factor."""
     out = []
     for rec in recs:
@@ -142,7 +160,9 @@ def personal_recommendation(program: dict[str, Any], age: int | None, risks: lis
     lo, hi = elig.get("min_age"), elig.get("max_age")
     recs = applicable(program.get("recommendations") or [], age, risks)
     if age is not None and lo is not None and hi is not None and not (lo <= age <= hi) and not recs:
-        return f"At age {age} the patient is outside the program's screening ages ({lo}-{hi}); " + (elig.get("age_criteria") or "")
+        return f"At age {age} the patient is outside the program's screening ages ({lo}-{hi}); " + (
+            elig.get("age_criteria") or ""
+        )
     if not recs:
         return "No program recommendation matches this patient's age and risk factors; see eligibility criteria."
     best = recs[0]
@@ -155,26 +175,49 @@ def personal_recommendation(program: dict[str, Any], age: int | None, risks: lis
 async def run(rt: Runtime, req: Request) -> ToolOutput:
     key = program_key(req.program)
     risks = req.risk_factors or []
-    query = " ".join([req.program, "screening", req.query_type or "", *risks, *(req.info_needed or [])]).strip()
+    query = " ".join(
+        [req.program, "screening", req.query_type or "", *risks, *(req.info_needed or [])]
+    ).strip()
 
     def sql_program() -> list[dict[str, Any]]:
         rows = rt.opa_sql.query(
             "SELECT document_id, title, source_url, effective_date, updated_date, review_date, program FROM opa_documents "
             "WHERE source_org = 'ontario_health' AND is_superseded = 0 AND program IS NOT NULL"
         )
-        return [r | {"program": json.loads(r["program"])} for r in rows if json.loads(r["program"]).get("key") == key]
+        return [
+            r | {"program": json.loads(r["program"])}
+            for r in rows
+            if json.loads(r["program"]).get("key") == key
+        ]
 
     filters = Filters(source_orgs=["ontario_health"])
-    dual = await run_dual(rt.settings, sql=sql_program, vector=lambda: vector_search(rt.vectors, query, filters, limit=8))
+    dual = await run_dual(
+        rt.settings,
+        sql=sql_program,
+        vector=lambda: vector_search(rt.vectors, query, filters, limit=8),
+    )
     docs = dual.sql.value or []
     hits = dual.vector.value or []
     program_doc_ids = {d["document_id"] for d in docs}
-    corroborating = [h for h in hits if h.metadata.get("document_id") in program_doc_ids] if docs else [
-        h for h in hits if any(a in (h.metadata.get("title", "") + h.metadata.get("topics", "")).lower() for a in PROGRAM_ALIASES[key])
-    ]
+    corroborating = (
+        [h for h in hits if h.metadata.get("document_id") in program_doc_ids]
+        if docs
+        else [
+            h
+            for h in hits
+            if any(
+                a in (h.metadata.get("title", "") + h.metadata.get("topics", "")).lower()
+                for a in PROGRAM_ALIASES[key]
+            )
+        ]
+    )
+    # Several current documents may cover one program (e.g. guideline + HPV hub): the one with the
+    # most recommendations is primary; recommendations and algorithms are pooled from all of them.
+    docs.sort(key=lambda d: (-len(d["program"].get("recommendations") or []), d["document_id"]))
     prog: dict[str, Any] = docs[0]["program"] if docs else {}
     doc = docs[0] if docs else None
-    recs = prog.get("recommendations") or []
+    recs = [r | {"_doc": d["document_id"]} for d in docs for r in d["program"].get("recommendations") or []]
+    algorithms = [a | {"_url": d["source_url"]} for d in docs for a in d["program"].get("algorithms") or []]
     if req.query_type == "referral":
         recs = sorted(recs, key=lambda r: r.get("category") != "referral")
     elif req.query_type == "intervals":
@@ -184,9 +227,16 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         recs = chosen + [r for r in recs if r not in chosen]
     elig = prog.get("eligibility") or {}
     citations = [
-        ProgramCitation(source=d["title"], loc=d["program"].get("name", d["title"]), url=d["source_url"]) for d in docs
+        ProgramCitation(
+            source=d["title"], loc=d["program"].get("name", d["title"]), url=d["source_url"]
+        )
+        for d in docs
     ] + [
-        ProgramCitation(source=h.metadata.get("title", ""), loc=h.metadata.get("section_heading", ""), url=h.metadata.get("source_url", ""))
+        ProgramCitation(
+            source=h.metadata.get("title", ""),
+            loc=h.metadata.get("section_heading", ""),
+            url=h.metadata.get("source_url", ""),
+        )
         for h in corroborating[:3]
     ]
     response = Response(
@@ -194,7 +244,11 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         confidence=calculate_confidence(len(docs), len(corroborating), 0, OPA),
         program=prog.get("name", req.program),
         guidance_type=req.query_type or "overview",
-        eligibility=Eligibility(age_criteria=elig.get("age_criteria"), risk_criteria=elig.get("risk_criteria"), general=elig.get("general") or []),
+        eligibility=Eligibility(
+            age_criteria=elig.get("age_criteria"),
+            risk_criteria=elig.get("risk_criteria"),
+            general=elig.get("general") or [],
+        ),
         intervals={str(k): str(v) for k, v in (prog.get("intervals") or {}).items()},
         recommendations=[
             Recommendation(
@@ -203,7 +257,9 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
                 age_range=r.get("age_range"),
                 frequency=r.get("frequency"),
                 conditions=r.get("conditions") or [],
-                source_section_id=f"{doc['document_id']}:s{int(r.get('section') or 1):02d}" if doc else "",
+                source_section_id=f"{doc['document_id']}:s{int(r.get('section') or 1):02d}"
+                if doc
+                else "",
             )
             for r in recs
         ],
@@ -213,14 +269,20 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
                 description=a.get("description", ""),
                 steps=a.get("steps") or [],
                 decision_points=a.get("decision_points") or [],
-                source_url=doc["source_url"] if doc else "",
+                source_url=a["_url"],
             )
-            for a in prog.get("algorithms") or []
+            for a in algorithms
         ],
         procedures=prog.get("procedures") or [],
-        followup=FollowUp(referral_process=prog.get("referral_process"), self_referral=prog.get("self_referral")),
+        followup=FollowUp(
+            referral_process=prog.get("referral_process"), self_referral=prog.get("self_referral")
+        ),
         patient_specific=(
-            PatientSpecific(age=req.patient_age, recommendation=personal_recommendation(prog, req.patient_age, risks), risk_factors=risks)
+            PatientSpecific(
+                age=req.patient_age,
+                recommendation=personal_recommendation(prog, req.patient_age, risks),
+                risk_factors=risks,
+            )
             if (req.patient_age is not None or risks) and prog
             else None
         ),
@@ -229,7 +291,11 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         last_updated=doc.get("updated_date") if doc else None,
         citations=citations,
         conflicts=[],
-        additional_info=AdditionalInfo(overview=prog.get("overview"), locations=prog.get("locations") or [], resources=prog.get("resources") or []),
+        additional_info=AdditionalInfo(
+            overview=prog.get("overview"),
+            locations=prog.get("locations") or [],
+            resources=prog.get("resources") or [],
+        ),
     )
     return ToolOutput(response, dual)
 

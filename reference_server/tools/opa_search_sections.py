@@ -26,12 +26,22 @@ NAME = "opa.search_sections"
 
 class Request(StrictModel):
     query: str = Field(min_length=1, max_length=1000, description="Search query text.")
-    source_org: SourceOrg | None = Field(default=None, description="Only this organisation's documents.")
+    source_org: SourceOrg | None = Field(
+        default=None, description="Only this organisation's documents."
+    )
     document_type: DocumentType | None = Field(default=None, description="Only this document type.")
-    topics: list[str] | None = Field(default=None, max_length=20, description="Match any of these topics.")
-    include_superseded: bool = Field(default=False, description="Include outdated (superseded) documents.")
-    n_results: int = Field(default=5, ge=1, le=20, description="Number of results (default 5, max 20).")
-    search_mode: Literal["hybrid", "vector", "keyword"] = Field(default="hybrid", description="Which retrieval paths to use.")
+    topics: list[str] | None = Field(
+        default=None, max_length=20, description="Match any of these topics."
+    )
+    include_superseded: bool = Field(
+        default=False, description="Include outdated (superseded) documents."
+    )
+    n_results: int = Field(
+        default=5, ge=1, le=20, description="Number of results (default 5, max 20)."
+    )
+    search_mode: Literal["hybrid", "vector", "keyword"] = Field(
+        default="hybrid", description="Which retrieval paths to use."
+    )
 
 
 class Section(BaseModel):
@@ -53,7 +63,9 @@ class Section(BaseModel):
 
 class Response(Evidence):
     sections: list[Section]
-    total_matches: int = Field(description="Distinct sections matched before truncation to n_results.")
+    total_matches: int = Field(
+        description="Distinct sections matched before truncation to n_results."
+    )
 
 
 def to_section(hit: SectionHit) -> Section:
@@ -85,8 +97,12 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     )
     dual = await run_dual(
         rt.settings,
-        sql=None if req.search_mode == "vector" else (lambda: keyword_search(rt.opa_sql, req.query, filters)),
-        vector=None if req.search_mode == "keyword" else (lambda: vector_search(rt.vectors, req.query, filters)),
+        sql=None
+        if req.search_mode == "vector"
+        else (lambda: keyword_search(rt.opa_sql, req.query, filters)),
+        vector=None
+        if req.search_mode == "keyword"
+        else (lambda: vector_search(rt.vectors, req.query, filters)),
     )
     hits = fuse(dual.sql.value, dual.vector.value, req.query, rt.settings.today())
     top = hits[: req.n_results]
@@ -102,7 +118,9 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         confidence=confidence,
         sections=[to_section(h) for h in top],
         total_matches=len(hits),
-        citations=[Citation(source=h.row["document_title"], loc=h.row["section_heading"]) for h in top],
+        citations=[
+            Citation(source=h.row["document_title"], loc=h.row["section_heading"]) for h in top
+        ],
         conflicts=conflicts,
     )
     return ToolOutput(response, dual)

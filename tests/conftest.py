@@ -1,0 +1,65 @@
+"""Shared fixtures: one warmed in-process server over the built index, and call helpers.
+
+The index is built by `make index` (which `make test` runs first); OCM_INDEX_DIR points
+elsewhere if needed. Freshness is pinned to a fixed 'today' so staleness tiers are stable.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from datetime import date
+from typing import Any
+
+import pytest
+from fastmcp import Client, FastMCP
+
+from reference_server.config import Settings
+from reference_server.server import build_server
+
+os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+AS_OF = date(2026, 11, 1)
+
+
+def make_settings(**overrides: Any) -> Settings:
+    return Settings.from_env(as_of_date=AS_OF, **overrides)
+
+
+@pytest.fixture(scope="session")
+def settings() -> Settings:
+    s = make_settings()
+    if not s.opa_db.exists():
+        pytest.exit(f"index not built at {s.index_dir}: run `make index`", returncode=2)
+    return s
+
+
+@pytest.fixture(scope="session")
+def server(settings: Settings) -> FastMCP:
+    srv = build_server(settings)
+    srv.runtime.warm_up()  # type: ignore[attr-defined]
+    return srv
+
+
+@pytest.fixture
+async def client(server: FastMCP) -> AsyncIterator[Client[Any]]:
+    async with Client(server) as c:
+        yield c
+
+
+async def call(client: Client[Any], tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    """Call a tool that must succeed; return its structuredContent."""
+    result = await client.call_tool(tool, args, raise_on_error=False)
+    assert not result.is_error, result.content[0].text  # type: ignore[union-attr]
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def call_error(client: Client[Any], tool: str, args: dict[str, Any]) -> str:
+    """Call a tool that must fail with a tool error; return the message."""
+    result = await client.call_tool(tool, args, raise_on_error=False)
+    assert result.is_error, f"expected a tool error, got {result.structured_content}"
+    text: str = result.content[0].text  # type: ignore[union-attr]
+    assert "Traceback" not in text and 'File "' not in text
+    return text

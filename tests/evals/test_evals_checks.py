@@ -1,0 +1,175 @@
+"""Every registered check passes on a matching result and fails, typed and readable, otherwise."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from evals import checks as c
+from evals.checks import CHECKS, CheckContext, CheckSpec, run_check
+from evals.outcome import CallOutcome
+
+RESULT: dict[str, Any] = {
+    "confidence": 0.9,
+    "provenance": ["sql", "vector"],
+    "summary": "A007 is billable by a GP for an intermediate assessment.",
+    "items": [
+        {"code": "A007", "fee": 37.95, "description": "Intermediate assessment"},
+        {"code": "K013", "fee": 64.15, "description": "Counselling"},
+    ],
+    "coverage": {"covered": True, "din": "02443937"},
+}
+SCHEMA = {
+    "type": "object",
+    "required": ["confidence", "items"],
+    "properties": {
+        "confidence": {"type": "number"},
+        "items": {"type": "array", "items": {"type": "object", "required": ["code"]}},
+    },
+}
+IDS = ("doc-a:s01", "doc-b:s02", "doc-c:s03")
+
+
+def ctx(result: dict[str, Any] | None = RESULT, *, is_error: bool = False, text: str = "") -> CheckContext:
+    outcome = CallOutcome(structured=result, is_error=is_error, text=text)
+    return CheckContext(result, outcome, SCHEMA, IDS)
+
+
+# (spec, passes on RESULT) pairs: one that holds and one that does not, for every check.
+CASES: list[tuple[dict[str, Any], type[c.CheckFailure] | None]] = [
+    ({"check": "equals", "path": "coverage.din", "value": "02443937"}, None),
+    ({"check": "equals", "path": "coverage.din", "value": "02443938"}, c.ValueMismatch),
+    ({"check": "equals", "path": "items[0].fee", "value": 37.9, "tolerance": 0.1}, None),
+    ({"check": "equals", "path": "items[0].fee", "value": 37.9}, c.ValueMismatch),
+    ({"check": "equals", "path": "items[*].code", "value": ["A007", "K013"]}, None),
+    ({"check": "equals", "path": "nope", "value": 1}, c.PathNotFound),
+    ({"check": "not_equals", "path": "coverage.covered", "value": False}, None),
+    ({"check": "not_equals", "path": "coverage.covered", "value": True}, c.ValueMismatch),
+    ({"check": "contains", "path": "summary", "value": "billable"}, None),
+    ({"check": "contains", "path": "summary", "value": "BILLABLE", "ignore_case": True}, None),
+    ({"check": "contains", "path": "summary", "value": "not covered"}, c.ContainmentFailure),
+    ({"check": "contains", "path": "provenance", "value": "sql"}, None),
+    ({"check": "contains", "path": "items[*].code", "value": "K999"}, c.ContainmentFailure),
+    ({"check": "not_contains", "path": "provenance", "value": "web"}, None),
+    ({"check": "not_contains", "path": "provenance", "value": "vector"}, c.ContainmentFailure),
+    ({"check": "at_least", "path": "confidence", "value": 0.8}, None),
+    ({"check": "at_least", "path": "items[*].fee", "value": 50}, c.OutOfRange),
+    ({"check": "at_least", "path": "summary", "value": 1}, c.NotANumber),
+    ({"check": "at_most", "path": "items[*].fee", "value": 100}, None),
+    ({"check": "at_most", "path": "confidence", "value": 0.5}, c.OutOfRange),
+    ({"check": "between", "path": "items[0].fee", "min": 30, "max": 40}, None),
+    ({"check": "between", "path": "items[1].fee", "min": 30, "max": 40}, c.OutOfRange),
+    ({"check": "matches", "path": "items[*].code", "pattern": "^[A-Z]\\d{3}$"}, None),
+    ({"check": "matches", "path": "coverage.din", "pattern": "^\\d{9}$"}, c.PatternMismatch),
+    ({"check": "length", "path": "items", "min": 1, "max": 2}, None),
+    ({"check": "length", "path": "items", "min": 3}, c.LengthMismatch),
+    ({"check": "exists", "path": "coverage.din"}, None),
+    ({"check": "exists", "path": "coverage.lu_code"}, c.PathNotFound),
+    (
+        {"check": "every_item", "path": "items", "item": {"check": "exists", "path": "fee"}},
+        None,
+    ),
+    (
+        {"check": "every_item", "path": "items", "item": {"check": "at_most", "path": "fee", "value": 50}},
+        c.ItemsFailed,
+    ),
+    (
+        {"check": "any_item", "path": "items", "item": {"check": "equals", "path": "code", "value": "K013"}},
+        None,
+    ),
+    (
+        {"check": "any_item", "path": "items", "item": {"check": "equals", "path": "code", "value": "Z1"}},
+        c.ItemsFailed,
+    ),
+    ({"check": "schema_valid"}, None),
+    ({"check": "no_tool_error"}, None),
+    ({"check": "tool_error", "field": "codes"}, c.MissingToolError),
+    ({"check": "confidence_range", "min": 0.85, "max": 0.95}, None),
+    ({"check": "confidence_range", "min": 0.95}, c.OutOfRange),
+    ({"check": "ranked_before", "before": "doc-a:s01", "after": "doc-c:s03"}, None),
+    ({"check": "ranked_before", "before": "doc-a:s01", "after": "doc-z:s09"}, None),
+    ({"check": "ranked_before", "before": "doc-c:s03", "after": "doc-a:s01"}, c.RankOrderFailure),
+    ({"check": "ranked_before", "before": "doc-z:s09", "after": "doc-a:s01"}, c.RankOrderFailure),
+]
+
+
+@pytest.mark.parametrize(("raw", "failure"), CASES, ids=lambda v: str(v)[:60] if isinstance(v, dict) else "")
+def test_check_on_result(raw: dict[str, Any], failure: type[c.CheckFailure] | None) -> None:
+    spec = CheckSpec.model_validate(raw)
+    if failure is None:
+        run_check(ctx(), spec)
+    else:
+        with pytest.raises(failure) as info:
+            run_check(ctx(), spec)
+        assert info.value.message.startswith(f"{spec.check} at ")
+        assert "expected" in info.value.message and "got" in info.value.message
+
+
+def test_every_registered_check_is_exercised_both_ways() -> None:
+    passing = {raw["check"] for raw, failure in CASES if failure is None}
+    failing = {raw["check"] for raw, failure in CASES if failure is not None}
+    # tool_error and no_tool_error pass/fail on error outcomes, tested below.
+    assert set(CHECKS) - {"tool_error"} <= passing
+    assert set(CHECKS) - {"no_tool_error", "schema_valid"} <= failing
+
+
+def test_schema_valid_fails_on_invalid_result() -> None:
+    bad = {"confidence": "high", "items": [{"fee": 1}]}
+    with pytest.raises(c.SchemaViolation) as info:
+        run_check(ctx(bad), CheckSpec(check="schema_valid"))
+    assert "confidence" in info.value.message or "code" in info.value.message
+    assert "2 error(s)" in info.value.message
+
+
+def test_schema_valid_fails_without_published_schema() -> None:
+    context = CheckContext(RESULT, CallOutcome(RESULT, False, ""), None, ())
+    with pytest.raises(c.SchemaViolation, match="outputSchema"):
+        run_check(context, CheckSpec(check="schema_valid"))
+
+
+def test_tool_error_checks_on_error_outcome() -> None:
+    error = ctx(None, is_error=True, text="codes: unknown fee code(s) Z999")
+    run_check(error, CheckSpec(check="tool_error", field="codes"))
+    run_check(error, CheckSpec(check="tool_error", field="codes", pattern="Z999"))
+    with pytest.raises(c.MissingToolError, match="mention 'din'"):
+        run_check(error, CheckSpec(check="tool_error", field="din"))
+    with pytest.raises(c.MissingToolError, match="match"):
+        run_check(error, CheckSpec(check="tool_error", field="codes", pattern="A007"))
+    with pytest.raises(c.UnexpectedToolError, match="Z999"):
+        run_check(error, CheckSpec(check="no_tool_error"))
+
+
+def test_result_check_on_error_outcome_says_tool_error() -> None:
+    error = ctx(None, is_error=True, text="internal failure")
+    with pytest.raises(c.NoResult, match="tool error: internal failure"):
+        run_check(error, CheckSpec(check="equals", path="coverage.covered", value=True))
+
+
+def test_every_item_rejects_empty_list_unless_allowed() -> None:
+    empty = {"items": []}
+    spec = {"check": "every_item", "path": "items", "item": {"check": "exists", "path": "code"}}
+    with pytest.raises(c.ItemsFailed, match="non-empty"):
+        run_check(ctx(empty), CheckSpec.model_validate(spec))
+    run_check(ctx(empty), CheckSpec.model_validate({**spec, "allow_empty": True}))
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"check": "equal", "path": "a", "value": 1}, "unknown check 'equal'"),
+        ({"check": "equals", "path": "a"}, "needs field(s): value"),
+        ({"check": "between", "path": "a", "min": 1}, "needs field(s): max"),
+        ({"check": "matches", "path": "a", "pattern": "("}, "not a valid regex"),
+        ({"check": "equals", "path": "a..b", "value": 1}, "empty key"),
+        ({"check": "length", "path": "a", "min": 3, "max": 1}, "greater than max"),
+        ({"check": "tool_error"}, "needs field(s): field"),
+        ({"check": "every_item", "path": "a", "item": {"check": "nope"}}, "unknown check 'nope'"),
+        ({"check": "equals", "path": "a", "value": 1, "colour": "red"}, "colour"),
+    ],
+)
+def test_invalid_specs_are_rejected_at_load(raw: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValidationError, match=re.escape(message)):
+        CheckSpec.model_validate(raw)
