@@ -9,7 +9,7 @@ into a deliberately broken backend:
 - ``rank``: opa.search_sections returns the best section second;
 - ``value``: odb.get reports the drug as not covered.
 
-Run over stdio with ``python tests/evals/fake_server.py``.
+Run over stdio with ``python tests/evals/fake_server.py`` (``--http PORT`` for HTTP).
 """
 
 from __future__ import annotations
@@ -129,10 +129,10 @@ def _timings(sql: float | None, vector: float | None) -> dict[str, Any]:
     return {"timings_ms": {"sql": sql, "vector": vector, "total": total}}
 
 
-def build_server(broken: str | None = None) -> FastMCP:
+def build_server(broken: str | None = None, auth: Any = None) -> FastMCP:
     """The fake backend; ``broken`` selects one deliberate defect (see the module docstring)."""
     broken = broken if broken is not None else os.environ.get("FAKE_BREAK") or None
-    mcp = FastMCP("fake-clinical")
+    mcp = FastMCP("fake-clinical", auth=auth)
 
     @mcp.tool(name="opa.search_sections", output_schema=SearchResult.model_json_schema())
     async def search_sections(
@@ -218,5 +218,24 @@ def build_server(broken: str | None = None) -> FastMCP:
     return mcp
 
 
+def main(argv: list[str] | None = None) -> None:
+    """stdio by default; ``--http PORT [--token T]`` serves streamable HTTP on 127.0.0.1."""
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--http", type=int, default=None)
+    parser.add_argument("--token", default=None)
+    args = parser.parse_args(argv)
+    if args.http is None:
+        build_server().run(show_banner=False)
+        return
+    auth = None
+    if args.token:
+        from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
+
+        auth = StaticTokenVerifier(tokens={args.token: {"client_id": "test", "scopes": []}})
+    build_server(auth=auth).run(transport="http", host="127.0.0.1", port=args.http, show_banner=False)
+
+
 if __name__ == "__main__":
-    build_server().run(show_banner=False)
+    main()
