@@ -26,13 +26,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--path", default="/mcp", help="HTTP endpoint path (default /mcp)")
-    parser.add_argument("--allow-remote", action="store_true", help="permit binding a non-loopback address")
+    parser.add_argument(
+        "--allow-remote", action="store_true", help="permit binding a non-loopback address"
+    )
     parser.add_argument("--log-level", default="WARNING")
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
 
     if args.transport == "http" and not _is_loopback(args.host) and not args.allow_remote:
-        parser.error(f"refusing to bind {args.host}: not a loopback address (pass --allow-remote to override)")
+        parser.error(
+            f"refusing to bind {args.host}: not a loopback address (pass --allow-remote to override)"
+        )
     token = bearer_token_from_env() if args.transport == "http" else None
     server = build_server(Settings.from_env(), bearer_token=token)
     server.runtime.warm_up()  # type: ignore[attr-defined]
@@ -40,7 +44,12 @@ def main(argv: list[str] | None = None) -> int:
         server.run(transport="stdio", show_banner=False)
     else:
         server.run(
-            transport="http", host=args.host, port=args.port, path=args.path, json_response=True, show_banner=False
+            transport="http",
+            host=args.host,
+            port=args.port,
+            path=args.path,
+            json_response=True,
+            show_banner=False,
         )
     return 0
 

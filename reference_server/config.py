@@ -40,21 +40,29 @@ class Settings(BaseModel):
 
     index_dir: Path = DEFAULT_INDEX_DIR
     model_dir: Path | None = Field(
-        default=None, description="Directory holding model.onnx + tokenizer.json; default: packaged MiniLM."
+        default=None,
+        description="Directory holding model.onnx + tokenizer.json; default: packaged MiniLM.",
     )
     embedding: Literal["local", "openai"] = "local"
     openai_embedding_model: str = "text-embedding-3-small"
     rerank: Literal["off", "openai"] = "off"
-    mode: Mode = Field(default="hybrid", description="Force which paths run: hybrid = SQL + vector.")
+    mode: Mode = Field(
+        default="hybrid", description="Force which paths run: hybrid = SQL + vector."
+    )
     sql_timeout_ms: float = 500.0
     vector_timeout_ms: float = 1000.0
     tool_timeout_ms: float = 1500.0
     faults: Faults = Field(default_factory=Faults)
-    as_of_date: date | None = Field(default=None, description="'Today' for freshness; default: the real date.")
-    web_enabled: bool = Field(default=False, description="Allow real HTTP look-ups (check_web, program web mode).")
+    as_of_date: date | None = Field(
+        default=None, description="'Today' for freshness; default: the real date."
+    )
+    web_enabled: bool = Field(
+        default=False, description="Allow real HTTP look-ups (check_web, program web mode)."
+    )
     web_timeout_s: float = 3.0
     web_url_rewrite: dict[str, str] = Field(
-        default_factory=dict, description="URL prefix rewrites for web checks (tests point them at 127.0.0.1)."
+        default_factory=dict,
+        description="URL prefix rewrites for web checks (tests point them at 127.0.0.1).",
     )
     embed_cache_size: int = 1024
 
@@ -100,7 +108,9 @@ class Settings(BaseModel):
         faults: dict[str, Any] = {}
         if env.get("OCM_FAULTS_FILE"):
             text = Path(env["OCM_FAULTS_FILE"]).read_text(encoding="utf-8")
-            faults.update(json.loads(text) if text.lstrip().startswith("{") else yaml.safe_load(text) or {})
+            faults.update(
+                json.loads(text) if text.lstrip().startswith("{") else yaml.safe_load(text) or {}
+            )
         for name in Faults.model_fields:
             var = f"OCM_FAULT_{name.upper()}"
             if env.get(var):

@@ -28,7 +28,9 @@ def build_server(settings: Settings | None = None, bearer_token: str | None = No
         from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
 
         auth = StaticTokenVerifier(tokens={bearer_token: {"client_id": "ocm-client", "scopes": []}})
-    server = FastMCP("ontario-clinical-reference", instructions=INSTRUCTIONS, mask_error_details=True, auth=auth)
+    server = FastMCP(
+        "ontario-clinical-reference", instructions=INSTRUCTIONS, mask_error_details=True, auth=auth
+    )
     runtime = Runtime(settings)
     for spec in ALL_SPECS:
         server.add_tool(McpTool.create(spec, runtime))

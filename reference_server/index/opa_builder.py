@@ -56,7 +56,11 @@ def load_documents(corpus_dir: Path) -> list[dict[str, Any]]:
         if "_skeletons" in path.parts:
             continue
         doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-        if not doc or not doc.get("sections") or not any((s.get("text") or "").strip() for s in doc["sections"]):
+        if (
+            not doc
+            or not doc.get("sections")
+            or not any((s.get("text") or "").strip() for s in doc["sections"])
+        ):
             continue
         docs.append(doc)
     ids = [d["document_id"] for d in docs]
@@ -84,12 +88,28 @@ def chunks(doc: dict[str, Any]) -> list[dict[str, Any]]:
             "policy_level": section.get("policy_level"),
             "ipac": json.dumps(section["ipac"]) if section.get("ipac") else None,
         }
-        rows.append({**common, "section_id": parent_id, "parent_id": None, "chunk_type": "parent", "chunk_idx": None, "text": text})
+        rows.append(
+            {
+                **common,
+                "section_id": parent_id,
+                "parent_id": None,
+                "chunk_type": "parent",
+                "chunk_idx": None,
+                "text": text,
+            }
+        )
         paragraphs = [p.strip() for p in text.split("\n\n") if p.strip()]
         if len(paragraphs) > 1:
             for j, para in enumerate(paragraphs, start=1):
                 rows.append(
-                    {**common, "section_id": f"{parent_id}:c{j}", "parent_id": parent_id, "chunk_type": "child", "chunk_idx": j, "text": para}
+                    {
+                        **common,
+                        "section_id": f"{parent_id}:c{j}",
+                        "parent_id": parent_id,
+                        "chunk_type": "child",
+                        "chunk_idx": j,
+                        "text": para,
+                    }
                 )
     return rows
 
@@ -102,10 +122,20 @@ def build_sql(conn: sqlite3.Connection, corpus_dir: Path) -> dict[str, int]:
         conn.execute(
             "INSERT INTO opa_documents VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
-                doc["document_id"], doc["source_org"], doc["document_type"], doc["title"], doc["source_url"],
-                _str(doc.get("policy_number")), _str(doc.get("published_date")), _str(doc.get("effective_date")),
-                _str(doc.get("updated_date")), _str(doc.get("review_date")), json.dumps(doc.get("topics") or []),
-                superseded, _str(doc.get("superseded_by")), _str(doc.get("companion_of")),
+                doc["document_id"],
+                doc["source_org"],
+                doc["document_type"],
+                doc["title"],
+                doc["source_url"],
+                _str(doc.get("policy_number")),
+                _str(doc.get("published_date")),
+                _str(doc.get("effective_date")),
+                _str(doc.get("updated_date")),
+                _str(doc.get("review_date")),
+                json.dumps(doc.get("topics") or []),
+                superseded,
+                _str(doc.get("superseded_by")),
+                _str(doc.get("companion_of")),
                 json.dumps(doc["program"]) if doc.get("program") else None,
                 json.dumps(doc["tool"]) if doc.get("tool") else None,
             ),
@@ -116,9 +146,19 @@ def build_sql(conn: sqlite3.Connection, corpus_dir: Path) -> dict[str, int]:
             conn.execute(
                 "INSERT INTO opa_sections VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
-                    row["section_id"], row["document_id"], row["parent_id"], row["chunk_type"], row["section_idx"],
-                    row["chunk_idx"], row["section_heading"], row["text"], row["policy_level"], row["ipac"],
-                    doc["source_org"], doc["document_type"], superseded,
+                    row["section_id"],
+                    row["document_id"],
+                    row["parent_id"],
+                    row["chunk_type"],
+                    row["section_idx"],
+                    row["chunk_idx"],
+                    row["section_heading"],
+                    row["text"],
+                    row["policy_level"],
+                    row["ipac"],
+                    doc["source_org"],
+                    doc["document_type"],
+                    superseded,
                 ),
             )
             conn.execute(

@@ -36,7 +36,10 @@ MONTHS = {
         start=1,
     )
 }
-_DATE = re.compile(r"(?:(january|february|march|april|may|june|july|august|september|october|november|december)\s+)?(\d{4})", re.I)
+_DATE = re.compile(
+    r"(?:(january|february|march|april|may|june|july|august|september|october|november|december)\s+)?(\d{4})",
+    re.I,
+)
 _SKIP_HEADINGS = {"endnotes", "references", "footnotes"}
 
 
@@ -138,7 +141,14 @@ def derive(path: Path) -> CpsoFacts:
 def merge(existing: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
     """Refresh derived facts while keeping authored text, topics and sections."""
     merged = dict(existing)
-    for key in ("source_org", "title", "source_url", "published_date", "updated_date", "derived_from"):
+    for key in (
+        "source_org",
+        "title",
+        "source_url",
+        "published_date",
+        "updated_date",
+        "derived_from",
+    ):
         if facts.get(key):
             merged[key] = facts[key]
     return merged
@@ -156,6 +166,8 @@ def write_skeletons(source_dir: Path, out_dir: Path) -> list[Path]:
             target = out_dir / "_skeletons" / f"{facts.document_id}.yaml"
             target.parent.mkdir(exist_ok=True)
             record = facts.record
-        target.write_text(yaml.safe_dump(record, sort_keys=False, allow_unicode=True, width=100), encoding="utf-8")
+        target.write_text(
+            yaml.safe_dump(record, sort_keys=False, allow_unicode=True, width=100), encoding="utf-8"
+        )
         written.append(target)
     return written

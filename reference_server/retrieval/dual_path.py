@@ -64,7 +64,11 @@ class DualResult(Generic[S, V]):
         def r(x: float | None) -> float | None:
             return None if x is None else round(x, 2)
 
-        return {"sql": r(self.sql.elapsed_ms), "vector": r(self.vector.elapsed_ms), "total": r(self.total_ms)}
+        return {
+            "sql": r(self.sql.elapsed_ms),
+            "vector": r(self.vector.elapsed_ms),
+            "total": r(self.total_ms),
+        }
 
 
 async def run_blocking(fn: Callable[[], Any]) -> Any:
@@ -72,7 +76,9 @@ async def run_blocking(fn: Callable[[], Any]) -> Any:
     return await asyncio.get_running_loop().run_in_executor(_POOL, fn)
 
 
-async def _one_path(name: str, fn: Callable[[], Any] | None, settings: Settings) -> PathOutcome[Any]:
+async def _one_path(
+    name: str, fn: Callable[[], Any] | None, settings: Settings
+) -> PathOutcome[Any]:
     if fn is None:
         return PathOutcome(name, attempted=False)
     timeout_s = (settings.sql_timeout_ms if name == "sql" else settings.vector_timeout_ms) / 1000
@@ -92,10 +98,18 @@ async def _one_path(name: str, fn: Callable[[], Any] | None, settings: Settings)
         return PathOutcome(name, value=value, elapsed_ms=(time.perf_counter() - start) * 1000)
     except TimeoutError:
         log.warning("%s path timed out after %.0f ms", name, timeout_s * 1000)
-        return PathOutcome(name, error=f"timeout after {timeout_s * 1000:.0f} ms", elapsed_ms=(time.perf_counter() - start) * 1000)
+        return PathOutcome(
+            name,
+            error=f"timeout after {timeout_s * 1000:.0f} ms",
+            elapsed_ms=(time.perf_counter() - start) * 1000,
+        )
     except Exception as exc:  # a failed path degrades the answer; it never fails the tool
         log.warning("%s path failed: %s", name, exc, exc_info=not isinstance(exc, InjectedFault))
-        return PathOutcome(name, error=f"{type(exc).__name__}: {exc}", elapsed_ms=(time.perf_counter() - start) * 1000)
+        return PathOutcome(
+            name,
+            error=f"{type(exc).__name__}: {exc}",
+            elapsed_ms=(time.perf_counter() - start) * 1000,
+        )
 
 
 async def run_dual(
@@ -109,5 +123,7 @@ async def run_dual(
     elif settings.mode == "vector":
         sql = None
     start = time.perf_counter()
-    sql_out, vec_out = await asyncio.gather(_one_path("sql", sql, settings), _one_path("vector", vector, settings))
+    sql_out, vec_out = await asyncio.gather(
+        _one_path("sql", sql, settings), _one_path("vector", vector, settings)
+    )
     return DualResult(sql_out, vec_out, (time.perf_counter() - start) * 1000)

@@ -101,7 +101,9 @@ def _topic_match(topics: list[str], wanted: list[str] | None) -> bool:
     return any(w.lower() in have or any(w.lower() in t for t in have) for w in wanted)
 
 
-def keyword_search(sql: SqlClient, query: str, filters: Filters, limit: int = CANDIDATES) -> list[dict[str, Any]]:
+def keyword_search(
+    sql: SqlClient, query: str, filters: Filters, limit: int = CANDIDATES
+) -> list[dict[str, Any]]:
     """SQL path: FTS5 BM25 with filters; rows ordered best first."""
     match = fts_query(query)
     if not match:
@@ -119,7 +121,9 @@ def keyword_search(sql: SqlClient, query: str, filters: Filters, limit: int = CA
     return [r for r in decoded if _topic_match(r["topics"], filters.topics)][:limit]
 
 
-def vector_search(vectors: VectorClient, query: str, filters: Filters, limit: int = CANDIDATES) -> list[VectorHit]:
+def vector_search(
+    vectors: VectorClient, query: str, filters: Filters, limit: int = CANDIDATES
+) -> list[VectorHit]:
     """Vector path: one query embedding, the organisations' collections, metadata filters."""
     # Only selective filters go to Chroma; superseded documents are few, so they are filtered after.
     clauses: list[dict[str, Any]] = []
@@ -133,7 +137,8 @@ def vector_search(vectors: VectorClient, query: str, filters: Filters, limit: in
     orgs = filters.source_orgs or list(COLLECTIONS)
     hits = vectors.search_many([COLLECTIONS[o] for o in orgs], query, limit * 2, where)
     kept = [
-        h for h in hits
+        h
+        for h in hits
         if (filters.include_superseded or not h.metadata.get("is_superseded"))
         and _topic_match(str(h.metadata.get("topics", "")).split(";"), filters.topics)
     ]
@@ -261,7 +266,12 @@ def metadata_conflicts(hits: list[SectionHit]) -> list[Conflict]:
             ("policy_level", hit.row.get("policy_level") or "", meta.get("policy_level")),
         ]
         for name, sql_value, vector_value in checks:
-            c = compare(f"{hit.section_id}.{name}", sql_value, vector_value, "SQL metadata is authoritative; rebuild the index")
+            c = compare(
+                f"{hit.section_id}.{name}",
+                sql_value,
+                vector_value,
+                "SQL metadata is authoritative; rebuild the index",
+            )
             if c:
                 conflicts.append(c)
     return conflicts

@@ -16,8 +16,48 @@ from reference_server.errors import IndexMissingError
 
 _FTS_WORD = re.compile(r"[A-Za-z0-9]+")
 STOPWORDS = frozenset(
-    "a an and are as at be by can do does for from how i in is it my of on or the to what when which who why with "
-    "patient patients their this that there any under about should".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "do",
+        "does",
+        "for",
+        "from",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "my",
+        "of",
+        "on",
+        "or",
+        "the",
+        "to",
+        "what",
+        "when",
+        "which",
+        "who",
+        "why",
+        "with",
+        "patient",
+        "patients",
+        "their",
+        "this",
+        "that",
+        "there",
+        "any",
+        "under",
+        "about",
+        "should",
+    ]
 )
 
 
@@ -46,9 +86,13 @@ class SqlClient:
             self._local.conn = conn
         return conn
 
-    def query(self, sql: str, params: tuple[Any, ...] | list[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
+    def query(
+        self, sql: str, params: tuple[Any, ...] | list[Any] | dict[str, Any] = ()
+    ) -> list[dict[str, Any]]:
         return [dict(r) for r in self._conn().execute(sql, params).fetchall()]
 
-    def one(self, sql: str, params: tuple[Any, ...] | list[Any] | dict[str, Any] = ()) -> dict[str, Any] | None:
+    def one(
+        self, sql: str, params: tuple[Any, ...] | list[Any] | dict[str, Any] = ()
+    ) -> dict[str, Any] | None:
         row = self._conn().execute(sql, params).fetchone()
         return dict(row) if row else None

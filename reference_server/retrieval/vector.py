@@ -103,7 +103,10 @@ class VectorClient:
         if not payloads:
             return []
         result = chroma.query(
-            query_embeddings=[vector], n_results=min(n_results, len(payloads)), where=where or None, include=["distances"]
+            query_embeddings=[vector],
+            n_results=min(n_results, len(payloads)),
+            where=where or None,
+            include=["distances"],
         )
         hits = []
         for doc_id, distance in zip(result["ids"][0], result["distances"][0], strict=True):
@@ -113,13 +116,19 @@ class VectorClient:
         return hits
 
     def search_many(
-        self, collections: list[str], query: str, n_results: int = 10, where: dict[str, Any] | None = None
+        self,
+        collections: list[str],
+        query: str,
+        n_results: int = 10,
+        where: dict[str, Any] | None = None,
     ) -> list[VectorHit]:
         """Search several collections concurrently with one query embedding; merged by similarity."""
         vector = self.embed_query(query)
         if len(collections) == 1:
             return self.search(collections[0], query, n_results, where, vector)
-        parts = _FANOUT.map(lambda name: self.search(name, query, n_results, where, vector), collections)
+        parts = _FANOUT.map(
+            lambda name: self.search(name, query, n_results, where, vector), collections
+        )
         hits = [h for part in parts for h in part]
         return sorted(hits, key=lambda h: -h.similarity)[:n_results]
 
@@ -131,4 +140,8 @@ class VectorClient:
     def get_where(self, collection: str, where: dict[str, Any]) -> list[VectorHit]:
         """All chunks of a collection matching a metadata filter (no similarity ranking)."""
         self._collection(collection)
-        return [VectorHit(i, t, m, 1.0) for i, (t, m) in self._payloads[collection].items() if _matches(m, where)]
+        return [
+            VectorHit(i, t, m, 1.0)
+            for i, (t, m) in self._payloads[collection].items()
+            if _matches(m, where)
+        ]

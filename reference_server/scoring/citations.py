@@ -20,14 +20,18 @@ def slugify(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text).strip("-")
 
 
-def format_citation(document: dict[str, Any], section: dict[str, Any] | None = None) -> dict[str, Any]:
+def format_citation(
+    document: dict[str, Any], section: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """'{Org}. {Title}, {Section} [Effective: {Date}]' plus the source URL with a slug anchor."""
     text = f"{ORG_NAMES.get(document['source_org'], document['source_org'])}. {document['title']}"
     if section and section.get("section_heading"):
         text += f", {section['section_heading']}"
     if document.get("effective_date"):
         text += f" [Effective: {document['effective_date']}]"
-    anchor = slugify(section["section_heading"]) if section and section.get("section_heading") else None
+    anchor = (
+        slugify(section["section_heading"]) if section and section.get("section_heading") else None
+    )
     url = document["source_url"] + (f"#{anchor}" if anchor else "")
     return {"text": text, "url": url, "anchor": anchor}
 

@@ -1,10 +1,10 @@
 """Confidence as the specs define it, in one place.
 
-    confidence = base + vector_boost + sql_boost - penalties
-    base        = 0.9 with an SQL hit, 0.6 with vector evidence only, 0.0 with nothing
-    vector_boost = 0.03 per corroborating vector passage, capped (0.15; schedule.get 0.09)
-    sql_boost    = 0.02 per additional SQL record, capped at 0.06 (Dr. OFF tools only)
-    penalties    = 0.1 per conflict between sources
+confidence = base + vector_boost + sql_boost - penalties
+base        = 0.9 with an SQL hit, 0.6 with vector evidence only, 0.0 with nothing
+vector_boost = 0.03 per corroborating vector passage, capped (0.15; schedule.get 0.09)
+sql_boost    = 0.02 per additional SQL record, capped at 0.06 (Dr. OFF tools only)
+penalties    = 0.1 per conflict between sources
 """
 
 from __future__ import annotations

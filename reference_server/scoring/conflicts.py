@@ -23,4 +23,6 @@ def compare(field: str, sql_value: Any, vector_value: Any, resolution: str) -> C
             return None
     elif str(sql_value).strip().lower() == str(vector_value).strip().lower():
         return None
-    return Conflict(field=field, sql_value=sql_value, vector_value=vector_value, resolution=resolution)
+    return Conflict(
+        field=field, sql_value=sql_value, vector_value=vector_value, resolution=resolution
+    )
