@@ -83,3 +83,11 @@ async def test_keyword_mode_configuration_skips_vector_path() -> None:
     result = await run_with("opa.search_sections", QUERY, mode="keyword")
     assert result.structured_content["provenance"] == ["sql"]
     assert result.meta["timings_ms"]["vector"] is None
+
+
+async def test_freshness_falls_back_to_vector_metadata_when_sql_fails() -> None:
+    result = await run_with("opa.freshness_probe", {"source_orgs": ["ontario_health"]}, faults=Faults(sql_fail=True))
+    out = result.structured_content
+    assert out["provenance"] == ["vector"]
+    stale = {d["document_id"]: d["staleness"] for d in out["stale_documents"]}
+    assert stale["ontario-health-ocsp-cytology-guidelines-2016"] == "superseded"

@@ -109,7 +109,8 @@ def derive(path: Path) -> CpsoFacts:
     reviewed = parse_dates(_field(content, "Reviewed and Updated"))
     last_updated = parse_dates(_field(content, "Last Updated"))
     published = approved[0] if approved else (last_updated[0] if last_updated else None)
-    updated = (reviewed or last_updated or approved or [None])[-1]
+    history = reviewed or last_updated or approved
+    updated = history[-1] if history else None
     title = raw["title"].strip()
     if title.isupper():
         title = title.title().replace("To The", "to the")

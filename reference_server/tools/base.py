@@ -87,11 +87,12 @@ def input_error(exc: ValidationError, schema: dict[str, Any]) -> ToolInputError:
     loc = tuple(err.get("loc", ()))
     field_name = ".".join(str(p) for p in loc) or "arguments"
     if err["type"] == "extra_forbidden":
-        allowed = sorted((schema.get("properties") or {}).keys())
-        return ToolInputError(field_name, "unknown argument", allowed)
+        return ToolInputError(
+            field_name, "unknown argument", sorted((schema.get("properties") or {}).keys())
+        )
     if err["type"] == "missing":
         return ToolInputError(field_name, "this argument is required")
-    allowed = _allowed_from_schema(schema, loc)
+    allowed: list[Any] | None = _allowed_from_schema(schema, loc)
     message = err["msg"].rstrip(".")
     if allowed and all(repr(a) in message for a in allowed):
         allowed = None  # pydantic's message already lists them
@@ -133,7 +134,9 @@ class McpTool(Tool):
             ) from None
         total_ms = (time.perf_counter() - start) * 1000
         structured = output.response.model_dump(mode="json")
-        timings = output.dual.timings() if output.dual else {"sql": None, "vector": None}
+        timings: dict[str, float | None] = (
+            output.dual.timings() if output.dual else {"sql": None, "vector": None}
+        )
         timings["total"] = round(total_ms, 2)
         meta: dict[str, Any] = {"timings_ms": timings, **output.extra_meta}
         if output.dual and output.dual.errors:

@@ -10,6 +10,7 @@ by configuration (OCM_WEB=1), and reports pages that show a newer date than the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 from datetime import date
@@ -28,6 +29,7 @@ from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import Path, SourceOrg
 
 NAME = "opa.freshness_probe"
+Staleness = Literal["potentially_stale", "likely_stale", "superseded"]
 PRIORITY = {"cpso": 0, "ontario_health": 1, "pho": 2, "moh": 3, "cep": 4}
 _DATE_LABEL = re.compile(
     r"(?:last\s+updated|reviewed and updated|updated|revised)\s*:?\s*(?:</?\w+[^>]*>\s*)*([A-Za-z]+\s+\d{1,2},?\s+\d{4}|[A-Za-z]+\s+\d{4}|\d{4}-\d{2}-\d{2})",
@@ -55,7 +57,7 @@ class StaleDocument(BaseModel):
     source_org: str
     last_updated: str | None
     days_old: int | None
-    staleness: Literal["potentially_stale", "likely_stale", "superseded"]
+    staleness: Staleness
     superseded_by: str | None
     topics: list[str]
 
@@ -79,7 +81,7 @@ class Response(BaseModel):
     conflicts: list[Conflict]
 
 
-def tier(doc: dict[str, Any], today: date) -> tuple[str | None, int | None]:
+def tier(doc: dict[str, Any], today: date) -> tuple[Staleness | None, int | None]:
     updated = doc.get("updated_date") or doc.get("effective_date") or doc.get("published_date")
     days = (today - date.fromisoformat(updated[:10])).days if updated else None
     if doc["is_superseded"]:
@@ -108,10 +110,8 @@ def page_date(html: str, last_modified: str | None) -> str | None:
     if not found and last_modified:
         from email.utils import parsedate_to_datetime
 
-        try:
+        with contextlib.suppress(TypeError, ValueError):
             found.append(parsedate_to_datetime(last_modified).date().isoformat())
-        except (TypeError, ValueError):
-            pass
     return max(found) if found else None
 
 
@@ -169,20 +169,35 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         log = rt.opa_sql.one("SELECT built_at FROM ingestion_log ORDER BY id DESC LIMIT 1")
         return {"rows": rows, "built_at": log["built_at"] if log else None}
 
-    def vector_dates() -> dict[str, str]:
-        dates: dict[str, str] = {}
+    def vector_docs() -> dict[str, dict[str, Any]]:
+        """Each document's metadata as the vector index holds it (its first parent chunk)."""
+        found: dict[str, dict[str, Any]] = {}
         for collection in COLLECTIONS.values():
             for hit in rt.vectors.get_where(
                 collection, {"$and": [{"chunk_type": "parent"}, {"section_idx": 1}]}
             ):
-                dates[str(hit.metadata.get("document_id"))] = str(
-                    hit.metadata.get("updated_date", "")
-                )
-        return dates
+                m = hit.metadata
+                found[str(m.get("document_id"))] = {
+                    "document_id": m.get("document_id"),
+                    "title": m.get("title"),
+                    "source_org": m.get("source_org"),
+                    "source_url": m.get("source_url"),
+                    "updated_date": m.get("updated_date") or None,
+                    "is_superseded": bool(m.get("is_superseded")),
+                    "superseded_by": m.get("superseded_by") or None,
+                    "topics": [t for t in str(m.get("topics", "")).split(";") if t],
+                }
+        return found
 
-    dual = await run_dual(rt.settings, sql=sql_docs, vector=vector_dates)
-    if dual.sql.value is None:
-        docs = [{"document_id": d, "updated_date": u} for d, u in (dual.vector.value or {}).items()]
+    dual = await run_dual(rt.settings, sql=sql_docs, vector=vector_docs)
+    if dual.sql.value is None:  # degraded: the vector index's copy of the metadata
+        vdocs = (dual.vector.value or {}).values()
+        docs = [
+            d
+            for d in vdocs
+            if (not req.document_ids or d["document_id"] in req.document_ids)
+            and (not req.source_orgs or d["source_org"] in req.source_orgs)
+        ]
         built_at = None
     else:
         docs = [
@@ -202,8 +217,6 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     today = rt.settings.today()
     stale: list[StaleDocument] = []
     for d in docs:
-        if "title" not in d:
-            continue
         level, days = tier(d, today)
         if level:
             stale.append(
@@ -215,7 +228,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
                     days_old=days,
                     staleness=level,
                     superseded_by=d.get("superseded_by"),
-                    topics=d.get("topics", []),
+                    topics=list(d.get("topics") or []),
                 )
             )
     order = {"superseded": 0, "likely_stale": 1, "potentially_stale": 2}
@@ -223,9 +236,9 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         key=lambda s: (order[s.staleness], PRIORITY.get(s.source_org, 9), -(s.days_old or 0))
     )
     conflicts = []
-    vdates = dual.vector.value or {}
+    vdates = {k: str(v.get("updated_date") or "") for k, v in (dual.vector.value or {}).items()}
     for d in docs:
-        if d["document_id"] in vdates and "title" in d:
+        if dual.sql.value is not None and d["document_id"] in vdates:
             c = compare(
                 f"{d['document_id']}.updated_date",
                 str(d.get("updated_date") or ""),
@@ -267,7 +280,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     )
     response = Response(
         provenance=dual.provenance,  # type: ignore[arg-type]
-        documents_checked=sum("title" in d for d in docs) or len(docs),
+        documents_checked=len(docs),
         stale_documents=stale,
         potential_updates=updates,
         last_corpus_update=built_at,
