@@ -265,8 +265,22 @@ def write_skeletons(source_dir: Path, out_dir: Path) -> list[Path]:
     return sorted(written)
 
 
-if __name__ == "__main__":
-    import sys
+def main(argv: list[str] | None = None) -> int:
+    """`python -m reference_server.ingest cep [SOURCE_DIR] [OUT_DIR]`: refresh facts, write skeletons."""
+    import argparse
 
-    for p in write_skeletons(Path(sys.argv[1]), Path(sys.argv[2])):
+    parser = argparse.ArgumentParser(
+        prog="python -m reference_server.ingest cep", description=main.__doc__
+    )
+    parser.add_argument("source_dir", nargs="?", type=Path, default=Path("../shared/data/opa/cep"))
+    parser.add_argument(
+        "out_dir", nargs="?", type=Path, default=Path(__file__).parents[1] / "corpus/opa/cep"
+    )
+    args = parser.parse_args(argv)
+    for p in write_skeletons(args.source_dir, args.out_dir):
         print(p)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
