@@ -13,8 +13,9 @@ import pytest
 os.environ["RAGAS_DO_NOT_TRACK"] = "true"
 sys.path.insert(0, str(Path(__file__).parent))
 
-from evals.runlog import ScenarioRecord  # noqa: E402
-from evals_testkit import GOLDEN_FAKE, write_log  # noqa: E402
+from evals_testkit import GOLDEN_FAKE, write_log
+
+from evals.runlog import ScenarioRecord
 
 
 @pytest.fixture

@@ -54,7 +54,11 @@ def record(
 
 
 def write_log(
-    directory: Path, records: list[ScenarioRecord], *, status: str = "complete", error: str | None = None
+    directory: Path,
+    records: list[ScenarioRecord],
+    *,
+    status: str = "complete",
+    error: str | None = None,
 ) -> Path:
     summary = RunSummary(
         status=status,  # type: ignore[arg-type]

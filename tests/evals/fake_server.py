@@ -234,7 +234,9 @@ def main(argv: list[str] | None = None) -> None:
         from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
 
         auth = StaticTokenVerifier(tokens={args.token: {"client_id": "test", "scopes": []}})
-    build_server(auth=auth).run(transport="http", host="127.0.0.1", port=args.http, show_banner=False)
+    build_server(auth=auth).run(
+        transport="http", host="127.0.0.1", port=args.http, show_banner=False
+    )
 
 
 if __name__ == "__main__":

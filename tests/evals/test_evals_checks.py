@@ -33,7 +33,9 @@ SCHEMA = {
 IDS = ("doc-a:s01", "doc-b:s02", "doc-c:s03")
 
 
-def ctx(result: dict[str, Any] | None = RESULT, *, is_error: bool = False, text: str = "") -> CheckContext:
+def ctx(
+    result: dict[str, Any] | None = RESULT, *, is_error: bool = False, text: str = ""
+) -> CheckContext:
     outcome = CallOutcome(structured=result, is_error=is_error, text=text)
     return CheckContext(result, outcome, SCHEMA, IDS)
 
@@ -73,15 +75,27 @@ CASES: list[tuple[dict[str, Any], type[c.CheckFailure] | None]] = [
         None,
     ),
     (
-        {"check": "every_item", "path": "items", "item": {"check": "at_most", "path": "fee", "value": 50}},
+        {
+            "check": "every_item",
+            "path": "items",
+            "item": {"check": "at_most", "path": "fee", "value": 50},
+        },
         c.ItemsFailed,
     ),
     (
-        {"check": "any_item", "path": "items", "item": {"check": "equals", "path": "code", "value": "K013"}},
+        {
+            "check": "any_item",
+            "path": "items",
+            "item": {"check": "equals", "path": "code", "value": "K013"},
+        },
         None,
     ),
     (
-        {"check": "any_item", "path": "items", "item": {"check": "equals", "path": "code", "value": "Z1"}},
+        {
+            "check": "any_item",
+            "path": "items",
+            "item": {"check": "equals", "path": "code", "value": "Z1"},
+        },
         c.ItemsFailed,
     ),
     ({"check": "schema_valid"}, None),
@@ -96,7 +110,9 @@ CASES: list[tuple[dict[str, Any], type[c.CheckFailure] | None]] = [
 ]
 
 
-@pytest.mark.parametrize(("raw", "failure"), CASES, ids=lambda v: str(v)[:60] if isinstance(v, dict) else "")
+@pytest.mark.parametrize(
+    ("raw", "failure"), CASES, ids=lambda v: str(v)[:60] if isinstance(v, dict) else ""
+)
 def test_check_on_result(raw: dict[str, Any], failure: type[c.CheckFailure] | None) -> None:
     spec = CheckSpec.model_validate(raw)
     if failure is None:
@@ -151,7 +167,7 @@ def test_result_check_on_error_outcome_says_tool_error() -> None:
 
 
 def test_every_item_rejects_empty_list_unless_allowed() -> None:
-    empty = {"items": []}
+    empty: dict[str, Any] = {"items": []}
     spec = {"check": "every_item", "path": "items", "item": {"check": "exists", "path": "code"}}
     with pytest.raises(c.ItemsFailed, match="non-empty"):
         run_check(ctx(empty), CheckSpec.model_validate(spec))

@@ -60,7 +60,9 @@ def test_committed_gate_config_is_valid() -> None:
     assert config.ablation[0].min_margin == 0.03
 
 
-def test_passing_run_and_its_own_baseline(make_log: Callable[..., Path], config: Path, tmp_path: Path) -> None:
+def test_passing_run_and_its_own_baseline(
+    make_log: Callable[..., Path], config: Path, tmp_path: Path
+) -> None:
     run = make_log([record("q1", metrics=GOOD, tags=["critical"]), record("q2", metrics=GOOD)])
     base = write_baseline(run, tmp_path / "baseline.json")
     assert gate(run, config, base) == EXIT_PASS
@@ -74,21 +76,29 @@ def test_lowered_score_beyond_tolerance_fails_with_reason(
 ) -> None:
     before = make_log([record("q1", metrics=GOOD), record("q2", metrics=GOOD)])
     base = write_baseline(before, tmp_path / "baseline.json")
-    after = make_log([record("q1", metrics={"nDCG@10": 0.9, "RR@10": 1.0}), record("q2", metrics=GOOD)])
+    after = make_log(
+        [record("q1", metrics={"nDCG@10": 0.9, "RR@10": 1.0}), record("q2", metrics=GOOD)]
+    )
     assert gate(after, config, base) == EXIT_FAIL
     md = (after / "gate.md").read_text()
     assert "q1 nDCG@10: 1.0000 -> 0.9000 (change -0.1000; exceeds tolerance 0.0500 by 0.0500)" in md
     assert "overall nDCG@10 vs baseline: 1.0000 -> 0.9500" in md
     # A drop within tolerance is fine.
-    within = make_log([record("q1", metrics={"nDCG@10": 0.97, "RR@10": 1.0}), record("q2", metrics=GOOD)])
+    within = make_log(
+        [record("q1", metrics={"nDCG@10": 0.97, "RR@10": 1.0}), record("q2", metrics=GOOD)]
+    )
     config.write_text(GATE_YAML.replace("overall: {default: 0.02}", "overall: {default: 0.05}"))
     assert gate(within, config, base) == EXIT_PASS
 
 
-def test_new_failure_of_critical_scenario_fails(make_log: Callable[..., Path], config: Path, tmp_path: Path) -> None:
+def test_new_failure_of_critical_scenario_fails(
+    make_log: Callable[..., Path], config: Path, tmp_path: Path
+) -> None:
     before = make_log([record("crit", metrics=GOOD, tags=["critical"])])
     base = write_baseline(before, tmp_path / "baseline.json")
-    config.write_text(GATE_YAML.replace("pass_rate: 1.0", "pass_rate: 0.0"))  # only the critical rule bites
+    config.write_text(
+        GATE_YAML.replace("pass_rate: 1.0", "pass_rate: 0.0")
+    )  # only the critical rule bites
     after = make_log([record("crit", metrics=GOOD, tags=["critical"], status="failed")])
     assert gate(after, config, base) == EXIT_FAIL
     failures = gate_json(after)["failures"]
@@ -98,7 +108,9 @@ def test_new_failure_of_critical_scenario_fails(make_log: Callable[..., Path], c
     assert any("expected True, got False" in f["message"] for f in failures)
 
 
-def test_critical_scenario_missing_from_run_fails(make_log: Callable[..., Path], config: Path, tmp_path: Path) -> None:
+def test_critical_scenario_missing_from_run_fails(
+    make_log: Callable[..., Path], config: Path, tmp_path: Path
+) -> None:
     before = make_log([record("crit", metrics=GOOD, tags=["critical"]), record("q2", metrics=GOOD)])
     base = write_baseline(before, tmp_path / "baseline.json")
     after = make_log([record("q2", metrics=GOOD)])
@@ -115,7 +127,9 @@ def test_floor_miss_says_by_how_much(make_log: Callable[..., Path], config: Path
 
 
 def test_ablation_rule_needs_an_ablation(make_log: Callable[..., Path], config: Path) -> None:
-    config.write_text(GATE_YAML + "ablation:\n  - {mode: hybrid, metric: nDCG@10, min_margin: 0.03}\n")
+    config.write_text(
+        GATE_YAML + "ablation:\n  - {mode: hybrid, metric: nDCG@10, min_margin: 0.03}\n"
+    )
     plain = make_log([record("q1", metrics=GOOD)])
     assert gate(plain, config) == EXIT_FAIL
     assert "not measured (run with --ablation)" in (plain / "gate.md").read_text()
@@ -146,8 +160,14 @@ async def _run(tmp_path: Path, golden: Path, broken: str | None) -> Path:
     ("broken", "reason"),
     [
         ("schema", "schema_valid at $.provenance"),  # schema-invalid response
-        ("error", "no_tool_error at $: expected a result"),  # tool error where a result was expected
-        ("value", "equals at coverage.covered: expected True, got False"),  # an expected value made wrong
+        (
+            "error",
+            "no_tool_error at $: expected a result",
+        ),  # tool error where a result was expected
+        (
+            "value",
+            "equals at coverage.covered: expected True, got False",
+        ),  # an expected value made wrong
         ("rank", "fake-search-virtual-care nDCG@10"),  # a lowered score beyond tolerance
     ],
 )
@@ -162,7 +182,9 @@ async def test_broken_backend_fails_the_gate(
     assert reason in (bad / "gate.md").read_text()
 
 
-def test_junit_has_one_testcase_per_scenario_and_rule(make_log: Callable[..., Path], config: Path) -> None:
+def test_junit_has_one_testcase_per_scenario_and_rule(
+    make_log: Callable[..., Path], config: Path
+) -> None:
     run = make_log([record("q1", metrics=GOOD), record("q2", metrics=GOOD, status="failed")])
     assert gate(run, config) == EXIT_FAIL
     root = ET.parse(run / "junit.xml").getroot()
@@ -178,7 +200,10 @@ def test_junit_has_one_testcase_per_scenario_and_rule(make_log: Callable[..., Pa
 
 
 def test_harness_errors_exit_2(make_log: Callable[..., Path], config: Path, tmp_path: Path) -> None:
-    assert gate(tmp_path / "no-such-run", config) == EXIT_HARNESS
+    missing = tmp_path / "no-such-run"
+    assert gate(missing, config) == EXIT_HARNESS
+    assert "summary.json: missing" in (missing / "gate.md").read_text()
+    assert (missing / "junit.xml").is_file()
     aborted = make_log([record("q1", metrics=GOOD)], status="aborted", error="TargetError: boom")
     assert gate(aborted, config) == EXIT_HARNESS
     assert "run log is aborted: TargetError: boom" in (aborted / "gate.md").read_text()
@@ -191,7 +216,9 @@ def test_harness_errors_exit_2(make_log: Callable[..., Path], config: Path, tmp_
     broken_baseline = tmp_path / "broken.json"
     broken_baseline.write_text("{not json")
     assert gate(ok, config, broken_baseline) == EXIT_HARNESS
-    report = run_gate(ok, config_path=config, baseline_path=tmp_path / "missing.json", require_baseline=True)
+    report = run_gate(
+        ok, config_path=config, baseline_path=tmp_path / "missing.json", require_baseline=True
+    )
     assert report.exit_code == EXIT_HARNESS and "not found" in (report.error or "")
     (ok / "scenarios.jsonl").write_text('{"id": 1}\n')
     assert gate(ok, config) == EXIT_HARNESS

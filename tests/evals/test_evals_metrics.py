@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 
 import pytest
+from evals_testkit import record
 
 from evals.extract import organisation, parent_section, retrieved_ids
 from evals.metrics import (
@@ -16,7 +17,6 @@ from evals.metrics import (
     ranked_run,
     score_records,
 )
-from evals_testkit import record
 
 # q1: judged a=3, b=1, c=2; ranking a, x, c, b
 #   DCG  = 3/log2(2) + 0 + 2/log2(4) + 1/log2(5) = 3 + 1 + 0.430677 = 4.430677
@@ -30,7 +30,14 @@ QRELS = {"q1": {"a": 3, "b": 1, "c": 2}, "q2": {"d": 1, "e": 1}, "q3": {"f": 2}}
 RUN = {"q1": ranked_run(["a", "x", "c", "b"]), "q2": ranked_run(["y", "z", "e"])}
 EXPECTED = {
     "q1": {"nDCG@10": 0.930450, "RR@10": 1.0, "R@5": 1.0, "R@10": 1.0, "P@5": 0.6, "AP": 0.805556},
-    "q2": {"nDCG@10": 0.306574, "RR@10": 1 / 3, "R@5": 0.5, "R@10": 0.5, "P@5": 0.2, "AP": 0.166667},
+    "q2": {
+        "nDCG@10": 0.306574,
+        "RR@10": 1 / 3,
+        "R@5": 0.5,
+        "R@10": 0.5,
+        "P@5": 0.2,
+        "AP": 0.166667,
+    },
     "q3": {"nDCG@10": 0.0, "RR@10": 0.0, "R@5": 0.0, "R@10": 0.0, "P@5": 0.0, "AP": 0.0},
 }
 
@@ -100,7 +107,13 @@ def test_records_get_metrics_per_mode_and_aggregate_by_tool_org_mode() -> None:
     [
         (
             "opa.search_sections",
-            {"sections": [{"section_id": "d:s02:c1"}, {"section_id": "d:s02:c3"}, {"section_id": "d:s01"}]},
+            {
+                "sections": [
+                    {"section_id": "d:s02:c1"},
+                    {"section_id": "d:s02:c3"},
+                    {"section_id": "d:s01"},
+                ]
+            },
             ["d:s02", "d:s01"],
         ),
         ("opa.get_section", {"section": {"section_id": "d:s04"}}, ["d:s04"]),
@@ -113,7 +126,16 @@ def test_records_get_metrics_per_mode_and_aggregate_by_tool_org_mode() -> None:
             },
             ["1", "2"],
         ),
-        ("coverage.answer", {"highlights": [{"citations": [{"loc": "A"}, {"loc": "B"}]}, {"citations": [{"loc": "A"}]}]}, ["A", "B"]),
+        (
+            "coverage.answer",
+            {
+                "highlights": [
+                    {"citations": [{"loc": "A"}, {"loc": "B"}]},
+                    {"citations": [{"loc": "A"}]},
+                ]
+            },
+            ["A", "B"],
+        ),
         ("schedule.get", {"items": []}, []),
     ],
 )

@@ -54,7 +54,11 @@ async def test_run_writes_one_log_with_everything(tmp_path: Path, golden_fake: P
     # Only opa.search_sections accepts search_mode: 2 retrieval scenarios x 3 modes.
     assert summary["counts"]["ablation_records"] == 6
     per_mode = summary["aggregates"]["retrieval"]["per_mode"]
-    assert per_mode["hybrid"]["nDCG@10"] > per_mode["keyword"]["nDCG@10"] > per_mode["vector"]["nDCG@10"]
+    assert (
+        per_mode["hybrid"]["nDCG@10"]
+        > per_mode["keyword"]["nDCG@10"]
+        > per_mode["vector"]["nDCG@10"]
+    )
 
     started = seen.of(RunStarted)[0]
     assert started.total == 11 and started.modes == ("hybrid", "vector", "keyword")
@@ -96,7 +100,11 @@ async def test_broken_backends_fail_the_right_checks(
 
 async def test_disabled_checks_are_not_run(tmp_path: Path, golden_fake: Path) -> None:
     log, _ = await run_fake(
-        tmp_path, golden_fake, broken="schema", ragas=False, disabled_checks=frozenset({"schema_valid"})
+        tmp_path,
+        golden_fake,
+        broken="schema",
+        ragas=False,
+        disabled_checks=frozenset({"schema_valid"}),
     )
     assert all("schema_valid" not in {c.check for c in r.checks} for r in log.records)
 
@@ -114,7 +122,9 @@ async def test_concurrency_is_bounded(tmp_path: Path) -> None:
         return {"din": din}
 
     scenarios = [
-        Scenario(id=f"s{i}", title="t", tool="odb.get", args={"din": str(i)}, version=1, source="test")
+        Scenario(
+            id=f"s{i}", title="t", tool="odb.get", args={"din": str(i)}, version=1, source="test"
+        )
         for i in range(8)
     ]
     for concurrency in (1, 3):
@@ -138,3 +148,19 @@ async def test_harness_error_writes_aborted_log(tmp_path: Path, golden_fake: Pat
     log = RunLog.read(tmp_path / "run")
     assert log.summary.status == "aborted"
     assert log.summary.error is not None and "TargetError" in log.summary.error
+
+
+async def test_reused_out_dir_drops_stale_artifacts_only(tmp_path: Path, golden_fake: Path) -> None:
+    out = tmp_path / "run"
+    out.mkdir()
+    for name in ("run.vector.trec", "gate.json", "report.md", "notes.txt"):
+        (out / name).write_text("stale")
+    await execute(
+        server_target(build_server()),
+        load_scenarios(golden_fake),
+        out,
+        options=RunOptions(ragas=False),
+    )
+    names = {p.name for p in out.iterdir()}
+    assert "run.vector.trec" not in names and "gate.json" not in names and "report.md" not in names
+    assert (out / "notes.txt").read_text() == "stale"

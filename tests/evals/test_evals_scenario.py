@@ -58,7 +58,9 @@ def test_select_by_id_or_tag(tmp_path: Path) -> None:
 def test_duplicate_ids_name_both_files(tmp_path: Path) -> None:
     write(tmp_path, "a.yaml", GOOD)
     write(tmp_path, "b.yaml", GOOD)
-    with pytest.raises(ScenarioLoadError, match=r"b\.yaml: field id: duplicate scenario id 's1'.*a\.yaml"):
+    with pytest.raises(
+        ScenarioLoadError, match=r"b\.yaml: field id: duplicate scenario id 's1'.*a\.yaml"
+    ):
         load_scenarios(tmp_path)
 
 
@@ -100,4 +102,14 @@ def test_bad_yaml_and_missing_dir(tmp_path: Path) -> None:
 def test_question_falls_back_to_title() -> None:
     scenario = Scenario(id="x", title="T", tool="odb.get", args={"din": "1"}, version=1, source="s")
     assert scenario.question() == "T"
-    assert Scenario(id="y", title="T", tool="coverage.answer", args={"question": "Q?"}, version=1, source="s").question() == "Q?"
+    assert (
+        Scenario(
+            id="y",
+            title="T",
+            tool="coverage.answer",
+            args={"question": "Q?"},
+            version=1,
+            source="s",
+        ).question()
+        == "Q?"
+    )

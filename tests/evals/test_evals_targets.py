@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from evals_testkit import FAKE_SERVER, STDIO_SPEC
 from fake_server import build_server
 from pydantic import BaseModel
 
@@ -21,7 +22,6 @@ from evals.targets import (
     parse_overrides,
     server_target,
 )
-from evals_testkit import FAKE_SERVER, STDIO_SPEC
 
 
 async def test_in_memory_target_lists_tools_with_schemas() -> None:
@@ -115,14 +115,18 @@ def http_server() -> Iterator[str]:
         proc.wait(timeout=10)
 
 
-async def test_http_target_with_bearer_token(http_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_http_target_with_bearer_token(
+    http_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("EVALS_BEARER_TOKEN", "s3cret")
     async with make_target(http_server) as target:
         outcome = await target.call_tool("schedule.get", {"codes": ["A007"]})
     assert outcome.structured is not None and outcome.structured["items"][0]["fee"] == 37.95
 
 
-async def test_http_target_without_token_is_refused(http_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_http_target_without_token_is_refused(
+    http_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("EVALS_BEARER_TOKEN", raising=False)
     with pytest.raises(TargetError):
         async with make_target(http_server, timeout_s=5) as target:
@@ -174,7 +178,9 @@ def fake_reference_server(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     return built
 
 
-async def test_inprocess_target_passes_overrides_and_modes(fake_reference_server: list[Any]) -> None:
+async def test_inprocess_target_passes_overrides_and_modes(
+    fake_reference_server: list[Any],
+) -> None:
     target = make_target("inprocess:sql_timeout_ms=250")
     async with target:
         await target.list_tools()

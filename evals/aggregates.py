@@ -1,0 +1,90 @@
+"""Run-level aggregates written into ``summary.json`` (and recomputable from the records)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from evals.metrics import retrieval_aggregates
+from evals.ragas_metrics import ragas_aggregates
+from evals.runlog import DEFAULT_MODE, ScenarioRecord
+
+
+def counts(records: Sequence[ScenarioRecord]) -> dict[str, int]:
+    """Scenario outcome counts for the main pass."""
+    main = [r for r in records if r.mode == DEFAULT_MODE]
+    return {
+        "scenarios": len(main),
+        "passed": sum(r.status == "passed" for r in main),
+        "failed": sum(r.status == "failed" for r in main),
+        "errors": sum(r.status == "error" for r in main),
+        "critical": sum(r.critical for r in main),
+        "critical_failed": sum(r.critical and not r.passed for r in main),
+        "retrieval_queries": sum(bool(r.relevant) for r in main),
+        "ablation_records": len(records) - len(main),
+    }
+
+
+def scenario_rates(records: Sequence[ScenarioRecord]) -> dict[str, Any]:
+    """Pass rate overall and per tool (main pass): the gate's ``pass_rate`` metric."""
+    main = [r for r in records if r.mode == DEFAULT_MODE]
+    if not main:
+        return {"overall": {}, "per_tool": {}}
+    frame = pd.DataFrame([{"tool": r.tool, "pass_rate": float(r.passed)} for r in main])
+    per_tool = frame.groupby("tool", sort=True)["pass_rate"].agg(["mean", "size"])
+    return {
+        "overall": {"pass_rate": float(frame["pass_rate"].mean()), "scenarios": float(len(frame))},
+        "per_tool": {
+            str(tool): {"pass_rate": float(row["mean"]), "scenarios": float(row["size"])}
+            for tool, row in per_tool.iterrows()
+        },
+    }
+
+
+def latency(records: Sequence[ScenarioRecord]) -> dict[str, Any]:
+    """Client-measured latency percentiles and mean server path timings, per tool."""
+    rows = []
+    for r in records:
+        if r.mode != DEFAULT_MODE or r.latency_ms is None:
+            continue
+        row: dict[str, Any] = {"tool": r.tool, "latency_ms": r.latency_ms}
+        for key in ("sql", "vector", "total"):
+            row[f"{key}_ms"] = r.timings_ms.get(key)
+        rows.append(row)
+    if not rows:
+        return {"overall": {}, "per_tool": {}}
+    frame = pd.DataFrame(rows)
+    for column in ("sql_ms", "vector_ms", "total_ms"):
+        frame[column] = pd.to_numeric(frame[column], errors="coerce")
+
+    def summarise(group: pd.DataFrame) -> dict[str, float]:
+        out = {
+            "calls": float(len(group)),
+            "p50_ms": float(group["latency_ms"].quantile(0.5)),
+            "p95_ms": float(group["latency_ms"].quantile(0.95)),
+            "max_ms": float(group["latency_ms"].max()),
+        }
+        for column in ("sql_ms", "vector_ms", "total_ms"):
+            mean = group[column].mean()
+            if not pd.isna(mean):
+                out[f"server_{column.removesuffix('_ms')}_mean_ms"] = float(mean)
+        return out
+
+    return {
+        "overall": summarise(frame),
+        "per_tool": {
+            str(tool): summarise(group) for tool, group in frame.groupby("tool", sort=True)
+        },
+    }
+
+
+def build(records: Sequence[ScenarioRecord]) -> dict[str, Any]:
+    """Every aggregate the summary carries."""
+    return {
+        "scenarios": scenario_rates(records),
+        "retrieval": retrieval_aggregates(records),
+        "ragas": ragas_aggregates(records),
+        "latency": latency(records),
+    }

@@ -1,0 +1,87 @@
+"""The committed baseline: per-scenario scores from a reference run, for the gate's drop checks.
+
+Written by ``python -m evals baseline --run DIR`` from a run log (never by re-running the
+backend). A scenario's ``version`` is stored so a scenario whose meaning changed is not
+compared with scores it no longer deserves.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evals.runlog import DEFAULT_MODE, RunLog
+
+BASELINE_VERSION = 1
+
+
+class BaselineScenario(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    version: int
+    tool: str
+    critical: bool = False
+    passed: bool
+    scores: dict[str, float] = Field(default_factory=dict)
+
+
+class Baseline(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    schema_version: int = BASELINE_VERSION
+    created_at: str
+    run: str
+    target: str
+    git: dict[str, Any] = Field(default_factory=dict)
+    scenarios: dict[str, BaselineScenario]
+
+
+class BaselineError(RuntimeError):
+    """A baseline file that cannot be read (a harness error for the gate)."""
+
+
+def scores_of(metrics: dict[str, float], ragas: dict[str, float | None]) -> dict[str, float]:
+    """The comparable scores of one record: retrieval metrics and present ragas values."""
+    out = {name: float(value) for name, value in metrics.items()}
+    out.update({name: float(value) for name, value in ragas.items() if value is not None})
+    return out
+
+
+def from_run(log: RunLog, run_dir: Path | str) -> Baseline:
+    """A baseline from the main pass of a run log."""
+    scenarios = {
+        record.id: BaselineScenario(
+            version=record.version,
+            tool=record.tool,
+            critical=record.critical,
+            passed=record.passed,
+            scores=scores_of(record.metrics, record.ragas),
+        )
+        for record in log.records
+        if record.mode == DEFAULT_MODE
+    }
+    return Baseline(
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        run=str(run_dir),
+        target=log.summary.target,
+        git=dict(log.summary.git),
+        scenarios=scenarios,
+    )
+
+
+def write(baseline: Baseline, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(baseline.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def load(path: Path) -> Baseline:
+    try:
+        return Baseline.model_validate_json(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BaselineError(f"{path}: baseline file not found") from None
+    except ValidationError as exc:
+        raise BaselineError(f"{path}: invalid baseline: {exc}") from None

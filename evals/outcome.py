@@ -1,0 +1,48 @@
+"""Plain values that cross the target boundary, so nothing past it depends on fastmcp types."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    """A tool as published by ``tools/list``: name and its JSON schemas."""
+
+    name: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None = None
+    description: str | None = None
+
+    def accepts(self, argument: str) -> bool:
+        """True when the published inputSchema declares ``argument`` (used for mode overrides)."""
+        return argument in (self.input_schema.get("properties") or {})
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """One ``tools/call`` as the harness sees it.
+
+    ``structured`` is the raw ``structuredContent`` (never re-validated by the client, so a
+    schema-invalid response is judged by the ``schema_valid`` check instead of raising),
+    ``text`` the joined text content (the error message when ``is_error``), ``meta`` the
+    result ``_meta`` and ``latency_ms`` the wall time measured by the client.
+    """
+
+    structured: dict[str, Any] | None
+    is_error: bool
+    text: str
+    meta: dict[str, Any] = field(default_factory=dict)
+    latency_ms: float = 0.0
+
+    @property
+    def timings(self) -> dict[str, float | None]:
+        """Server-reported per-path timings (``_meta.timings_ms``), empty when not reported."""
+        raw = self.meta.get("timings_ms") if isinstance(self.meta, dict) else None
+        if not isinstance(raw, dict):
+            return {}
+        out: dict[str, float | None] = {}
+        for key, value in raw.items():
+            out[str(key)] = float(value) if isinstance(value, int | float) else None
+        return out

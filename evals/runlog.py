@@ -1,0 +1,219 @@
+"""The run log: the single record of a run that gate, report and compare read.
+
+A run directory holds ``summary.json`` (configuration, target, git commit, time, aggregates),
+``scenarios.jsonl`` (one :class:`ScenarioRecord` per scenario and search mode) and the TREC
+files (``qrels.trec``, ``run.<mode>.trec``) so any trec_eval-style tool can re-score the run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+SCHEMA_VERSION = 1
+DEFAULT_MODE = "default"
+SUMMARY_FILE = "summary.json"
+SCENARIOS_FILE = "scenarios.jsonl"
+QRELS_FILE = "qrels.trec"
+
+Status = Literal["passed", "failed", "error"]
+
+
+class CheckOutcome(BaseModel):
+    """One check on one scenario: passed, or the typed failure and its message."""
+
+    model_config = ConfigDict(frozen=True)
+
+    check: str
+    path: str = "$"
+    passed: bool
+    implicit: bool = False
+    failure: str | None = None
+    message: str | None = None
+
+
+class ScenarioRecord(BaseModel):
+    """Everything a run learned about one scenario in one mode.
+
+    ``mode`` is ``default`` for the main pass (the target as given) and ``hybrid`` /
+    ``vector`` / ``keyword`` for the search-mode ablation passes. ``relevant`` is copied from
+    the scenario so metrics can be recomputed from the log alone.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    title: str
+    tool: str
+    version: int
+    tags: list[str] = Field(default_factory=list)
+    mode: str = DEFAULT_MODE
+    org: str = "other"
+    args: dict[str, Any] = Field(default_factory=dict)
+    status: Status
+    latency_ms: float | None = None
+    timings_ms: dict[str, float | None] = Field(default_factory=dict)
+    is_error: bool = False
+    error_text: str | None = None
+    harness_error: str | None = None
+    checks: list[CheckOutcome] = Field(default_factory=list)
+    retrieved_ids: list[str] = Field(default_factory=list)
+    relevant: dict[str, int] = Field(default_factory=dict)
+    result: dict[str, Any] | None = None
+    metrics: dict[str, float] = Field(default_factory=dict)
+    ragas: dict[str, float | None] = Field(default_factory=dict)
+    ragas_errors: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def critical(self) -> bool:
+        return "critical" in self.tags
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    def failures(self) -> list[CheckOutcome]:
+        return [c for c in self.checks if not c.passed]
+
+    def reason(self) -> str:
+        """Why the scenario did not pass, in one line (empty when it passed)."""
+        if self.passed:
+            return ""
+        if self.harness_error:
+            return self.harness_error
+        failed = self.failures()
+        if not failed:
+            return self.error_text or self.status
+        more = f" (+{len(failed) - 1} more)" if len(failed) > 1 else ""
+        return (failed[0].message or failed[0].check) + more
+
+
+class RunSummary(BaseModel):
+    """Run-level facts and aggregates. ``status`` is ``complete`` only when every scenario ran;
+    ``aborted`` means the harness itself failed (the gate then exits 2)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    schema_version: int = SCHEMA_VERSION
+    status: Literal["complete", "aborted"]
+    error: str | None = None
+    target: str
+    started_at: str
+    finished_at: str
+    duration_s: float
+    git: dict[str, Any] = Field(default_factory=dict)
+    config: dict[str, Any] = Field(default_factory=dict)
+    tools: list[str] = Field(default_factory=list)
+    missing_tools: list[str] = Field(default_factory=list)
+    modes: list[str] = Field(default_factory=list)
+    counts: dict[str, int] = Field(default_factory=dict)
+    aggregates: dict[str, Any] = Field(default_factory=dict)
+
+
+class RunLogError(RuntimeError):
+    """A run directory that is missing, incomplete or unreadable (a harness error)."""
+
+
+class RunLog(BaseModel):
+    """A whole run: the summary and every scenario record."""
+
+    model_config = ConfigDict(frozen=True)
+
+    summary: RunSummary
+    records: list[ScenarioRecord]
+
+    def by_mode(self, mode: str = DEFAULT_MODE) -> list[ScenarioRecord]:
+        return [r for r in self.records if r.mode == mode]
+
+    def write(self, directory: Path) -> Path:
+        """Write summary, per-scenario JSONL and TREC files into ``directory``, first removing
+        artifacts of an earlier run there (so a reused ``--out`` never mixes two runs)."""
+        directory.mkdir(parents=True, exist_ok=True)
+        clear_artifacts(directory)
+        with (directory / SCENARIOS_FILE).open("w", encoding="utf-8") as handle:
+            for record in self.records:
+                handle.write(record.model_dump_json() + "\n")
+        write_trec(directory, self.records)
+        (directory / SUMMARY_FILE).write_text(
+            self.summary.model_dump_json(indent=2) + "\n", encoding="utf-8"
+        )
+        return directory
+
+    @classmethod
+    def read(cls, directory: Path | str) -> RunLog:
+        """Read a run directory; raises :class:`RunLogError` naming what is wrong."""
+        directory = Path(directory)
+        summary_path = directory / SUMMARY_FILE
+        records_path = directory / SCENARIOS_FILE
+        for path in (summary_path, records_path):
+            if not path.is_file():
+                raise RunLogError(f"{path}: missing (is {directory} a run directory?)")
+        try:
+            summary = RunSummary.model_validate_json(summary_path.read_text(encoding="utf-8"))
+        except ValidationError as exc:
+            raise RunLogError(f"{summary_path}: invalid summary: {exc}") from None
+        records: list[ScenarioRecord] = []
+        for number, line in enumerate(records_path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                records.append(ScenarioRecord.model_validate_json(line))
+            except ValidationError as exc:
+                raise RunLogError(f"{records_path}:{number}: invalid record: {exc}") from None
+        return cls(summary=summary, records=records)
+
+
+DERIVED_FILES = ("gate.json", "gate.md", "junit.xml", "report.md")
+
+
+def clear_artifacts(directory: Path) -> None:
+    """Delete only files a run, gate or report writes; anything else in the folder stays."""
+    names = [SUMMARY_FILE, SCENARIOS_FILE, QRELS_FILE, *DERIVED_FILES]
+    for path in [directory / name for name in names] + sorted(directory.glob("run.*.trec")):
+        path.unlink(missing_ok=True)
+
+
+def trec_id(text: str) -> str:
+    """Ids as a single TREC token (whitespace -> ``_``), applied to qrels and runs alike."""
+    return "_".join(str(text).split()) or "_"
+
+
+def trec_run_lines(records: Iterable[ScenarioRecord], tag: str) -> list[str]:
+    """TREC run lines ``qid Q0 doc rank score tag`` with strictly decreasing scores."""
+    lines: list[str] = []
+    for record in records:
+        if not record.relevant:
+            continue
+        total = len(record.retrieved_ids)
+        for rank, doc in enumerate(record.retrieved_ids, 1):
+            lines.append(f"{trec_id(record.id)} Q0 {trec_id(doc)} {rank} {total - rank + 1} {tag}")
+    return lines
+
+
+def write_trec(directory: Path, records: list[ScenarioRecord]) -> None:
+    """``qrels.trec`` from the default pass and one ``run.<mode>.trec`` per mode."""
+    qrels: list[str] = []
+    for record in records:
+        if record.mode == DEFAULT_MODE:
+            qrels.extend(
+                f"{trec_id(record.id)} 0 {trec_id(doc)} {grade}"
+                for doc, grade in record.relevant.items()
+            )
+    (directory / QRELS_FILE).write_text(
+        "\n".join(qrels) + ("\n" if qrels else ""), encoding="utf-8"
+    )
+    modes = sorted({r.mode for r in records})
+    for mode in modes:
+        lines = trec_run_lines((r for r in records if r.mode == mode), f"evals-{mode}")
+        (directory / f"run.{mode}.trec").write_text(
+            "\n".join(lines) + ("\n" if lines else ""), encoding="utf-8"
+        )
+
+
+def dumps(data: Any) -> str:
+    """JSON for files other modules write next to the log (stable key order)."""
+    return json.dumps(data, indent=2, sort_keys=True, default=str) + "\n"

@@ -1,0 +1,334 @@
+"""Run golden scenarios against a target and write one run log.
+
+Main pass: every scenario once, through the target as given, with its checks (plus the
+implicit ``no_tool_error`` and ``schema_valid`` unless the scenario expects a tool error).
+Ablation (``--ablation``): the retrieval scenarios again per search mode. The in-process
+reference server is rebuilt with ``Settings(mode=...)``; other targets are only ablated for
+tools whose inputSchema accepts ``search_mode``, by overriding that argument. Ablation passes
+record retrieved ids and metrics, not checks (expected values may legitimately depend on the
+mode, e.g. ``provenance``).
+
+The runner emits events and never prints; reporters subscribe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from evals import aggregates
+from evals.checks import CheckContext, CheckFailure, CheckSpec, run_check
+from evals.events import (
+    CheckFailed,
+    EventBus,
+    RunFinished,
+    RunStarted,
+    ScenarioFinished,
+    ScenarioStarted,
+)
+from evals.extract import organisation, retrieved_ids
+from evals.metrics import score_records
+from evals.outcome import CallOutcome, ToolInfo
+from evals.runlog import DEFAULT_MODE, CheckOutcome, RunLog, RunSummary, ScenarioRecord, Status
+from evals.scenario import Scenario
+from evals.targets import Target, TargetError
+
+MODES: tuple[str, ...] = ("hybrid", "vector", "keyword")
+SEARCH_MODE_ARG = "search_mode"
+IMPLICIT_CHECKS: tuple[str, ...] = ("no_tool_error", "schema_valid")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run: concurrency, per-call timeout, ablation, which checks are switched off."""
+
+    concurrency: int = 4
+    timeout_s: float = 30.0
+    ablation: bool = False
+    modes: tuple[str, ...] = MODES
+    disabled_checks: frozenset[str] = field(default_factory=frozenset)
+    ragas: bool = True
+    llm: bool | None = None  # None: LLM-judged ragas metrics iff OPENAI_API_KEY is set
+
+    def as_config(self) -> dict[str, Any]:
+        config = asdict(self)
+        config["modes"] = list(self.modes)
+        config["disabled_checks"] = sorted(self.disabled_checks)
+        return config
+
+
+def planned_checks(
+    scenario: Scenario, disabled: frozenset[str] = frozenset()
+) -> list[tuple[CheckSpec, bool]]:
+    """The scenario's checks plus the implicit ones, minus those switched off by name."""
+    implicit: list[CheckSpec] = []
+    if not scenario.expects_error:
+        implicit = [CheckSpec(check=name) for name in IMPLICIT_CHECKS]
+    planned = [(spec, True) for spec in implicit] + [(spec, False) for spec in scenario.expect]
+    return [(spec, flag) for spec, flag in planned if spec.check not in disabled]
+
+
+def evaluate_checks(
+    scenario: Scenario,
+    outcome: CallOutcome,
+    tool: ToolInfo | None,
+    ids: Sequence[str],
+    disabled: frozenset[str] = frozenset(),
+) -> list[CheckOutcome]:
+    """Run every planned check on one outcome; failures become values, not exceptions."""
+    ctx = CheckContext(
+        data=outcome.structured,
+        outcome=outcome,
+        output_schema=tool.output_schema if tool else None,
+        retrieved_ids=tuple(ids),
+    )
+    results: list[CheckOutcome] = []
+    for spec, implicit in planned_checks(scenario, disabled):
+        path = spec.path or "$"
+        try:
+            run_check(ctx, spec)
+        except CheckFailure as failure:
+            results.append(
+                CheckOutcome(
+                    check=spec.check,
+                    path=failure.path,
+                    passed=False,
+                    implicit=implicit,
+                    failure=failure.kind,
+                    message=failure.message,
+                )
+            )
+        else:
+            results.append(
+                CheckOutcome(check=spec.check, path=path, passed=True, implicit=implicit)
+            )
+    return results
+
+
+class ScenarioRunner:
+    """Runs scenarios through one open target, bounded by a semaphore, emitting events."""
+
+    def __init__(self, tools: dict[str, ToolInfo], options: RunOptions, bus: EventBus) -> None:
+        self.tools = tools
+        self.options = options
+        self.bus = bus
+        self._gate = asyncio.Semaphore(max(1, options.concurrency))
+
+    async def one(
+        self, target: Target, scenario: Scenario, mode: str, args: dict[str, Any], with_checks: bool
+    ) -> ScenarioRecord:
+        self.bus.emit(ScenarioStarted(scenario.id, scenario.tool, mode))
+        base: dict[str, Any] = {
+            "id": scenario.id,
+            "title": scenario.title,
+            "tool": scenario.tool,
+            "version": scenario.version,
+            "tags": list(scenario.tags),
+            "mode": mode,
+            "org": organisation(scenario.tool, scenario.relevant),
+            "args": args,
+            "relevant": dict(scenario.relevant),
+        }
+        try:
+            async with self._gate:
+                outcome = await target.call_tool(
+                    scenario.tool, args, timeout_s=self.options.timeout_s
+                )
+        except TargetError as exc:
+            record = ScenarioRecord(**base, status="error", harness_error=str(exc))
+            self.bus.emit(ScenarioFinished(record))
+            return record
+        ids = retrieved_ids(scenario.tool, outcome.structured)
+        checks: list[CheckOutcome] = []
+        status: Status
+        if with_checks:
+            checks = evaluate_checks(
+                scenario, outcome, self.tools.get(scenario.tool), ids, self.options.disabled_checks
+            )
+            for check in checks:
+                if not check.passed:
+                    self.bus.emit(CheckFailed(scenario.id, mode, check))
+            status = "passed" if all(c.passed for c in checks) else "failed"
+        else:
+            status = "failed" if outcome.is_error else "passed"
+        record = ScenarioRecord(
+            **base,
+            status=status,
+            latency_ms=round(outcome.latency_ms, 3),
+            timings_ms=outcome.timings,
+            is_error=outcome.is_error,
+            error_text=outcome.text if outcome.is_error else None,
+            checks=checks,
+            retrieved_ids=ids,
+            result=outcome.structured,
+        )
+        self.bus.emit(ScenarioFinished(record))
+        return record
+
+    async def run_pass(
+        self,
+        target: Target,
+        scenarios: Sequence[Scenario],
+        mode: str,
+        *,
+        override_mode: bool = False,
+    ) -> list[ScenarioRecord]:
+        def args_for(scenario: Scenario) -> dict[str, Any]:
+            args = dict(scenario.args)
+            if override_mode:
+                args[SEARCH_MODE_ARG] = mode
+            return args
+
+        with_checks = mode == DEFAULT_MODE
+        return list(
+            await asyncio.gather(
+                *(self.one(target, s, mode, args_for(s), with_checks) for s in scenarios)
+            )
+        )
+
+
+def ablation_plan(
+    target: Target, scenarios: Sequence[Scenario], tools: dict[str, ToolInfo], modes: Sequence[str]
+) -> list[tuple[str, Target | None, list[Scenario]]]:
+    """Per mode: the reconfigured target (or None: override the argument) and its scenarios."""
+    retrieval = [s for s in scenarios if s.is_retrieval]
+    plan: list[tuple[str, Target | None, list[Scenario]]] = []
+    for mode in modes:
+        reconfigured = target.for_mode(mode)
+        if reconfigured is not None:
+            plan.append((mode, reconfigured, retrieval))
+        else:
+            eligible = [
+                s for s in retrieval if s.tool in tools and tools[s.tool].accepts(SEARCH_MODE_ARG)
+            ]
+            plan.append((mode, None, eligible))
+    return plan
+
+
+async def run_scenarios(
+    target: Target,
+    scenarios: Sequence[Scenario],
+    options: RunOptions,
+    bus: EventBus,
+) -> tuple[list[ScenarioRecord], list[ToolInfo]]:
+    """Main pass (and the ablation passes) through ``target``; returns records and tools."""
+    async with target:
+        listed = await target.list_tools()
+        tools = {tool.name: tool for tool in listed}
+        plan = ablation_plan(target, scenarios, tools, options.modes) if options.ablation else []
+        total = len(scenarios) + sum(len(group) for _, _, group in plan)
+        bus.emit(RunStarted(target.spec, total, tuple(mode for mode, _, _ in plan)))
+        runner = ScenarioRunner(tools, options, bus)
+        records = await runner.run_pass(target, scenarios, DEFAULT_MODE)
+        for mode, reconfigured, group in plan:
+            if not group:
+                continue
+            if reconfigured is None:
+                records += await runner.run_pass(target, group, mode, override_mode=True)
+            else:
+                async with reconfigured:
+                    mode_tools = {t.name: t for t in await reconfigured.list_tools()}
+                    mode_runner = ScenarioRunner(mode_tools, options, bus)
+                    records += await mode_runner.run_pass(reconfigured, group, mode)
+    return records, listed
+
+
+def git_info(cwd: Path | None = None) -> dict[str, Any]:
+    """The commit the run measured (None outside a repository or before the first commit)."""
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10, check=False
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit, "dirty": bool(status) if status is not None else None}
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+async def finalize(
+    records: list[ScenarioRecord], scenarios: Sequence[Scenario], options: RunOptions
+) -> list[ScenarioRecord]:
+    """Attach per-query retrieval metrics and (optionally) ragas scores to the records."""
+    scored = score_records(records)
+    if options.ragas:
+        from evals import ragas_metrics
+
+        use_llm = ragas_metrics.llm_enabled() if options.llm is None else options.llm
+        judges = ragas_metrics.build_judges() if use_llm else None
+        by_id = {s.id: s for s in scenarios}
+        scored = await ragas_metrics.score_records(
+            scored, by_id, judges=judges, concurrency=options.concurrency
+        )
+    return scored
+
+
+async def execute(
+    target: Target,
+    scenarios: Sequence[Scenario],
+    out: Path,
+    *,
+    options: RunOptions | None = None,
+    bus: EventBus | None = None,
+    extra_config: dict[str, Any] | None = None,
+) -> RunLog:
+    """Run everything and write the run log to ``out``.
+
+    If the harness itself fails, an ``aborted`` log is still written (with the error and the
+    records gathered so far) so the gate reports a harness error, then the exception is raised.
+    """
+    options = options or RunOptions()
+    bus = bus or EventBus()
+    started_at, clock = _now(), time.perf_counter()
+    config = {**options.as_config(), **(extra_config or {})}
+    records: list[ScenarioRecord] = []
+    listed: list[ToolInfo] = []
+    error: BaseException | None = None
+    finished: list[ScenarioRecord] = []
+    keep = bus.subscribe(
+        lambda e: finished.append(e.record) if isinstance(e, ScenarioFinished) else None
+    )
+    try:
+        records, listed = await run_scenarios(target, scenarios, options, bus)
+        records = await finalize(records, scenarios, options)
+    except Exception as exc:
+        error = exc
+        records = records or finished
+    finally:
+        bus.unsubscribe(keep)
+    names = sorted(t.name for t in listed)
+    summary = RunSummary(
+        status="aborted" if error else "complete",
+        error=f"{type(error).__name__}: {error}" if error else None,
+        target=target.spec,
+        started_at=started_at,
+        finished_at=_now(),
+        duration_s=round(time.perf_counter() - clock, 3),
+        git=git_info(),
+        config=config,
+        tools=names,
+        missing_tools=sorted({s.tool for s in scenarios} - set(names)) if listed else [],
+        modes=sorted({r.mode for r in records}),
+        counts=aggregates.counts(records),
+        aggregates=aggregates.build(records) if records else {},
+    )
+    log = RunLog(summary=summary, records=records)
+    log.write(out)
+    bus.emit(RunFinished(summary))
+    if error is not None:
+        raise error
+    return log

@@ -1,0 +1,172 @@
+"""The golden scenario record and its loader.
+
+One YAML record per scenario, validated by one pydantic model. ``version`` is bumped when a
+scenario's meaning changes (the gate then stops comparing it with an older baseline), and
+``source`` says where every expected value comes from, so no expectation is of unknown origin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from evals.checks import CheckSpec
+from evals.extract import KNOWN_TOOLS
+
+CRITICAL = "critical"
+
+
+class Scenario(BaseModel):
+    """One golden scenario: a tool call, what its result must satisfy, and graded judgments."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:\-]*$")
+    title: str = Field(min_length=1)
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    expect: list[CheckSpec] = Field(default_factory=list)
+    relevant: dict[str, int] = Field(default_factory=dict)
+    reference: str | None = None
+    reference_contexts: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    version: int = Field(ge=1)
+    source: str = Field(min_length=1)
+
+    @field_validator("tool")
+    @classmethod
+    def _known_tool(cls, tool: str) -> str:
+        if tool not in KNOWN_TOOLS:
+            raise ValueError(f"unknown tool {tool!r}; known tools: {', '.join(KNOWN_TOOLS)}")
+        return tool
+
+    @field_validator("relevant")
+    @classmethod
+    def _grades(cls, relevant: dict[str, int]) -> dict[str, int]:
+        bad = {doc: grade for doc, grade in relevant.items() if grade not in (1, 2, 3)}
+        if bad:
+            raise ValueError(f"relevance grades must be 1, 2 or 3; got {bad}")
+        return relevant
+
+    @field_validator("source")
+    @classmethod
+    def _source_not_blank(cls, source: str) -> str:
+        if not source.strip():
+            raise ValueError("source must say where the expected values come from")
+        return source
+
+    @property
+    def critical(self) -> bool:
+        return CRITICAL in self.tags
+
+    @property
+    def is_retrieval(self) -> bool:
+        """Scenarios with graded judgments are retrieval queries; the rest are not."""
+        return bool(self.relevant)
+
+    @property
+    def expects_error(self) -> bool:
+        return any(spec.check == "tool_error" for spec in self.expect)
+
+    def question(self) -> str:
+        """The natural-language question, for LLM-judged metrics (falls back to the title)."""
+        for key in ("question", "query", "topic", "situation"):
+            value = self.args.get(key)
+            if isinstance(value, str) and value.strip():
+                return value
+        return self.title
+
+
+class ScenarioLoadError(ValueError):
+    """A golden file that cannot be used; the message names the file and the field."""
+
+
+def _format_validation(path: Path, index: int | None, error: ValidationError, raw: Any) -> str:
+    where = f"{path}" if index is None else f"{path} [scenario #{index + 1}]"
+    ident = raw.get("id") if isinstance(raw, dict) else None
+    if ident:
+        where += f" (id {ident!r})"
+    lines = [f"{where}: invalid scenario"]
+    for err in error.errors():
+        loc = ".".join(str(part) for part in err["loc"]) or "(record)"
+        lines.append(f"  field {loc}: {err['msg']}")
+    return "\n".join(lines)
+
+
+def parse_file(path: Path) -> list[Scenario]:
+    """Scenarios in one YAML file: a single record, or a list under ``scenarios:``."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ScenarioLoadError(f"{path}: not valid YAML: {exc}") from None
+    if data is None:
+        return []
+    if isinstance(data, dict) and "scenarios" in data:
+        records = data["scenarios"]
+        if not isinstance(records, list):
+            raise ScenarioLoadError(f"{path}: field scenarios: must be a list of records")
+        indexed: list[tuple[int | None, Any]] = list(enumerate(records))
+    elif isinstance(data, dict):
+        indexed = [(None, data)]
+    else:
+        raise ScenarioLoadError(
+            f"{path}: expected one scenario record or a mapping with 'scenarios:', "
+            f"got {type(data).__name__}"
+        )
+    scenarios: list[Scenario] = []
+    for index, raw in indexed:
+        if not isinstance(raw, dict):
+            where = path if index is None else f"{path} [scenario #{index + 1}]"
+            raise ScenarioLoadError(
+                f"{where}: a scenario must be a mapping, got {type(raw).__name__}"
+            )
+        try:
+            scenarios.append(Scenario.model_validate(raw))
+        except ValidationError as exc:
+            raise ScenarioLoadError(_format_validation(path, index, exc, raw)) from None
+    return scenarios
+
+
+def golden_files(root: Path) -> list[Path]:
+    """``root/**/*.yaml`` (and ``.yml``) in a stable order; ``root`` may also be one file.
+
+    Files or folders whose name starts with ``_`` or ``.`` (templates, notes) are skipped.
+    """
+    if root.is_file():
+        return [root]
+    if not root.is_dir():
+        raise ScenarioLoadError(f"{root}: no such golden file or directory")
+    return sorted(
+        p
+        for p in root.rglob("*")
+        if p.suffix in (".yaml", ".yml")
+        and p.is_file()
+        and not any(part.startswith(("_", ".")) for part in p.relative_to(root).parts)
+    )
+
+
+def load_scenarios(root: Path | str, *, select: Iterable[str] = ()) -> list[Scenario]:
+    """Load and validate every golden scenario under ``root``; ids must be unique.
+
+    ``select`` keeps only scenarios whose id or tags match one of the given strings.
+    """
+    root = Path(root)
+    seen: dict[str, Path] = {}
+    scenarios: list[Scenario] = []
+    for path in golden_files(root):
+        for scenario in parse_file(path):
+            if scenario.id in seen:
+                raise ScenarioLoadError(
+                    f"{path}: field id: duplicate scenario id {scenario.id!r} "
+                    f"(first defined in {seen[scenario.id]})"
+                )
+            seen[scenario.id] = path
+            scenarios.append(scenario)
+    wanted = set(select)
+    if wanted:
+        scenarios = [s for s in scenarios if s.id in wanted or wanted & set(s.tags)]
+    return scenarios
