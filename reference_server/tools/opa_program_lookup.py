@@ -216,8 +216,14 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     docs.sort(key=lambda d: (-len(d["program"].get("recommendations") or []), d["document_id"]))
     prog: dict[str, Any] = docs[0]["program"] if docs else {}
     doc = docs[0] if docs else None
-    recs = [r | {"_doc": d["document_id"]} for d in docs for r in d["program"].get("recommendations") or []]
-    algorithms = [a | {"_url": d["source_url"]} for d in docs for a in d["program"].get("algorithms") or []]
+    recs = [
+        r | {"_doc": d["document_id"]}
+        for d in docs
+        for r in d["program"].get("recommendations") or []
+    ]
+    algorithms = [
+        a | {"_url": d["source_url"]} for d in docs for a in d["program"].get("algorithms") or []
+    ]
     if req.query_type == "referral":
         recs = sorted(recs, key=lambda r: r.get("category") != "referral")
     elif req.query_type == "intervals":
@@ -257,9 +263,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
                 age_range=r.get("age_range"),
                 frequency=r.get("frequency"),
                 conditions=r.get("conditions") or [],
-                source_section_id=f"{doc['document_id']}:s{int(r.get('section') or 1):02d}"
-                if doc
-                else "",
+                source_section_id=f"{r['_doc']}:s{int(r.get('section') or 1):02d}",
             )
             for r in recs
         ],
