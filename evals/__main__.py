@@ -44,6 +44,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         timeout_s=args.timeout,
         ablation=args.ablation,
+        depth=args.depth,
         disabled_checks=frozenset(args.disable_check or ()),
         ragas=not args.no_ragas,
         llm=False if args.no_llm else None,
@@ -166,6 +167,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--timeout", type=float, default=30.0, help="per-call timeout in seconds (default: 30)"
+    )
+    run.add_argument(
+        "--depth",
+        type=int,
+        default=10,
+        help="result depth for retrieval metrics: n_results/top_k raised to this (default: 10)",
     )
     run.add_argument(
         "--ablation",

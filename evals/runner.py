@@ -8,6 +8,11 @@ tools whose inputSchema accepts ``search_mode``, by overriding that argument. Ab
 record retrieved ids and metrics, not checks (expected values may legitimately depend on the
 mode, e.g. ``provenance``).
 
+Retrieval metrics are measured at a fixed depth (``RunOptions.depth``, default 10), as in
+BEIR: when a scenario's own arguments ask for fewer results (``n_results``/``top_k``), its
+checks run on that call and its metrics on a second call with the depth argument raised
+(capped at the maximum the tool publishes). Ablation passes call at depth directly.
+
 The runner emits events and never prints; reporters subscribe.
 """
 
@@ -41,6 +46,7 @@ from evals.targets import Target, TargetError
 
 MODES: tuple[str, ...] = ("hybrid", "vector", "keyword")
 SEARCH_MODE_ARG = "search_mode"
+DEPTH_ARGS: tuple[str, ...] = ("n_results", "top_k")
 IMPLICIT_CHECKS: tuple[str, ...] = ("no_tool_error", "schema_valid")
 
 
@@ -51,6 +57,7 @@ class RunOptions:
     concurrency: int = 4
     timeout_s: float = 30.0
     ablation: bool = False
+    depth: int = 10
     modes: tuple[str, ...] = MODES
     disabled_checks: frozenset[str] = field(default_factory=frozenset)
     ragas: bool = True
@@ -111,6 +118,21 @@ def evaluate_checks(
     return results
 
 
+def with_depth(tool: ToolInfo | None, args: dict[str, Any], depth: int) -> dict[str, Any]:
+    """``args`` with the tool's result-count argument raised to ``depth`` (within its maximum)."""
+    if tool is None or depth <= 0:
+        return args
+    properties = tool.input_schema.get("properties") or {}
+    for name in DEPTH_ARGS:
+        if name in properties:
+            limit = properties[name].get("maximum", depth)
+            wanted = min(depth, int(limit))
+            current = args.get(name, properties[name].get("default", 0)) or 0
+            if current < wanted:
+                return {**args, name: wanted}
+    return args
+
+
 class ScenarioRunner:
     """Runs scenarios through one open target, bounded by a semaphore, emitting events."""
 
@@ -145,12 +167,23 @@ class ScenarioRunner:
             self.bus.emit(ScenarioFinished(record))
             return record
         ids = retrieved_ids(scenario.tool, outcome.structured)
+        tool = self.tools.get(scenario.tool)
+        deep_args = with_depth(tool, args, self.options.depth)
+        if scenario.is_retrieval and deep_args != args and not outcome.is_error:
+            try:
+                async with self._gate:
+                    deep = await target.call_tool(
+                        scenario.tool, deep_args, timeout_s=self.options.timeout_s
+                    )
+                ids_for_metrics = retrieved_ids(scenario.tool, deep.structured)
+            except TargetError:
+                ids_for_metrics = ids
+        else:
+            ids_for_metrics = ids
         checks: list[CheckOutcome] = []
         status: Status
         if with_checks:
-            checks = evaluate_checks(
-                scenario, outcome, self.tools.get(scenario.tool), ids, self.options.disabled_checks
-            )
+            checks = evaluate_checks(scenario, outcome, tool, ids, self.options.disabled_checks)
             for check in checks:
                 if not check.passed:
                     self.bus.emit(CheckFailed(scenario.id, mode, check))
@@ -165,7 +198,7 @@ class ScenarioRunner:
             is_error=outcome.is_error,
             error_text=outcome.text if outcome.is_error else None,
             checks=checks,
-            retrieved_ids=ids,
+            retrieved_ids=ids_for_metrics,
             result=outcome.structured,
         )
         self.bus.emit(ScenarioFinished(record))
@@ -183,6 +216,8 @@ class ScenarioRunner:
             args = dict(scenario.args)
             if override_mode:
                 args[SEARCH_MODE_ARG] = mode
+            if mode != DEFAULT_MODE:
+                args = with_depth(self.tools.get(scenario.tool), args, self.options.depth)
             return args
 
         with_checks = mode == DEFAULT_MODE

@@ -39,9 +39,11 @@ class Runtime:
 
     def warm_up(self) -> None:
         """Load the model and open the stores now rather than on the first call."""
-        from reference_server.index.opa_builder import COLLECTIONS
+        from reference_server.index.off_builder import COLLECTIONS as OFF_COLLECTIONS
+        from reference_server.index.opa_builder import COLLECTIONS as OPA_COLLECTIONS
 
         self.embedder.embed(["warm up"])
         self.opa_sql.one("SELECT 1 AS ok")
-        for name in COLLECTIONS.values():
+        self.ohip_sql.one("SELECT 1 AS ok")
+        for name in [*OPA_COLLECTIONS.values(), *OFF_COLLECTIONS]:
             self.vectors.search(name, "warm up", n_results=1)

@@ -21,7 +21,9 @@ def test_faults_from_environment_variables() -> None:
 def test_faults_from_file(tmp_path: Path) -> None:
     f = tmp_path / "faults.json"
     f.write_text(json.dumps({"vector_delay_ms": 150}))
-    s = Settings.from_env({"OCM_FAULTS_FILE": str(f), "OCM_MODE": "keyword", "OCM_SQL_TIMEOUT_MS": "300"})
+    s = Settings.from_env(
+        {"OCM_FAULTS_FILE": str(f), "OCM_MODE": "keyword", "OCM_SQL_TIMEOUT_MS": "300"}
+    )
     assert s.faults.vector_delay_ms == 150 and s.mode == "keyword" and s.sql_timeout_ms == 300
 
 
@@ -49,12 +51,19 @@ def test_bad_configuration_is_rejected() -> None:
         (0, 1, 7, OPA, 0.0),  # clamped at 0
     ],
 )
-def test_confidence_formula(n_sql: int, n_vec: int, conflicts: int, profile: object, expected: float) -> None:
+def test_confidence_formula(
+    n_sql: int, n_vec: int, conflicts: int, profile: object, expected: float
+) -> None:
     assert calculate_confidence(n_sql, n_vec, conflicts, profile) == pytest.approx(expected)  # type: ignore[arg-type]
 
 
 def test_citation_format_and_anchor() -> None:
-    doc = {"source_org": "cpso", "title": "Virtual Care", "effective_date": "2022-06-01", "source_url": "https://x.test/vc"}
+    doc = {
+        "source_org": "cpso",
+        "title": "Virtual Care",
+        "effective_date": "2022-06-01",
+        "source_url": "https://x.test/vc",
+    }
     section = {"section_heading": "Virtual Care and Patients’ Best Interests"}
     c = format_citation(doc, section)
     assert c["text"] == (

@@ -27,7 +27,9 @@ async def run_with(tool: str, args: dict[str, Any], **overrides: Any) -> Any:
 
 
 async def test_paths_run_concurrently() -> None:
-    result = await run_with("opa.search_sections", QUERY, faults=Faults(sql_delay_ms=200, vector_delay_ms=200))
+    result = await run_with(
+        "opa.search_sections", QUERY, faults=Faults(sql_delay_ms=200, vector_delay_ms=200)
+    )
     t = result.meta["timings_ms"]
     assert t["sql"] >= 200 and t["vector"] >= 200
     assert t["total"] < t["sql"] + t["vector"] - 100, t  # sequential would be >= 400 ms
@@ -46,7 +48,9 @@ async def test_failed_vector_path_gives_partial_answer_with_lower_confidence() -
 
 
 async def test_failed_sql_path_falls_back_to_vector_base_confidence() -> None:
-    degraded = await run_with("opa.policy_check", {"query": "consent to treatment capacity"}, faults=Faults(sql_fail=True))
+    degraded = await run_with(
+        "opa.policy_check", {"query": "consent to treatment capacity"}, faults=Faults(sql_fail=True)
+    )
     out = degraded.structured_content
     assert out["provenance"] == ["vector"]
     assert out["policies"] and 0.6 <= out["confidence"] <= 0.75
@@ -64,7 +68,9 @@ async def test_hung_path_is_cut_at_its_timeout() -> None:
 
 
 async def test_both_paths_failing_degrades_to_empty_answer_not_crash() -> None:
-    result = await run_with("opa.search_sections", QUERY, faults=Faults(sql_fail=True, vector_fail=True))
+    result = await run_with(
+        "opa.search_sections", QUERY, faults=Faults(sql_fail=True, vector_fail=True)
+    )
     assert not result.is_error
     assert result.structured_content["provenance"] == []
     assert result.structured_content["confidence"] == 0.0
@@ -86,7 +92,9 @@ async def test_keyword_mode_configuration_skips_vector_path() -> None:
 
 
 async def test_freshness_falls_back_to_vector_metadata_when_sql_fails() -> None:
-    result = await run_with("opa.freshness_probe", {"source_orgs": ["ontario_health"]}, faults=Faults(sql_fail=True))
+    result = await run_with(
+        "opa.freshness_probe", {"source_orgs": ["ontario_health"]}, faults=Faults(sql_fail=True)
+    )
     out = result.structured_content
     assert out["provenance"] == ["vector"]
     stale = {d["document_id"]: d["staleness"] for d in out["stale_documents"]}

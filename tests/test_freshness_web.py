@@ -22,7 +22,7 @@ PAGES = {
 
 
 class Handler(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         if self.path.endswith("Closing-a-Medical-Practice"):
             time.sleep(3)  # slower than the configured web timeout
         body = PAGES.get(self.path)
@@ -44,14 +44,23 @@ def local_site() -> Iterator[str]:
 
 async def test_check_web_flags_newer_page_and_survives_timeouts(local_site: str) -> None:
     settings = make_settings(
-        web_enabled=True, web_timeout_s=0.5, web_url_rewrite={"https://www.cpso.on.ca": local_site}, tool_timeout_ms=5000
+        web_enabled=True,
+        web_timeout_s=0.5,
+        web_url_rewrite={"https://www.cpso.on.ca": local_site},
+        tool_timeout_ms=5000,
     )
     server = build_server(settings)
     docs = ["cpso-virtual-care", "cpso-consent-to-treatment", "cpso-closing-a-medical-practice"]
     async with Client(server) as client:
-        result = await client.call_tool("opa.freshness_probe", {"document_ids": docs, "check_web": True})
+        result = await client.call_tool(
+            "opa.freshness_probe", {"document_ids": docs, "check_web": True}
+        )
     updates = result.structured_content["potential_updates"]
     assert [u["document_id"] for u in updates] == ["cpso-virtual-care"]
     assert updates[0]["detected_date"] == "2026-03-01"
-    assert updates[0]["url"].startswith("https://www.cpso.on.ca/")  # reports the real URL, not the rewrite
-    assert any("Re-ingest cpso-virtual-care" in r for r in result.structured_content["recommendations"])
+    assert updates[0]["url"].startswith(
+        "https://www.cpso.on.ca/"
+    )  # reports the real URL, not the rewrite
+    assert any(
+        "Re-ingest cpso-virtual-care" in r for r in result.structured_content["recommendations"]
+    )

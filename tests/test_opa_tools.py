@@ -20,51 +20,85 @@ pytestmark = pytest.mark.asyncio
 
 
 async def test_search_cervical_hpv_current_guidance_first(client: Client[Any]) -> None:
-    out = await call(client, "opa.search_sections", {"query": "cervical screening HPV testing interval"})
+    out = await call(
+        client, "opa.search_sections", {"query": "cervical screening HPV testing interval"}
+    )
     docs = [s["document_id"] for s in out["sections"]]
     assert docs[0] in {"ontario-health-ocsp-hpv-screening", "ontario-health-hpv-testing-hub"}
-    assert "ontario-health-ocsp-cytology-guidelines-2016" not in docs  # superseded excluded by default
+    assert (
+        "ontario-health-ocsp-cytology-guidelines-2016" not in docs
+    )  # superseded excluded by default
     assert out["provenance"] == ["sql", "vector"]
     assert 0.9 <= out["confidence"] <= 1.0
     assert len(out["citations"]) == len(out["sections"])
 
 
-async def test_search_include_superseded_ranks_superseded_below_current(client: Client[Any]) -> None:
+async def test_search_include_superseded_ranks_superseded_below_current(
+    client: Client[Any],
+) -> None:
     out = await call(
         client,
         "opa.search_sections",
-        {"query": "Pap test cytology cervical screening every 3 years", "include_superseded": True, "n_results": 20},
+        {
+            "query": "Pap test cytology cervical screening every 3 years",
+            "include_superseded": True,
+            "n_results": 20,
+        },
     )
     ranked = [s["document_id"] for s in out["sections"]]
     assert "ontario-health-ocsp-cytology-guidelines-2016" in ranked
     superseded = [s for s in out["sections"] if s["is_superseded"]]
-    assert superseded and all(s["document_id"] == "ontario-health-ocsp-cytology-guidelines-2016" for s in superseded)
+    assert superseded and all(
+        s["document_id"] == "ontario-health-ocsp-cytology-guidelines-2016" for s in superseded
+    )
 
 
 async def test_search_source_org_filter(client: Client[Any]) -> None:
-    out = await call(client, "opa.search_sections", {"query": "consent documentation", "source_org": "cpso", "n_results": 10})
+    out = await call(
+        client,
+        "opa.search_sections",
+        {"query": "consent documentation", "source_org": "cpso", "n_results": 10},
+    )
     assert out["sections"] and {s["source_org"] for s in out["sections"]} == {"cpso"}
 
 
 async def test_search_document_type_filter(client: Client[Any]) -> None:
-    out = await call(client, "opa.search_sections", {"query": "virtual care", "document_type": "advice", "n_results": 10})
+    out = await call(
+        client,
+        "opa.search_sections",
+        {"query": "virtual care", "document_type": "advice", "n_results": 10},
+    )
     assert out["sections"] and all(s["document_id"].endswith("-advice") for s in out["sections"])
 
 
 async def test_search_topics_filter(client: Client[Any]) -> None:
-    out = await call(client, "opa.search_sections", {"query": "screening", "topics": ["colonoscopy"], "n_results": 10})
-    assert out["sections"] and all(any("colonoscopy" in t for t in s["topics"]) for s in out["sections"])
+    out = await call(
+        client,
+        "opa.search_sections",
+        {"query": "screening", "topics": ["colonoscopy"], "n_results": 10},
+    )
+    assert out["sections"] and all(
+        any("colonoscopy" in t for t in s["topics"]) for s in out["sections"]
+    )
 
 
 async def test_search_n_results_and_total_matches(client: Client[Any]) -> None:
-    out = await call(client, "opa.search_sections", {"query": "medical records retention", "n_results": 3})
+    out = await call(
+        client, "opa.search_sections", {"query": "medical records retention", "n_results": 3}
+    )
     assert len(out["sections"]) == 3
     assert out["total_matches"] >= 3
 
 
-@pytest.mark.parametrize("mode,paths", [("keyword", ["sql"]), ("vector", ["vector"]), ("hybrid", ["sql", "vector"])])
-async def test_search_modes_use_the_right_paths(client: Client[Any], mode: str, paths: list[str]) -> None:
-    out = await call(client, "opa.search_sections", {"query": "virtual care documentation", "search_mode": mode})
+@pytest.mark.parametrize(
+    "mode,paths", [("keyword", ["sql"]), ("vector", ["vector"]), ("hybrid", ["sql", "vector"])]
+)
+async def test_search_modes_use_the_right_paths(
+    client: Client[Any], mode: str, paths: list[str]
+) -> None:
+    out = await call(
+        client, "opa.search_sections", {"query": "virtual care documentation", "search_mode": mode}
+    )
     assert out["provenance"] == paths
     assert out["sections"][0]["document_id"].startswith("cpso-virtual-care")
     if mode == "vector":
@@ -72,7 +106,11 @@ async def test_search_modes_use_the_right_paths(client: Client[Any], mode: str, 
 
 
 async def test_search_cpso_virtual_care_documentation(client: Client[Any]) -> None:
-    out = await call(client, "opa.search_sections", {"query": "What are the documentation requirements for virtual care?"})
+    out = await call(
+        client,
+        "opa.search_sections",
+        {"query": "What are the documentation requirements for virtual care?"},
+    )
     top = out["sections"][0]
     assert top["document_id"] in {"cpso-virtual-care", "cpso-virtual-care-advice"}
     assert top["source_url"].startswith("https://www.cpso.on.ca/")
@@ -91,7 +129,9 @@ async def test_search_cpso_virtual_care_documentation(client: Client[Any]) -> No
         ({"query": "x", "bogus": 1}, "bogus"),
     ],
 )
-async def test_search_bad_input_names_field(client: Client[Any], args: dict[str, Any], field: str) -> None:
+async def test_search_bad_input_names_field(
+    client: Client[Any], args: dict[str, Any], field: str
+) -> None:
     message = await call_error(client, "opa.search_sections", args)
     assert f"'{field}'" in message
 
@@ -106,7 +146,11 @@ async def test_search_bad_enum_lists_allowed_values(client: Client[Any]) -> None
 
 
 async def test_get_section_child_with_parent_and_citation(client: Client[Any]) -> None:
-    search = await call(client, "opa.search_sections", {"query": "virtual care informed consent", "source_org": "cpso"})
+    search = await call(
+        client,
+        "opa.search_sections",
+        {"query": "virtual care informed consent", "source_org": "cpso"},
+    )
     child_id = next(s["section_id"] for s in search["sections"] if s["chunk_type"] == "child")
     out = await call(client, "opa.get_section", {"section_id": child_id})
     assert out["section"]["chunk_type"] == "child"
@@ -118,7 +162,9 @@ async def test_get_section_child_with_parent_and_citation(client: Client[Any]) -
 
 
 async def test_get_section_parent_with_children(client: Client[Any]) -> None:
-    out = await call(client, "opa.get_section", {"section_id": "cpso-virtual-care:s02", "include_children": True})
+    out = await call(
+        client, "opa.get_section", {"section_id": "cpso-virtual-care:s02", "include_children": True}
+    )
     assert out["section"]["chunk_type"] == "parent" and out["parent"] is None
     assert len(out["children"]) >= 2
     assert all(c["section_id"].startswith("cpso-virtual-care:s02:c") for c in out["children"])
@@ -126,7 +172,11 @@ async def test_get_section_parent_with_children(client: Client[Any]) -> None:
 
 
 async def test_get_section_without_document_metadata(client: Client[Any]) -> None:
-    out = await call(client, "opa.get_section", {"section_id": "cpso-virtual-care:s01", "include_document_metadata": False})
+    out = await call(
+        client,
+        "opa.get_section",
+        {"section_id": "cpso-virtual-care:s01", "include_document_metadata": False},
+    )
     assert out["document"] is None
 
 
@@ -139,7 +189,11 @@ async def test_get_section_unknown_id_is_not_found(client: Client[Any]) -> None:
 
 
 async def test_policy_check_virtual_care_expectations_first(client: Client[Any]) -> None:
-    out = await call(client, "opa.policy_check", {"query": "documentation requirements for virtual care", "n_results": 6})
+    out = await call(
+        client,
+        "opa.policy_check",
+        {"query": "documentation requirements for virtual care", "n_results": 6},
+    )
     levels = [p["policy_level"] for p in out["policies"]]
     assert levels == sorted(levels, key=lambda lv: lv != "expectation")
     assert out["expectations_found"] == levels.count("expectation")
@@ -149,18 +203,28 @@ async def test_policy_check_virtual_care_expectations_first(client: Client[Any])
 
 
 async def test_policy_check_only_advice(client: Client[Any]) -> None:
-    out = await call(client, "opa.policy_check", {"query": "consent to treatment", "policy_level": "advice", "n_results": 5})
+    out = await call(
+        client,
+        "opa.policy_check",
+        {"query": "consent to treatment", "policy_level": "advice", "n_results": 5},
+    )
     assert out["policies"] and all(p["policy_level"] == "advice" for p in out["policies"])
 
 
 async def test_policy_check_without_advice(client: Client[Any]) -> None:
-    out = await call(client, "opa.policy_check", {"query": "closing a medical practice notice", "include_advice": False, "n_results": 5})
+    out = await call(
+        client,
+        "opa.policy_check",
+        {"query": "closing a medical practice notice", "include_advice": False, "n_results": 5},
+    )
     assert out["policies"] and out["advice_found"] == 0
     assert any(p["policy_title"] == "Closing a Medical Practice" for p in out["policies"])
 
 
 async def test_policy_check_default_three_results(client: Client[Any]) -> None:
-    out = await call(client, "opa.policy_check", {"query": "continuity of care test results follow-up"})
+    out = await call(
+        client, "opa.policy_check", {"query": "continuity of care test results follow-up"}
+    )
     assert len(out["policies"]) == 3
 
 
@@ -173,7 +237,11 @@ async def test_policy_check_bad_level(client: Client[Any]) -> None:
 
 
 async def test_program_cervical_hpv_for_30_year_old(client: Client[Any]) -> None:
-    out = await call(client, "opa.program_lookup", {"program": "cervical", "query_type": "intervals", "patient_age": 30})
+    out = await call(
+        client,
+        "opa.program_lookup",
+        {"program": "cervical", "query_type": "intervals", "patient_age": 30},
+    )
     assert "Cervical" in out["program"]
     assert out["effective_date"] == "2025-03-03"
     assert any("5 years" in (r["frequency"] or "") for r in out["recommendations"])
@@ -187,7 +255,9 @@ async def test_program_cervical_hpv_for_30_year_old(client: Client[Any]) -> None
 
 async def test_program_breast_high_risk(client: Client[Any]) -> None:
     out = await call(
-        client, "opa.program_lookup", {"program": "breast", "patient_age": 35, "risk_factors": ["BRCA1 mutation carrier"]}
+        client,
+        "opa.program_lookup",
+        {"program": "breast", "patient_age": 35, "risk_factors": ["BRCA1 mutation carrier"]},
     )
     rec = out["patient_specific"]["recommendation"].lower()
     assert "mri" in rec
@@ -196,17 +266,26 @@ async def test_program_breast_high_risk(client: Client[Any]) -> None:
 
 async def test_program_outside_age_range(client: Client[Any]) -> None:
     out = await call(client, "opa.program_lookup", {"program": "colorectal", "patient_age": 40})
-    assert "outside" in out["patient_specific"]["recommendation"].lower() or "not" in out["patient_specific"]["recommendation"].lower()
+    assert (
+        "outside" in out["patient_specific"]["recommendation"].lower()
+        or "not" in out["patient_specific"]["recommendation"].lower()
+    )
 
 
 async def test_program_pathway_has_algorithm_steps(client: Client[Any]) -> None:
-    out = await call(client, "opa.program_lookup", {"program": "colorectal", "query_type": "pathway"})
+    out = await call(
+        client, "opa.program_lookup", {"program": "colorectal", "query_type": "pathway"}
+    )
     assert out["algorithms"] and out["algorithms"][0]["steps"]
     assert out["guidance_type"] == "pathway"
 
 
 async def test_program_info_needed_spec_revision_one(client: Client[Any]) -> None:
-    out = await call(client, "opa.program_lookup", {"program": "lung cancer screening", "info_needed": ["eligibility", "referral"]})
+    out = await call(
+        client,
+        "opa.program_lookup",
+        {"program": "lung cancer screening", "info_needed": ["eligibility", "referral"]},
+    )
     assert out["eligibility"]["age_criteria"]
     assert out["citations"] and out["citations"][0]["source_org"] == "ontario_health"
 
@@ -217,7 +296,9 @@ async def test_program_unknown_lists_allowed(client: Client[Any]) -> None:
 
 
 async def test_program_bad_query_type(client: Client[Any]) -> None:
-    message = await call_error(client, "opa.program_lookup", {"program": "breast", "query_type": "price"})
+    message = await call_error(
+        client, "opa.program_lookup", {"program": "breast", "query_type": "price"}
+    )
     assert "'query_type'" in message and "intervals" in message
 
 
@@ -225,24 +306,32 @@ async def test_program_bad_query_type(client: Client[Any]) -> None:
 
 
 async def test_ipac_reprocessing_spirometer(client: Client[Any]) -> None:
-    out = await call(client, "opa.ipac_guidance", {"topic": "reprocessing", "specific_item": "spirometer"})
+    out = await call(
+        client, "opa.ipac_guidance", {"topic": "reprocessing", "specific_item": "spirometer"}
+    )
     assert out["requirements"], out
     assert {r["level"] for r in out["requirements"]} <= {"must", "should", "may"}
     assert any(r["level"] == "must" for r in out["requirements"])
     text = " ".join(r["text"] for r in out["requirements"]).lower()
     assert "disinfect" in text or "steril" in text
-    assert out["references"] and out["references"][0]["url"].startswith("https://www.publichealthontario.ca")
+    assert out["references"] and out["references"][0]["url"].startswith(
+        "https://www.publichealthontario.ca"
+    )
     assert out["checklists"]
 
 
 async def test_ipac_ppe_n95(client: Client[Any]) -> None:
-    out = await call(client, "opa.ipac_guidance", {"topic": "ppe", "specific_item": "N95 respirator"})
+    out = await call(
+        client, "opa.ipac_guidance", {"topic": "ppe", "specific_item": "N95 respirator"}
+    )
     text = " ".join(r["text"] for r in out["requirements"]).lower()
     assert "n95" in text
 
 
 async def test_ipac_without_checklists(client: Client[Any]) -> None:
-    out = await call(client, "opa.ipac_guidance", {"topic": "environmental", "include_checklists": False})
+    out = await call(
+        client, "opa.ipac_guidance", {"topic": "environmental", "include_checklists": False}
+    )
     assert out["checklists"] == [] and out["requirements"]
 
 
@@ -276,7 +365,9 @@ async def test_freshness_by_document_and_org(client: Client[Any]) -> None:
 
 async def test_freshness_topics(client: Client[Any]) -> None:
     out = await call(client, "opa.freshness_probe", {"topics": ["cervical screening"]})
-    assert {d["document_id"] for d in out["stale_documents"]} >= {"ontario-health-ocsp-cytology-guidelines-2016"}
+    assert {d["document_id"] for d in out["stale_documents"]} >= {
+        "ontario-health-ocsp-cytology-guidelines-2016"
+    }
 
 
 async def test_freshness_unknown_document(client: Client[Any]) -> None:
@@ -285,7 +376,9 @@ async def test_freshness_unknown_document(client: Client[Any]) -> None:
 
 
 async def test_freshness_check_web_disabled_by_default(client: Client[Any]) -> None:
-    out = await call(client, "opa.freshness_probe", {"document_ids": ["cpso-virtual-care"], "check_web": True})
+    out = await call(
+        client, "opa.freshness_probe", {"document_ids": ["cpso-virtual-care"], "check_web": True}
+    )
     assert out["potential_updates"] == []
     assert any("disabled by configuration" in r for r in out["recommendations"])
 
@@ -294,7 +387,9 @@ async def test_freshness_check_web_disabled_by_default(client: Client[Any]) -> N
 
 
 async def test_clinical_tools_dementia(client: Client[Any]) -> None:
-    out = await call(client, "opa.clinical_tools", {"condition": "dementia", "include_sections": True})
+    out = await call(
+        client, "opa.clinical_tools", {"condition": "dementia", "include_sections": True}
+    )
     top = out["tools"][0]
     assert top["tool_id"] == "cep-dementia-diagnosis"
     assert top["key_features"]["assessment_algorithm"] == {
@@ -308,10 +403,14 @@ async def test_clinical_tools_dementia(client: Client[Any]) -> None:
 
 async def test_clinical_tools_by_feature_and_category(client: Client[Any]) -> None:
     out = await call(client, "opa.clinical_tools", {"feature_type": "algorithm"})
-    assert out["tools"] and all(t["key_features"]["assessment_algorithm"]["available"] for t in out["tools"])
+    assert out["tools"] and all(
+        t["key_features"]["assessment_algorithm"]["available"] for t in out["tools"]
+    )
     out = await call(client, "opa.clinical_tools", {"category": "chronic_disease"})
     names = {t["name"] for t in out["tools"]}
-    assert any("COPD" in n or "Obstructive" in n for n in names) and any("Heart Failure" in n for n in names)
+    assert any("COPD" in n or "Obstructive" in n for n in names) and any(
+        "Heart Failure" in n for n in names
+    )
     assert all(t["category"] == "chronic_disease" for t in out["tools"])
 
 

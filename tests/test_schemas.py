@@ -19,10 +19,16 @@ pytestmark = pytest.mark.asyncio
 SNAPSHOT = Path(__file__).parent / "snapshots" / "tool_schemas.json"
 
 SAMPLES: dict[str, list[dict[str, Any]]] = {
-    "opa.search_sections": [{"query": "cervical screening"}, {"query": "consent", "source_org": "cpso", "search_mode": "keyword"}],
+    "opa.search_sections": [
+        {"query": "cervical screening"},
+        {"query": "consent", "source_org": "cpso", "search_mode": "keyword"},
+    ],
     "opa.get_section": [{"section_id": "cpso-virtual-care:s02", "include_children": True}],
     "opa.policy_check": [{"query": "virtual care documentation"}],
-    "opa.program_lookup": [{"program": "breast", "patient_age": 52}, {"program": "cervical", "query_type": "pathway"}],
+    "opa.program_lookup": [
+        {"program": "breast", "patient_age": 52},
+        {"program": "cervical", "query_type": "pathway"},
+    ],
     "opa.ipac_guidance": [{"topic": "reprocessing", "specific_item": "speculum"}],
     "opa.freshness_probe": [{}],
     "opa.clinical_tools": [{"condition": "copd", "include_sections": True}],
@@ -35,7 +41,10 @@ SAMPLES: dict[str, list[dict[str, Any]]] = {
 
 
 async def _published(client: Client[Any]) -> dict[str, dict[str, Any]]:
-    return {t.name: {"inputSchema": t.input_schema, "outputSchema": t.output_schema} for t in await client.list_tools()}
+    return {
+        t.name: {"inputSchema": t.input_schema, "outputSchema": t.output_schema}
+        for t in await client.list_tools()
+    }
 
 
 async def test_structured_content_validates_against_output_schema(client: Client[Any]) -> None:
@@ -54,7 +63,9 @@ async def test_schemas_match_snapshot(client: Client[Any]) -> None:
     current = await _published(client)
     if os.environ.get("UPDATE_SNAPSHOTS") or not SNAPSHOT.exists():
         SNAPSHOT.write_text(json.dumps(current, indent=1, sort_keys=True) + "\n")
-    assert json.loads(SNAPSHOT.read_text()) == json.loads(json.dumps(current)), "tool schemas changed: review and UPDATE_SNAPSHOTS=1"
+    assert json.loads(SNAPSHOT.read_text()) == json.loads(json.dumps(current)), (
+        "tool schemas changed: review and UPDATE_SNAPSHOTS=1"
+    )
 
 
 async def test_unknown_tool_is_a_protocol_level_error(client: Client[Any]) -> None:

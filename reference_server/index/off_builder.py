@@ -739,8 +739,11 @@ def odb_documents(corpus_dir: Path) -> list[VectorDoc]:
     return docs
 
 
+COLLECTIONS: tuple[str, ...] = ("ohip_chunks", "adp_v1", "odb_documents")
+
+
 def vector_documents(corpus_dir: Path) -> dict[str, list[VectorDoc]]:
-    """The three Dr. OFF Chroma collections."""
+    """The three Dr. OFF Chroma collections (names in `COLLECTIONS`)."""
     return {
         "ohip_chunks": ohip_documents(corpus_dir),
         "adp_v1": adp_documents(corpus_dir),

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 from reference_server.tools import (
+    off_adp_get,
+    off_coverage_answer,
+    off_odb_get,
+    off_schedule_get,
+    off_source_passages,
     opa_clinical_tools,
     opa_freshness_probe,
     opa_get_section,
@@ -21,4 +26,9 @@ ALL_SPECS: list[ToolSpec] = [
     opa_ipac_guidance.SPEC,
     opa_freshness_probe.SPEC,
     opa_clinical_tools.SPEC,
+    off_coverage_answer.SPEC,
+    off_schedule_get.SPEC,
+    off_adp_get.SPEC,
+    off_odb_get.SPEC,
+    off_source_passages.SPEC,
 ]

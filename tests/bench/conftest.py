@@ -38,7 +38,9 @@ class SyncClient:
         self.loop.run_until_complete(self.client.__aenter__())
 
     def call(self, tool: str, args: dict[str, Any]) -> Any:
-        result = self.loop.run_until_complete(self.client.call_tool(tool, args, raise_on_error=False))
+        result = self.loop.run_until_complete(
+            self.client.call_tool(tool, args, raise_on_error=False)
+        )
         assert not result.is_error, result.content
         return result
 
@@ -69,10 +71,19 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         return
     tr = terminalreporter
     tr.section("per-tool in-process latency (in-memory MCP client, embedding cache off)")
-    tr.write_line(f"{'tool':26} {'n':>5} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}  target p50<={TARGET_P50_MS:g} p95<={TARGET_P95_MS:g}")
+    tr.write_line(
+        f"{'tool':26} {'n':>5} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}  target p50<={TARGET_P50_MS:g} p95<={TARGET_P95_MS:g}"
+    )
     for tool, r in sorted(_results.items()):
         ok = r["p50_ms"] <= TARGET_P50_MS and r["p95_ms"] <= TARGET_P95_MS
-        tr.write_line(f"{tool:26} {r['n']:5d} {r['p50_ms']:8.2f} {r['p95_ms']:8.2f} {r['max_ms']:8.2f}  {'ok' if ok else 'MISSED'}")
+        tr.write_line(
+            f"{tool:26} {r['n']:5d} {r['p50_ms']:8.2f} {r['p95_ms']:8.2f} {r['max_ms']:8.2f}  {'ok' if ok else 'MISSED'}"
+        )
     REPORT.parent.mkdir(parents=True, exist_ok=True)
-    REPORT.write_text(json.dumps({"targets_ms": {"p50": TARGET_P50_MS, "p95": TARGET_P95_MS}, "tools": _results}, indent=2))
+    REPORT.write_text(
+        json.dumps(
+            {"targets_ms": {"p50": TARGET_P50_MS, "p95": TARGET_P95_MS}, "tools": _results},
+            indent=2,
+        )
+    )
     tr.write_line(f"written to {REPORT}")

@@ -56,12 +56,16 @@ REQUESTS: dict[str, list[dict[str, Any]]] = {
 
 @pytest.mark.parametrize("tool", sorted(REQUESTS))
 def test_tool_latency(benchmark: Any, sync_client: SyncClient, tool: str) -> None:
-    available = {t.name for t in sync_client.loop.run_until_complete(sync_client.client.list_tools())}
+    available = {
+        t.name for t in sync_client.loop.run_until_complete(sync_client.client.list_tools())
+    }
     if tool not in available:
         pytest.fail(f"{tool} is not registered")
     cycle = itertools.cycle(REQUESTS[tool])
     for args in REQUESTS[tool]:  # warm each request shape once
         sync_client.call(tool, args)
-    benchmark.pedantic(lambda: sync_client.call(tool, next(cycle)), rounds=60, iterations=1, warmup_rounds=0)
+    benchmark.pedantic(
+        lambda: sync_client.call(tool, next(cycle)), rounds=60, iterations=1, warmup_rounds=0
+    )
     if benchmark.stats is not None:
         record(tool, list(benchmark.stats.stats.data))
