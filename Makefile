@@ -45,7 +45,7 @@ gate: index
 check: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy reference_server evals load
+	$(VENV)/bin/mypy reference_server evals
 
 clean:
 	rm -rf $(VENV) build reports/runs .pytest_cache .mypy_cache .ruff_cache .benchmarks
