@@ -99,3 +99,23 @@ async def test_freshness_falls_back_to_vector_metadata_when_sql_fails() -> None:
     assert out["provenance"] == ["vector"]
     stale = {d["document_id"]: d["staleness"] for d in out["stale_documents"]}
     assert stale["ontario-health-ocsp-cytology-guidelines-2016"] == "superseded"
+
+
+async def test_program_lookup_answers_from_vector_metadata_when_sql_fails() -> None:
+    result = await run_with(
+        "opa.program_lookup",
+        {"program": "cervical", "patient_age": 30},
+        faults=Faults(sql_fail=True),
+    )
+    out = result.structured_content
+    assert out["provenance"] == ["vector"] and 0.6 <= out["confidence"] <= 0.75
+    assert out["recommendations"] and "Cervical" in out["program"]
+
+
+async def test_clinical_tools_answers_from_vector_metadata_when_sql_fails() -> None:
+    result = await run_with(
+        "opa.clinical_tools", {"condition": "dementia"}, faults=Faults(sql_fail=True)
+    )
+    out = result.structured_content
+    assert out["provenance"] == ["vector"]
+    assert out["tools"][0]["tool_id"] == "cep-dementia-diagnosis"

@@ -8,45 +8,27 @@ below names the corpus row and the shared-data row it was checked against.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from fastmcp import Client, FastMCP
 
 from reference_server.config import Faults
-from reference_server.server import build_server
 from reference_server.tools import off_adp_get
-from tests.conftest import call, call_error, make_settings
+from tests.conftest import call, call_error, load_collections, run_fresh
 
 pytestmark = pytest.mark.asyncio
 TOOL = "adp.get"
-CATEGORIES = [
-    "mobility",
-    "comm_aids",
-    "hearing_devices",
-    "visual_aids",
-    "respiratory",
-    "insulin_pump",
-    "glucose_monitoring",
-    "prosthesis",
-    "maxillofacial",
-    "grants",
-    "core_manual",
-]
+CATEGORIES = get_args(off_adp_get.Category)
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _warm_adp(server: FastMCP) -> None:
-    """Load the adp_v1 payloads once, so the first call is not cut by the vector timeout."""
-    server.runtime.vectors.count("adp_v1")  # type: ignore[attr-defined]
+    load_collections(server, [off_adp_get.COLLECTION])
 
 
 async def run_with(args: dict[str, Any], **overrides: Any) -> Any:
-    """A fresh server with configuration overrides (faults), warmed for adp_v1."""
-    server = build_server(make_settings(**overrides))
-    server.runtime.vectors.count("adp_v1")  # type: ignore[attr-defined]
-    async with Client(server) as client:
-        return await client.call_tool(TOOL, args, raise_on_error=False)
+    return await run_fresh(TOOL, args, collections=[off_adp_get.COLLECTION], **overrides)
 
 
 def locs(out: dict[str, Any]) -> list[str]:
@@ -230,14 +212,22 @@ async def test_cpap_respiratory_category_and_exclusions(client: Client[Any]) -> 
     )
 
 
-async def test_voice_restoration_valve_is_100_percent_with_cap(client: Client[Any]) -> None:
+async def test_speaking_valve_standard_client_pays_25_percent(client: Client[Any]) -> None:
     out = await call(client, TOOL, {"device": {"category": "comm_aids", "type": "speaking valve"}})
-    # adp_funding_rule.csv F010 (comm_aids 710) <- shared adp_funding_rule.csv rule_id 80: "ADP will
-    # pay 100 percent (100%) of the vendor's price up to a maximum contribution".
-    assert (
-        out["funding"]["client_share_percent"] == 0.0
-        and out["funding"]["adp_contribution"] == 100.0
-    )
+    # adp_funding_rule.csv F006 (comm_aids 115.03) <- shared adp_funding_rule.csv rule_id 58: the
+    # vendor collects 25 percent of its price for voice restoration and speaking valves.
+    assert out["funding"]["client_share_percent"] == 25.0
+    assert out["funding"]["adp_contribution"] == 75.0
+    assert "adp:comm_aids:Section 115.03" in locs(out)
+
+
+async def test_speaking_valve_for_odsp_recipient_is_100_percent_with_cap(client: Client[Any]) -> None:
+    out = await call(client, TOOL, {"query": "speaking valve for a patient on ODSP"})
+    # adp_funding_rule.csv F010 (comm_aids 710) <- shared rule_id 80 ("ADP will pay 100 percent ...
+    # up to a maximum contribution"), in section 710 on MCCSS benefit recipients (rule_id 79: OW,
+    # ODSP, ACSD co-payment).
+    assert out["funding"]["client_share_percent"] == 0.0
+    assert out["funding"]["adp_contribution"] == 100.0
     assert locs(out)[0] == "adp:comm_aids:Section 710"
 
 
@@ -271,7 +261,7 @@ async def test_request_is_constructible_for_direct_calls(server: FastMCP) -> Non
 async def test_bad_category_lists_the_eleven(client: Client[Any]) -> None:
     msg = await call_error(client, TOOL, {"device": {"category": "wheelchairs", "type": "walker"}})
     assert "device.category" in msg
-    assert all(f"'{c}'" in msg for c in CATEGORIES)
+    assert len(CATEGORIES) == 11 and all(f"'{c}'" in msg for c in CATEGORIES)
 
 
 async def test_missing_query_and_device_names_both(client: Client[Any]) -> None:

@@ -213,3 +213,8 @@ async def test_degraded_paths_lower_confidence_and_ask_followups() -> None:
 )
 async def test_input_errors(client: Client[Any], args: dict[str, Any], expected: str) -> None:
     assert expected in await call_error(client, "coverage.answer", args)
+
+
+async def test_limited_use_code_question_is_a_drug_question_only(client: Client[Any]) -> None:
+    out = await call(client, "coverage.answer", {"question": "What is the Limited Use code for Jardiance?"})
+    assert [t["tool"] for t in out["trace"]] == ["odb.get"]

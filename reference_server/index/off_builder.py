@@ -456,7 +456,7 @@ def ohip_documents(corpus_dir: Path) -> list[VectorDoc]:
                 line = f"{r['code']} {r['description']}: {_fee_text(r)}"
                 extra = "; ".join(x for x in (r.get("limits"), r.get("requirements")) if x)
                 if extra:
-                    line += f" ({extra[:160]})"
+                    line += f" ({extra[:400]})"
                 if r.get("conflict_group"):
                     line += " [fee differs between tables]"
                 lines.append(line)

@@ -200,6 +200,9 @@ def vector_documents(corpus_dir: Path) -> dict[str, list[VectorDoc]]:
                         "section_idx": row["section_idx"],
                         "chunk_idx": row["chunk_idx"] or 0,
                         "ipac": row["ipac"] or "",
+                        # The document's structured block, so the vector path can answer alone.
+                        "program": json.dumps(doc["program"]) if doc.get("program") else "",
+                        "tool": json.dumps(doc["tool"]) if doc.get("tool") else "",
                     },
                 )
             )

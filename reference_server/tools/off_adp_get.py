@@ -276,9 +276,17 @@ class Parsed:
     household_stated: bool = False
     flags: list[str] = field(default_factory=list)
     fast_track: bool = False
+    social_assistance: bool = False
     daily: bool | None = None
     resident: bool | None = None
     prescription: bool | None = None
+
+
+# Ontario Works, ODSP and ACSD recipients: their own co-payment rules (comm_aids 710, core 310.00).
+_SOCIAL_ASSISTANCE = re.compile(
+    r"\b(ontario works|odsp|ontario disability support|acsd|assistance to children with severe disabilities|social assistance)\b",
+    re.I,
+)
 
 
 def _money(text: str) -> float | None:
@@ -297,6 +305,7 @@ def parse(req: Request) -> Parsed:
         t for t in (req.query, req.device.type if req.device else None, use and use.location) if t
     )
     p = Parsed(text=text)
+    p.social_assistance = bool(_SOCIAL_ASSISTANCE.search(text))
     for pattern, dtype, category, words in DEVICES:
         if re.search(pattern, text, re.I):
             p.device_type, p.category, p.keywords = dtype, category, words
@@ -378,13 +387,14 @@ def _in_scope(row: dict[str, Any], category: str | None) -> bool:
 
 def _pick_funding(rows: list[dict[str, Any]], p: Parsed) -> list[dict[str, Any]]:
     """The share rules for the device: its category's purchase/lease rules, else the core manual's."""
-    valve = p.device_type == "voice_restoration_valve"
-    if valve:
+    # The 0% share (comm_aids 710: ADP pays 100% of the valve price) sits in the manual's section on
+    # social-assistance recipients (OW/ODSP/ACSD); everyone else pays the standard 25% (115.03).
+    valve_for_assistance = p.device_type == "voice_restoration_valve" and p.social_assistance
+    if valve_for_assistance:
         found = [r for r in rows if r["adp_doc"] == "comm_aids" and r["client_share_percent"] == 0]
         if found:
             return found
-    # A 0% purchase share is the valve rule (comm_aids 710); it does not apply to other devices.
-    rows = [r for r in rows if valve or r.get("client_share_percent") != 0]
+    rows = [r for r in rows if r.get("client_share_percent") != 0]
     for doc in (p.category, CORE):
         for scenarios in (("purchase",), ("lease",), ("grant_social_assistance",)):
             found = [

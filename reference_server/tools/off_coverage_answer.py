@@ -39,7 +39,9 @@ MAX_HIGHLIGHTS_PER_TOOL = 4
 
 KEYWORDS: dict[Intent, re.Pattern[str]] = {
     "billing": re.compile(
-        r"\b(bill(s|ed|ing|able)?|claim(s|ed)?|fee( code)?s?|codes?|ohip|schedule of benefits|mrp|"
+        # "code" alone is billing, but not in "Limited Use code" / "LU code" (a drug question).
+        r"\b(bill(s|ed|ing|able)?|claim(s|ed)?|fee( code)?s?|(?<!use )(?<!lu )codes?|ohip|"
+        r"schedule of benefits|mrp|"
         r"premiums?|consult(ation)?s?|assessments?|visits?|house ?calls?|discharged?|admission|"
         r"psychotherapy|counsel(l)?ing|virtual|video|telephone|units?|internist|tariff)\b",
         re.I,

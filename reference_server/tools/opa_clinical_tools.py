@@ -125,6 +125,30 @@ def _matches(doc: dict[str, Any], req: Request) -> float:
     return score
 
 
+def matching(docs: list[dict[str, Any]], req: Request) -> list[dict[str, Any]]:
+    """The documents that match the request, best structured match first."""
+    scored = [(d, _matches(d, req)) for d in docs]
+    ranked = sorted(scored, key=lambda x: (-x[1], x[0]["title"]))
+    return [d | {"match": score} for d, score in ranked if score > 0]
+
+
+def tools_from_vectors(hits: list[Any]) -> list[dict[str, Any]]:
+    """CEP tool documents rebuilt from vector-chunk metadata, one per document."""
+    found: dict[str, dict[str, Any]] = {}
+    for h in hits:
+        m = h.metadata
+        if m.get("tool") and m.get("document_id") not in found:
+            found[m["document_id"]] = {
+                "document_id": m["document_id"],
+                "title": m.get("title", ""),
+                "source_url": m.get("source_url", ""),
+                "updated_date": m.get("updated_date") or None,
+                "topics": [t for t in str(m.get("topics", "")).split(";") if t],
+                "tool": json.loads(m["tool"]),
+            }
+    return list(found.values())
+
+
 def _interpretation(req: Request) -> str:
     parts = [
         f"{k.replace('_', ' ')} = {v!r}"
@@ -142,12 +166,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         docs = [
             r | {"tool": json.loads(r["tool"]), "topics": json.loads(r["topics"])} for r in rows
         ]
-        scored = [(d, _matches(d, req)) for d in docs]
-        return [
-            d | {"match": s}
-            for d, s in sorted(scored, key=lambda x: (-x[1], x[0]["title"]))
-            if s > 0
-        ]
+        return matching(docs, req)
 
     query = " ".join(
         filter(
@@ -160,8 +179,9 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         else None
     )
     dual = await run_dual(rt.settings, sql=sql_tools, vector=vector)
-    docs = dual.sql.value or []
     hits = dual.vector.value or []
+    # Without the SQL path, the tool blocks the vector chunks carry still answer (partially).
+    docs = dual.sql.value if dual.sql.value is not None else matching(tools_from_vectors(hits), req)
     vector_rank: dict[str, int] = {}
     for rank, h in enumerate(hits, start=1):
         vector_rank.setdefault(str(h.metadata.get("document_id")), rank)
@@ -213,7 +233,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     corroborated = sum(d["document_id"] in vector_rank for d in ranked)
     response = Response(
         provenance=dual.provenance,  # type: ignore[arg-type]
-        confidence=calculate_confidence(len(ranked), corroborated, 0, OPA),
+        confidence=calculate_confidence(len(ranked) if dual.sql.ok else 0, corroborated, 0, OPA),
         tools=tools,
         total_tools=len(tools),
         query_interpretation=_interpretation(req),

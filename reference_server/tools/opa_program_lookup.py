@@ -172,6 +172,27 @@ def personal_recommendation(program: dict[str, Any], age: int | None, risks: lis
     return f"{who}{risk}: {best['text']}{freq}"
 
 
+def programs_from_vectors(hits: list[Any], key: str) -> list[dict[str, Any]]:
+    """Program documents rebuilt from vector-chunk metadata, one per document."""
+    found: dict[str, dict[str, Any]] = {}
+    for h in hits:
+        m = h.metadata
+        if not m.get("program") or m.get("document_id") in found:
+            continue
+        program = json.loads(m["program"])
+        if program.get("key") == key:
+            found[m["document_id"]] = {
+                "document_id": m["document_id"],
+                "title": m.get("title", ""),
+                "source_url": m.get("source_url", ""),
+                "effective_date": m.get("effective_date") or None,
+                "updated_date": m.get("updated_date") or None,
+                "review_date": m.get("review_date") or None,
+                "program": program,
+            }
+    return list(found.values())
+
+
 async def run(rt: Runtime, req: Request) -> ToolOutput:
     key = program_key(req.program)
     risks = req.risk_factors or []
@@ -196,21 +217,12 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         sql=sql_program,
         vector=lambda: vector_search(rt.vectors, query, filters, limit=8),
     )
-    docs = dual.sql.value or []
     hits = dual.vector.value or []
+    # Without the SQL path, the program blocks the vector chunks carry still answer (partially:
+    # only the documents the vector search reached).
+    docs = dual.sql.value if dual.sql.value is not None else programs_from_vectors(hits, key)
     program_doc_ids = {d["document_id"] for d in docs}
-    corroborating = (
-        [h for h in hits if h.metadata.get("document_id") in program_doc_ids]
-        if docs
-        else [
-            h
-            for h in hits
-            if any(
-                a in (h.metadata.get("title", "") + h.metadata.get("topics", "")).lower()
-                for a in PROGRAM_ALIASES[key]
-            )
-        ]
-    )
+    corroborating = [h for h in hits if h.metadata.get("document_id") in program_doc_ids]
     # Several current documents may cover one program (e.g. guideline + HPV hub): the one with the
     # most recommendations is primary; recommendations and algorithms are pooled from all of them.
     docs.sort(key=lambda d: (-len(d["program"].get("recommendations") or []), d["document_id"]))
@@ -247,7 +259,9 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     ]
     response = Response(
         provenance=dual.provenance,  # type: ignore[arg-type]
-        confidence=calculate_confidence(len(docs), len(corroborating), 0, OPA),
+        confidence=calculate_confidence(
+            len(docs) if dual.sql.ok else 0, len(corroborating), 0, OPA
+        ),
         program=prog.get("name", req.program),
         guidance_type=req.query_type or "overview",
         eligibility=Eligibility(
