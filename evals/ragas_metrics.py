@@ -121,26 +121,25 @@ def _sample(data: RagasInput, **extra: Any) -> Any:
 # ----------------------------------------------------------------------------- offline
 
 
-@ragas_metric("id_context_precision", needs=("retrieved_ids", "relevant"))
-async def id_context_precision(data: RagasInput, judges: Judges | None) -> float | None:
-    metric = _legacy("IDBasedContextPrecision")()
+async def _id_based(metric_class: str, data: RagasInput) -> float | None:
+    """An ID-based ragas metric: retrieved ids scored against the judged ids."""
+    metric = _legacy(metric_class)()
     sample = _sample(
         data,
         retrieved_context_ids=list(data.retrieved_ids),
         reference_context_ids=list(data.relevant_ids),
     )
     return _clean(await metric.single_turn_ascore(sample))
+
+
+@ragas_metric("id_context_precision", needs=("retrieved_ids", "relevant"))
+async def id_context_precision(data: RagasInput, judges: Judges | None) -> float | None:
+    return await _id_based("IDBasedContextPrecision", data)
 
 
 @ragas_metric("id_context_recall", needs=("relevant",))
 async def id_context_recall(data: RagasInput, judges: Judges | None) -> float | None:
-    metric = _legacy("IDBasedContextRecall")()
-    sample = _sample(
-        data,
-        retrieved_context_ids=list(data.retrieved_ids),
-        reference_context_ids=list(data.relevant_ids),
-    )
-    return _clean(await metric.single_turn_ascore(sample))
+    return await _id_based("IDBasedContextRecall", data)
 
 
 @ragas_metric("string_similarity", needs=("reference", "answer"))
@@ -184,30 +183,28 @@ async def faithfulness(data: RagasInput, judges: Judges | None) -> float | None:
     return _clean(result)
 
 
-@ragas_metric("llm_context_precision", needs=("question", "reference", "contexts"), llm=True)
-async def llm_context_precision(data: RagasInput, judges: Judges | None) -> float | None:
-    from ragas.metrics.collections import ContextPrecision
-
-    metric = ContextPrecision(llm=_need(judges).llm)
+async def _judged_contexts(metric: Any, data: RagasInput) -> float | None:
+    """An LLM-judged context metric: the contexts scored against the question and reference."""
     result = await metric.ascore(
         user_input=data.question,
         reference=data.reference or "",
         retrieved_contexts=list(data.contexts),
     )
     return _clean(result)
+
+
+@ragas_metric("llm_context_precision", needs=("question", "reference", "contexts"), llm=True)
+async def llm_context_precision(data: RagasInput, judges: Judges | None) -> float | None:
+    from ragas.metrics.collections import ContextPrecision
+
+    return await _judged_contexts(ContextPrecision(llm=_need(judges).llm), data)
 
 
 @ragas_metric("llm_context_recall", needs=("question", "reference", "contexts"), llm=True)
 async def llm_context_recall(data: RagasInput, judges: Judges | None) -> float | None:
     from ragas.metrics.collections import ContextRecall
 
-    metric = ContextRecall(llm=_need(judges).llm)
-    result = await metric.ascore(
-        user_input=data.question,
-        retrieved_contexts=list(data.contexts),
-        reference=data.reference or "",
-    )
-    return _clean(result)
+    return await _judged_contexts(ContextRecall(llm=_need(judges).llm), data)
 
 
 @ragas_metric("semantic_similarity", needs=("reference", "answer"), llm=True)

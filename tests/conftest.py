@@ -7,7 +7,7 @@ elsewhere if needed. Freshness is pinned to a fixed 'today' so staleness tiers a
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from datetime import date
 from typing import Any
 
@@ -15,6 +15,7 @@ import pytest
 from fastmcp import Client, FastMCP
 
 from reference_server.config import Settings
+from reference_server.index.off_builder import COLLECTIONS as OFF_COLLECTIONS
 from reference_server.server import build_server
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
@@ -42,10 +43,40 @@ def server(settings: Settings) -> FastMCP:
     return srv
 
 
+@pytest.fixture(scope="session")
+def off_collections(server: FastMCP) -> None:
+    """The shared server with the Dr. OFF collections loaded too (for modules timing OFF tools)."""
+    load_collections(server, OFF_COLLECTIONS)
+
+
 @pytest.fixture
 async def client(server: FastMCP) -> AsyncIterator[Client[Any]]:
     async with Client(server) as c:
         yield c
+
+
+def load_collections(server: FastMCP, names: Iterable[str]) -> None:
+    """Load these collections' payloads now (warm_up loads only the OPA ones), so a timed call
+    is not cut by the vector timeout."""
+    for name in names:
+        server.runtime.vectors.count(name)  # type: ignore[attr-defined]
+
+
+async def run_fresh(
+    tool: str,
+    args: dict[str, Any],
+    *,
+    warm_up: bool = False,
+    collections: Iterable[str] = (),
+    **overrides: Any,
+) -> Any:
+    """Call `tool` on a fresh server built with Settings overrides (e.g. faults); the raw result."""
+    server = build_server(make_settings(**overrides))
+    if warm_up:
+        server.runtime.warm_up()  # type: ignore[attr-defined]
+    load_collections(server, collections)
+    async with Client(server) as client:
+        return await client.call_tool(tool, args, raise_on_error=False)
 
 
 async def call(client: Client[Any], tool: str, args: dict[str, Any]) -> dict[str, Any]:

@@ -9,21 +9,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from fastmcp import Client
 
 from reference_server.config import Faults
-from reference_server.server import build_server
-from tests.conftest import make_settings
+from tests.conftest import run_fresh
 
 pytestmark = pytest.mark.asyncio
 QUERY = {"query": "documentation requirements for virtual care", "n_results": 5}
 
 
 async def run_with(tool: str, args: dict[str, Any], **overrides: Any) -> Any:
-    server = build_server(make_settings(**overrides))
-    server.runtime.warm_up()  # type: ignore[attr-defined]
-    async with Client(server) as client:
-        return await client.call_tool(tool, args, raise_on_error=False)
+    return await run_fresh(tool, args, warm_up=True, **overrides)
 
 
 async def test_paths_run_concurrently() -> None:

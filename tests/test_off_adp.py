@@ -221,7 +221,9 @@ async def test_speaking_valve_standard_client_pays_25_percent(client: Client[Any
     assert "adp:comm_aids:Section 115.03" in locs(out)
 
 
-async def test_speaking_valve_for_odsp_recipient_is_100_percent_with_cap(client: Client[Any]) -> None:
+async def test_speaking_valve_for_odsp_recipient_is_100_percent_with_cap(
+    client: Client[Any],
+) -> None:
     out = await call(client, TOOL, {"query": "speaking valve for a patient on ODSP"})
     # adp_funding_rule.csv F010 (comm_aids 710) <- shared rule_id 80 ("ADP will pay 100 percent ...
     # up to a maximum contribution"), in section 710 on MCCSS benefit recipients (rule_id 79: OW,

@@ -12,26 +12,20 @@ import dataclasses
 from typing import Any
 
 import pytest
-from fastmcp import Client, FastMCP
+from fastmcp import Client
 
 from reference_server.config import Faults
 from reference_server.runtime import Runtime
 from reference_server.tools import off_adp_get
 from reference_server.tools.base import ToolOutput
 from tests.conftest import call, call_error
-from tests.test_off_schedule import OFF_COLLECTIONS, run_with
+from tests.test_off_schedule import run_with
 
-pytestmark = pytest.mark.asyncio
+pytestmark = [pytest.mark.asyncio, pytest.mark.usefixtures("off_collections")]
 THREE_DOMAINS = (
     "My 75-year-old patient is being discharged after 3 days. Can I bill C124 as MRP? "
     "She also needs a walker - what does ADP cover? Is apixaban covered by ODB?"
 )
-
-
-@pytest.fixture(scope="module", autouse=True)
-def warm_off_collections(server: FastMCP) -> None:
-    for name in OFF_COLLECTIONS:
-        server.runtime.vectors.count(name)  # type: ignore[attr-defined]
 
 
 def overlapping(trace: list[dict[str, Any]]) -> bool:
@@ -216,5 +210,7 @@ async def test_input_errors(client: Client[Any], args: dict[str, Any], expected:
 
 
 async def test_limited_use_code_question_is_a_drug_question_only(client: Client[Any]) -> None:
-    out = await call(client, "coverage.answer", {"question": "What is the Limited Use code for Jardiance?"})
+    out = await call(
+        client, "coverage.answer", {"question": "What is the Limited Use code for Jardiance?"}
+    )
     assert [t["tool"] for t in out["trace"]] == ["odb.get"]

@@ -14,9 +14,8 @@ import pytest
 from fastmcp import Client, FastMCP
 
 from reference_server.config import Faults
-from reference_server.server import build_server
 from reference_server.tools import off_odb_get
-from tests.conftest import call, call_error, make_settings
+from tests.conftest import call, call_error, load_collections, run_fresh
 
 pytestmark = pytest.mark.asyncio
 TOOL = "odb.get"
@@ -27,15 +26,11 @@ SOURCE = (
 
 @pytest.fixture(scope="module", autouse=True)
 def _warm_odb(server: FastMCP) -> None:
-    """Load the odb_documents payloads once, so the first call is not cut by the vector timeout."""
-    server.runtime.vectors.count("odb_documents")  # type: ignore[attr-defined]
+    load_collections(server, [off_odb_get.COLLECTION])
 
 
 async def run_with(args: dict[str, Any], **overrides: Any) -> Any:
-    server = build_server(make_settings(**overrides))
-    server.runtime.vectors.count("odb_documents")  # type: ignore[attr-defined]
-    async with Client(server) as client:
-        return await client.call_tool(TOOL, args, raise_on_error=False)
+    return await run_fresh(TOOL, args, collections=[off_odb_get.COLLECTION], **overrides)
 
 
 def dins(items: list[dict[str, Any]]) -> list[str]:

@@ -11,22 +11,14 @@ import re
 from typing import Any
 
 import pytest
-from fastmcp import Client, FastMCP
+from fastmcp import Client
 
 from reference_server.config import Faults
 from tests.conftest import call, call_error
 from tests.test_off_schedule import run_with
 
-pytestmark = pytest.mark.asyncio
-OFF_COLLECTIONS = ("ohip_chunks", "adp_v1", "odb_documents")
+pytestmark = [pytest.mark.asyncio, pytest.mark.usefixtures("off_collections")]
 MARK = re.compile(r"\*\*(.+?)\*\*")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def warm_off_collections(server: FastMCP) -> None:
-    """Runtime.warm_up loads only the OPA collections; load the Dr. OFF payloads too."""
-    for name in OFF_COLLECTIONS:
-        server.runtime.vectors.count(name)  # type: ignore[attr-defined]
 
 
 def plain(snippet: str) -> str:

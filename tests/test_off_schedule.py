@@ -11,31 +11,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from fastmcp import Client, FastMCP
+from fastmcp import Client
 
 from reference_server.config import Faults
-from reference_server.server import build_server
-from tests.conftest import call, call_error, make_settings
+from tests.conftest import OFF_COLLECTIONS, call, call_error, run_fresh
 
-pytestmark = pytest.mark.asyncio
-OFF_COLLECTIONS = ("ohip_chunks", "adp_v1", "odb_documents")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def warm_off_collections(server: FastMCP) -> None:
-    """Runtime.warm_up loads only the OPA collections; load the Dr. OFF payloads before timing."""
-    for name in OFF_COLLECTIONS:
-        server.runtime.vectors.count(name)  # type: ignore[attr-defined]
+pytestmark = [pytest.mark.asyncio, pytest.mark.usefixtures("off_collections")]
 
 
 async def run_with(tool: str, args: dict[str, Any], **overrides: Any) -> Any:
-    """tests.test_dual_path.run_with, with the Dr. OFF collections loaded before the call."""
-    server = build_server(make_settings(**overrides))
-    server.runtime.warm_up()  # type: ignore[attr-defined]
-    for name in OFF_COLLECTIONS:
-        server.runtime.vectors.count(name)  # type: ignore[attr-defined]
-    async with Client(server) as client:
-        return await client.call_tool(tool, args, raise_on_error=False)
+    """A fresh warmed server (overrides, e.g. faults) with the Dr. OFF collections loaded."""
+    return await run_fresh(tool, args, warm_up=True, collections=OFF_COLLECTIONS, **overrides)
 
 
 def by_code(out: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -15,9 +15,9 @@ import csv
 import json
 import sqlite3
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -389,6 +389,14 @@ def _meta(**kw: Any) -> dict[str, MetaValue]:
     return out
 
 
+_N = TypeVar("_N", int, float)
+
+
+def _number(value: str | None, cast: Callable[[str], _N]) -> _N | None:
+    """`cast(value)` for a filled CSV cell, None for an empty one."""
+    return cast(value) if value else None
+
+
 def _money(v: str | float | None) -> str:
     if v in (None, ""):
         return "n/a"
@@ -483,6 +491,33 @@ def ohip_documents(corpus_dir: Path) -> list[VectorDoc]:
     return docs
 
 
+def adp_funding_text(r: Mapping[str, Any]) -> str:
+    """Passage text of one ADP funding rule (source.passages rebuilds it from the SQL row)."""
+    return (
+        f"ADP funding rule ({r['adp_doc']}, section {r['section_ref']}, {r['scenario']}): "
+        f"{r['summary']}"
+    )
+
+
+def adp_exclusion_text(r: Mapping[str, Any]) -> str:
+    """Passage text of one ADP exclusion (source.passages rebuilds it from the SQL row)."""
+    return (
+        f"ADP exclusion ({r['adp_doc']}, section {r['section_ref']}): "
+        f"{r['exclusion'].replace('_', ' ')}. {r['description']}"
+    )
+
+
+def _adp_rule_meta(r: dict[str, str]) -> dict[str, Any]:
+    """Where an ADP funding rule or exclusion stands: manual, category, section, page, policy."""
+    return {
+        "adp_doc": r["adp_doc"],
+        "device_category": r["device_category"],
+        "section": r["section_ref"],
+        "page": _number(r.get("page_num"), int),
+        "policy_uid": r["policy_uid"],
+    }
+
+
 def adp_documents(corpus_dir: Path) -> list[VectorDoc]:
     docs: list[VectorDoc] = []
     funding = read_csv(corpus_dir / "adp_funding_rule.csv")
@@ -534,26 +569,15 @@ def adp_documents(corpus_dir: Path) -> list[VectorDoc]:
         docs.append(
             VectorDoc(
                 id=f"adp:{r['adp_doc']}:{r['section_ref']}:funding:{r['rule_id']}",
-                text=f"ADP funding rule ({r['adp_doc']}, section {r['section_ref']}, {r['scenario']}): "
-                f"{r['summary']}",
+                text=adp_funding_text(r),
                 metadata=_meta(
                     source="adp_funding_rule",
                     doc_type="funding_rule",
-                    adp_doc=r["adp_doc"],
-                    device_category=r["device_category"],
-                    section=r["section_ref"],
-                    page=int(r["page_num"]) if r.get("page_num") else None,
-                    policy_uid=r["policy_uid"],
+                    **_adp_rule_meta(r),
                     scenario=r["scenario"],
-                    client_share_percent=float(r["client_share_percent"])
-                    if r.get("client_share_percent")
-                    else None,
-                    adp_share_percent=float(r["adp_share_percent"])
-                    if r.get("adp_share_percent")
-                    else None,
-                    max_contribution=float(r["max_contribution"])
-                    if r.get("max_contribution")
-                    else None,
+                    client_share_percent=_number(r.get("client_share_percent"), float),
+                    adp_share_percent=_number(r.get("adp_share_percent"), float),
+                    max_contribution=_number(r.get("max_contribution"), float),
                     covered=r.get("covered") == "1",
                     rule_id=r["rule_id"],
                 ),
@@ -563,16 +587,11 @@ def adp_documents(corpus_dir: Path) -> list[VectorDoc]:
         docs.append(
             VectorDoc(
                 id=f"adp:{r['adp_doc']}:{r['section_ref']}:exclusion:{r['exclusion_id']}",
-                text=f"ADP exclusion ({r['adp_doc']}, section {r['section_ref']}): "
-                f"{r['exclusion'].replace('_', ' ')}. {r['description']}",
+                text=adp_exclusion_text(r),
                 metadata=_meta(
                     source="adp_exclusion",
                     doc_type="exclusion",
-                    adp_doc=r["adp_doc"],
-                    device_category=r["device_category"],
-                    section=r["section_ref"],
-                    page=int(r["page_num"]) if r.get("page_num") else None,
-                    policy_uid=r["policy_uid"],
+                    **_adp_rule_meta(r),
                     exclusion=r["exclusion"],
                     exclusion_id=r["exclusion_id"],
                 ),
@@ -695,7 +714,7 @@ def odb_documents(corpus_dir: Path) -> list[VectorDoc]:
                     dins=[d["din"] for d in members],
                     brands=sorted({d["brand_name"] for d in members}),
                     lowest_cost_din=g.get("lowest_cost_din"),
-                    lowest_price=float(g["lowest_price"]) if g.get("lowest_price") else None,
+                    lowest_price=_number(g.get("lowest_price"), float),
                     lu_codes=lu,
                     lu_required=bool(lu),
                     n_drugs=int(g["n_drugs"]),
@@ -721,7 +740,7 @@ def odb_documents(corpus_dir: Path) -> list[VectorDoc]:
                     dins=r["dins"],
                     group_ids=r["group_ids"],
                     period=r["period"],
-                    period_days=int(r["period_days"]) if r.get("period_days") else None,
+                    period_days=_number(r.get("period_days"), int),
                     edition=edition,
                 ),
             )

@@ -129,6 +129,26 @@ def load(act_dir: Path) -> ActResult:
         return _load(act_dir)
 
 
+def _reworded_conditions(conds: list[dict[str, Any]], source: str = "") -> str:
+    """`conditions_text` of a condition list, long values summarised."""
+    return conditions_text(
+        [
+            {"key": c.get("key"), "op": c.get("op"), "value": _short_value(c.get("value"), source)}
+            for c in conds
+        ]
+    )
+
+
+def _note(text: str) -> str:
+    """An effect or note re-expressed in at most 30 words."""
+    return summarise(text, max_words=30, first_clause=False)
+
+
+def _prerequisites(r: dict[str, str]) -> dict[str, Any]:
+    raw = r.get("prerequisites_json") or ""
+    return json.loads(raw) if raw.strip() else {}
+
+
 def _load(act_dir: Path) -> ActResult:
     tables: dict[str, list[dict[str, Any]]] = {}
     columns: dict[str, list[str]] = {}
@@ -141,18 +161,10 @@ def _load(act_dir: Path) -> ActResult:
     for r in src:
         dates.add((r.get("created_at") or "")[:10])
         conds, durations, actors, description = _conditions(r.get("condition_json") or "")
-        prereq = (
-            json.loads(r["prerequisites_json"])
-            if (r.get("prerequisites_json") or "").strip()
-            else {}
-        )
+        prereq = _prerequisites(r)
         title = (r.get("title") or "").strip()
         revoked = title.upper().startswith("REVOKED")
         effect = r.get("effect") or description
-        norm_conds = [
-            {"key": c.get("key"), "op": c.get("op"), "value": _short_value(c.get("value"), effect)}
-            for c in conds
-        ]
         out.append(
             {
                 "rule_id": r.get("rule_id"),
@@ -160,9 +172,9 @@ def _load(act_dir: Path) -> ActResult:
                 "topic": topic_of(effect, title),
                 "revoked": revoked,
                 "heading": "" if revoked else summarise(title.rstrip(". "), max_words=10),
-                "conditions": conditions_text(norm_conds),
-                "outcome": summarise(effect, max_words=30, first_clause=False),
-                "note": summarise(r.get("notes") or "", max_words=30, first_clause=False),
+                "conditions": _reworded_conditions(conds, effect),
+                "outcome": _note(effect),
+                "note": _note(r.get("notes") or ""),
                 "max_duration_months": _int(r.get("max_duration_months"))
                 or durations.get("months"),
                 "repeatable": durations.get("repeatable"),
@@ -211,17 +223,8 @@ def _load(act_dir: Path) -> ActResult:
             "ext_id": r.get("ext_id"),
             "section_ref": r.get("section_ref"),
             "population": r.get("population"),
-            "conditions": conditions_text(
-                [
-                    {
-                        "key": c.get("key"),
-                        "op": c.get("op"),
-                        "value": _short_value(c.get("value"), ""),
-                    }
-                    for c in _conditions(r.get("condition_json") or "")[0]
-                ]
-            ),
-            "outcome": summarise(r.get("effect") or "", max_words=30, first_clause=False),
+            "conditions": _reworded_conditions(_conditions(r.get("condition_json") or "")[0]),
+            "outcome": _note(r.get("effect") or ""),
             "line_range": r.get("line_range"),
         }
         for r in src
@@ -243,12 +246,8 @@ def _load(act_dir: Path) -> ActResult:
             "section_ref": r.get("section_ref"),
             "who": r.get("who"),
             "anchor_population": r.get("anchor_population"),
-            "outcome": summarise(r.get("effect") or "", max_words=30, first_clause=False),
-            "prior_presence_days": (
-                json.loads(r["prerequisites_json"]).get("prior_presence_days")
-                if (r.get("prerequisites_json") or "").strip()
-                else None
-            ),
+            "outcome": _note(r.get("effect") or ""),
+            "prior_presence_days": _prerequisites(r).get("prior_presence_days"),
             "line_range": r.get("line_range"),
         }
         for r in src

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .dates import MONTH
 from .textrules import guarding, keep_label, norm_words, summarise
 
 CATEGORIES: dict[str, str] = {
@@ -128,19 +129,16 @@ _NEG = re.compile(
 _NOT_FUNDED_TITLE = re.compile(
     r"not funded|ineligible|non-eligible|repairs/batteries|exclusion", re.I
 )
-_MONTH = (
-    r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
-)
 _FOOTER = re.compile(
     r"(?:[A-Z][A-Za-z-]*\s)+(?:and\s(?:[A-Z][A-Za-z-]*\s)+)?(?:Policy and Administration Manual|"
     r"Policies and Procedures Manual for the Assistive Devices Program)\s+(?:\d+\s+)?"
-    rf"{_MONTH}\s+(?:\d{{1,2}},\s+)?\d{{4}}(?:\s+\d+\b)?"
+    rf"{MONTH}\s+(?:\d{{1,2}},\s+)?\d{{4}}(?:\s+\d+\b)?"
 )
 # a running footer names the manual the page belongs to
 _MANUAL = re.compile(
     r"((?:[A-Z][A-Za-z-]*[ \t]+)+(?:and\s+(?:[A-Z][A-Za-z-]*[ \t]+)+)?Policy and Administration Manual|"
     r"Policies and Procedures Manual for the Assistive Devices Program)\s+(?:\d+\s*)?"
-    rf"{_MONTH}\s+(?:\d{{1,2}},\s+)?\d{{4}}"
+    rf"{MONTH}\s+(?:\d{{1,2}},\s+)?\d{{4}}"
 )
 _DOTS = re.compile(r"\.{4,}\s*\d*")
 _PAGE = re.compile(r"---\s*Page\s+\d+\s*---")
@@ -210,7 +208,7 @@ def _kind(x: dict[str, Any], raw: str) -> str:
         or re.search(r"Table of Contents|Section Change Date|^\d+(?:\.\d+)*:", f"{title} {raw}")
     ):
         return "toc"
-    if re.search(rf"\b{_MONTH}\s+\d{{4}}\b", title) and (x.get("page_num") or 99) <= 5:
+    if re.search(rf"\b{MONTH}\s+\d{{4}}\b", title) and (x.get("page_num") or 99) <= 5:
         return "toc"
     return "policy"
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .textrules import break_runs, guarding, keep_label, reword, summarise
+from .textrules import NUMBER_WORDS, break_runs, guarding, keep_label, reword, summarise
 
 CODE_RE = re.compile(r"^[A-Z]{1,2}\d{3}[A-Z]?$")
 MAX_PLAUSIBLE_SPAN = 100
@@ -107,20 +107,7 @@ def _span(pages: str | None) -> int:
     return int(m.group(2)) - int(m.group(1)) if m else 0
 
 
-_WORDNUM = {
-    "one": "1",
-    "two": "2",
-    "three": "3",
-    "four": "4",
-    "five": "5",
-    "six": "6",
-    "seven": "7",
-    "eight": "8",
-    "nine": "9",
-    "ten": "10",
-    "twelve": "12",
-    "once": "1",
-}
+_WORDNUM = {**NUMBER_WORDS, "once": "1"}
 _LIMIT_RES = [
     re.compile(
         r"\b(?:max(?:imum)?\.?|limited to(?: a maximum of)?|up to|only)\s+(?:of\s+)?"

@@ -9,7 +9,6 @@ the names of screening instruments. Re-running never overwrites authored text.
 
 from __future__ import annotations
 
-import calendar
 import hashlib
 import json
 import re
@@ -18,8 +17,10 @@ from typing import Any
 
 import yaml
 
-_MONTHS = [m.lower() for m in calendar.month_name[1:]]
-_DATE = re.compile(rf"({'|'.join(_MONTHS)})\s+(\d{{1,2}}),\s*(\d{{4}})", re.I)
+from .dates import MONTH, iso_date
+from .skeletons import write_record
+
+_DATE = re.compile(rf"({MONTH})\s+(\d{{1,2}}),\s*(\d{{4}})", re.I)
 # Footnote markers glued to a heading: "Assessment algorithm2,3,5-8", "Diagnosis3–5", "Screening6".
 _FOOTNOTES = re.compile(r"(?<=[A-Za-z)?:])\d+(?:\s*[,–-]\s*\d+)*\s*,?\s*$")
 _BADGE = re.compile(r"^(?:Update|New)(?=[A-Z])|(?<=\S)New$")
@@ -71,7 +72,7 @@ def parse_date(value: Any) -> str | None:
     if not m:
         return None
     month, day, year = m.groups()
-    return f"{year}-{_MONTHS.index(month.lower()) + 1:02d}-{int(day):02d}"
+    return iso_date(year, month, int(day))
 
 
 def clean_title(title: str) -> str:
@@ -253,14 +254,9 @@ def write_skeletons(source_dir: Path, out_dir: Path) -> list[Path]:
         chosen.setdefault(fp, rec)
     written = []
     for rec in chosen.values():
-        target = out_dir / f"{rec['document_id']}.yaml"
-        if target.exists():
-            rec = merge(yaml.safe_load(target.read_text(encoding="utf-8")), rec)
-            (out_dir / "_skeletons" / target.name).unlink(missing_ok=True)  # now authored
-        else:
-            target = out_dir / "_skeletons" / target.name
-            target.parent.mkdir(exist_ok=True)
-        target.write_text(dump(rec), encoding="utf-8")
+        target = write_record(out_dir, rec, merge, dump=dump)
+        if target.parent == out_dir:  # now authored: drop its old skeleton
+            (out_dir / "_skeletons" / target.name).unlink(missing_ok=True)
         written.append(target)
     return sorted(written)
 

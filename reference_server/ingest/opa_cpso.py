@@ -14,41 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
+from .dates import MONTH, iso_date
+from .skeletons import refresh_facts, write_record
 
-MONTHS = {
-    m: i
-    for i, m in enumerate(
-        [
-            "january",
-            "february",
-            "march",
-            "april",
-            "may",
-            "june",
-            "july",
-            "august",
-            "september",
-            "october",
-            "november",
-            "december",
-        ],
-        start=1,
-    )
-}
-_DATE = re.compile(
-    r"(?:(january|february|march|april|may|june|july|august|september|october|november|december)\s+)?(\d{4})",
-    re.I,
-)
+_DATE = re.compile(rf"(?:({MONTH})\s+)?(\d{{4}})", re.I)
 _SKIP_HEADINGS = {"endnotes", "references", "footnotes"}
 
 
 def parse_dates(text: str) -> list[str]:
     """'April 2007; December 2014, May 2019' -> ['2007-04-01', '2014-12-01', '2019-05-01']."""
-    out = []
-    for month, year in _DATE.findall(text or ""):
-        out.append(f"{year}-{MONTHS.get(month.lower(), 1):02d}-01")
-    return out
+    return [iso_date(year, month) for month, year in _DATE.findall(text or "")]
 
 
 def _field(content: str, label: str) -> str:
@@ -141,37 +116,19 @@ def derive(path: Path) -> CpsoFacts:
 
 def merge(existing: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
     """Refresh derived facts while keeping authored text, topics and sections."""
-    merged = dict(existing)
-    for key in (
-        "source_org",
-        "title",
-        "source_url",
-        "published_date",
-        "updated_date",
-        "derived_from",
-    ):
-        if facts.get(key):
-            merged[key] = facts[key]
-    return merged
+    return refresh_facts(
+        existing,
+        facts,
+        ("source_org", "title", "source_url", "published_date", "updated_date", "derived_from"),
+    )
 
 
 def write_skeletons(source_dir: Path, out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for path in sorted(source_dir.glob("*.json")):
-        facts = derive(path)
-        target = out_dir / f"{facts.document_id}.yaml"
-        if target.exists():
-            record = merge(yaml.safe_load(target.read_text(encoding="utf-8")), facts.record)
-        else:
-            target = out_dir / "_skeletons" / f"{facts.document_id}.yaml"
-            target.parent.mkdir(exist_ok=True)
-            record = facts.record
-        target.write_text(
-            yaml.safe_dump(record, sort_keys=False, allow_unicode=True, width=100), encoding="utf-8"
-        )
-        written.append(target)
-    return written
+    return [
+        write_record(out_dir, derive(path).record, merge)
+        for path in sorted(source_dir.glob("*.json"))
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -36,33 +36,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+from .dates import MONTH, iso_date
+from .skeletons import refresh_facts, safe_dump, write_record
 
 DOCUMENT_ID = "pho-ipac-clinical-office-practice"
 SOURCE_URL = (
     "https://www.publichealthontario.ca/-/media/documents/b/2013/bp-clinical-office-practice.pdf"
 )
-
-MONTHS = {
-    m: i
-    for i, m in enumerate(
-        [
-            "january",
-            "february",
-            "march",
-            "april",
-            "may",
-            "june",
-            "july",
-            "august",
-            "september",
-            "october",
-            "november",
-            "december",
-        ],
-        start=1,
-    )
-}
 
 # Page footer/header left by the PDF extraction: "... Practice | April 2015  49 <text>"
 _PAGE = re.compile(r"Practice\s*\|\s*[A-Z][a-z]+ \d{4}\s+(\d{1,3})\b")
@@ -166,13 +146,8 @@ def _first(pattern: str, text: str) -> str:
 
 
 def month_date(text: str) -> str | None:
-    m = re.search(
-        r"(january|february|march|april|may|june|july|august|september|october|"
-        r"november|december)\s+(\d{4})",
-        text or "",
-        re.I,
-    )
-    return f"{m.group(2)}-{MONTHS[m.group(1).lower()]:02d}-01" if m else None
+    m = re.search(rf"({MONTH})\s+(\d{{4}})", text or "", re.I)
+    return iso_date(m.group(2), m.group(1)) if m else None
 
 
 def chunks_of(raw: dict[str, Any]) -> list[str]:
@@ -669,27 +644,16 @@ def derive(path: Path) -> PhoFacts:
 
 def merge(existing: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
     """Refresh derived document facts while keeping authored text, topics and sections."""
-    merged = dict(existing)
-    for key in ("source_org", "title", "source_url", "published_date", "derived_from"):
-        if facts.get(key):
-            merged[key] = facts[key]
-    return merged
+    return refresh_facts(
+        existing, facts, ("source_org", "title", "source_url", "published_date", "derived_from")
+    )
 
 
 def write_skeleton(source: Path, out_dir: Path) -> Path:
     facts = derive(source)
     out_dir.mkdir(parents=True, exist_ok=True)
-    target = out_dir / f"{facts.document_id}.yaml"
-    if target.exists():
-        record = merge(yaml.safe_load(target.read_text(encoding="utf-8")), facts.record)
-    else:
-        target = out_dir / "_skeletons" / f"{facts.document_id}.yaml"
-        target.parent.mkdir(exist_ok=True)
-        record = {**facts.record, "derived_facts": facts.derived}
-    target.write_text(
-        yaml.safe_dump(record, sort_keys=False, allow_unicode=True, width=100), encoding="utf-8"
-    )
-    return target
+    skeleton = {**facts.record, "derived_facts": facts.derived}
+    return write_record(out_dir, facts.record, merge, skeleton=skeleton)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -702,13 +666,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.print:
         facts = derive(args.source)
-        yaml.safe_dump(
-            {**facts.record, "derived_facts": facts.derived},
-            sys.stdout,
-            sort_keys=False,
-            allow_unicode=True,
-            width=100,
-        )
+        sys.stdout.write(safe_dump({**facts.record, "derived_facts": facts.derived}))
         return 0
     print(write_skeleton(args.source, args.out_dir))
     return 0

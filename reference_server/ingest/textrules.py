@@ -128,7 +128,7 @@ FILLERS = [
     "where",
     "when",
 ]
-_NUMBER_WORDS = {
+NUMBER_WORDS = {  # number words -> digits (reword; ohip.find_limits adds 'once')
     "one": "1",
     "two": "2",
     "three": "3",
@@ -291,7 +291,7 @@ def reword(text: str) -> str:
         bare = w.lower().strip(",.;:()")
         if bare in DROP_ALWAYS:
             continue
-        words.append(_NUMBER_WORDS.get(w.lower(), w))
+        words.append(NUMBER_WORDS.get(w.lower(), w))
     return " ".join(words)
 
 

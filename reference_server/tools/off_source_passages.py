@@ -12,6 +12,7 @@ listed in `missing_ids`; if none resolve, the call is a not-found error naming t
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -19,6 +20,7 @@ from fastmcp.exceptions import ToolError
 from pydantic import BaseModel, Field, StringConstraints
 
 from reference_server.errors import NotFoundError
+from reference_server.index.off_builder import adp_exclusion_text, adp_funding_text
 from reference_server.index.opa_builder import COLLECTIONS as OPA_COLLECTIONS
 from reference_server.retrieval.dual_path import run_dual
 from reference_server.retrieval.opa_sections import fetch_sections
@@ -38,6 +40,11 @@ OPA_PREFIXES = {
     "moh-": "moh",
 }
 ALL_COLLECTIONS = [*OFF_COLLECTIONS.values(), *OPA_COLLECTIONS.values()]
+# ADP rule chunk kind ('adp:<doc>:<section>:<kind>:<id>') -> (table, id column, passage text)
+ADP_RULES: dict[str, tuple[str, str, Callable[[Mapping[str, Any]], str]]] = {
+    "funding": ("adp_funding_rule", "rule_id", adp_funding_text),
+    "exclusion": ("adp_exclusion", "exclusion_id", adp_exclusion_text),
+}
 CONTEXT_CHARS = 50
 MAX_HIGHLIGHTS = 5
 
@@ -177,25 +184,12 @@ def sql_lookup(opa: SqlClient, off: SqlClient, ids: list[str]) -> dict[str, Foun
                 found[chunk_id] = Found(
                     text, f"OHIP billing commentary: {r['title']}", None, r["section"]
                 )
-        elif parts[0] == "adp" and len(parts) == 5 and parts[3] == "funding":
-            r = off.one("SELECT * FROM adp_funding_rule WHERE rule_id = ?", (parts[4],))
+        elif parts[0] == "adp" and len(parts) == 5 and parts[3] in ADP_RULES:
+            table, key, text_of = ADP_RULES[parts[3]]
+            r = off.one(f"SELECT * FROM {table} WHERE {key} = ?", (parts[4],))
             if r:
-                text = (
-                    f"ADP funding rule ({r['adp_doc']}, section {r['section_ref']}, "
-                    f"{r['scenario']}): {r['summary']}"
-                )
                 found[chunk_id] = Found(
-                    text, f"ADP {r['adp_doc']}", r["page_num"], r["section_ref"]
-                )
-        elif parts[0] == "adp" and len(parts) == 5 and parts[3] == "exclusion":
-            r = off.one("SELECT * FROM adp_exclusion WHERE exclusion_id = ?", (parts[4],))
-            if r:
-                text = (
-                    f"ADP exclusion ({r['adp_doc']}, section {r['section_ref']}): "
-                    f"{r['exclusion'].replace('_', ' ')}. {r['description']}"
-                )
-                found[chunk_id] = Found(
-                    text, f"ADP {r['adp_doc']}", r["page_num"], r["section_ref"]
+                    text_of(r), f"ADP {r['adp_doc']}", r["page_num"], r["section_ref"]
                 )
         elif parts[0] == "adp":
             r = off.one("SELECT * FROM adp_sections WHERE id = ?", (chunk_id,))

@@ -1,0 +1,51 @@
+"""Write one derived OPA corpus record: refresh the authored file, or draft a skeleton.
+
+The OPA ingesters (cpso, cep, pho) derive facts for documents whose text is written by hand.
+A document that already has an authored `<out>/<id>.yaml` only gets its derived facts
+refreshed (its text is kept); any other document gets a skeleton under `<out>/_skeletons/`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+Record = dict[str, Any]
+
+
+def safe_dump(record: Record) -> str:
+    """YAML text for one corpus record, keys in record order."""
+    return yaml.safe_dump(record, sort_keys=False, allow_unicode=True, width=100)
+
+
+def refresh_facts(existing: Record, facts: Record, keys: Iterable[str]) -> Record:
+    """`existing` with the non-empty `facts` values of `keys` written over it."""
+    merged = dict(existing)
+    for key in keys:
+        if facts.get(key):
+            merged[key] = facts[key]
+    return merged
+
+
+def write_record(
+    out_dir: Path,
+    facts: Record,
+    merge: Callable[[Record, Record], Record],
+    *,
+    skeleton: Record | None = None,
+    dump: Callable[[Record], str] = safe_dump,
+) -> Path:
+    """Write `merge(authored, facts)` over `<out_dir>/<id>.yaml` when that file exists, else
+    `skeleton` (default: `facts`) to `<out_dir>/_skeletons/<id>.yaml`; return the path written."""
+    target = out_dir / f"{facts['document_id']}.yaml"
+    if target.exists():
+        record = merge(yaml.safe_load(target.read_text(encoding="utf-8")), facts)
+    else:
+        target = out_dir / "_skeletons" / target.name
+        target.parent.mkdir(exist_ok=True)
+        record = facts if skeleton is None else skeleton
+    target.write_text(dump(record), encoding="utf-8")
+    return target
