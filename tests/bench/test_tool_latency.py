@@ -51,6 +51,33 @@ REQUESTS: dict[str, list[dict[str, Any]]] = {
         {"condition": "chronic pain", "include_sections": True},
         {"category": "mental_health"},
     ],
+    "schedule.get": [
+        {"q": "discharge day billing as MRP", "codes": ["C124"]},
+        {"q": "ED consultation by an internist"},
+        {"q": "house call premiums for an elderly patient"},
+        {"q": "psychotherapy time units", "top_k": 10},
+    ],
+    "adp.get": [
+        {"query": "power wheelchair funding", "patient_income": 19000},
+        {"query": "Are scooter batteries and motor repairs covered?"},
+        {"device": {"category": "mobility", "type": "walker"}},
+        {"query": "speech generating device for a patient with ALS"},
+    ],
+    "odb.get": [
+        {"drug": "Ozempic"},
+        {"q": "cheapest covered statin", "drug_class": "statin"},
+        {"drug": "Januvia", "check_alternatives": True},
+        {"drug": "Jardiance", "include_lu": True},
+    ],
+    "source.passages": [
+        {"chunk_ids": ["cpso-virtual-care:s02", "ohip:commentary:mrp-discharge-day"], "highlight_terms": ["virtual"]},
+        {"chunk_ids": ["cpso-consent-to-treatment:s02:c1"]},
+    ],
+    "coverage.answer": [
+        {"question": "Can I bill C124 as MRP for a discharge after 3 days?"},
+        {"question": "My 75 year old patient needs a walker and takes Ozempic; is it covered?"},
+        {"question": "Is Januvia covered and is there a cheaper generic?"},
+    ],
 }
 
 
