@@ -94,3 +94,12 @@ async def call_error(client: Client[Any], tool: str, args: dict[str, Any]) -> st
     text: str = result.content[0].text  # type: ignore[union-attr]
     assert "Traceback" not in text and 'File "' not in text
     return text
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Print the per-tool latency table when the benchmarks ran."""
+    import sys
+
+    bench = sys.modules.get("tests.bench.conftest")
+    if bench is not None:
+        bench.write_summary(terminalreporter)

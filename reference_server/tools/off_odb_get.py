@@ -226,14 +226,28 @@ def _class_of(db: SqlClient, text: str) -> str | None:
 
 
 def class_members(db: SqlClient, name: str) -> list[dict[str, Any]]:
-    """Products whose ATC code is in the class, plus same-ingredient products without an ATC code."""
-    like = f"%;{name};%"
-    return db.query(
-        "SELECT * FROM odb_drugs WHERE ';' || coalesce(drug_class, '') || ';' LIKE ? "
-        "OR ((atc_code IS NULL OR atc_code = '') AND ingredient IN (SELECT DISTINCT ingredient "
-        "FROM odb_drugs WHERE ';' || coalesce(drug_class, '') || ';' LIKE ?))",
-        (like, like),
+    """Products whose ATC code is in the class, plus same-ingredient products without an ATC code.
+
+    The class is matched against the few distinct `drug_class` values (an index scan) and rows
+    are then fetched through the `drug_class` and `ingredient` indexes, not by scanning every
+    product with LIKE.
+    """
+    values = [
+        r["drug_class"]
+        for r in db.query("SELECT DISTINCT drug_class FROM odb_drugs WHERE drug_class != ''")
+        if name in r["drug_class"].split(";")
+    ]
+    if not values:
+        return []
+    marks = ",".join("?" * len(values))
+    members = db.query(f"SELECT * FROM odb_drugs WHERE drug_class IN ({marks})", values)
+    ingredients = sorted({r["ingredient"] for r in members})
+    marks = ",".join("?" * len(ingredients))
+    unclassified = db.query(
+        f"SELECT * FROM odb_drugs WHERE ingredient IN ({marks}) AND (atc_code IS NULL OR atc_code = '')",
+        ingredients,
     )
+    return members + unclassified
 
 
 def _by_name(db: SqlClient, name: str) -> Found:

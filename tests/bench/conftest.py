@@ -66,7 +66,8 @@ def record(tool: str, timings_s: list[float]) -> None:
     }
 
 
-def pytest_terminal_summary(terminalreporter: Any) -> None:
+def write_summary(terminalreporter: Any) -> None:
+    """Called from the root conftest's pytest_terminal_summary (hooks there always run)."""
     if not _results:
         return
     tr = terminalreporter

@@ -70,7 +70,10 @@ REQUESTS: dict[str, list[dict[str, Any]]] = {
         {"drug": "Jardiance", "include_lu": True},
     ],
     "source.passages": [
-        {"chunk_ids": ["cpso-virtual-care:s02", "ohip:commentary:mrp-discharge-day"], "highlight_terms": ["virtual"]},
+        {
+            "chunk_ids": ["cpso-virtual-care:s02", "ohip:commentary:mrp-discharge-day"],
+            "highlight_terms": ["virtual"],
+        },
         {"chunk_ids": ["cpso-consent-to-treatment:s02:c1"]},
     ],
     "coverage.answer": [
