@@ -65,6 +65,9 @@ class Settings(BaseModel):
         description="URL prefix rewrites for web checks (tests point them at 127.0.0.1).",
     )
     embed_cache_size: int = 1024
+    embed_threads: int = Field(
+        default=1, ge=1, le=16, description="ONNX threads per query embedding."
+    )
 
     @property
     def opa_db(self) -> Path:
@@ -99,6 +102,7 @@ class Settings(BaseModel):
             "OCM_WEB": "web_enabled",
             "OCM_WEB_TIMEOUT_S": "web_timeout_s",
             "OCM_EMBED_CACHE_SIZE": "embed_cache_size",
+            "OCM_EMBED_THREADS": "embed_threads",
         }
         if env.get("OCM_WEB_URL_REWRITE"):
             data["web_url_rewrite"] = json.loads(env["OCM_WEB_URL_REWRITE"])

@@ -140,5 +140,7 @@ def make_embedder(settings: Settings, for_queries: bool = True) -> Embedder:
     if settings.embedding == "openai":
         inner = OpenAIEmbedder(settings.openai_embedding_model)
     else:
-        inner = LocalMiniLM(settings.model_dir, threads=1 if for_queries else 2)
+        inner = LocalMiniLM(
+            settings.model_dir, threads=settings.embed_threads if for_queries else 2
+        )
     return CachedEmbedder(inner, settings.embed_cache_size) if for_queries else inner

@@ -57,6 +57,7 @@ class VectorClient:
         self._client: Any = None
         self._collections: dict[str, Any] = {}
         self._payloads: dict[str, dict[str, tuple[str, dict[str, Any]]]] = {}
+        self._indexes: dict[tuple[str, str], dict[str, list[str]]] = {}
         self._lock = threading.Lock()
 
     def _collection(self, name: str) -> Any:
@@ -145,3 +146,20 @@ class VectorClient:
             for i, (t, m) in self._payloads[collection].items()
             if _matches(m, where)
         ]
+
+    def ids_by(self, collection: str, field: str) -> dict[str, list[str]]:
+        """Chunk ids by one metadata field's lower-cased values (';'-joined lists split), built once.
+
+        Exact look-ups by name (a brand, a DIN) need no similarity search and no scan per query.
+        """
+        key = (collection, field)
+        if key not in self._indexes:
+            self._collection(collection)
+            index: dict[str, list[str]] = {}
+            for doc_id, (_, metadata) in self._payloads[collection].items():
+                for value in str(metadata.get(field, "")).lower().split(";"):
+                    if value:
+                        index.setdefault(value, []).append(doc_id)
+            with self._lock:
+                self._indexes[key] = index
+        return self._indexes[key]

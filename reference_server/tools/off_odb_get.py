@@ -420,16 +420,18 @@ def _named(rt: Runtime, req: Request) -> list[VectorHit]:
     names = {n.lower() for n in (req.drug, req.ingredient) if n}
     keys = {ingredient_key(n) for n in names} | {w for w in words if len(w) > 3}
     din = req.din.zfill(8) if req.din else None
-    out = []
-    for h in rt.vectors.get_where(COLLECTION, {"doc_type": "group"}):
-        m = h.metadata
-        brands = {b.lower() for b in str(m.get("brands", "")).split(";")}
-        if (
-            (din and din in str(m.get("dins", "")).split(";"))
-            or brands & (names | keys)
-            or m.get("ingredient") in keys
-        ):
-            out.append(h)
+    ids: set[str] = set()
+    for meta_field, values in (
+        ("brands", names | keys),
+        ("ingredient", keys),
+        ("dins", {din} if din else set()),
+    ):
+        index = rt.vectors.ids_by(COLLECTION, meta_field)
+        for value in values:
+            ids.update(index.get(value.lower(), []))
+    out = [
+        h for h in rt.vectors.get(COLLECTION, sorted(ids)) if h.metadata.get("doc_type") == "group"
+    ]
     return sorted(out, key=lambda h: str(h.metadata.get("group_id")))[:3]
 
 
