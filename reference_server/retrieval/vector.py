@@ -11,6 +11,7 @@ collections are searched concurrently. Similarity is 1 - cosine distance.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -147,19 +148,38 @@ class VectorClient:
             if _matches(m, where)
         ]
 
-    def ids_by(self, collection: str, field: str) -> dict[str, list[str]]:
-        """Chunk ids by one metadata field's lower-cased values (';'-joined lists split), built once.
+    def ids_by(self, collection: str, field: str, lower: bool = True) -> dict[str, list[str]]:
+        """Chunk ids by one metadata field's values (';'-joined lists split), built once.
 
-        Exact look-ups by name (a brand, a DIN) need no similarity search and no scan per query.
+        Exact look-ups by name (a brand, a DIN, a fee code) need no similarity search and no
+        scan per query.
         """
-        key = (collection, field)
+        key = (collection, field + (":lower" if lower else ""))
         if key not in self._indexes:
             self._collection(collection)
             index: dict[str, list[str]] = {}
             for doc_id, (_, metadata) in self._payloads[collection].items():
-                for value in str(metadata.get(field, "")).lower().split(";"):
+                raw = str(metadata.get(field, ""))
+                for value in (raw.lower() if lower else raw).split(";"):
                     if value:
                         index.setdefault(value, []).append(doc_id)
             with self._lock:
                 self._indexes[key] = index
         return self._indexes[key]
+
+
+class HitsByValue(Mapping[str, list[VectorHit]]):
+    """A read-only view: metadata value -> the chunks carrying it, fetched on access."""
+
+    def __init__(self, vectors: VectorClient, collection: str, field: str):
+        self._vectors, self._collection = vectors, collection
+        self._index = vectors.ids_by(collection, field, lower=False)
+
+    def __getitem__(self, value: str) -> list[VectorHit]:
+        return self._vectors.get(self._collection, self._index[value])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)

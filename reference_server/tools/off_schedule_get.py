@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
@@ -21,7 +22,7 @@ from pydantic import BaseModel, Field, StringConstraints
 from reference_server.errors import NotFoundError
 from reference_server.retrieval.dual_path import run_dual
 from reference_server.retrieval.sql import STOPWORDS, SqlClient, fts_query
-from reference_server.retrieval.vector import VectorClient, VectorHit
+from reference_server.retrieval.vector import HitsByValue, VectorClient, VectorHit
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import SCHEDULE, calculate_confidence
 from reference_server.scoring.conflicts import Conflict
@@ -128,7 +129,7 @@ class SqlFound:
 @dataclass
 class VectorFound:
     hits: list[VectorHit]  # passages nearest to q
-    by_code: dict[str, list[VectorHit]]  # every passage, indexed by the codes it mentions
+    by_code: Mapping[str, list[VectorHit]]  # every passage, indexed by the codes it mentions
 
 
 @dataclass
@@ -211,12 +212,7 @@ def sql_lookup(sql: SqlClient, q: str, named: list[str]) -> SqlFound:
 
 def vector_lookup(vectors: VectorClient, q: str) -> VectorFound:
     hits = vectors.search(COLLECTION, q, n_results=VECTOR_CANDIDATES)
-    by_code: dict[str, list[VectorHit]] = defaultdict(list)
-    for hit in vectors.get_where(COLLECTION, {}):
-        for code in str(hit.metadata.get("codes", "")).split(";"):
-            if code:
-                by_code[code].append(hit)
-    return VectorFound(hits, dict(by_code))
+    return VectorFound(hits, HitsByValue(vectors, COLLECTION, "codes"))
 
 
 # ------------------------------------------------------------------------------ merging
