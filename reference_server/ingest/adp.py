@@ -277,7 +277,8 @@ def _funding_from_sentence(s: str, social_context: bool) -> list[dict[str, Any]]
         )
         out.append(
             {
-                "scenario": "social_assistance" if social and a == 100 and not item else scenario,
+                # 100% funding in a section about OW/ODSP/ACSD recipients is their rule, item or not.
+                "scenario": "social_assistance" if social and a == 100 else scenario,
                 "client": 100 - a,
                 "adp": a,
                 "item": item.group(1) if item else "",
@@ -327,9 +328,10 @@ def _summary(cat: str, r: dict[str, Any]) -> str:
         return f"{label}: {who} receive a grant of ${r['max_value']:.2f}{item}."
     if sc == "social_assistance":
         cap = " (up to the approved maximum)" if r.get("max") else ""
+        what = f" of {r['item']}" if r.get("item") else ""
         return (
             f"{label}: for clients receiving Ontario Works, ODSP or ACSD, ADP covers "
-            f"{r['adp']}%{cap}, so the client share is {r['client']}%."
+            f"{r['adp']}%{what}{cap}, so the client share is {r['client']}%."
         )
     base = "the vendor's price" if r.get("vendor_price") else "the ADP approved price"
     cap = "; the ADP share is capped at an approved maximum amount" if r.get("max") else ""
@@ -475,11 +477,19 @@ def _load(data: dict[str, Any], funding_csv: Path | None, exclusion_csv: Path | 
                     )
     if funding_csv and funding_csv.exists():
         with funding_csv.open(encoding="utf-8", newline="") as fh:
-            for row in csv.DictReader(fh):
+            rows = list(csv.DictReader(fh))
+        # A section whose rules mention OW/ODSP/ACSD is about those clients (e.g. comm_aids 710).
+        social_sections = {
+            (row.get("adp_doc", ""), row.get("section_ref", ""))
+            for row in rows
+            if _SOCIAL.search(row.get("details") or "")
+        }
+        if rows:
+            for row in rows:
                 stats["csv_funding_rows"] += 1
                 doc, sid = row.get("adp_doc", ""), row.get("section_ref", "")
                 secs = by_uid.get((doc, sid)) or []
-                ctx = any(_SOCIAL.search(s["_text"]) for s in secs)
+                ctx = any(_SOCIAL.search(s["_text"]) for s in secs) or (doc, sid) in social_sections
                 for s in sentences(clean_text(row.get("details") or "")):
                     for r in _funding_from_sentence(s, ctx):
                         add_rule(doc, sid, r, "rules_csv")
