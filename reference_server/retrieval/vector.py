@@ -86,10 +86,6 @@ class VectorClient:
     def embed_query(self, text: str) -> list[float]:
         return self.embedder.embed([text])[0].tolist()
 
-    def count(self, collection: str) -> int:
-        self._collection(collection)
-        return len(self._payloads[collection])
-
     def search(
         self,
         collection: str,

@@ -34,8 +34,3 @@ def format_citation(
     )
     url = document["source_url"] + (f"#{anchor}" if anchor else "")
     return {"text": text, "url": url, "anchor": anchor}
-
-
-def short_citation(document_title: str, loc: str, page: int | None = None) -> dict[str, Any]:
-    """The {source, loc, page} citation shape most tools return."""
-    return {"source": document_title, "loc": loc, "page": page}

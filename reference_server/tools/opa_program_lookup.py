@@ -155,10 +155,16 @@ def applicable(
     return specific or out
 
 
-def personal_recommendation(program: dict[str, Any], age: int | None, risks: list[str]) -> str:
+def personal_recommendation(
+    program: dict[str, Any],
+    recommendations: list[dict[str, Any]],
+    age: int | None,
+    risks: list[str],
+) -> str:
+    """One sentence for this patient, from the recommendations pooled across the program's documents."""
     elig = program.get("eligibility") or {}
     lo, hi = elig.get("min_age"), elig.get("max_age")
-    recs = applicable(program.get("recommendations") or [], age, risks)
+    recs = applicable(recommendations, age, risks)
     if age is not None and lo is not None and hi is not None and not (lo <= age <= hi) and not recs:
         return f"At age {age} the patient is outside the program's screening ages ({lo}-{hi}); " + (
             elig.get("age_criteria") or ""
@@ -298,7 +304,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         patient_specific=(
             PatientSpecific(
                 age=req.patient_age,
-                recommendation=personal_recommendation(prog, req.patient_age, risks),
+                recommendation=personal_recommendation(prog, recs, req.patient_age, risks),
                 risk_factors=risks,
             )
             if (req.patient_age is not None or risks) and prog
