@@ -30,7 +30,10 @@ def make_settings(**overrides: Any) -> Settings:
 
 @pytest.fixture(scope="session")
 def settings() -> Settings:
-    s = make_settings()
+    # The shared server answers the functional tests, which assert answers: generous path
+    # timeouts keep a busy machine from turning a slow call into a degraded answer. Timeout and
+    # fault behaviour is tested with explicit settings (tests/test_dual_path.py).
+    s = make_settings(sql_timeout_ms=5000, vector_timeout_ms=5000, tool_timeout_ms=10000)
     if not s.opa_db.exists():
         pytest.exit(f"index not built at {s.index_dir}: run `make index`", returncode=2)
     return s
@@ -56,10 +59,10 @@ async def client(server: FastMCP) -> AsyncIterator[Client[Any]]:
 
 
 def load_collections(server: FastMCP, names: Iterable[str]) -> None:
-    """Load these collections' payloads now (warm_up loads only the OPA ones), so a timed call
-    is not cut by the vector timeout."""
+    """Load these collections' payloads now (one tiny search each), so a timed call is not cut
+    by the vector timeout on a server that was not warmed up."""
     for name in names:
-        server.runtime.vectors.count(name)  # type: ignore[attr-defined]
+        server.runtime.vectors.search(name, "warm up", n_results=1)  # type: ignore[attr-defined]
 
 
 async def run_fresh(
