@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from reference_server.index import provenance
 from reference_server.index.types import VectorDoc
 
 ORGS = ("cpso", "ontario_health", "cep", "pho", "moh")
@@ -25,7 +26,7 @@ CREATE TABLE opa_documents (
   title TEXT NOT NULL, source_url TEXT NOT NULL, policy_number TEXT,
   published_date TEXT, effective_date TEXT, updated_date TEXT, review_date TEXT,
   topics TEXT NOT NULL, is_superseded INTEGER NOT NULL, superseded_by TEXT, companion_of TEXT,
-  program TEXT, tool TEXT
+  program TEXT, tool TEXT, facts TEXT
 );
 CREATE TABLE opa_sections (
   section_id TEXT PRIMARY KEY, document_id TEXT NOT NULL REFERENCES opa_documents(document_id),
@@ -62,7 +63,7 @@ def load_documents(corpus_dir: Path) -> list[dict[str, Any]]:
             or not any((s.get("text") or "").strip() for s in doc["sections"])
         ):
             continue
-        docs.append(doc)
+        docs.append(provenance.resolve(doc))
     ids = [d["document_id"] for d in docs]
     dupes = {i for i in ids if ids.count(i) > 1}
     if dupes:
@@ -120,7 +121,7 @@ def build_sql(conn: sqlite3.Connection, corpus_dir: Path) -> dict[str, int]:
     for doc in load_documents(corpus_dir):
         superseded = int(bool(doc.get("is_superseded")))
         conn.execute(
-            "INSERT INTO opa_documents VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO opa_documents VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 doc["document_id"],
                 doc["source_org"],
@@ -138,6 +139,7 @@ def build_sql(conn: sqlite3.Connection, corpus_dir: Path) -> dict[str, int]:
                 _str(doc.get("companion_of")),
                 json.dumps(doc["program"]) if doc.get("program") else None,
                 json.dumps(doc["tool"]) if doc.get("tool") else None,
+                json.dumps(doc["facts"]) if doc.get("facts") is not None else None,
             ),
         )
         n_docs += 1
