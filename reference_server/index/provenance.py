@@ -78,7 +78,9 @@ def missing(doc: dict[str, Any]) -> list[str]:
         if mark == UNVERIFIED:
             continue
         if not mark or not isinstance(mark, list):
-            problems.append(f"{doc['document_id']}: {path} has neither verified_from nor unverified")
+            problems.append(
+                f"{doc['document_id']}: {path} has neither verified_from nor unverified"
+            )
             continue
         unknown = [m for m in mark if m not in sources]
         if unknown:
@@ -139,7 +141,5 @@ def facts(doc: dict[str, Any]) -> list[dict[str, Any]]:
         if mark == UNVERIFIED or not mark:
             out.append({"fact": path, "unverified": True, "verified_from": []})
         else:
-            out.append(
-                {"fact": path, "unverified": False, "verified_from": _expand(mark, sources)}
-            )
+            out.append({"fact": path, "unverified": False, "verified_from": _expand(mark, sources)})
     return out

@@ -5,24 +5,21 @@ definitely stale, over 2 years likely stale, over 1 year potentially stale. The 
 checks that the vector index agrees with SQL on each document's date (a stale index is a
 conflict). `check_web` fetches each document's URL with timeouts when web access is enabled
 by configuration (OCM_WEB=1), and reports pages that show a newer date than the corpus.
+Ontario Health and Ministry documents also carry per-fact provenance (corpus/FORMAT.md):
+documents with unverified facts, or facts whose verifying page was seen over a year ago, are
+reported under `provenance_issues`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import json
-import re
 from datetime import date
 from typing import Any, Literal
 
-import httpx
 from pydantic import BaseModel, Field
 
 from reference_server.errors import NotFoundError
-from reference_server.index.opa_builder import COLLECTIONS
-from reference_server.ingest.opa_cpso import parse_dates
 from reference_server.retrieval.dual_path import run_dual
+from reference_server.retrieval.opa_freshness import check_pages, sql_documents, vector_documents
 from reference_server.runtime import Runtime
 from reference_server.scoring.conflicts import Conflict, compare
 from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
@@ -31,10 +28,7 @@ from reference_server.tools.common import Path, SourceOrg
 NAME = "opa.freshness_probe"
 Staleness = Literal["potentially_stale", "likely_stale", "superseded"]
 PRIORITY = {"cpso": 0, "ontario_health": 1, "pho": 2, "moh": 3, "cep": 4}
-_DATE_LABEL = re.compile(
-    r"(?:last\s+updated|reviewed and updated|updated|revised)\s*:?\s*(?:</?\w+[^>]*>\s*)*([A-Za-z]+\s+\d{1,2},?\s+\d{4}|[A-Za-z]+\s+\d{4}|\d{4}-\d{2}-\d{2})",
-    re.I,
-)
+STALE_SOURCE_DAYS = 365  # a verifying page seen over a year ago may have changed since
 
 
 class Request(StrictModel):
@@ -70,10 +64,23 @@ class PotentialUpdate(BaseModel):
     detected_date: str
 
 
+class ProvenanceIssue(BaseModel):
+    document_id: str
+    title: str
+    source_org: str
+    facts: int = Field(description="Fact units in the document (corpus/FORMAT.md).")
+    unverified_facts: list[str] = Field(description="Facts not verified against any public page.")
+    stale_source_facts: list[str] = Field(
+        description=f"Facts whose verifying page was seen over {STALE_SOURCE_DAYS} days ago."
+    )
+    oldest_source_seen: str | None
+
+
 class Response(BaseModel):
     provenance: list[Path]
     documents_checked: int
     stale_documents: list[StaleDocument]
+    provenance_issues: list[ProvenanceIssue]
     potential_updates: list[PotentialUpdate]
     last_corpus_update: str | None
     as_of: str
@@ -95,101 +102,35 @@ def tier(doc: dict[str, Any], today: date) -> tuple[Staleness | None, int | None
     return None, days
 
 
-def page_date(html: str, last_modified: str | None) -> str | None:
-    """The newest 'last updated'-style date a page shows (ISO), or its Last-Modified header."""
-    found = []
-    for m in _DATE_LABEL.finditer(html):
-        text = m.group(1)
-        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-            found.append(text)
-        else:
-            day = re.search(r"(\d{1,2}),?\s+\d{4}", text)
-            parsed = parse_dates(text)
-            if parsed:
-                found.append(parsed[-1][:8] + (f"{int(day.group(1)):02d}" if day else "01"))
-    if not found and last_modified:
-        from email.utils import parsedate_to_datetime
-
-        with contextlib.suppress(TypeError, ValueError):
-            found.append(parsedate_to_datetime(last_modified).date().isoformat())
-    return max(found) if found else None
-
-
-async def check_pages(rt: Runtime, docs: list[dict[str, Any]]) -> list[PotentialUpdate]:
-    """Fetch each page concurrently (bounded, with timeouts); a failed fetch is skipped, not fatal."""
-    rewrite = rt.settings.web_url_rewrite
-    limit = asyncio.Semaphore(4)
-
-    async def one(client: httpx.AsyncClient, doc: dict[str, Any]) -> PotentialUpdate | None:
-        url = doc["source_url"]
-        for prefix, replacement in rewrite.items():
-            if url.startswith(prefix):
-                url = replacement + url[len(prefix) :]
-        async with limit:
-            try:
-                resp = await client.get(url)
-            except httpx.HTTPError:
-                return None
-        if resp.status_code != 200:
-            return None
-        seen = page_date(resp.text, resp.headers.get("last-modified"))
-        stored = doc.get("updated_date") or ""
-        if seen and seen > stored:
-            return PotentialUpdate(
-                source_org=doc["source_org"],
-                document_id=doc["document_id"],
-                indication=f"page shows {seen}, corpus has {stored or 'no date'}",
-                url=doc["source_url"],
-                detected_date=seen,
-            )
+def provenance_issue(doc: dict[str, Any], today: date) -> ProvenanceIssue | None:
+    """Unverified facts and facts verified from pages seen over a year ago, for one document."""
+    facts = doc.get("facts") or []
+    unverified = [f["fact"] for f in facts if f["unverified"]]
+    seen = {
+        f["fact"]: min(s["seen"] for s in f["verified_from"]) for f in facts if f["verified_from"]
+    }
+    stale = [
+        k for k, v in seen.items() if (today - date.fromisoformat(v[:10])).days > STALE_SOURCE_DAYS
+    ]
+    if not unverified and not stale:
         return None
-
-    timeout = httpx.Timeout(rt.settings.web_timeout_s)
-    async with httpx.AsyncClient(
-        timeout=timeout, follow_redirects=True, headers={"User-Agent": "ocm-freshness-probe"}
-    ) as client:
-        results = await asyncio.gather(*(one(client, d) for d in docs[:25]))
-    return [r for r in results if r]
+    return ProvenanceIssue(
+        document_id=doc["document_id"],
+        title=doc["title"],
+        source_org=doc["source_org"],
+        facts=len(facts),
+        unverified_facts=unverified,
+        stale_source_facts=stale,
+        oldest_source_seen=min(seen.values()) if seen else None,
+    )
 
 
 async def run(rt: Runtime, req: Request) -> ToolOutput:
-    def sql_docs() -> dict[str, Any]:
-        clauses, params = [], []
-        if req.document_ids:
-            clauses.append(f"document_id IN ({','.join('?' * len(req.document_ids))})")
-            params += req.document_ids
-        if req.source_orgs:
-            clauses.append(f"source_org IN ({','.join('?' * len(req.source_orgs))})")
-            params += req.source_orgs
-        where = " AND ".join(clauses) or "1=1"
-        rows = rt.opa_sql.query(
-            f"SELECT document_id, title, source_org, source_url, updated_date, effective_date, published_date, topics, is_superseded, superseded_by FROM opa_documents WHERE {where} ORDER BY document_id",
-            params,
-        )
-        log = rt.opa_sql.one("SELECT built_at FROM ingestion_log ORDER BY id DESC LIMIT 1")
-        return {"rows": rows, "built_at": log["built_at"] if log else None}
-
-    def vector_docs() -> dict[str, dict[str, Any]]:
-        """Each document's metadata as the vector index holds it (its first parent chunk)."""
-        found: dict[str, dict[str, Any]] = {}
-        for collection in COLLECTIONS.values():
-            for hit in rt.vectors.get_where(
-                collection, {"$and": [{"chunk_type": "parent"}, {"section_idx": 1}]}
-            ):
-                m = hit.metadata
-                found[str(m.get("document_id"))] = {
-                    "document_id": m.get("document_id"),
-                    "title": m.get("title"),
-                    "source_org": m.get("source_org"),
-                    "source_url": m.get("source_url"),
-                    "updated_date": m.get("updated_date") or None,
-                    "is_superseded": bool(m.get("is_superseded")),
-                    "superseded_by": m.get("superseded_by") or None,
-                    "topics": [t for t in str(m.get("topics", "")).split(";") if t],
-                }
-        return found
-
-    dual = await run_dual(rt.settings, sql=sql_docs, vector=vector_docs)
+    dual = await run_dual(
+        rt.settings,
+        sql=lambda: sql_documents(rt.opa_sql, req.document_ids, req.source_orgs),
+        vector=lambda: vector_documents(rt.vectors),
+    )
     if dual.sql.value is None:  # degraded: the vector index's copy of the metadata
         vdocs = (dual.vector.value or {}).values()
         docs = [
@@ -200,10 +141,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         ]
         built_at = None
     else:
-        docs = [
-            r | {"topics": json.loads(r["topics"]), "is_superseded": bool(r["is_superseded"])}
-            for r in dual.sql.value["rows"]
-        ]
+        docs = dual.sql.value["rows"]
         built_at = dual.sql.value["built_at"]
         if req.document_ids:
             missing = sorted(set(req.document_ids) - {d["document_id"] for d in docs})
@@ -251,7 +189,21 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     recommendations: list[str] = []
     if req.check_web:
         if rt.settings.web_enabled:
-            updates = await check_pages(rt, [d for d in docs if "source_url" in d])
+            found = await check_pages(
+                [d for d in docs if "source_url" in d],
+                rt.settings.web_url_rewrite,
+                rt.settings.web_timeout_s,
+            )
+            updates = [
+                PotentialUpdate(
+                    source_org=d["source_org"],
+                    document_id=d["document_id"],
+                    indication=f"page shows {d['page_date']}, corpus has {d.get('updated_date') or 'no date'}",
+                    url=d["source_url"],
+                    detected_date=d["page_date"],
+                )
+                for d in found
+            ]
         else:
             recommendations.append(
                 "Web checks are disabled by configuration (set OCM_WEB=1 to let check_web fetch source pages)."
@@ -273,6 +225,21 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         recommendations.append(
             f"Check {len(potential)} potentially stale document(s) against their source pages at the next refresh."
         )
+    issues = [i for d in docs if (i := provenance_issue(d, today))]
+    for i in issues:
+        what = [f"{len(i.unverified_facts)} unverified"] if i.unverified_facts else []
+        what += (
+            [f"{len(i.stale_source_facts)} verified from pages seen over a year ago"]
+            if i.stale_source_facts
+            else []
+        )
+        recommendations.append(
+            f"Re-verify {i.document_id}: {' and '.join(what)} of {i.facts} facts."
+        )
+    if dual.sql.value is None:
+        recommendations.append(
+            "Fact provenance is read from SQL only; it is missing from this degraded answer."
+        )
     for u in updates:
         recommendations.append(f"Re-ingest {u.document_id}: {u.indication}.")
     recommendations.append(
@@ -282,6 +249,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         provenance=dual.provenance,  # type: ignore[arg-type]
         documents_checked=len(docs),
         stale_documents=stale,
+        provenance_issues=issues,
         potential_updates=updates,
         last_corpus_update=built_at,
         as_of=today.isoformat(),
@@ -296,7 +264,9 @@ SPEC = ToolSpec(
     description=(
         "Check guidance freshness: superseded documents (definitely stale), documents not updated for over 2 years "
         "(likely stale) or over 1 year (potentially stale), with re-ingestion recommendations. Optional check_web "
-        "fetches source pages for newer dates when web access is enabled by configuration."
+        "fetches source pages for newer dates when web access is enabled by configuration. Ontario Health and Ministry "
+        "documents carrying unverified facts, or facts verified from pages seen over a year ago, are listed under "
+        "provenance_issues."
     ),
     request=Request,
     response=Response,

@@ -1,36 +1,49 @@
-"""opa.program_lookup: Ontario Health screening programs from the local corpus.
+"""opa.program_lookup: Ontario Health programs, answered from the local corpus with each fact's source.
 
-Accepts the union of both spec revisions' parameters (`program`, `query_type`, `patient_age`,
-`risk_factors`, `info_needed`) and returns the union of their response fields. Eligibility,
-intervals, pathway steps and the patient-specific recommendation come from each program's
-structured block (SQL path); vector search over the Ontario Health collection corroborates
-and supplies supporting passages. The spec's web-search mode is not offered: answers come
-from the local corpus only.
+The union of both spec revisions: 000's `program` (any Ontario Health program) and `info_needed`,
+001's `query_type`; the response carries both revisions' fields. The four screening programs
+(cervical, breast, colorectal, lung) are in the local corpus; any other program gets a clear
+answer saying it is not, never an input error. Every recommendation, interval and pathway step
+carries the page it was verified from (`verified_from`) or `unverified: true`; answers that rest
+on unverified facts lose confidence and say so. `last_updated` is the time of the look-up (000:
+"timestamp of search").
 """
 
 from __future__ import annotations
 
-import json
+import datetime as dt
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from reference_server.errors import ToolInputError
 from reference_server.retrieval.dual_path import run_dual
-from reference_server.retrieval.opa_sections import Filters, vector_search
+from reference_server.retrieval.opa_programs import (
+    program_docs_from_hits,
+    program_key,
+    sql_program_docs,
+    vector_program_hits,
+)
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import OPA, calculate_confidence
 from reference_server.scoring.conflicts import Conflict
 from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import Path
+from reference_server.tools.program_facts import (
+    UNVERIFIED_PENALTY,
+    Source,
+    answer_notes,
+    citation_rows,
+    merged_program,
+    pages,
+    patient_answer,
+    pool,
+    program_conflicts,
+    sources_of,
+    unverified_facts,
+)
 
 NAME = "opa.program_lookup"
-PROGRAM_ALIASES = {
-    "cervical": ["cervical", "cervix", "pap", "hpv", "ocsp"],
-    "breast": ["breast", "mammogra", "obsp"],
-    "colorectal": ["colorectal", "colon", "bowel", "fit", "coloncancercheck", "colonoscopy"],
-    "lung": ["lung", "low-dose ct", "ldct"],
-}
+QueryType = Literal["intervals", "eligibility", "pathway", "referral"]
 InfoNeeded = Literal["eligibility", "intervals", "locations", "referral", "procedures", "pathway"]
 
 
@@ -38,19 +51,19 @@ class Request(StrictModel):
     program: str = Field(
         min_length=1,
         max_length=200,
-        description="Program: 'cervical', 'breast', 'colorectal' or 'lung' (names like 'HPV testing' or 'OBSP' are recognised).",
+        description="Any Ontario Health program (000), e.g. 'cervical', 'breast', 'colorectal', 'lung', 'OBSP', 'kidney care'.",
     )
-    query_type: Literal["intervals", "eligibility", "pathway", "referral"] | None = Field(
-        default=None, description="What the question is about (spec revision 2)."
+    query_type: QueryType | None = Field(
+        default=None,
+        description="What the question is about (001): intervals, eligibility, pathway or referral; it sets guidance_type and which facts lead.",
     )
-    patient_age: int | None = Field(
-        default=None, ge=0, le=120, description="Patient age for eligibility checks."
-    )
+    patient_age: int | None = Field(default=None, ge=0, le=120, description="Patient age.")
     risk_factors: list[str] | None = Field(
         default=None, max_length=20, description="Risk factors, e.g. ['family history', 'BRCA1']."
     )
     info_needed: list[InfoNeeded] | None = Field(
-        default=None, description="Specific information wanted (spec revision 1)."
+        default=None,
+        description="Parts of the answer wanted (000); parts not named are left empty.",
     )
 
 
@@ -61,6 +74,8 @@ class Recommendation(BaseModel):
     frequency: str | None
     conditions: list[str]
     source_section_id: str
+    verified_from: list[Source]
+    unverified: bool
 
 
 class Algorithm(BaseModel):
@@ -69,12 +84,16 @@ class Algorithm(BaseModel):
     steps: list[str]
     decision_points: list[dict[str, Any]]
     source_url: str
+    verified_from: list[Source]
+    unverified: bool
 
 
 class Eligibility(BaseModel):
     age_criteria: str | None
     risk_criteria: str | None
     general: list[str]
+    verified_from: list[Source]
+    unverified: bool
 
 
 class FollowUp(BaseModel):
@@ -86,6 +105,11 @@ class PatientSpecific(BaseModel):
     age: int | None
     recommendation: str
     risk_factors: list[str]
+    outside_screening_age: bool | None = Field(
+        description="True when the age is outside the program's screening ages (None without an age or program)."
+    )
+    verified_from: list[Source]
+    unverified: bool
 
 
 class ProgramCitation(BaseModel):
@@ -106,6 +130,7 @@ class Response(BaseModel):
     provenance: list[Path]
     confidence: float = Field(ge=0.0, le=1.0)
     program: str
+    in_local_corpus: bool
     guidance_type: str
     eligibility: Eligibility
     intervals: dict[str, str]
@@ -116,166 +141,89 @@ class Response(BaseModel):
     patient_specific: PatientSpecific | None
     effective_date: str | None
     next_review: str | None
-    last_updated: str | None
+    document_updated: str | None
+    last_updated: str
     citations: list[ProgramCitation]
     conflicts: list[Conflict]
+    unverified_facts: list[str]
+    notes: list[str]
     additional_info: AdditionalInfo
 
 
-def program_key(program: str) -> str:
-    text = program.lower()
-    for key, aliases in PROGRAM_ALIASES.items():
-        if any(a in text for a in aliases):
-            return key
-    raise ToolInputError(
-        "program",
-        f"{program!r} is not a screening program in the local corpus",
-        list(PROGRAM_ALIASES),
-    )
-
-
-def _risk_match(wanted: list[str], patient: list[str]) -> bool:
-    p = [r.lower() for r in patient]
-    return any(w.lower() in r or r in w.lower() for w in wanted for r in p)
-
-
-def applicable(
-    recs: list[dict[str, Any]], age: int | None, risks: list[str]
-) -> list[dict[str, Any]]:
-    """Recommendations for this patient: in the age range, and high-risk ones only with a matching factor."""
-    out = []
-    for rec in recs:
-        rng = rec.get("age_range")
-        if age is not None and rng and not (rng[0] <= age <= rng[1]):
-            continue
-        if rec.get("risk_factors") and not _risk_match(rec["risk_factors"], risks):
-            continue
-        out.append(rec)
-    specific = [r for r in out if r.get("risk_factors")]
-    return specific or out
-
-
-def personal_recommendation(
-    program: dict[str, Any],
-    recommendations: list[dict[str, Any]],
-    age: int | None,
-    risks: list[str],
-) -> str:
-    """One sentence for this patient, from the recommendations pooled across the program's documents."""
-    elig = program.get("eligibility") or {}
-    lo, hi = elig.get("min_age"), elig.get("max_age")
-    recs = applicable(recommendations, age, risks)
-    if age is not None and lo is not None and hi is not None and not (lo <= age <= hi) and not recs:
-        return f"At age {age} the patient is outside the program's screening ages ({lo}-{hi}); " + (
-            elig.get("age_criteria") or ""
-        )
-    if not recs:
-        return "No program recommendation matches this patient's age and risk factors; see eligibility criteria."
-    best = recs[0]
-    who = f"At age {age}" if age is not None else "For this patient"
-    risk = f" with {', '.join(risks)}" if risks else ""
-    freq = f" ({best['frequency']})" if best.get("frequency") else ""
-    return f"{who}{risk}: {best['text']}{freq}"
-
-
-def programs_from_vectors(hits: list[Any], key: str) -> list[dict[str, Any]]:
-    """Program documents rebuilt from vector-chunk metadata, one per document."""
-    found: dict[str, dict[str, Any]] = {}
-    for h in hits:
-        m = h.metadata
-        if not m.get("program") or m.get("document_id") in found:
-            continue
-        program = json.loads(m["program"])
-        if program.get("key") == key:
-            found[m["document_id"]] = {
-                "document_id": m["document_id"],
-                "title": m.get("title", ""),
-                "source_url": m.get("source_url", ""),
-                "effective_date": m.get("effective_date") or None,
-                "updated_date": m.get("updated_date") or None,
-                "review_date": m.get("review_date") or None,
-                "program": program,
-            }
-    return list(found.values())
+def wanted_parts(req: Request) -> set[str]:
+    """info_needed (000) names the parts to fill; query_type (001) adds its own; none = all."""
+    parts: set[str] = set(req.info_needed or [])
+    if parts and req.query_type:
+        parts.add(req.query_type)
+    return parts or {"eligibility", "intervals", "locations", "referral", "procedures", "pathway"}
 
 
 async def run(rt: Runtime, req: Request) -> ToolOutput:
     key = program_key(req.program)
     risks = req.risk_factors or []
-    query = " ".join(
-        [req.program, "screening", req.query_type or "", *risks, *(req.info_needed or [])]
-    ).strip()
-
-    def sql_program() -> list[dict[str, Any]]:
-        rows = rt.opa_sql.query(
-            "SELECT document_id, title, source_url, effective_date, updated_date, review_date, program FROM opa_documents "
-            "WHERE source_org = 'ontario_health' AND is_superseded = 0 AND program IS NOT NULL"
-        )
-        return [
-            r | {"program": json.loads(r["program"])}
-            for r in rows
-            if json.loads(r["program"]).get("key") == key
-        ]
-
-    filters = Filters(source_orgs=["ontario_health"])
+    query = " ".join([req.program, "screening", req.query_type or "", *risks]).strip()
     dual = await run_dual(
         rt.settings,
-        sql=sql_program,
-        vector=lambda: vector_search(rt.vectors, query, filters, limit=8),
+        sql=lambda: sql_program_docs(rt.opa_sql, key),
+        vector=lambda: vector_program_hits(rt.vectors, query),
     )
     hits = dual.vector.value or []
-    # Without the SQL path, the program blocks the vector chunks carry still answer (partially:
-    # only the documents the vector search reached).
-    docs = dual.sql.value if dual.sql.value is not None else programs_from_vectors(hits, key)
-    program_doc_ids = {d["document_id"] for d in docs}
-    corroborating = [h for h in hits if h.metadata.get("document_id") in program_doc_ids]
-    # Several current documents may cover one program (e.g. guideline + HPV hub): the one with the
-    # most recommendations is primary; recommendations and algorithms are pooled from all of them.
-    docs.sort(key=lambda d: (-len(d["program"].get("recommendations") or []), d["document_id"]))
-    prog: dict[str, Any] = docs[0]["program"] if docs else {}
-    doc = docs[0] if docs else None
-    recs = [
-        r | {"_doc": d["document_id"]}
-        for d in docs
-        for r in d["program"].get("recommendations") or []
-    ]
-    algorithms = [
-        a | {"_url": d["source_url"]} for d in docs for a in d["program"].get("algorithms") or []
-    ]
-    if req.query_type == "referral":
-        recs = sorted(recs, key=lambda r: r.get("category") != "referral")
-    elif req.query_type == "intervals":
-        recs = sorted(recs, key=lambda r: not r.get("frequency"))
-    if req.patient_age is not None or risks:
-        chosen = applicable(recs, req.patient_age, risks)
-        recs = chosen + [r for r in recs if r not in chosen]
-    elig = prog.get("eligibility") or {}
-    citations = [
-        ProgramCitation(
-            source=d["title"], loc=d["program"].get("name", d["title"]), url=d["source_url"]
-        )
-        for d in docs
-    ] + [
-        ProgramCitation(
-            source=h.metadata.get("title", ""),
-            loc=h.metadata.get("section_heading", ""),
-            url=h.metadata.get("source_url", ""),
-        )
-        for h in corroborating[:3]
-    ]
+    vdocs = program_docs_from_hits(hits, key)
+    docs = dual.sql.value if dual.sql.value is not None else vdocs
+    docs, recs, algos = pool(docs)
+    ids = {d["document_id"] for d in docs}
+    corroborating = [h for h in hits if h.metadata.get("document_id") in ids]
+    prog = merged_program(docs)
+    doc = docs[0] if docs else {}
+    table = prog.get("provenance") or {}
+    order = {
+        "referral": lambda r: r.get("category") != "referral",
+        "intervals": lambda r: not r.get("frequency"),
+    }
+    if req.query_type in order:
+        recs.sort(key=order[req.query_type])
+    patient = (
+        patient_answer(prog, recs, req.patient_age, risks)
+        if (req.patient_age is not None or risks) and prog
+        else None
+    )
+    if patient:
+        recs = patient.chosen + [r for r in recs if r not in patient.chosen]
+    parts = wanted_parts(req)
+    intervals = (
+        {str(k): str(v) for k, v in (prog.get("intervals") or {}).items()}
+        if "intervals" in parts
+        else {}
+    )
+    shown_recs = recs if parts & {"eligibility", "intervals", "referral", "pathway"} else []
+    shown_algos = algos if "pathway" in parts else []
+    unverified = unverified_facts(prog, intervals, shown_recs, shown_algos, patient)
+    conflicts = program_conflicts(docs, vdocs) if dual.sql.ok else []
+    confidence = calculate_confidence(
+        len(docs) if dual.sql.ok else 0, len(corroborating), len(conflicts), OPA
+    )
+    leading = unverified and (patient is None or patient.unverified or bool(req.query_type))
+    if leading and confidence:
+        confidence = round(max(0.0, confidence - UNVERIFIED_PENALTY), 4)
+    notes = answer_notes(req.program, key, bool(docs), dual.provenance, unverified)
+    used = list(sources_of(prog, shown_recs, shown_algos, patient))
+    citations = [ProgramCitation(**c) for c in citation_rows(docs, pages(used), corroborating)]
+    elig = (prog.get("eligibility") or {}) if "eligibility" in parts else {}
+    follow = "referral" in parts
     response = Response(
         provenance=dual.provenance,  # type: ignore[arg-type]
-        confidence=calculate_confidence(
-            len(docs) if dual.sql.ok else 0, len(corroborating), 0, OPA
-        ),
+        confidence=confidence,
         program=prog.get("name", req.program),
+        in_local_corpus=key is not None,
         guidance_type=req.query_type or "overview",
         eligibility=Eligibility(
             age_criteria=elig.get("age_criteria"),
             risk_criteria=elig.get("risk_criteria"),
             general=elig.get("general") or [],
+            verified_from=Source.many(table.get("eligibility")) if elig else [],
+            unverified=bool(elig) and table.get("eligibility") == "unverified",
         ),
-        intervals={str(k): str(v) for k, v in (prog.get("intervals") or {}).items()},
+        intervals=intervals,
         recommendations=[
             Recommendation(
                 text=r["text"],
@@ -284,8 +232,10 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
                 frequency=r.get("frequency"),
                 conditions=r.get("conditions") or [],
                 source_section_id=f"{r['_doc']}:s{int(r.get('section') or 1):02d}",
+                verified_from=Source.many(r.get("verified_from")),
+                unverified=bool(r.get("unverified")),
             )
-            for r in recs
+            for r in shown_recs
         ],
         algorithms=[
             Algorithm(
@@ -294,30 +244,37 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
                 steps=a.get("steps") or [],
                 decision_points=a.get("decision_points") or [],
                 source_url=a["_url"],
+                verified_from=Source.many(a.get("verified_from")),
+                unverified=bool(a.get("unverified")),
             )
-            for a in algorithms
+            for a in shown_algos
         ],
-        procedures=prog.get("procedures") or [],
+        procedures=(prog.get("procedures") or []) if "procedures" in parts else [],
         followup=FollowUp(
-            referral_process=prog.get("referral_process"), self_referral=prog.get("self_referral")
+            referral_process=prog.get("referral_process") if follow else None,
+            self_referral=prog.get("self_referral") if follow else None,
         ),
-        patient_specific=(
-            PatientSpecific(
-                age=req.patient_age,
-                recommendation=personal_recommendation(prog, recs, req.patient_age, risks),
-                risk_factors=risks,
-            )
-            if (req.patient_age is not None or risks) and prog
-            else None
-        ),
-        effective_date=doc.get("effective_date") if doc else None,
-        next_review=doc.get("review_date") if doc else None,
-        last_updated=doc.get("updated_date") if doc else None,
+        patient_specific=PatientSpecific(
+            age=req.patient_age,
+            recommendation=patient.text,
+            risk_factors=risks,
+            outside_screening_age=patient.outside,
+            verified_from=Source.many(patient.sources),
+            unverified=patient.unverified,
+        )
+        if patient
+        else None,
+        effective_date=doc.get("effective_date"),
+        next_review=doc.get("review_date"),
+        document_updated=doc.get("updated_date"),
+        last_updated=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         citations=citations,
-        conflicts=[],
+        conflicts=conflicts,
+        unverified_facts=unverified,
+        notes=notes,
         additional_info=AdditionalInfo(
             overview=prog.get("overview"),
-            locations=prog.get("locations") or [],
+            locations=(prog.get("locations") or []) if "locations" in parts else [],
             resources=prog.get("resources") or [],
         ),
     )
@@ -327,10 +284,12 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
 SPEC = ToolSpec(
     name=NAME,
     description=(
-        "Ontario Health cancer screening programs (cervical with HPV testing, breast/OBSP incl. high risk, "
-        "colorectal/ColonCancerCheck, lung): eligibility by age and risk, intervals, pathway steps, referral and a "
-        "patient-specific recommendation. Accepts the union of both spec revisions' parameters (program, query_type, "
-        "patient_age, risk_factors, info_needed) and returns the union of their fields; answers from the local corpus."
+        "Ontario Health programs: eligibility by age and risk, intervals, pathway steps, referral and a "
+        "patient-specific recommendation with an outside-screening-age flag. The local corpus covers the cervical "
+        "(HPV testing), breast (OBSP incl. High Risk), colorectal (ColonCancerCheck) and lung screening programs; "
+        "other programs get an answer saying they are not covered. Accepts the union of both spec revisions' "
+        "parameters (program, query_type, patient_age, risk_factors, info_needed) and returns the union of their "
+        "fields; every fact carries the page it was verified from or is marked unverified (lower confidence)."
     ),
     request=Request,
     response=Response,

@@ -1,0 +1,162 @@
+"""opa.program_lookup: aliases, the outside-age flag, provenance of each fact, info_needed, conflicts.
+
+Expected values come from the Ontario Health corpus documents, whose facts were verified against
+the public pages their `sources` name (reference_server/corpus/FORMAT.md).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+from fastmcp import Client
+
+from reference_server.retrieval.opa_programs import program_key
+from reference_server.tools.program_facts import (
+    applicable,
+    merged_program,
+    outside_ages,
+    program_conflicts,
+)
+from tests.conftest import call
+
+LUNG_REFERRALS = "https://cancercareontario.ca/en/guidelines-advice/cancer-continuum/screening/lung-cancer-screening-information/referrals"
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [
+        ("benefits of screening", None),  # 'fit' inside 'benefits' is not colorectal
+        ("FIT test", "colorectal"),
+        ("colonoscopy after an abnormal FIT", "colorectal"),
+        ("mammograms", "breast"),
+        ("Pap tests", "cervical"),
+        ("HPV self-collection", "cervical"),
+        ("lung cancer screening", "lung"),
+        ("kidney care", None),
+        ("profitable", None),
+    ],
+)
+def test_program_key_matches_whole_words(name: str, key: str | None) -> None:
+    assert program_key(name) == key
+
+
+def test_outside_ages_uses_screening_ages_and_matching_risk() -> None:
+    elig = {"min_age": 50, "max_age": 74}
+    assert outside_ages(elig, [], 40) is True
+    assert outside_ages(elig, [{"risk_factors": ["family history"]}], 45) is False
+    assert outside_ages(elig, [], 60) is False
+    assert outside_ages({"min_age": 55, "max_age": None}, [], 90) is False
+    assert outside_ages(elig, [], None) is None
+
+
+def test_most_specific_risk_match_leads() -> None:
+    recs = [
+        {"text": "screen", "risk_factors": ["first-degree relative of carrier after counselling"]},
+        {"text": "counsel", "risk_factors": ["untested first-degree relative of carrier"]},
+        {"text": "general", "risk_factors": []},
+    ]
+    chosen = applicable(recs, None, ["untested first-degree relative of carrier"])
+    assert [r["text"] for r in chosen] == ["counsel", "general"]
+
+
+def test_conflicting_intervals_between_documents_are_surfaced() -> None:
+    docs = [
+        {"document_id": "a", "program": {"intervals": {"average_risk": "every 5 years"}}},
+        {"document_id": "b", "program": {"intervals": {"average_risk": "every 3 years"}}},
+    ]
+    (conflict,) = program_conflicts(docs, [])
+    assert conflict.field == "intervals.average_risk"
+    assert (conflict.sql_value, conflict.vector_value) == ("every 5 years", "every 3 years")
+    assert program_conflicts(docs[:1], []) == []
+    stale = [{"document_id": "a", "program": {"intervals": {"average_risk": "old"}}}]
+    assert [c.field for c in program_conflicts(docs[:1], stale)] == ["a.program"]
+
+
+def test_intervals_are_pooled_across_documents_primary_first() -> None:
+    docs = [
+        {"program": {"intervals": {"a": "1"}, "provenance": {"intervals.a": "unverified"}}},
+        {
+            "program": {
+                "intervals": {"a": "2", "b": "3"},
+                "provenance": {"intervals.b": [{"url": "u", "seen": "s"}]},
+            }
+        },
+    ]
+    prog = merged_program(docs)
+    assert prog["intervals"] == {"a": "1", "b": "3"}
+    assert prog["provenance"] == {
+        "intervals.a": "unverified",
+        "intervals.b": [{"url": "u", "seen": "s"}],
+    }
+
+
+@pytest.mark.asyncio
+async def test_lung_78_is_within_referral_ages_with_its_source(client: Client[Any]) -> None:
+    out = await call(
+        client,
+        "opa.program_lookup",
+        {"program": "lung", "patient_age": 78, "risk_factors": ["former smoker"]},
+    )
+    ps = out["patient_specific"]
+    assert ps["outside_screening_age"] is False and "55 to 80" in ps["recommendation"]
+    assert ps["verified_from"][0]["url"] == LUNG_REFERRALS
+    assert any(c["url"] == LUNG_REFERRALS for c in out["citations"])
+
+
+@pytest.mark.asyncio
+async def test_every_recommendation_is_verified_or_marked(client: Client[Any]) -> None:
+    out = await call(client, "opa.program_lookup", {"program": "lung", "query_type": "pathway"})
+    for rec in out["recommendations"]:
+        assert rec["unverified"] or rec["verified_from"], rec["text"]
+    assert any(r["unverified"] for r in out["recommendations"])
+    assert out["unverified_facts"] and any("could not be verified" in n for n in out["notes"])
+    # The pathway rests on unverified Lung-RADS intervals: the answer loses the 0.1 penalty.
+    assert out["confidence"] <= 0.9
+
+
+@pytest.mark.asyncio
+async def test_fully_verified_answer_keeps_full_confidence(client: Client[Any]) -> None:
+    out = await call(client, "opa.program_lookup", {"program": "breast", "patient_age": 55})
+    assert out["patient_specific"]["unverified"] is False
+    assert out["unverified_facts"] == [] or out["confidence"] > 0.9
+
+
+@pytest.mark.asyncio
+async def test_info_needed_limits_the_parts_filled(client: Client[Any]) -> None:
+    out = await call(
+        client, "opa.program_lookup", {"program": "colorectal", "info_needed": ["locations"]}
+    )
+    assert out["additional_info"]["locations"]
+    assert out["recommendations"] == [] and out["algorithms"] == [] and out["intervals"] == {}
+    assert out["eligibility"]["age_criteria"] is None
+    out = await call(
+        client, "opa.program_lookup", {"program": "colorectal", "info_needed": ["eligibility"]}
+    )
+    assert out["eligibility"]["age_criteria"] and out["intervals"] == {}
+
+
+@pytest.mark.asyncio
+async def test_last_updated_is_the_time_of_the_lookup(client: Client[Any]) -> None:
+    before = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    out = await call(client, "opa.program_lookup", {"program": "cervical"})
+    stamp = dt.datetime.fromisoformat(out["last_updated"])
+    assert before - dt.timedelta(seconds=1) <= stamp <= dt.datetime.now(dt.UTC)
+    assert out["document_updated"] == "2025-03-03"
+
+
+@pytest.mark.asyncio
+async def test_freshness_reports_unverified_and_stale_source_facts(client: Client[Any]) -> None:
+    out = await call(client, "opa.freshness_probe", {"source_orgs": ["ontario_health", "moh"]})
+    issues = {i["document_id"]: i for i in out["provenance_issues"]}
+    assert (
+        "sections[5] Nodule Follow-up Intervals"
+        in issues["ontario-health-olsp-lung-screening"]["unverified_facts"]
+    )
+    bulletin = issues["moh-infobulletin-221102-ovcp-video-visit-payment"]
+    assert bulletin["unverified_facts"] == [] and bulletin["oldest_source_seen"] == "2022-11-14"
+    assert "ontario-health-obsp-breast-screening" not in issues  # all verified, sources recent
+    assert any(
+        r.startswith("Re-verify ontario-health-olsp-lung-screening") for r in out["recommendations"]
+    )
