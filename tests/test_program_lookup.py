@@ -156,7 +156,9 @@ async def test_freshness_reports_unverified_and_stale_source_facts(client: Clien
     )
     bulletin = issues["moh-infobulletin-221102-ovcp-video-visit-payment"]
     assert bulletin["unverified_facts"] == [] and bulletin["oldest_source_seen"] == "2022-11-14"
-    assert "ontario-health-obsp-breast-screening" not in issues  # all verified, sources recent
+    breast = issues["ontario-health-obsp-breast-screening"]  # one source page dated 2024-10-08
+    assert breast["unverified_facts"] == [] and breast["oldest_source_seen"] == "2024-10-08"
+    assert "ontario-health-hpv-testing-hub" not in issues  # all verified from recent copies
     assert any(
         r.startswith("Re-verify ontario-health-olsp-lung-screening") for r in out["recommendations"]
     )
