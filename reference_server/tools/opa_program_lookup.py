@@ -29,13 +29,13 @@ from reference_server.scoring.conflicts import Conflict
 from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import Path
 from reference_server.tools.program_facts import (
-    UNVERIFIED_PENALTY,
     Source,
     answer_notes,
     citation_rows,
     merged_program,
     pages,
     patient_answer,
+    penalised,
     pool,
     program_conflicts,
     sources_of,
@@ -202,9 +202,8 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     confidence = calculate_confidence(
         len(docs) if dual.sql.ok else 0, len(corroborating), len(conflicts), OPA
     )
-    leading = unverified and (patient is None or patient.unverified or bool(req.query_type))
-    if leading and confidence:
-        confidence = round(max(0.0, confidence - UNVERIFIED_PENALTY), 4)
+    leading = bool(unverified) and (patient is None or patient.unverified or bool(req.query_type))
+    confidence = penalised(confidence, leading)
     notes = answer_notes(req.program, key, bool(docs), dual.provenance, unverified)
     used = list(sources_of(prog, shown_recs, shown_algos, patient))
     citations = [ProgramCitation(**c) for c in citation_rows(docs, pages(used), corroborating)]

@@ -22,6 +22,13 @@ from reference_server.scoring.conflicts import Conflict, compare
 UNVERIFIED_PENALTY = 0.1
 
 
+def penalised(confidence: float, leading_unverified: bool) -> float:
+    """The spec's confidence, less UNVERIFIED_PENALTY when the answer leads with an unverified fact."""
+    if not leading_unverified or not confidence:
+        return confidence
+    return round(max(0.0, confidence - UNVERIFIED_PENALTY), 4)
+
+
 class Source(BaseModel):
     """A public page a fact was verified from, and the date of the copy seen."""
 
