@@ -159,7 +159,7 @@ async def test_freshness_reports_unverified_and_stale_source_facts(client: Clien
     out = await call(client, "opa.freshness_probe", {"source_orgs": ["ontario_health", "moh"]})
     issues = {i["document_id"]: i for i in out["provenance_issues"]}
     assert (
-        "sections[5] Nodule Follow-up Intervals"
+        "sections[4] Low-Dose CT Screening and Results, paragraph 3"
         in issues["ontario-health-olsp-lung-screening"]["unverified_facts"]
     )
     bulletin = issues["moh-infobulletin-221102-ovcp-video-visit-payment"]

@@ -6,7 +6,8 @@ is `unverified`. The rules (see corpus/FORMAT.md):
 
 - the document lists its pages once under `sources: {id: {url, seen, note}}`;
 - a fact names them: `verified_from: [id, ...]`, or says `unverified: true`;
-- fact units: the document itself (title, URL, dates), each section (its text), and in the
+- fact units: the document itself (title, URL, dates), each section (its text; paragraphs listed
+  in `unverified_paragraphs` are unverified units of their own), and in the
   `program:` block each recommendation, algorithm and decision point (inline), and the
   other fields through `program.provenance: {field: [id, ...] | unverified}`
   (`eligibility`, `overview`, `referral_process`, `self_referral`, `procedures`, `locations`,
@@ -50,7 +51,10 @@ def _units(doc: dict[str, Any]) -> Iterator[tuple[str, Any]]:
 
     yield "document", marker(doc)
     for i, section in enumerate(doc.get("sections") or [], start=1):
-        yield f"sections[{i}] {section.get('heading', '')}", marker(section)
+        name = f"sections[{i}] {section.get('heading', '')}"
+        yield name, marker(section)
+        for j in section.get("unverified_paragraphs") or []:
+            yield f"{name}, paragraph {j}", UNVERIFIED
     program = doc.get("program")
     if not program:
         return
@@ -85,6 +89,11 @@ def missing(doc: dict[str, Any]) -> list[str]:
         unknown = [m for m in mark if m not in sources]
         if unknown:
             problems.append(f"{doc['document_id']}: {path} names unknown sources {unknown}")
+    for i, section in enumerate(doc.get("sections") or [], start=1):
+        count = len([p for p in (section.get("text") or "").split("\n\n") if p.strip()])
+        bad = [j for j in section.get("unverified_paragraphs") or [] if not 1 <= j <= count]
+        if bad:
+            problems.append(f"{doc['document_id']}: sections[{i}] has no paragraph {bad}")
     for sid, src in sources.items():
         if not (isinstance(src, dict) and src.get("url") and src.get("seen")):
             problems.append(f"{doc['document_id']}: source {sid!r} needs url and seen")
