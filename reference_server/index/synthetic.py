@@ -138,7 +138,7 @@ class Roles:
 
 
 # ------------------------------------------------------------------------------- SQLite
-def _tables(conn: sqlite3.Connection) -> tuple[list[str], list[str]]:
+def corpus_tables(conn: sqlite3.Connection) -> tuple[list[str], list[str]]:
     """(base tables, FTS5 tables) that hold corpus records (FTS shadow tables excluded)."""
     rows = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall()
     fts = [name for name, sql in rows if "USING FTS5" in (sql or "").upper()]
@@ -182,7 +182,7 @@ def sql_roles(conn: sqlite3.Connection) -> Roles:
 
     A name keeps its strongest role across tables (id > title > text > category), so the
     same value is transformed alike wherever it appears and references stay consistent."""
-    base, _ = _tables(conn)
+    base, _ = corpus_tables(conn)
     roles: dict[str, str] = {}
     for table in base:
         info = conn.execute(f'PRAGMA table_info("{table}")').fetchall()
@@ -244,7 +244,7 @@ def scale_database(path: Path, factor: int, progress: Progress) -> dict[str, int
     conn = sqlite3.connect(path)
     try:
         roles = sql_roles(conn)
-        base, fts = _tables(conn)
+        base, fts = corpus_tables(conn)
         tables = base + fts
         total = sum(conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables)
         task = progress.add_task(f"{path.name}: synthetic rows", total=total * (factor - 1))
@@ -252,8 +252,7 @@ def scale_database(path: Path, factor: int, progress: Progress) -> dict[str, int
             t: _copy_table(conn, t, roles, factor, lambda n: progress.advance(task, n))
             for t in tables
         }
-        conn.commit()
-        conn.execute("VACUUM")
+        conn.commit()  # no VACUUM: it renumbers rowids, and FTS rows are joined by rowid
         return counts
     finally:
         conn.close()
