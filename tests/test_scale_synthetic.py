@@ -18,8 +18,8 @@ from reference_server.config import Settings
 from reference_server.index.synthetic import (
     PREFIX,
     ROWID_STRIDE,
-    corpus_tables,
     Roles,
+    corpus_tables,
     mutate_value,
     scale_collections,
     scale_database,
