@@ -179,7 +179,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             return HARNESS
         for name, text in (("a", args.a), ("b", args.b)):
             spec = _with_overrides(_spec(text), args.overrides)
-            console.print(f"[bold]{name.upper()}[/]: {spec}")
+            console.print(f"[bold]{name.upper()}[/]: {spec}", soft_wrap=True)
             log = _run_one(spec, args, out / f"run-{name}", console, ablation=False)
             if log is None:
                 return HARNESS
@@ -202,7 +202,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def print_compare(comparison: Any) -> None:
     """The verdict lines, one per scope, on stdout."""
-    console = Console(width=None if sys.stdout.isatty() else 160)
+    console = Console(width=None if sys.stdout.isatty() else 160, soft_wrap=True)
     if comparison.error:
         console.print(f"[red]compare: harness error:[/] {comparison.error}")
         return

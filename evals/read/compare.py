@@ -2,7 +2,7 @@
 
 Reads two run logs (never a backend): scenarios are paired by id and version
 (:mod:`evals.read.diff`); for every scope (overall and each tool) and every metric both runs
-scored (pass/fail, the retrieval metrics, ragas scores) it runs the paired t-test and the
+scored (pass/fail and the retrieval metrics by default; ragas scores with ``metrics``) it runs the paired t-test and the
 paired randomization test over per-query values (:mod:`evals.read.stats`), Holm-corrects
 each test's p-values across the whole family of scopes and metrics, and gives Cohen's d_z and
 a bootstrap interval of the mean difference. The verdict of a metric is the direction of its
@@ -27,6 +27,9 @@ from evals.run.runlog import DEFAULT_MODE, RunLog, ScenarioRecord
 
 EXIT_OK, EXIT_REGRESSION, EXIT_HARNESS = 0, 1, 2
 OVERALL = "overall"
+# The default family of tests: pass/fail and the retrieval metrics (ragas scores on request:
+# the offline ones largely restate the retrieval metrics and would only widen the Holm family).
+DEFAULT_FAMILIES = ("scenario", "retrieval")
 Verdict = Literal["better", "worse", "no significant difference"]
 BETTER: Verdict = "better"
 WORSE: Verdict = "worse"
@@ -180,7 +183,10 @@ def compare_logs(
         result.notes.append(
             f"scenario version differs (not compared): {', '.join(changes.version_changed)}"
         )
-    wanted = [registry.canonical(m) for m in metrics] if metrics else changes.metrics()
+    if metrics:
+        wanted = [registry.canonical(m) for m in metrics]
+    else:
+        wanted = [m for m in changes.metrics() if registry.get(m).family in DEFAULT_FAMILIES]
     wanted = [m for m in wanted if registry.get(m).family != "latency"]
     scopes = [OVERALL, *changes.tools()]
     raw: list[tuple[str, str, stats.PairedTest]] = []

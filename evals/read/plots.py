@@ -8,6 +8,7 @@ nothing needs a display, and text stays text (``svg.fonttype = none``) so pages 
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -28,6 +29,7 @@ plt.rcParams.update(
     }
 )
 COLOURS = ("#3b6fb6", "#e08a2e", "#4c9a5b", "#b84a4a", "#7a5fa8", "#6b7a8f")
+_METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
 GOOD, BAD, NEUTRAL = "#2f8a4c", "#b84a4a", "#7a8496"
 
 
@@ -44,7 +46,9 @@ def _svg(fig: MplFigure) -> str:
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(fig)
-    return buffer.getvalue()
+    # The RDF metadata block only names its vocabularies; drop it so a page holds no URL but
+    # the SVG namespace.
+    return _METADATA.sub("", buffer.getvalue())
 
 
 def _errors(estimates: Sequence[Estimate]) -> np.ndarray | None:
