@@ -128,15 +128,23 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from evals.read import bench_report
     from evals.read.report import write_report
     from evals.run.runlog import RunLogError
 
+    if bool(args.run) == bool(args.bench):
+        Console(stderr=True).print("[red]error:[/] give --run DIR or --bench DIR")
+        return EXIT_HARNESS
     try:
+        if args.bench:
+            paths = bench_report.write(Path(args.bench))
+            Console().print(f"bench report: {paths['html']} (and {paths['markdown'].name})")
+            return EXIT_OK
         path = write_report(Path(args.run))
-    except RunLogError as exc:
+    except (RunLogError, bench_report.BenchReportError) as exc:
         Console(stderr=True).print(f"[red]error:[/] {exc}")
         return EXIT_HARNESS
-    Console().print(f"report: {path}")
+    Console().print(f"report: {path} (and report.html)")
     return EXIT_OK
 
 
@@ -352,8 +360,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     gate.set_defaults(func=cmd_gate)
 
-    report = sub.add_parser("report", help="print tables for a run log and write report.md")
-    report.add_argument("--run", required=True, help="run log directory")
+    report = sub.add_parser(
+        "report",
+        help="eval report of a run log (tables; report.md + report.html with plots), or the "
+        "bench report of a bench directory (bench.md + bench.html)",
+    )
+    report.add_argument("--run", help="run log directory")
+    report.add_argument("--bench", help="bench directory (reports/bench/<timestamp>)")
     report.set_defaults(func=cmd_report)
 
     comp = sub.add_parser(

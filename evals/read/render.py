@@ -127,7 +127,7 @@ def to_markdown(doc: Document, figure_dir: str = "figures") -> str:
 STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1180px;
  color:#1d2433;line-height:1.45;padding:0 1rem}
-h1{font-size:1.6rem;margin-bottom:.3rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #d8dde6;
+h1{font-size:1.6rem;margin-bottom:.3rem;overflow-wrap:anywhere}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #d8dde6;
  padding-bottom:.2rem}
 .meta{color:#5b6475;font-size:.9rem;margin:0;padding-left:1.1rem}
 table{border-collapse:collapse;margin:.6rem 0 1rem;font-size:.86rem}
