@@ -20,7 +20,7 @@ B ?= keyword
 COMPARE_OVERRIDES ?= sql_timeout_ms=5000,vector_timeout_ms=5000,tool_timeout_ms=10000
 RUN ?= reports/runs/latest
 
-.PHONY: install index serve test check bench eval gate baseline compare report clean
+.PHONY: install index serve test check bench eval gate gate-chroma baseline compare report clean
 
 install: $(STAMP)
 
@@ -59,6 +59,10 @@ compare: index
 report: install
 	$(PY) -m evals report --run $(RUN)
 
+# The same gate with the vector path served by a Chroma server (`chroma run`, started and stopped here).
+gate-chroma: index
+	$(PY) -m scale.chroma_gate --target $(GATE_TARGET) --out reports/runs/gate-chroma
+
 baseline: index
 	$(PY) -m evals run --target $(GATE_TARGET) --golden golden --out reports/runs/baseline --ablation --concurrency 2
 	$(PY) -m evals baseline --run reports/runs/baseline
@@ -66,7 +70,7 @@ baseline: index
 check: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy reference_server evals
+	$(VENV)/bin/mypy reference_server evals scale
 
 clean:
 	rm -rf $(VENV) build reports/runs .pytest_cache .mypy_cache .ruff_cache .benchmarks
