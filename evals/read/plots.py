@@ -92,13 +92,7 @@ def grouped_bars(
     if bounded:
         ax.set_ylim(0, 1.05)
     ax.set_title(title, loc="left")
-    ax.legend(
-        ncols=min(len(series), 6),
-        fontsize=8,
-        frameon=False,
-        loc="upper left",
-        bbox_to_anchor=(0, -0.18 if len(names) > 4 else -0.1),
-    )
+    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(axis="y", alpha=0.3)
     return _svg(fig)
 
