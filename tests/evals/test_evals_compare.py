@@ -223,3 +223,16 @@ def test_latency_records_side_by_side_when_both_runs_have_them(
     # without records on one side, only the client-measured eval latencies are shown
     (b_dir / "latency.jsonl").unlink()
     assert compare_logs(RunLog.read(a_dir), RunLog.read(b_dir)).latency_records == []
+
+
+def test_cli_runs_both_targets_then_compares(tmp_path: Path, golden_fake: Path) -> None:
+    from evals_testkit import STDIO_SPEC
+
+    out = tmp_path / "compare" / "now"
+    args = ["compare", "--a", STDIO_SPEC, "--b", STDIO_SPEC, "--golden", str(golden_fake)]
+    assert main([*args, "--out", str(out), "--no-ragas", "--concurrency", "2"]) == EXIT_OK
+    assert RunLog.read(out / "run-a").summary.target == STDIO_SPEC
+    assert RunLog.read(out / "run-b").surface is not None
+    data = json.loads((out / "compare.json").read_text())
+    assert data["contract"] == [] and data["a"]["label"] == STDIO_SPEC
+    assert (tmp_path / "compare" / "latest" / "compare.md").is_file()
