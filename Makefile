@@ -12,7 +12,14 @@ GATE_TARGET ?= inprocess:sql_timeout_ms=5000,vector_timeout_ms=5000,tool_timeout
 export RAGAS_DO_NOT_TRACK := true
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install index serve test check bench eval gate baseline clean
+PROFILE ?= latency
+USERS ?=
+RATE ?=
+TIME ?=
+WORKERS ?= 0
+URL ?=
+
+.PHONY: install index serve test test-load check bench load eval gate baseline clean
 
 install: $(STAMP)
 
@@ -33,9 +40,20 @@ test: index
 	$(PY) -m pytest -q
 	$(MAKE) --no-print-directory gate
 
+# Server with all workers -> latency, paced, saturation, parallel -> pytest-benchmark -> golden
+# eval + gate -> reports/bench/<timestamp>/ and reports/latest/ (load/bench.py). Non-zero on any miss.
+test-load: index
+	$(PY) -m pytest -q -m load tests/load -p no:randomly
+
 bench: index
-	$(PY) -m pytest -q -m bench --benchmark-enable --benchmark-only tests/bench -p no:randomly
-	$(MAKE) --no-print-directory eval
+	$(PY) -m load bench
+
+# One load profile (latency | paced | saturation | parallel) against a fresh reference server
+# (or URL=http://127.0.0.1:PORT/mcp); WORKERS=N uses locust's master/worker mode.
+load: index
+	$(PY) -m load run --profile $(PROFILE) --workers $(WORKERS) \
+		$(if $(USERS),--users $(USERS)) $(if $(RATE),--rate $(RATE)) \
+		$(if $(TIME),--time $(TIME)) $(if $(URL),--url $(URL))
 
 eval: index
 	$(PY) -m evals run --target $(TARGET) --golden golden --out reports/runs/latest --ablation
@@ -52,7 +70,7 @@ baseline: index
 check: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy reference_server evals
+	$(VENV)/bin/mypy reference_server evals load
 
 clean:
-	rm -rf $(VENV) build reports/runs .pytest_cache .mypy_cache .ruff_cache .benchmarks
+	rm -rf $(VENV) build reports/runs reports/bench reports/load reports/latest .pytest_cache .mypy_cache .ruff_cache .benchmarks
