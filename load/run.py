@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from load.client import warm_up
 from load.profiles import LocustProfile, SaturationProfile
 from load.safety import require_loopback
 from load.server import free_port, stop
@@ -79,6 +80,7 @@ def run_profile(
     """One locust run; its per-tool records land in `out_dir/latency.jsonl`."""
     require_loopback(url)
     out_dir.mkdir(parents=True, exist_ok=True)
+    warm_up(url)
     if isinstance(settings, SaturationProfile):
         locustfile = SATURATION_LOCUSTFILE
         time_s = settings.time_s + 2 * settings.step_time_s
