@@ -19,7 +19,7 @@ TIME ?=
 WORKERS ?= 0
 URL ?=
 
-.PHONY: install index serve test test-load check bench load eval gate baseline clean
+.PHONY: install index serve test test-load check bench load eval gate gate-chroma baseline clean
 
 install: $(STAMP)
 
@@ -63,6 +63,10 @@ gate: index
 	$(PY) -m evals run --target $(GATE_TARGET) --golden golden --out reports/runs/gate --ablation --concurrency 2
 	$(PY) -m evals gate --run reports/runs/gate --config evals/gate.yaml --baseline evals/baseline.json --require-baseline
 
+# The same gate with the vector path served by a Chroma server (`chroma run`, started and stopped here).
+gate-chroma: index
+	$(PY) -m scale.chroma_gate --target $(GATE_TARGET) --out reports/runs/gate-chroma
+
 baseline: index
 	$(PY) -m evals run --target $(GATE_TARGET) --golden golden --out reports/runs/baseline --ablation --concurrency 2
 	$(PY) -m evals baseline --run reports/runs/baseline
@@ -70,7 +74,7 @@ baseline: index
 check: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy reference_server evals load
+	$(VENV)/bin/mypy reference_server evals scale load
 
 clean:
 	rm -rf $(VENV) build reports/runs reports/bench reports/load reports/latest .pytest_cache .mypy_cache .ruff_cache .benchmarks
