@@ -18,8 +18,15 @@ RATE ?=
 TIME ?=
 WORKERS ?= 0
 URL ?=
+# make compare A=<target> B=<target>: a configuration name (hybrid, vector, keyword, no-boosts,
+# rrf-equal, rrf-k60, openai-embeddings, llm-rerank), inprocess:..., stdio:<command> or an
+# http(s)://.../mcp URL. In-process targets get the gate's generous timeouts (answers, not speed).
+A ?= hybrid
+B ?= keyword
+COMPARE_OVERRIDES ?= sql_timeout_ms=5000,vector_timeout_ms=5000,tool_timeout_ms=10000
+RUN ?= reports/runs/latest
 
-.PHONY: install index serve test test-load check bench load eval gate gate-chroma baseline clean
+.PHONY: install index serve test test-load check bench load eval gate gate-chroma baseline compare report clean
 
 install: $(STAMP)
 
@@ -40,11 +47,12 @@ test: index
 	$(PY) -m pytest -q
 	$(MAKE) --no-print-directory gate
 
-# Server with all workers -> latency, paced, saturation, parallel -> pytest-benchmark -> golden
-# eval + gate -> reports/bench/<timestamp>/ and reports/latest/ (load/bench.py). Non-zero on any miss.
+# The load tests that start extra server configurations (150 ms on SQL, seeded defects).
 test-load: index
 	$(PY) -m pytest -q -m load tests/load -p no:randomly
 
+# Server with all workers -> latency, paced, saturation, parallel -> pytest-benchmark -> golden
+# eval + gate -> reports/bench/<timestamp>/ and reports/latest/ (load/bench.py). Non-zero on any miss.
 bench: index
 	$(PY) -m load bench
 
@@ -62,6 +70,12 @@ eval: index
 gate: index
 	$(PY) -m evals run --target $(GATE_TARGET) --golden golden --out reports/runs/gate --ablation --concurrency 2
 	$(PY) -m evals gate --run reports/runs/gate --config evals/gate.yaml --baseline evals/baseline.json --require-baseline
+
+compare: index
+	$(PY) -m evals compare --a '$(A)' --b '$(B)' --golden golden --overrides $(COMPARE_OVERRIDES) --concurrency 2
+
+report: install
+	$(PY) -m evals report --run $(RUN)
 
 # The same gate with the vector path served by a Chroma server (`chroma run`, started and stopped here).
 gate-chroma: index

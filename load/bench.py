@@ -232,6 +232,8 @@ def _finish(
     (out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     md = render_markdown(summary)
     (out / "summary.md").write_text(md, encoding="utf-8")
+    if _python("-m", "evals", "report", "--bench", str(out)) != 0:  # bench.md + bench.html
+        print("the bench report could not be rendered (summary.json is complete)", file=sys.stderr)
     latest = out_root / "latest"
     shutil.rmtree(latest, ignore_errors=True)
     shutil.copytree(out, latest)

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from fastmcp import Client
 
-from evals.targets import _accept_any_result
+from evals.run.targets import _accept_any_result
 from load.records import LatencyRecord, write_records
 from load.slo import evaluate, load_slo, miss_table
 from reference_server.server import build_server
