@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evals.scenario import load_scenarios
+from evals.run.scenario import load_scenarios
 from reference_server.config import PROJECT_ROOT
 
 GOLDEN_DIR = PROJECT_ROOT / "golden"
