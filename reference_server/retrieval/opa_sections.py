@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from reference_server.config import Settings
 from reference_server.index.opa_builder import COLLECTIONS
+from reference_server.retrieval import rerank
 from reference_server.retrieval.sql import STOPWORDS, SqlClient, fts_query
 from reference_server.retrieval.vector import VectorClient, VectorHit
 from reference_server.scoring.confidence import OPA, calculate_confidence
@@ -280,6 +282,22 @@ def metadata_conflicts(hits: list[SectionHit]) -> list[Conflict]:
             if c:
                 conflicts.append(c)
     return conflicts
+
+
+async def rerank_sections(
+    settings: Settings, query: str, hits: list[SectionHit]
+) -> tuple[list[SectionHit], dict[str, Any]]:
+    """Fused hits through the optional reranker (OCM_RERANK); `_meta` to report what it did."""
+    ranked, outcome = await rerank.rerank(
+        settings,
+        query,
+        hits,
+        id_of=lambda h: h.section_id,
+        text_of=lambda h: (
+            f"{h.row['document_title']} - {h.row['section_heading']}\n{h.row['text']}"
+        ),
+    )
+    return ranked, ({"rerank": outcome.meta()} if outcome else {})
 
 
 def confidence(hits: list[SectionHit], num_conflicts: int) -> float:

@@ -14,6 +14,7 @@ from reference_server.retrieval.opa_sections import (
     decode_row,
     fuse,
     keyword_search,
+    rerank_sections,
     vector_search,
 )
 from reference_server.runtime import Runtime
@@ -110,6 +111,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         vector=lambda: vector_search(rt.vectors, query, filters, limit=10),
     )
     hits = fuse(dual.sql.value, dual.vector.value, query, rt.settings.today())
+    hits, meta = await rerank_sections(rt.settings, query, hits)
     relevant = [
         h
         for h in hits
@@ -159,7 +161,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         ],
         conflicts=[],
     )
-    return ToolOutput(response, dual)
+    return ToolOutput(response, dual, meta)
 
 
 SPEC = ToolSpec(

@@ -14,6 +14,7 @@ from reference_server.retrieval.opa_sections import (
     fuse,
     keyword_search,
     metadata_conflicts,
+    rerank_sections,
     truncate,
     vector_search,
 )
@@ -105,6 +106,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         else (lambda: vector_search(rt.vectors, req.query, filters)),
     )
     hits = fuse(dual.sql.value, dual.vector.value, req.query, rt.settings.today())
+    hits, meta = await rerank_sections(rt.settings, req.query, hits)
     top = hits[: req.n_results]
     conflicts = metadata_conflicts(top)
     response = Response(
@@ -117,7 +119,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         ],
         conflicts=conflicts,
     )
-    return ToolOutput(response, dual)
+    return ToolOutput(response, dual, meta)
 
 
 SPEC = ToolSpec(
