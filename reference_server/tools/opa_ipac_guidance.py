@@ -152,7 +152,8 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         vector=lambda: vector_search(rt.vectors, query, filters, limit=10),
     )
     sql_found = dual.sql.value
-    hits = fuse(sql_found.pho if sql_found else None, dual.vector.value, query, rt.settings.today())
+    pho = sql_found.pho if sql_found else None
+    hits = fuse(pho, dual.vector.value, query, rt.settings.today(), rt.settings.fusion)
     hits, meta = await rerank_sections(rt.settings, query, hits)
     relevant = [
         h
