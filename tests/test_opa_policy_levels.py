@@ -64,7 +64,7 @@ def test_expectations_first_orders_the_pool_before_the_cut() -> None:
     hits = [
         _hit("adv-a", "advice", 1.0),
         _hit("adv-b", "advice", 0.9),
-        _hit("exp-c", "expectation", 0.8),  # in the pool (>= 0.5 x best): jumps both advice
+        _hit("exp-c", "expectation", 0.8),  # in the pool (>= POOL_FLOOR x best): jumps both advice
         _hit("exp-d", "expectation", POOL_FLOOR * 1.0 - 0.01),  # below the pool floor: stays last
     ]
     assert [h.section_id for h in expectations_first(hits)] == ["exp-c", "adv-a", "adv-b", "exp-d"]

@@ -17,13 +17,15 @@ from typing import Any
 
 import pytest
 
-from reference_server.retrieval.rerank import parse_scores, reorder
+from reference_server.config import Settings
+from reference_server.retrieval.rerank import budget_ms, parse_scores, reorder
 from tests.conftest import run_fresh
 
 QUERY = {"query": "documentation requirements for virtual care", "n_results": 20}
 
 
 class FakeChat(ThreadingHTTPServer):
+    daemon_threads = True  # a slow reply never holds up the fixture's shutdown
     mode = "reverse"  # reverse | slow | garbage | error
     requests: list[dict[str, Any]]
 
@@ -41,7 +43,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(500, {"error": {"message": "fake: unavailable"}})
             return
         if self.server.mode == "slow":
-            time.sleep(2.0)
+            time.sleep(3.0)
         user = body["messages"][-1]["content"]
         ids = [json.loads(line)["id"] for line in user.splitlines() if line.startswith("{")]
         scores = [
@@ -138,6 +140,13 @@ def test_parse_scores_keeps_known_ids_and_clamps() -> None:
         parse_scores(json.dumps({"ranking": ["x"]}), {"x"})
 
 
+def test_rerank_budget_fits_inside_the_whole_tool_timeout() -> None:
+    s = Settings(tool_timeout_ms=1500, rerank_timeout_ms=1000)
+    assert budget_ms(s, spent_ms=100) == 1000  # its own timeout when there is room
+    assert budget_ms(s, spent_ms=600) == 750  # 1500 - 600 - 150 kept for the response
+    assert budget_ms(s, spent_ms=1400) < 0  # no time left: not attempted
+
+
 # -- through the tools -------------------------------------------------------------------------
 
 
@@ -204,3 +213,24 @@ async def test_policy_check_and_ipac_guidance_rerank_too(fake_openai: FakeChat) 
         assert not result.is_error, result.content[0].text
         assert result.meta["rerank"]["applied"] is True, (tool, result.meta)
     assert len(fake_openai.requests) == 2
+
+
+@pytest.mark.asyncio
+async def test_slow_rerank_is_cut_to_the_tool_budget_and_the_tool_still_answers(
+    fake_openai: FakeChat,
+) -> None:
+    fake_openai.mode = "slow"  # replies after 3 s
+    result = await run_fresh(
+        "opa.search_sections",
+        QUERY,
+        rerank="openai",
+        rerank_timeout_ms=20000,  # larger than the tool's own budget
+        sql_timeout_ms=1000,
+        vector_timeout_ms=1000,
+        tool_timeout_ms=2500,
+        warm_up=True,
+    )
+    assert not result.is_error, result.content[0].text
+    assert result.structured_content["sections"]
+    assert result.meta["rerank"]["applied"] is False
+    assert result.meta["rerank"]["elapsed_ms"] < 2500

@@ -316,9 +316,10 @@ def metadata_conflicts(hits: list[SectionHit]) -> list[Conflict]:
 
 
 async def rerank_sections(
-    settings: Settings, query: str, hits: list[SectionHit]
+    settings: Settings, query: str, hits: list[SectionHit], spent_ms: float = 0.0
 ) -> tuple[list[SectionHit], dict[str, Any]]:
-    """Fused hits through the optional reranker (OCM_RERANK); `_meta` to report what it did."""
+    """Fused hits through the optional reranker (OCM_RERANK); `_meta` to report what it did.
+    `spent_ms` (the dual-path time) keeps the rerank call inside the whole-tool timeout."""
     ranked, outcome = await rerank.rerank(
         settings,
         query,
@@ -327,6 +328,7 @@ async def rerank_sections(
         text_of=lambda h: (
             f"{h.row['document_title']} - {h.row['section_heading']}\n{h.row['text']}"
         ),
+        spent_ms=spent_ms,
     )
     return ranked, ({"rerank": outcome.meta()} if outcome else {})
 

@@ -3,7 +3,8 @@
 Seeds 000/001 rerank the fused candidates with a small OpenAI chat model that scores each one
 0-10 for relevance to the query. Here that is one batched chat completion over the top
 `rerank_candidates` hits, run only when the setting asks for it *and* `OPENAI_API_KEY` is set,
-under its own timeout (`OCM_RERANK_TIMEOUT_MS`, no retries). Any failure - no key, timeout,
+under its own timeout (`OCM_RERANK_TIMEOUT_MS`, no retries), cut to what is left of the
+whole-tool timeout after retrieval. Any failure - no key, timeout,
 HTTP error, unparsable reply - leaves the order as fused, so reranking can only reorder an
 answer, never lose one. The outcome is reported in the tool's `_meta.rerank`.
 
@@ -33,6 +34,9 @@ SYSTEM_PROMPT = (
     '{"scores": [{"id": "<passage id>", "score": <0-10>}, ...]} covering every passage id.'
 )
 PASSAGE_CHARS = 700
+# Time kept back from the whole-tool budget for merging, scoring and serialising the answer.
+RESPONSE_RESERVE_MS = 150.0
+MIN_BUDGET_MS = 50.0
 
 
 class Rankable(Protocol):
@@ -95,10 +99,19 @@ def parse_scores(content: str, ids: set[str]) -> dict[str, float]:
     return scores
 
 
-def _score_with_openai(settings: Settings, query: str, passages: list[tuple[str, str]]) -> str:
+def budget_ms(settings: Settings, spent_ms: float) -> float:
+    """The rerank call's time: its own timeout, cut so the tool still answers within its
+    whole-tool timeout after `spent_ms` of retrieval (a late rerank must not lose the answer)."""
+    left = settings.tool_timeout_ms - spent_ms - RESPONSE_RESERVE_MS
+    return min(settings.rerank_timeout_ms, left)
+
+
+def _score_with_openai(
+    settings: Settings, query: str, passages: list[tuple[str, str]], timeout_s: float
+) -> str:
     from openai import OpenAI
 
-    client = OpenAI(timeout=settings.rerank_timeout_ms / 1000, max_retries=0)
+    client = OpenAI(timeout=timeout_s, max_retries=0)
     reply = client.chat.completions.create(
         model=settings.rerank_model,
         temperature=0,
@@ -129,8 +142,10 @@ async def rerank(
     *,
     id_of: Callable[[H], str],
     text_of: Callable[[H], str],
+    spent_ms: float = 0.0,
 ) -> tuple[list[H], RerankOutcome | None]:
-    """Hits reranked by the configured model, or unchanged (with the reason) when it cannot."""
+    """Hits reranked by the configured model, or unchanged (with the reason) when it cannot.
+    `spent_ms` is how long the tool has run so far (see `budget_ms`)."""
     if not enabled(settings):
         return hits, None
     outcome = RerankOutcome(applied=False, model=settings.rerank_model)
@@ -139,6 +154,10 @@ async def rerank(
     if not os.environ.get("OPENAI_API_KEY"):
         outcome.error = "OPENAI_API_KEY is not set; order left as fused"
         return hits, outcome
+    budget = budget_ms(settings, spent_ms)
+    if budget < MIN_BUDGET_MS:
+        outcome.error = f"no time left in the tool budget ({budget:.0f} ms); order left as fused"
+        return hits, outcome
     window = hits[: settings.rerank_candidates]
     ids = [id_of(h) for h in window]
     outcome.candidates = len(window)
@@ -146,8 +165,8 @@ async def rerank(
     started = time.perf_counter()
     try:
         content = await asyncio.wait_for(
-            asyncio.to_thread(_score_with_openai, settings, query, passages),
-            timeout=settings.rerank_timeout_ms / 1000,
+            asyncio.to_thread(_score_with_openai, settings, query, passages, budget / 1000),
+            timeout=budget / 1000,
         )
         scores = parse_scores(content, set(ids))
     except Exception as exc:  # any failure falls back to the fused order

@@ -154,7 +154,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     sql_found = dual.sql.value
     pho = sql_found.pho if sql_found else None
     hits = fuse(pho, dual.vector.value, query, rt.settings.today(), rt.settings.fusion)
-    hits, meta = await rerank_sections(rt.settings, query, hits)
+    hits, meta = await rerank_sections(rt.settings, query, hits, dual.total_ms)
     relevant = [
         h
         for h in hits

@@ -108,7 +108,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     hits = fuse(
         dual.sql.value, dual.vector.value, req.query, rt.settings.today(), rt.settings.fusion
     )
-    hits, meta = await rerank_sections(rt.settings, req.query, hits)
+    hits, meta = await rerank_sections(rt.settings, req.query, hits, dual.total_ms)
     top = hits[: req.n_results]
     conflicts = metadata_conflicts(top)
     response = Response(
