@@ -12,7 +12,7 @@ GATE_TARGET ?= inprocess:sql_timeout_ms=5000,vector_timeout_ms=5000,tool_timeout
 export RAGAS_DO_NOT_TRACK := true
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install index serve test check bench eval gate gate-chroma baseline clean
+.PHONY: install index serve test check bench eval gate gate-chroma bench-scale baseline clean
 
 install: $(STAMP)
 
@@ -36,6 +36,12 @@ test: index
 bench: index
 	$(PY) -m pytest -q -m bench --benchmark-enable --benchmark-only tests/bench -p no:randomly
 	$(MAKE) --no-print-directory eval
+	@if [ -n "$(SCALE)" ]; then $(MAKE) --no-print-directory bench-scale SCALE=$(SCALE); fi
+
+# Corpus growth: synthetic SCALE-x index (and 1x, same run) -> per-tool p50/p95, calls/s, size.
+SCALE ?=
+bench-scale: index
+	$(PY) -m scale.bench --factors $(or $(SCALE),10) --out reports/scale/latest
 
 eval: index
 	$(PY) -m evals run --target $(TARGET) --golden golden --out reports/runs/latest --ablation
