@@ -12,7 +12,7 @@ GATE_TARGET ?= inprocess:sql_timeout_ms=5000,vector_timeout_ms=5000,tool_timeout
 export RAGAS_DO_NOT_TRACK := true
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install index serve test check bench eval gate gate-chroma bench-scale baseline clean
+.PHONY: install index serve test check bench eval gate gate-chroma bench-scale rehearsal baseline clean
 
 install: $(STAMP)
 
@@ -54,6 +54,12 @@ gate: index
 # The same gate with the vector path served by a Chroma server (`chroma run`, started and stopped here).
 gate-chroma: index
 	$(PY) -m scale.chroma_gate --target $(GATE_TARGET) --out reports/runs/gate-chroma
+
+# Two replicas sharing one Chroma server behind nginx (Debian's package, run as our own process);
+# one replica is stopped mid-run; exits 1 if the client saw a failed call.
+rehearsal: index
+	@command -v nginx >/dev/null || test -x /usr/sbin/nginx || { echo "nginx missing: apt-get install -y nginx"; exit 2; }
+	$(PY) -m scale.rehearsal --clients $(or $(USERS),8) --seconds $(or $(TIME),30) --out reports/rehearsal/latest
 
 baseline: index
 	$(PY) -m evals run --target $(GATE_TARGET) --golden golden --out reports/runs/baseline --ablation --concurrency 2
