@@ -32,7 +32,7 @@ from fastmcp import Client
 from rich.console import Console
 from rich.table import Table
 
-from evals.scenario import load_scenarios
+from evals.run.scenario import load_scenarios
 from reference_server.config import Settings
 from reference_server.index.synthetic import build_scaled, default_out_dir
 from reference_server.retrieval.sql import SqlClient

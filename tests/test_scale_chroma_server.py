@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from fastmcp import Client, FastMCP
 
-from evals.scenario import load_scenarios
+from evals.run.scenario import load_scenarios
 from reference_server.config import Settings
 from reference_server.index.chroma_load import load_collections
 from reference_server.server import build_server
