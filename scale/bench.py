@@ -36,9 +36,9 @@ import httpx
 from rich.console import Console
 from rich.table import Table
 
-from evals.scenario import load_scenarios
+from evals.run.scenario import load_scenarios
 from reference_server.config import Settings
-from reference_server.index.synthetic import build_scaled, default_out_dir
+from reference_server.index.synthetic import build_scaled, default_out_dir, dir_bytes
 from scale.procs import free_port, running
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
@@ -199,10 +199,6 @@ def _mcp_ready(url: str) -> Any:
     return check
 
 
-def _dir_bytes(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
-
-
 def build_indexes(factors: list[int], console: Console) -> tuple[dict[int, Path], dict[int, Any]]:
     base = Settings.from_env().index_dir
     dirs, info = {}, {}
@@ -212,7 +208,7 @@ def build_indexes(factors: list[int], console: Console) -> tuple[dict[int, Path]
             dirs[1] = base
             info[1] = {
                 "build_s": manifest.get("seconds"),
-                "bytes": _dir_bytes(base),
+                "bytes": dir_bytes(base),
                 "chunks": sum(manifest.get("collections", {}).values()),
             }
             continue
