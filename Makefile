@@ -26,7 +26,7 @@ B ?= keyword
 COMPARE_OVERRIDES ?= sql_timeout_ms=5000,vector_timeout_ms=5000,tool_timeout_ms=10000
 RUN ?= reports/runs/latest
 
-.PHONY: install index serve test test-load check bench load eval gate gate-chroma baseline compare report clean
+.PHONY: install index serve test test-load check bench load eval gate gate-chroma bench-scale rehearsal baseline compare report clean
 
 install: $(STAMP)
 
@@ -55,6 +55,7 @@ test-load: index
 # eval + gate -> reports/bench/<timestamp>/ and reports/latest/ (load/bench.py). Non-zero on any miss.
 bench: index
 	$(PY) -m load bench
+	@if [ -n "$(SCALE)" ]; then $(MAKE) --no-print-directory bench-scale SCALE=$(SCALE); fi
 
 # One load profile (latency | paced | saturation | parallel) against a fresh reference server
 # (or URL=http://127.0.0.1:PORT/mcp); WORKERS=N uses locust's master/worker mode.
@@ -62,6 +63,11 @@ load: index
 	$(PY) -m load run --profile $(PROFILE) --workers $(WORKERS) \
 		$(if $(USERS),--users $(USERS)) $(if $(RATE),--rate $(RATE)) \
 		$(if $(TIME),--time $(TIME)) $(if $(URL),--url $(URL))
+
+# Corpus growth: synthetic SCALE-x index (and 1x, same run) -> per-tool p50/p95, calls/s, size.
+SCALE ?=
+bench-scale: index
+	$(PY) -m scale.bench --factors $(or $(SCALE),10) --out reports/scale/latest
 
 eval: index
 	$(PY) -m evals run --target $(TARGET) --golden golden --out reports/runs/latest --ablation
@@ -80,6 +86,12 @@ report: install
 # The same gate with the vector path served by a Chroma server (`chroma run`, started and stopped here).
 gate-chroma: index
 	$(PY) -m scale.chroma_gate --target $(GATE_TARGET) --out reports/runs/gate-chroma
+
+# Two replicas sharing one Chroma server behind nginx (Debian's package, run as our own process);
+# one replica is stopped mid-run; exits 1 if the client saw a failed call.
+rehearsal: index
+	@command -v nginx >/dev/null || test -x /usr/sbin/nginx || { echo "nginx missing: apt-get install -y nginx"; exit 2; }
+	$(PY) -m scale.rehearsal --clients $(or $(USERS),8) --seconds $(or $(TIME),30) --out reports/rehearsal/latest
 
 baseline: index
 	$(PY) -m evals run --target $(GATE_TARGET) --golden golden --out reports/runs/baseline --ablation --concurrency 2
