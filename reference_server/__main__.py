@@ -8,6 +8,8 @@ import logging
 import sys
 
 from reference_server.config import Settings
+from reference_server.http_security import HttpSecurity
+from reference_server.index.build import index_problem
 from reference_server.server import bearer_token_from_env, build_server
 
 
@@ -37,8 +39,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(
             f"refusing to bind {args.host}: not a loopback address (pass --allow-remote to override)"
         )
+    settings = Settings.from_env()
+    problem = index_problem(settings)
+    if problem:
+        print(f"reference_server: refusing to start: {problem}", file=sys.stderr)
+        return 2
     token = bearer_token_from_env() if args.transport == "http" else None
-    server = build_server(Settings.from_env(), bearer_token=token)
+    server = build_server(settings, bearer_token=token)
     server.runtime.warm_up()  # type: ignore[attr-defined]
     if args.transport == "stdio":
         server.run(transport="stdio", show_banner=False)
@@ -50,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
             path=args.path,
             json_response=True,
             show_banner=False,
+            **HttpSecurity.from_env(args.host).app_options(),
         )
     return 0
 

@@ -17,7 +17,7 @@ from reference_server.retrieval.opa_sections import (
 )
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import OPA, calculate_confidence
-from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
+from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import Citation, Evidence
 
 NAME = "opa.ipac_guidance"
@@ -38,7 +38,9 @@ class Request(StrictModel):
     )
     specific_item: str | None = Field(
         default=None,
+        min_length=1,
         max_length=200,
+        pattern=NON_BLANK,
         description="Specific equipment or procedure, e.g. 'spirometer'.",
     )
     include_checklists: bool = Field(default=True, description="Include checklists.")
