@@ -25,6 +25,7 @@ from starlette.applications import Starlette
 
 ORIGINS_ENV = "OCM_ALLOWED_ORIGINS"
 HOSTS_ENV = "OCM_ALLOWED_HOSTS"
+HOST_ENV = "OCM_HTTP_HOST"  # the bound address, set by `python -m reference_server` for workers
 
 
 def _split(value: str | None) -> tuple[str, ...]:
@@ -41,9 +42,13 @@ class HttpSecurity:
     allowed_hosts: tuple[str, ...] = ()
 
     @classmethod
-    def from_env(cls, bind_host: str, env: dict[str, str] | None = None) -> HttpSecurity:
+    def from_env(cls, env: dict[str, str] | None = None) -> HttpSecurity:
         env = dict(os.environ if env is None else env)
-        return cls(bind_host, _split(env.get(ORIGINS_ENV)), _split(env.get(HOSTS_ENV)))
+        return cls(
+            env.get(HOST_ENV) or "127.0.0.1",
+            _split(env.get(ORIGINS_ENV)),
+            _split(env.get(HOSTS_ENV)),
+        )
 
     def app_options(self) -> dict[str, Any]:
         """Keyword arguments for `FastMCP.http_app(...)` / `FastMCP.run(transport="http", ...)`.

@@ -115,7 +115,7 @@ async def test_cross_field_rule_is_listed_with_field_problems(client: Client[Any
 
 
 async def test_types_are_not_coerced(client: Client[Any]) -> None:
-    """"5" is not an integer and 1 is not a boolean: the server checks what the schema says."""
+    """ "5" is not an integer and 1 is not a boolean: the server checks what the schema says."""
     message = await call_error(
         client,
         "opa.search_sections",

@@ -10,7 +10,6 @@ import json
 import traceback
 from typing import Annotated, Any
 
-import pytest
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.tools.base import Tool, ToolResult
