@@ -15,7 +15,7 @@ import sys
 from reference_server.config import Settings
 from reference_server.http_app import DEFAULT_PATH
 from reference_server.http_security import HOST_ENV
-from reference_server.index.build import index_problem
+from reference_server.index.check import index_problem
 from reference_server.server import build_server
 
 

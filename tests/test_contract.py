@@ -140,8 +140,8 @@ async def test_unknown_tool_is_a_json_rpc_error(client: Client[Any]) -> None:
 
 
 async def test_server_info_version_is_the_project_version(client: Client[Any]) -> None:
-    assert client.initialize_result is not None
-    assert client.initialize_result.server_info.version == project_version()
+    assert client.server_info is not None
+    assert client.server_info.version == project_version()
     assert project_version() != "0.0.0"
 
 

@@ -21,13 +21,14 @@ import pytest
 from fastmcp import Client
 
 from reference_server.config import Faults, Settings
-from reference_server.index.build import index_problem
+from reference_server.index.check import index_problem
 from reference_server.retrieval.dual_path import run_dual, tool_deadline
 from tests.conftest import make_settings, run_fresh
 
-pytestmark = pytest.mark.asyncio
 QUERY = {"query": "documentation requirements for virtual care", "n_results": 5}
 TOOL = "opa.search_sections"
+# A server on a damaged index cannot be warmed up; cold model loading must not hit a timeout.
+COLD = {"sql_timeout_ms": 20_000, "vector_timeout_ms": 20_000, "tool_timeout_ms": 40_000}
 
 
 async def _timed(tool: str, args: dict[str, Any], **overrides: Any) -> tuple[Any, float]:
@@ -159,7 +160,7 @@ def _replace(root: Path, name: str, how: str) -> None:
 @pytest.mark.parametrize("how", ["missing", "unreadable", "corrupt"])
 async def test_damaged_sql_file_gives_a_vector_only_answer(damaged_index: Path, how: str) -> None:
     _replace(damaged_index, "opa.db", how)
-    result = await run_fresh(TOOL, QUERY, index_dir=damaged_index)
+    result = await run_fresh(TOOL, QUERY, index_dir=damaged_index, **COLD)
     out = _assert_partial(result, ["vector"])
     assert out["sections"] and out["confidence"] <= 0.75
     assert "sql" in result.meta["path_errors"]
@@ -167,7 +168,7 @@ async def test_damaged_sql_file_gives_a_vector_only_answer(damaged_index: Path, 
 
 async def test_missing_chroma_directory_gives_an_sql_only_answer(damaged_index: Path) -> None:
     _replace(damaged_index, "chroma", "missing")
-    result = await run_fresh(TOOL, QUERY, index_dir=damaged_index)
+    result = await run_fresh(TOOL, QUERY, index_dir=damaged_index, **COLD)
     out = _assert_partial(result, ["sql"])
     assert out["sections"]
     assert "index not found" in result.meta["path_errors"]["vector"].lower()
@@ -175,7 +176,7 @@ async def test_missing_chroma_directory_gives_an_sql_only_answer(damaged_index: 
 
 
 async def test_whole_index_missing_is_a_clear_answer_not_a_crash(tmp_path: Path) -> None:
-    result = await run_fresh(TOOL, QUERY, index_dir=tmp_path / "nowhere")
+    result = await run_fresh(TOOL, QUERY, index_dir=tmp_path / "nowhere", **COLD)
     text = result.content[0].text if result.is_error else json.dumps(result.structured_content)
     assert "Traceback" not in text
     if not result.is_error:

@@ -20,7 +20,7 @@ from evals.targets import server_target
 from reference_server.config import Settings
 from reference_server.server import build_server
 
-SMALL = FuzzConfig(valid=15, invalid=60, seed=1)
+SMALL = FuzzConfig(valid=10, invalid=30, seed=1)
 
 
 def _fuzz(server: FastMCP, config: FuzzConfig = SMALL, **kw: Any) -> FuzzReport:

@@ -46,36 +46,6 @@ def corpus_hash(corpus_dir: Path, embedder_name: str) -> str:
     return digest.hexdigest()
 
 
-def index_embedder_name(settings: Settings) -> str:
-    if settings.embedding == "openai":
-        return "openai:" + settings.openai_embedding_model
-    return "all-MiniLM-L6-v2-onnx-int8"
-
-
-def index_problem(settings: Settings, corpus_dir: Path = CORPUS_DIR) -> str | None:
-    """Why the server must not start on this index (absent, incomplete, or built from another
-    corpus, builder or embedding model than this code's), or None when it is current."""
-    index_dir = settings.index_dir
-    manifest_path = index_dir / "manifest.json"
-    missing = [
-        p.name for p in (settings.opa_db, settings.ohip_db, settings.chroma_dir) if not p.exists()
-    ]
-    if not manifest_path.exists() or missing:
-        what = ", ".join(missing) or "manifest.json"
-        return f"the corpus index at {index_dir} is missing ({what}): run `make index` first"
-    try:
-        built = json.loads(manifest_path.read_text()).get("corpus_hash")
-    except (OSError, ValueError) as exc:
-        return f"the corpus index manifest {manifest_path} is unreadable ({exc}): run `make index`"
-    expected = corpus_hash(corpus_dir, index_embedder_name(settings))
-    if built != expected:
-        return (
-            f"the corpus index at {index_dir} was built by another version of the corpus or "
-            f"builder (index {str(built)[:12]}, this code {expected[:12]}): run `make index`"
-        )
-    return None
-
-
 def _build_db(
     path: Path, fill: Callable[[sqlite3.Connection, Path], dict[str, int]], corpus_dir: Path
 ) -> dict[str, int]:
@@ -129,7 +99,11 @@ def build_index(
 ) -> dict[str, object]:
     """Build the whole index; returns the manifest (skipped=True when already current)."""
     index_dir = settings.index_dir
-    embedder_name = index_embedder_name(settings)
+    embedder_name = (
+        "openai:" + settings.openai_embedding_model
+        if settings.embedding == "openai"
+        else "all-MiniLM-L6-v2-onnx-int8"
+    )
     digest = corpus_hash(corpus_dir, embedder_name)
     manifest_path = index_dir / "manifest.json"
     if not force and manifest_path.exists():
