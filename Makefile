@@ -12,7 +12,12 @@ GATE_TARGET ?= inprocess:sql_timeout_ms=5000,vector_timeout_ms=5000,tool_timeout
 export RAGAS_DO_NOT_TRACK := true
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install index serve test check bench eval gate baseline clean
+# Property-based contract tests: the large profile (>= 1,000 invalid and >= 200 valid examples per
+# tool) against FUZZ_TARGET (any target spec: inprocess[:k=v], stdio:<cmd>, http(s)://.../mcp).
+FUZZ_TARGET ?= inprocess
+FUZZ_PROFILE ?= large
+
+.PHONY: install index serve test check bench eval gate baseline fuzz clean
 
 install: $(STAMP)
 
@@ -48,6 +53,9 @@ gate: index
 baseline: index
 	$(PY) -m evals run --target $(GATE_TARGET) --golden golden --out reports/runs/baseline --ablation --concurrency 2
 	$(PY) -m evals baseline --run reports/runs/baseline
+
+fuzz: index
+	$(PY) -m evals.fuzz --target $(FUZZ_TARGET) --profile $(FUZZ_PROFILE) --out reports/runs/fuzz
 
 check: install
 	$(VENV)/bin/ruff check .

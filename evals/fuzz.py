@@ -282,8 +282,10 @@ def _mentions(text: str, field_path: str) -> bool:
 
 def schema_node(schema: dict[str, Any], field_path: str) -> dict[str, Any] | None:
     node: Any = schema
-    for part in re.split(r"\.|\[\d+\]", field_path):
+    for part in re.split(r"\.|(?=\[)", field_path):
         if not part:
+            continue
+        if part.isdigit() or re.fullmatch(r"\[\d+\]", part):
             node = node.get("items") if isinstance(node, dict) else None
             continue
         node = (node.get("properties") or {}).get(part) if isinstance(node, dict) else None
@@ -767,6 +769,13 @@ def main(argv: list[str] | None = None) -> int:
         tools=args.tool,
     )
     index_dir = args.index_dir
+    if args.target.startswith("inprocess"):
+        # The server runs in this process: its own log of each refused call is noise here (the
+        # fuzzer judges the responses), so only its critical messages are shown.
+        import logging
+
+        logging.getLogger("fastmcp").setLevel(logging.CRITICAL)
+        logging.getLogger("reference_server").setLevel(logging.ERROR)
     if index_dir is None and args.target.startswith("inprocess"):
         from reference_server.config import Settings
 

@@ -222,10 +222,7 @@ def allowed_values(node: dict[str, Any] | None) -> list[Any] | str | None:
 
 
 def _field_name(loc: tuple[Any, ...]) -> str:
-    name = ""
-    for part in loc:
-        name += f"[{part}]" if isinstance(part, int) else (f".{part}" if name else str(part))
-    return name or "arguments"
+    return ".".join(str(part) for part in loc) or "arguments"
 
 
 def _problem(err: dict[str, Any], schema: dict[str, Any]) -> Problem:

@@ -1,0 +1,236 @@
+"""The HTTP server as clients meet it: Origin/Host validation, bearer token, body size limit,
+and three independent clients filling array parameters (a plain JSON-RPC client, the official
+MCP Python SDK client, and the MCP Inspector CLI, which needs Node >= 22 from npm)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from reference_server.config import Settings
+from reference_server.server import INVALID_PARAMS, project_version
+
+pytestmark = pytest.mark.slow
+TOKEN = "contract-test-token-not-a-secret"
+ALLOWED_ORIGIN = "https://ehr.example.org"
+C124_FEE = 61.15  # OHIP Schedule of Benefits, C124 (corpus/off/ohip_fee_schedule.csv)
+SCHEDULE_ARGS = {"q": "discharge day MRP", "codes": ["C124"]}
+NODE_CACHE = Path(os.environ.get("OCM_NODE_CACHE", Path.home() / ".cache" / "ocm-node"))
+INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server_url(settings: Settings) -> Iterator[str]:
+    port = _free_port()
+    env = {
+        **os.environ,
+        "OCM_INDEX_DIR": str(settings.index_dir),
+        "OCM_BEARER_TOKEN": TOKEN,
+        "OCM_ALLOWED_ORIGINS": ALLOWED_ORIGIN,
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reference_server", "--transport", "http"]
+        + ["--port", str(port), "--workers", "1"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(proc.stderr.read().decode() if proc.stderr else "exited")
+            try:
+                httpx.post(url, json={}, timeout=5)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.3)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+
+
+def _headers(**extra: str) -> dict[str, str]:
+    return {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "Authorization": f"Bearer {TOKEN}",
+        **extra,
+    }
+
+
+def _rpc(method: str, params: dict[str, Any], id_: int = 1) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id_, "method": method, "params": params}
+
+
+INIT = _rpc(
+    "initialize",
+    {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "plain-json-rpc", "version": "0"},
+    },
+)
+
+
+def _fee(structured: dict[str, Any], code: str) -> float:
+    items = [i for i in structured["items"] if i["code"] == code]
+    assert items, structured["items"]
+    return float(items[0]["fee"])
+
+
+# ----------------------------------------------------------------------------- security
+
+
+def test_foreign_origin_is_refused_with_403(server_url: str) -> None:
+    response = httpx.post(server_url, json=INIT, headers=_headers(Origin="http://evil.example"))
+    assert response.status_code == 403
+
+
+def test_loopback_and_configured_origins_are_accepted(server_url: str) -> None:
+    for origin in ["http://localhost:6274", "http://127.0.0.1:3000", ALLOWED_ORIGIN]:
+        response = httpx.post(server_url, json=INIT, headers=_headers(Origin=origin))
+        assert response.status_code == 200, (origin, response.status_code)
+
+
+def test_foreign_host_header_is_refused(server_url: str) -> None:
+    response = httpx.post(server_url, json=INIT, headers=_headers(Host="evil.example"))
+    assert response.status_code == 421
+    port = server_url.split(":")[2].split("/")[0]
+    ok = httpx.post(server_url, json=INIT, headers=_headers(Host=f"localhost:{port}"))
+    assert ok.status_code == 200
+
+
+def test_missing_or_wrong_token_is_401_with_www_authenticate(server_url: str) -> None:
+    headers = _headers()
+    del headers["Authorization"]
+    for auth in [None, "Bearer wrong", f"Bearer {TOKEN}x", "Basic abc"]:
+        response = httpx.post(
+            server_url, json=INIT, headers={**headers, **({"Authorization": auth} if auth else {})}
+        )
+        assert response.status_code == 401, auth
+        assert response.headers.get("www-authenticate", "").lower().startswith("bearer"), auth
+
+
+def test_oversized_body_is_413(server_url: str) -> None:
+    body = json.dumps(
+        _rpc("tools/call", {"name": "schedule.get", "arguments": {"q": "x" * 5_000_000}})
+    )
+    response = httpx.post(server_url, content=body, headers=_headers())
+    assert response.status_code == 413
+    assert "too large" in response.text.lower()
+
+
+# ----------------------------------------------------------------------------- three clients
+
+
+def test_plain_json_rpc_client(server_url: str) -> None:
+    with httpx.Client(headers=_headers(), timeout=60) as http:
+        init = http.post(server_url, json=INIT).json()
+        assert init["result"]["serverInfo"]["version"] == project_version()
+        headers = {"MCP-Protocol-Version": init["result"]["protocolVersion"]}
+        session = http.post(server_url, json=INIT).headers.get("mcp-session-id")
+        if session:
+            headers["Mcp-Session-Id"] = session
+        call = http.post(
+            server_url,
+            json=_rpc("tools/call", {"name": "schedule.get", "arguments": SCHEDULE_ARGS}, 2),
+            headers=headers,
+        ).json()
+        assert not call["result"].get("isError"), call
+        assert _fee(call["result"]["structuredContent"], "C124") == C124_FEE
+        unknown = http.post(
+            server_url,
+            json=_rpc("tools/call", {"name": "no.such_tool", "arguments": {}}, 3),
+            headers=headers,
+        ).json()
+        assert unknown["error"]["code"] == INVALID_PARAMS and "result" not in unknown
+
+
+async def test_official_mcp_sdk_client(server_url: str) -> None:
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async with (
+        create_mcp_http_client(headers={"Authorization": f"Bearer {TOKEN}"}) as http,
+        streamable_http_client(server_url, http_client=http) as (read, write, *_),
+        ClientSession(read, write) as session,
+    ):
+        init = await session.initialize()
+        assert init.server_info.version == project_version()
+        result = await session.call_tool("schedule.get", SCHEDULE_ARGS)
+        assert not result.is_error, result.content
+        assert _fee(result.structured_content or {}, "C124") == C124_FEE
+
+
+# ----------------------------------------------------------------------------- Inspector CLI
+
+
+def _inspector() -> list[str]:
+    """node 22 + the Inspector CLI from npm, installed once into a cache folder."""
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed: the MCP Inspector CLI needs Node >= 22 from npm")
+    node = NODE_CACHE / "node_modules" / ".bin" / "node"
+    launcher = (
+        NODE_CACHE / "node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
+    )
+    if not (node.exists() and launcher.exists()):
+        NODE_CACHE.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(NODE_CACHE)]
+            + ["node@22", INSPECTOR],
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
+    return [str(node), str(launcher)]
+
+
+def test_inspector_cli_fills_array_parameters(server_url: str, tmp_path: Path) -> None:
+    command = [
+        *_inspector(),
+        "--cli",
+        server_url,
+        "--transport",
+        "http",
+        "--header",
+        f"Authorization: Bearer {TOKEN}",
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "schedule.get",
+        "--tool-arg",
+        f"q={SCHEDULE_ARGS['q']}",
+        'codes=["C124"]',
+    ]
+    proc = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "MCP_CATALOG_PATH": str(tmp_path / "mcp.json")},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout)
+    assert not result.get("isError"), result
+    assert _fee(result["structuredContent"], "C124") == C124_FEE
