@@ -17,7 +17,7 @@ export ANONYMIZED_TELEMETRY := False
 FUZZ_TARGET ?= inprocess
 FUZZ_PROFILE ?= large
 
-.PHONY: install index serve test check bench eval gate baseline fuzz clean
+.PHONY: install index serve test check bench eval gate gate-chroma baseline fuzz clean
 
 install: $(STAMP)
 
@@ -50,6 +50,10 @@ gate: index
 	$(PY) -m evals run --target $(GATE_TARGET) --golden golden --out reports/runs/gate --ablation --concurrency 2
 	$(PY) -m evals gate --run reports/runs/gate --config evals/gate.yaml --baseline evals/baseline.json --require-baseline
 
+# The same gate with the vector path served by a Chroma server (`chroma run`, started and stopped here).
+gate-chroma: index
+	$(PY) -m scale.chroma_gate --target $(GATE_TARGET) --out reports/runs/gate-chroma
+
 baseline: index
 	$(PY) -m evals run --target $(GATE_TARGET) --golden golden --out reports/runs/baseline --ablation --concurrency 2
 	$(PY) -m evals baseline --run reports/runs/baseline
@@ -60,7 +64,7 @@ fuzz: index
 check: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy reference_server evals
+	$(VENV)/bin/mypy reference_server evals scale
 
 clean:
 	rm -rf $(VENV) build reports/runs .pytest_cache .mypy_cache .ruff_cache .benchmarks

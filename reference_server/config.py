@@ -64,6 +64,11 @@ class Settings(BaseModel):
         default_factory=dict,
         description="URL prefix rewrites for web checks (tests point them at 127.0.0.1).",
     )
+    chroma_url: str | None = Field(
+        default=None,
+        description="A Chroma server (`chroma run`) shared by replicas; default: the embedded store.",
+        pattern=r"^https?://[^/\s]+/?$",
+    )
     embed_cache_size: int = 1024
     embed_threads: int = Field(
         default=1, ge=1, le=16, description="ONNX threads per query embedding."
@@ -103,6 +108,7 @@ class Settings(BaseModel):
             "OCM_WEB_TIMEOUT_S": "web_timeout_s",
             "OCM_EMBED_CACHE_SIZE": "embed_cache_size",
             "OCM_EMBED_THREADS": "embed_threads",
+            "OCM_CHROMA_URL": "chroma_url",
         }
         if env.get("OCM_WEB_URL_REWRITE"):
             data["web_url_rewrite"] = json.loads(env["OCM_WEB_URL_REWRITE"])

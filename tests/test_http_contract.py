@@ -28,6 +28,8 @@ C124_FEE = 61.15  # OHIP Schedule of Benefits, C124 (corpus/off/ohip_fee_schedul
 SCHEDULE_ARGS = {"q": "discharge day MRP", "codes": ["C124"]}
 NODE_CACHE = Path(os.environ.get("OCM_NODE_CACHE", Path.home() / ".cache" / "ocm-node"))
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
+NPM_INSTALL = ["npm", "install", "--no-audit", "--no-fund"]
+SERVER = [sys.executable, "-m", "reference_server", "--transport", "http"]
 
 
 def _free_port() -> int:
@@ -46,8 +48,7 @@ def server_url(settings: Settings) -> Iterator[str]:
         "OCM_ALLOWED_ORIGINS": ALLOWED_ORIGIN,
     }
     proc = subprocess.Popen(
-        [sys.executable, "-m", "reference_server", "--transport", "http"]
-        + ["--port", str(port), "--workers", "1"],
+        [*SERVER, "--port", str(port), "--workers", "1"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -197,8 +198,7 @@ def _inspector() -> list[str]:
     if not (node.exists() and launcher.exists()):
         NODE_CACHE.mkdir(parents=True, exist_ok=True)
         subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(NODE_CACHE)]
-            + ["node@22", INSPECTOR],
+            [*NPM_INSTALL, "--prefix", str(NODE_CACHE), "node@22", INSPECTOR],
             check=True,
             capture_output=True,
             timeout=600,

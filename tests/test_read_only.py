@@ -28,12 +28,12 @@ def test_sql_writes_fail_and_change_nothing(
 ) -> None:
     before = database_checksums(settings.index_dir)
     client = getattr(server.runtime, database)  # type: ignore[attr-defined]
-    with pytest.raises(sqlite3.Error, match="readonly|read-only|query_only|query only"):
+    with pytest.raises(sqlite3.Error, match=r"readonly|read-only|query_only|query only"):
         client.query(sql)
     # switching the guard off does not help: the connection itself is opened mode=ro
     client.query("PRAGMA query_only = OFF")
     try:
-        with pytest.raises(sqlite3.Error, match="readonly|read-only"):
+        with pytest.raises(sqlite3.Error, match=r"readonly|read-only"):
             client.query(sql)
     finally:
         client.query("PRAGMA query_only = ON")
