@@ -17,8 +17,9 @@ the tool, the case and the arguments that reproduce it):
   values where the schema has some, no stack trace, within the time limit;
 - hostile text (right-to-left text, emoji, SQL and FTS5 syntax, path traversal) put into string
   fields: judged as valid or invalid by the schema, like any other case;
-- after every case the backend still answers ``tools/list``; after each tool its first answered
-  valid call is repeated and must still answer.
+- after every case (every Nth in the large profile, and after every failure) the backend still
+  answers ``tools/list``; after each tool its first answered valid call is repeated and must
+  still answer.
 
 ``python -m evals.fuzz --target inprocess --profile large`` prints a per-tool table (examples
 tried, failures, slowest case), writes ``fuzz.json`` (the run log) and exits 1 on any failure.
@@ -47,9 +48,12 @@ from evals.targets import Target, TargetError
 T = TypeVar("T")
 
 PROFILES: dict[str, dict[str, int]] = {
-    # inside `make test`: a smoke run of every mutation family on every tool
-    "default": {"valid": 8, "invalid": 40},
-    "large": {"valid": 200, "invalid": 1000},
+    # inside `make test`: a smoke run of every mutation family on every tool, health-checked
+    # after every case
+    "default": {"valid": 8, "invalid": 40, "health_every": 1},
+    # `make fuzz`: health-checked after every 10th case and after every case that failed
+    # (tools/list costs ~5x an input error in process, so this keeps the run near 25 minutes)
+    "large": {"valid": 200, "invalid": 1000, "health_every": 10},
 }
 STACK_TRACE = re.compile(
     r"Traceback \(most recent call last\)|File \"[^\"]+\", line \d+|^\s+at [\w.$]+\(", re.M
@@ -528,36 +532,38 @@ class FuzzConfig:
     call_timeout_s: float = 30.0
     seed: int | None = None
     tools: list[str] | None = None
+    concurrency: int = 4
+    health_every: int = 1
 
 
 class Fuzzer:
-    """Runs the cases of every tool against one connected target."""
+    """Runs the cases of every tool against one connected target.
+
+    Hypothesis generates a tool's cases first (synchronously); they then run against the
+    target `concurrency` at a time on the target's event loop, each followed by its health
+    check, so a slow backend is exercised as clients would use it."""
 
     def __init__(self, target: Target, runner: _LoopThread, config: FuzzConfig):
         self.target = target
         self.runner = runner
         self.config = config
         self.failures: list[Failure] = []
-
-    def _call(self, name: str, args: dict[str, Any]) -> CallOutcome:
-        return self.runner.run(
-            self.target.call_tool(name, args, timeout_s=self.config.call_timeout_s),
-            timeout=self.config.call_timeout_s + 10,
-        )
+        self._cases_run = 0
 
     def _fail(self, check_name: str, case: Case, message: str) -> None:
         self.failures.append(
             Failure(check_name, case.tool, case.kind, case.family, message, case.short_args())
         )
 
-    def run_case(self, tool: ToolInfo, case: Case, stats: ToolStats) -> CallOutcome | None:
+    async def run_case(self, tool: ToolInfo, case: Case, stats: ToolStats) -> CallOutcome | None:
+        limit = self.config.call_timeout_s
         try:
-            out = self._call(tool.name, case.args)
+            out = await self.target.call_tool(tool.name, case.args, timeout_s=limit)
         except (TargetError, TimeoutError) as exc:
             self._fail("no_protocol_error", case, f"protocol error or no answer: {exc}"[:400])
-            stats.record(case, self.config.call_timeout_s * 1000)
+            stats.record(case, limit * 1000)
             stats.failures += 1
-            self._still_serving(case, stats)
+            await self._still_serving(case)
             return None
         stats.record(case, out.latency_ms)
         checks = VALID_CHECKS if case.kind == "valid" else INVALID_CHECKS
@@ -567,24 +573,26 @@ class Fuzzer:
             if message:
                 self._fail(name, case, message)
                 failed = True
-        if case.kind == "invalid":
-            failed |= not self._still_serving(case, stats)
+        self._cases_run += 1
+        if failed or self._cases_run % max(1, self.config.health_every) == 0:
+            failed |= not await self._still_serving(case)
         stats.failures += int(failed)
         return out
 
-    def _still_serving(self, case: Case, stats: ToolStats) -> bool:
+    async def _still_serving(self, case: Case) -> bool:
         try:
-            self.runner.run(self.target.list_tools(), timeout=self.config.call_timeout_s)
+            await asyncio.wait_for(self.target.list_tools(), self.config.call_timeout_s)
             return True
         except Exception as exc:
             self._fail("still_serving", case, f"tools/list failed after this case: {exc}"[:300])
             return False
 
-    def fuzz_tool(self, tool: ToolInfo) -> ToolStats:
-        stats = ToolStats(tool.name)
+    def generate(self, tool: ToolInfo) -> list[Case]:
+        """The tool's cases: `valid` generated (and kept only when the schema accepts them) and
+        `invalid` mutated ones (each confirmed invalid)."""
         schema = tool.input_schema or {"type": "object"}
         mutations = Mutations(schema)
-        replay: list[dict[str, Any]] = []
+        cases: list[Case] = []
         common = settings(
             database=None,
             deadline=None,
@@ -594,17 +602,14 @@ class Fuzzer:
             print_blob=False,
         )
 
-        @settings(common, max_examples=self.config.valid)
+        @settings(common, max_examples=max(1, self.config.valid))
         @given(valid_strategy(schema))
         def valid_cases(args: dict[str, Any]) -> None:
-            kind = "valid" if mutations.is_valid(args) else "invalid"
+            if not mutations.is_valid(args):
+                return  # hostile text the schema refuses: the invalid families cover it
             text = json.dumps(args, ensure_ascii=False)
             family = "hostile_text" if any(h in text for h in HOSTILE_TEXT) else "generated"
-            if kind == "invalid":
-                return  # hostile text the schema refuses: the invalid families cover it
-            out = self.run_case(tool, Case(tool.name, kind, family, args), stats)
-            if out is not None and not out.is_error and not replay:
-                replay.append(args)
+            cases.append(Case(tool.name, "valid", family, args))
 
         valid_args = from_schema(schema)  # canonicalising a schema is slow: once per tool
 
@@ -617,19 +622,42 @@ class Fuzzer:
                 return None
             return family, made[0], made[1]
 
-        @settings(common, max_examples=self.config.invalid)
+        @settings(common, max_examples=max(1, self.config.invalid))
         @given(invalid_args())
         def invalid_cases(made: tuple[str, dict[str, Any], list[str]] | None) -> None:
-            if made is None:
-                return
-            family, args, fields = made
-            self.run_case(tool, Case(tool.name, "invalid", family, args, fields), stats)
+            if made is not None:
+                family, args, fields = made
+                cases.append(Case(tool.name, "invalid", family, args, fields))
 
-        valid_cases()
-        invalid_cases()
-        if replay:
-            case = Case(tool.name, "valid", "replay_after_fuzzing", replay[0])
-            self.run_case(tool, case, stats)
+        if self.config.valid:
+            valid_cases()
+        if self.config.invalid:
+            invalid_cases()
+        return cases
+
+    async def _run_all(self, tool: ToolInfo, cases: list[Case], stats: ToolStats) -> None:
+        gate = asyncio.Semaphore(max(1, self.config.concurrency))
+        answered: list[dict[str, Any]] = []
+
+        async def one(case: Case) -> None:
+            async with gate:
+                out = await self.run_case(tool, case, stats)
+            if case.kind == "valid" and out is not None and not out.is_error:
+                answered.append(case.args)
+
+        # Input errors first, then the valid calls: an input error's time is then its own, not
+        # time spent queueing behind retrieval work of concurrent valid calls.
+        for kind in ("invalid", "valid"):
+            await asyncio.gather(*(one(c) for c in cases if c.kind == kind))
+        if answered:  # the server still answers a normal call after all of it
+            await self.run_case(
+                tool, Case(tool.name, "valid", "replay_after_fuzzing", answered[0]), stats
+            )
+
+    def fuzz_tool(self, tool: ToolInfo) -> ToolStats:
+        stats = ToolStats(tool.name)
+        cases = self.generate(tool)
+        self.runner.run(self._run_all(tool, cases, stats))
         return stats
 
 
@@ -655,7 +683,7 @@ def run_fuzz(
     *,
     profile: str = "custom",
     index_dir: Any = None,
-    progress: Callable[[ToolStats], None] | None = None,
+    progress: Callable[[ToolStats, list[Failure]], None] | None = None,
 ) -> FuzzReport:
     """Fuzz every tool the target lists (or `config.tools`); compare database checksums when
     `index_dir` is given (before and after the whole run)."""
@@ -674,7 +702,7 @@ def run_fuzz(
                 stats = fuzzer.fuzz_tool(tool)
                 all_stats.append(stats)
                 if progress:
-                    progress(stats)
+                    progress(stats, [f for f in fuzzer.failures if f.tool == tool.name])
         finally:
             runner.run(target.__aexit__(None, None, None), timeout=60)
     finally:
@@ -757,6 +785,10 @@ def main(argv: list[str] | None = None) -> int:
         help="checksum these databases before and after (default: the reference index for inprocess targets)",
     )
     parser.add_argument("--seed", type=int, help="derandomize generation")
+    parser.add_argument("--concurrency", type=int, default=4, help="calls in flight at once")
+    parser.add_argument(
+        "--health-every", type=int, help="tools/list after every Nth case (and every failure)"
+    )
     parser.add_argument("--out", default="reports/runs/fuzz", help="directory for fuzz.json")
     args = parser.parse_args(argv)
 
@@ -767,6 +799,8 @@ def main(argv: list[str] | None = None) -> int:
         error_limit_ms=args.error_limit_ms,
         seed=args.seed,
         tools=args.tool,
+        concurrency=args.concurrency,
+        health_every=args.health_every or profile["health_every"],
     )
     index_dir = args.index_dir
     if args.target.startswith("inprocess"):
@@ -781,12 +815,14 @@ def main(argv: list[str] | None = None) -> int:
 
         index_dir = str(Settings.from_env().index_dir)
 
-    def progress(stats: ToolStats) -> None:
+    def progress(stats: ToolStats, failures: list[Failure]) -> None:
         print(
             f"  {stats.tool}: {stats.tried} cases, {stats.failures} failures, slowest {stats.slowest_ms:.0f} ms",
             file=sys.stderr,
             flush=True,
         )
+        for failure in failures[:3]:
+            print(f"    FAIL {failure.describe()[:400]}", file=sys.stderr, flush=True)
 
     print(
         f"fuzzing {args.target} ({args.profile}: {config.valid} valid + {config.invalid} invalid per tool)",

@@ -10,13 +10,14 @@ import json
 import traceback
 from typing import Annotated, Any
 
+import pytest
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.tools.base import Tool, ToolResult
 from pydantic import BaseModel, Field
 
 from evals.fuzz import FuzzConfig, FuzzReport, render_table, run_fuzz
-from evals.targets import server_target
+from evals.targets import make_target, server_target
 from reference_server.config import Settings
 from reference_server.server import build_server
 
@@ -34,18 +35,19 @@ def _messages(report: FuzzReport, check: str) -> list[str]:
 # ----------------------------------------------------------------------------- reference server
 
 
+@pytest.mark.timeout(900)  # about 40 s on an idle 2-core machine; far more on a shared one
 def test_reference_server_passes_the_default_profile(settings: Settings) -> None:
     server = build_server(settings)
     server.runtime.warm_up()  # type: ignore[attr-defined]
     report = run_fuzz(
         server_target(server, "inprocess"),
-        FuzzConfig(valid=6, invalid=30),
+        FuzzConfig(valid=5, invalid=20),
         profile="default",
         index_dir=settings.index_dir,
     )
     print(render_table(report))
     assert len(report.tools) == 12
-    assert all(t.valid >= 1 and t.invalid >= 20 for t in report.tools), render_table(report)
+    assert all(t.valid >= 1 and t.invalid >= 15 for t in report.tools), render_table(report)
     assert not report.failures, "\n".join(f.describe() for f in report.failures[:20])
     assert report.databases_unchanged, report.database_note
 
@@ -148,3 +150,18 @@ def test_a_schema_valid_call_refused_is_caught() -> None:
     report = _fuzz(server)
     found = _messages(report, "not_refused")
     assert found and "schema-valid call refused" in found[0], report.failures[:3]
+
+
+# ----------------------------------------------------------------------------- other targets
+
+
+@pytest.mark.slow
+def test_fuzz_runs_against_a_stdio_target(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OCM_INDEX_DIR", str(settings.index_dir))
+    target = make_target("stdio:python -m reference_server")
+    report = run_fuzz(target, FuzzConfig(valid=3, invalid=15, tools=["schedule.get"]))
+    assert [t.tool for t in report.tools] == ["schedule.get"]
+    assert report.tools[0].invalid >= 10
+    assert not report.failures, [f.describe() for f in report.failures]

@@ -7,10 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +17,7 @@ import pytest
 
 from reference_server.config import Settings
 from reference_server.server import INVALID_PARAMS, project_version
+from tests.conftest import http_server_process
 
 pytestmark = pytest.mark.slow
 TOKEN = "contract-test-token-not-a-secret"
@@ -29,45 +27,17 @@ SCHEDULE_ARGS = {"q": "discharge day MRP", "codes": ["C124"]}
 NODE_CACHE = Path(os.environ.get("OCM_NODE_CACHE", Path.home() / ".cache" / "ocm-node"))
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
 NPM_INSTALL = ["npm", "install", "--no-audit", "--no-fund"]
-SERVER = [sys.executable, "-m", "reference_server", "--transport", "http"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
 def server_url(settings: Settings) -> Iterator[str]:
-    port = _free_port()
     env = {
-        **os.environ,
         "OCM_INDEX_DIR": str(settings.index_dir),
         "OCM_BEARER_TOKEN": TOKEN,
         "OCM_ALLOWED_ORIGINS": ALLOWED_ORIGIN,
     }
-    proc = subprocess.Popen(
-        [*SERVER, "--port", str(port), "--workers", "1"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise RuntimeError(proc.stderr.read().decode() if proc.stderr else "exited")
-            try:
-                httpx.post(url, json={}, timeout=5)
-                break
-            except httpx.HTTPError:
-                time.sleep(0.3)
+    with http_server_process(env, "--workers", "1") as url:
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=15)
 
 
 def _headers(**extra: str) -> dict[str, str]:
@@ -206,11 +176,11 @@ def _inspector() -> list[str]:
     return [str(node), str(launcher)]
 
 
-def test_inspector_cli_fills_array_parameters(server_url: str, tmp_path: Path) -> None:
+def _inspector_call(url: str, tmp_path: Path, tool: str, *args: str) -> dict[str, Any]:
     command = [
         *_inspector(),
         "--cli",
-        server_url,
+        url,
         "--transport",
         "http",
         "--header",
@@ -218,10 +188,9 @@ def test_inspector_cli_fills_array_parameters(server_url: str, tmp_path: Path) -
         "--method",
         "tools/call",
         "--tool-name",
-        "schedule.get",
+        tool,
         "--tool-arg",
-        f"q={SCHEDULE_ARGS['q']}",
-        'codes=["C124"]',
+        *args,
     ]
     proc = subprocess.run(
         command,
@@ -231,6 +200,32 @@ def test_inspector_cli_fills_array_parameters(server_url: str, tmp_path: Path) -
         env={**os.environ, "MCP_CATALOG_PATH": str(tmp_path / "mcp.json")},
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    result = json.loads(proc.stdout)
+    result: dict[str, Any] = json.loads(proc.stdout)
     assert not result.get("isError"), result
+    return result
+
+
+def test_inspector_cli_fills_array_parameters(server_url: str, tmp_path: Path) -> None:
+    result = _inspector_call(
+        server_url, tmp_path, "schedule.get", f"q={SCHEDULE_ARGS['q']}", 'codes=["C124"]'
+    )
     assert _fee(result["structuredContent"], "C124") == C124_FEE
+
+
+def test_inspector_cli_fills_object_parameters(server_url: str, tmp_path: Path) -> None:
+    result = _inspector_call(server_url, tmp_path, "adp.get", 'device={"type": "walker"}')
+    assert "walker" in json.dumps(result["structuredContent"]).lower(), result["structuredContent"]
+
+
+def test_fuzz_runs_against_the_http_target(
+    server_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evals.fuzz import FuzzConfig, run_fuzz
+    from evals.targets import BEARER_ENV, make_target
+
+    monkeypatch.setenv(BEARER_ENV, TOKEN)
+    report = run_fuzz(
+        make_target(server_url), FuzzConfig(valid=3, invalid=15, tools=["opa.get_section"])
+    )
+    assert report.tools and report.tools[0].invalid >= 10
+    assert not report.failures, [f.describe() for f in report.failures]
