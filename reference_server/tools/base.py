@@ -2,9 +2,11 @@
 
 A tool module defines a pydantic `Request` and `Response` (field by field from the spec)
 and an async `run(rt, request) -> ToolOutput`; its `SPEC` ties them to the tool name.
-`McpTool` turns a spec into a FastMCP tool that publishes `inputSchema`/`outputSchema`,
-validates arguments into a typed error naming the field and allowed values, enforces the
-whole-tool timeout, and returns `structuredContent` plus `_meta.timings_ms`.
+`McpTool` turns a spec into a FastMCP tool that publishes `inputSchema`/`outputSchema`
+(the input schema states every constraint the request model enforces, so a schema-valid call
+is never refused), validates arguments as JSON types into one error listing every problem
+(field + allowed values), passes the whole-tool timeout down to retrieval as a deadline, and
+returns `structuredContent` plus `_meta.timings_ms`.
 """
 
 from __future__ import annotations
