@@ -35,6 +35,15 @@ class Faults(BaseModel):
         return bool(self.sql_delay_ms or self.vector_delay_ms or self.sql_fail or self.vector_fail)
 
 
+class Fusion(BaseModel):
+    """How the OPA section search fuses its two ranked lists (weighted reciprocal-rank fusion)
+    and whether the spec's boosts apply; the named configurations vary these for comparisons."""
+
+    rrf_k: float = Field(default=10.0, gt=0)
+    vector_weight: float = Field(default=2.0, ge=0)
+    boosts: bool = True
+
+
 class Settings(BaseModel):
     """Everything configurable about the reference server."""
 
@@ -45,10 +54,21 @@ class Settings(BaseModel):
     )
     embedding: Literal["local", "openai"] = "local"
     openai_embedding_model: str = "text-embedding-3-small"
-    rerank: Literal["off", "openai"] = "off"
+    rerank: Literal["off", "openai"] = Field(
+        default="off",
+        description="openai: rerank section candidates with an OpenAI chat model (needs OPENAI_API_KEY).",
+    )
+    rerank_model: str = "gpt-4o-mini"
+    rerank_timeout_ms: float = Field(
+        default=1000.0, gt=0, description="Rerank call budget; on expiry the fused order is kept."
+    )
+    rerank_candidates: int = Field(
+        default=20, ge=2, le=50, description="How many fused candidates the model scores."
+    )
     mode: Mode = Field(
         default="hybrid", description="Force which paths run: hybrid = SQL + vector."
     )
+    fusion: Fusion = Field(default_factory=Fusion)
     sql_timeout_ms: float = 500.0
     vector_timeout_ms: float = 1000.0
     tool_timeout_ms: float = 1500.0
@@ -91,14 +111,22 @@ class Settings(BaseModel):
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> Settings:
-        """Build settings from OCM_* variables (and an optional OCM_FAULTS_FILE), then overrides."""
+        """Build settings from a named configuration (``OCM_CONFIG``, see configurations.py),
+        then OCM_* variables (and an optional OCM_FAULTS_FILE), then overrides."""
         env = dict(os.environ if env is None else env)
         data: dict[str, Any] = {}
+        if env.get("OCM_CONFIG"):
+            from reference_server.configurations import resolve
+
+            data.update(resolve(env["OCM_CONFIG"], env))
         simple = {
             "OCM_INDEX_DIR": "index_dir",
             "OCM_MODEL_DIR": "model_dir",
             "OCM_EMBEDDING": "embedding",
             "OCM_RERANK": "rerank",
+            "OCM_RERANK_MODEL": "rerank_model",
+            "OCM_RERANK_TIMEOUT_MS": "rerank_timeout_ms",
+            "OCM_RERANK_CANDIDATES": "rerank_candidates",
             "OCM_MODE": "mode",
             "OCM_SQL_TIMEOUT_MS": "sql_timeout_ms",
             "OCM_VECTOR_TIMEOUT_MS": "vector_timeout_ms",
@@ -127,5 +155,9 @@ class Settings(BaseModel):
                 faults[name] = env[var]
         if faults:
             data["faults"] = faults
-        data.update(overrides)
+        for key, value in overrides.items():
+            if isinstance(value, dict) and isinstance(data.get(key), dict):
+                data[key] = {**data[key], **value}  # e.g. fusion.rrf_k on top of a named config
+            else:
+                data[key] = value
         return cls.model_validate(data)

@@ -1,4 +1,4 @@
-"""Property-based schema tests (evals.fuzz): the reference server passes the default profile,
+"""Property-based schema tests (evals.run.fuzz): the reference server passes the default profile,
 and deliberately broken backends are caught, each with a message naming the defect.
 
 `make fuzz` runs the large profile (>= 1,000 invalid and >= 200 valid examples per tool).
@@ -16,8 +16,8 @@ from fastmcp.exceptions import ToolError
 from fastmcp.tools.base import Tool, ToolResult
 from pydantic import BaseModel, Field
 
-from evals.fuzz import FuzzConfig, FuzzReport, render_table, run_fuzz
-from evals.targets import make_target, server_target
+from evals.run.fuzz import FuzzConfig, FuzzReport, render_table, run_fuzz
+from evals.run.targets import make_target, server_target
 from reference_server.config import Settings
 from reference_server.server import build_server
 

@@ -220,8 +220,8 @@ def test_inspector_cli_fills_object_parameters(server_url: str, tmp_path: Path) 
 def test_fuzz_runs_against_the_http_target(
     server_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evals.fuzz import FuzzConfig, run_fuzz
-    from evals.targets import BEARER_ENV, make_target
+    from evals.run.fuzz import FuzzConfig, run_fuzz
+    from evals.run.targets import BEARER_ENV, make_target
 
     monkeypatch.setenv(BEARER_ENV, TOKEN)
     report = run_fuzz(

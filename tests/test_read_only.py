@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 from fastmcp import FastMCP
 
-from evals.fuzz import database_checksums
+from evals.run.fuzz import database_checksums
 from reference_server.config import Settings
 
 WRITES = [

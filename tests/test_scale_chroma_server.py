@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from fastmcp import Client, FastMCP
 
-from evals.scenario import load_scenarios
+from evals.run.scenario import load_scenarios
 from reference_server.config import Settings
 from reference_server.index.chroma_load import load_collections
 from reference_server.server import build_server
@@ -24,7 +24,7 @@ pytestmark = [
     pytest.mark.timeout(600),
 ]
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
-PER_TOOL = 3
+PER_TOOL = 2
 
 
 @pytest.fixture(scope="module")

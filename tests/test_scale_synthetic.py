@@ -13,7 +13,7 @@ import pytest
 from chromadb.config import Settings as ChromaSettings
 from rich.progress import Progress
 
-from evals.scenario import load_scenarios
+from evals.run.scenario import load_scenarios
 from reference_server.config import Settings
 from reference_server.index.synthetic import (
     PREFIX,

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from reference_server.config import Fusion, Settings
 from reference_server.index.opa_builder import COLLECTIONS
+from reference_server.retrieval import rerank
 from reference_server.retrieval.sql import STOPWORDS, SqlClient, fts_query
 from reference_server.retrieval.vector import VectorClient, VectorHit
 from reference_server.scoring.confidence import OPA, calculate_confidence
@@ -194,6 +196,29 @@ def fetch_sections(sql: SqlClient, ids: list[str]) -> dict[str, dict[str, Any]]:
     return {r["section_id"]: decode_row(r) for r in rows}
 
 
+def ipac_sections(sql: SqlClient, topic: str) -> list[dict[str, Any]]:
+    """Current PHO parent sections whose structured IPAC block is about this topic."""
+    rows = sql.query(
+        f"""SELECT {SECTION_COLUMNS} FROM opa_sections s JOIN opa_documents d ON d.document_id = s.document_id
+            WHERE s.source_org = 'pho' AND s.chunk_type = 'parent' AND d.is_superseded = 0
+            AND json_extract(s.ipac, '$.topic') = ?""",
+        (topic,),
+    )
+    return [decode_row(r) for r in rows]
+
+
+def cpso_ipac_sections(sql: SqlClient) -> list[dict[str, Any]]:
+    """CPSO's own IPAC policy and advice (documents tagged 'ipac'): what opa.ipac_guidance
+    compares PHO's requirement levels against."""
+    rows = sql.query(
+        f"""SELECT {SECTION_COLUMNS} FROM opa_sections s JOIN opa_documents d ON d.document_id = s.document_id
+            WHERE s.source_org = 'cpso' AND s.chunk_type = 'parent' AND d.is_superseded = 0
+            AND EXISTS (SELECT 1 FROM json_each(d.topics) WHERE json_each.value = 'ipac')
+            ORDER BY s.section_id""",
+    )
+    return [decode_row(r) for r in rows]
+
+
 def _query_terms(query: str) -> list[str]:
     return [w for w in re.findall(r"[a-z0-9]+", query.lower()) if w not in STOPWORDS and len(w) > 2]
 
@@ -225,8 +250,13 @@ def fuse(
     vector_hits: list[VectorHit] | None,
     query: str,
     today: date,
+    fusion: Fusion | None = None,
 ) -> list[SectionHit]:
-    """Weighted RRF of both lists, one hit per parent section, boosts applied; best first."""
+    """Weighted RRF of both lists, one hit per parent section, boosts applied; best first.
+    ``fusion`` (the server's settings) may change k, the vector weight or switch boosts off."""
+    rrf_k = fusion.rrf_k if fusion else RRF_K
+    vec_w = fusion.vector_weight if fusion else VEC_W
+    boosts = fusion.boosts if fusion else True
     by_parent: dict[str, SectionHit] = {}
 
     def parent_of(row_or_meta: dict[str, Any], section_id: str) -> str:
@@ -251,10 +281,10 @@ def fuse(
     for hit in by_parent.values():
         rrf = 0.0
         if hit.sql_rank is not None:
-            rrf += 1.0 / (RRF_K + hit.sql_rank)
+            rrf += 1.0 / (rrf_k + hit.sql_rank)
         if hit.vector_rank is not None:
-            rrf += VEC_W / (RRF_K + hit.vector_rank)
-        hit.score = rrf * (RRF_K + 1) * boost(hit, query, today)
+            rrf += vec_w / (rrf_k + hit.vector_rank)
+        hit.score = rrf * (rrf_k + 1) * (boost(hit, query, today) if boosts else 1.0)
     return sorted(by_parent.values(), key=lambda h: (-h.score, h.section_id))
 
 
@@ -270,6 +300,9 @@ def metadata_conflicts(hits: list[SectionHit]) -> list[Conflict]:
             ("updated_date", str(hit.row.get("updated_date") or ""), meta.get("updated_date")),
             ("policy_level", hit.row.get("policy_level") or "", meta.get("policy_level")),
         ]
+        if hit.row.get("ipac") and meta.get("ipac"):
+            sql_block = json.dumps(hit.row["ipac"], sort_keys=True)
+            checks.append(("ipac", sql_block, json.dumps(json.loads(meta["ipac"]), sort_keys=True)))
         for name, sql_value, vector_value in checks:
             c = compare(
                 f"{hit.section_id}.{name}",
@@ -280,6 +313,24 @@ def metadata_conflicts(hits: list[SectionHit]) -> list[Conflict]:
             if c:
                 conflicts.append(c)
     return conflicts
+
+
+async def rerank_sections(
+    settings: Settings, query: str, hits: list[SectionHit], spent_ms: float = 0.0
+) -> tuple[list[SectionHit], dict[str, Any]]:
+    """Fused hits through the optional reranker (OCM_RERANK); `_meta` to report what it did.
+    `spent_ms` (the dual-path time) keeps the rerank call inside the whole-tool timeout."""
+    ranked, outcome = await rerank.rerank(
+        settings,
+        query,
+        hits,
+        id_of=lambda h: h.section_id,
+        text_of=lambda h: (
+            f"{h.row['document_title']} - {h.row['section_heading']}\n{h.row['text']}"
+        ),
+        spent_ms=spent_ms,
+    )
+    return ranked, ({"rerank": outcome.meta()} if outcome else {})
 
 
 def confidence(hits: list[SectionHit], num_conflicts: int) -> float:

@@ -14,6 +14,7 @@ from reference_server.retrieval.opa_sections import (
     fuse,
     keyword_search,
     metadata_conflicts,
+    rerank_sections,
     truncate,
     vector_search,
 )
@@ -106,7 +107,10 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         if req.search_mode == "keyword"
         else (lambda: vector_search(rt.vectors, req.query, filters)),
     )
-    hits = fuse(dual.sql.value, dual.vector.value, req.query, rt.settings.today())
+    hits = fuse(
+        dual.sql.value, dual.vector.value, req.query, rt.settings.today(), rt.settings.fusion
+    )
+    hits, meta = await rerank_sections(rt.settings, req.query, hits, dual.total_ms)
     top = hits[: req.n_results]
     conflicts = metadata_conflicts(top)
     response = Response(
@@ -119,7 +123,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         ],
         conflicts=conflicts,
     )
-    return ToolOutput(response, dual)
+    return ToolOutput(response, dual, meta)
 
 
 SPEC = ToolSpec(

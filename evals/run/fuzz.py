@@ -21,7 +21,7 @@ the tool, the case and the arguments that reproduce it):
   answers ``tools/list``; after each tool its first answered valid call is repeated and must
   still answer.
 
-``python -m evals.fuzz --target inprocess --profile large`` prints a per-tool table (examples
+``python -m evals.run.fuzz --target inprocess --profile large`` prints a per-tool table (examples
 tried, failures, slowest case), writes ``fuzz.json`` (the run log) and exits 1 on any failure.
 """
 
@@ -42,8 +42,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
-from evals.outcome import CallOutcome, ToolInfo
-from evals.targets import Target, TargetError
+from evals.run.outcome import CallOutcome, ToolInfo
+from evals.run.targets import Target, TargetError
 
 T = TypeVar("T")
 
@@ -763,10 +763,10 @@ def main(argv: list[str] | None = None) -> int:
     import sys
     from pathlib import Path
 
-    from evals.targets import make_target
+    from evals.run.targets import make_target
 
     parser = argparse.ArgumentParser(
-        prog="python -m evals.fuzz", description=__doc__.split("\n")[0]
+        prog="python -m evals.run.fuzz", description=__doc__.split("\n")[0]
     )
     parser.add_argument(
         "--target", default="inprocess", help="inprocess[:k=v,..], stdio:<cmd> or an http(s) URL"

@@ -22,8 +22,8 @@ from typing import Any
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from evals.jsonpath import PathSyntaxError, is_multi, parse, resolve
-from evals.outcome import CallOutcome
+from evals.run.jsonpath import PathSyntaxError, is_multi, parse, resolve
+from evals.run.outcome import CallOutcome
 
 
 class CheckSpec(BaseModel):
