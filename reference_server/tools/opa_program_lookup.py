@@ -26,7 +26,7 @@ from reference_server.retrieval.opa_programs import (
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import OPA, calculate_confidence
 from reference_server.scoring.conflicts import Conflict
-from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
+from reference_server.tools.base import StrictModel, TextItem, ToolOutput, ToolSpec
 from reference_server.tools.common import Path
 from reference_server.tools.program_facts import (
     Source,
@@ -58,7 +58,7 @@ class Request(StrictModel):
         description="What the question is about (001): intervals, eligibility, pathway or referral; it sets guidance_type and which facts lead.",
     )
     patient_age: int | None = Field(default=None, ge=0, le=120, description="Patient age.")
-    risk_factors: list[str] | None = Field(
+    risk_factors: list[TextItem] | None = Field(
         default=None, max_length=20, description="Risk factors, e.g. ['family history', 'BRCA1']."
     )
     info_needed: list[InfoNeeded] | None = Field(
