@@ -346,10 +346,10 @@ def sql_path(rt: Runtime) -> SqlData:
     """The ADP tables are small (tens of rules, ~500 sections): read them whole, filter in merge."""
     db = rt.ohip_sql
     return SqlData(
-        funding=db.query("SELECT * FROM adp_funding_rule ORDER BY rule_id"),
-        exclusions=db.query("SELECT * FROM adp_exclusion ORDER BY exclusion_id"),
-        cep={r["household"]: r for r in db.query("SELECT * FROM adp_cep_threshold")},
-        sections=db.query(
+        funding=db.query_once("SELECT * FROM adp_funding_rule ORDER BY rule_id"),
+        exclusions=db.query_once("SELECT * FROM adp_exclusion ORDER BY exclusion_id"),
+        cep={r["household"]: r for r in db.query_once("SELECT * FROM adp_cep_threshold")},
+        sections=db.query_once(
             "SELECT id, policy_uid, adp_doc, manual, section_ref, heading, page_num, topics, summary "
             "FROM adp_sections WHERE kind = 'policy' AND summary != '' ORDER BY id"
         ),
