@@ -17,6 +17,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
@@ -26,7 +27,7 @@ from reference_server.retrieval.sql import SqlClient
 from reference_server.runtime import Runtime
 from reference_server.scoring.conflicts import Conflict
 from reference_server.tools import off_adp_get, off_odb_get, off_schedule_get
-from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
+from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import Citation
 from reference_server.tools.off_schedule_get import Code, codes_in
 
@@ -69,7 +70,10 @@ class DeviceHint(StrictModel):
         default=None, description="ADP category, e.g. 'mobility' or 'comm_aids'."
     )
     type: str = Field(
-        min_length=1, max_length=200, description="Device type, e.g. 'walker', 'power_wheelchair'."
+        min_length=1,
+        max_length=200,
+        pattern=NON_BLANK,
+        description="Device type, e.g. 'walker', 'power_wheelchair'.",
     )
 
 
@@ -79,7 +83,11 @@ class Hints(StrictModel):
     )
     device: DeviceHint | None = Field(default=None, description="Device {category, type}.")
     drug: str | None = Field(
-        default=None, min_length=1, max_length=200, description="Drug name or ingredient."
+        default=None,
+        min_length=1,
+        max_length=200,
+        pattern=NON_BLANK,
+        description="Drug name or ingredient.",
     )
 
 
@@ -93,7 +101,9 @@ class Patient(StrictModel):
 
 
 class Request(StrictModel):
-    question: str = Field(min_length=1, max_length=2000, description="Free-text clinical question.")
+    question: str = Field(
+        min_length=1, max_length=2000, pattern=NON_BLANK, description="Free-text clinical question."
+    )
     hints: Hints | None = Field(default=None, description="Optional extracted entities.")
     patient: Patient | None = Field(default=None, description="Optional patient context.")
 
@@ -141,20 +151,22 @@ class Intents:
         return [i for i, s in sorted(self.scores.items(), key=lambda x: -x[1]) if s > 0]
 
 
+@lru_cache(maxsize=8)
+def formulary_names(sql: SqlClient) -> frozenset[str]:
+    """Every formulary ingredient and lower-cased brand name, read once per (read-only) index:
+    matching the question's phrases against a set costs microseconds, a scan per call ~7 ms."""
+    rows = sql.query(
+        "SELECT ingredient AS name FROM odb_drugs UNION SELECT lower(brand_name) FROM odb_drugs"
+    )
+    return frozenset(r["name"] for r in rows if r["name"])
+
+
 def drug_named(sql: SqlClient, question: str) -> str | None:
     """A brand or ingredient from the formulary named in the question (1-2 word phrases)."""
     words = [w.lower() for w in WORD.findall(question) if not PROBE_SKIP.fullmatch(w)]
     phrases = [" ".join(words[i : i + n]) for n in (2, 1) for i in range(len(words) - n + 1)]
-    if not phrases:
-        return None
-    marks = ",".join("?" * len(phrases))
-    hit = sql.one(
-        f"SELECT name FROM (SELECT ingredient AS name FROM odb_drugs WHERE ingredient IN ({marks}) "
-        f"UNION SELECT lower(brand_name) FROM odb_drugs WHERE lower(brand_name) IN ({marks})) "
-        "ORDER BY length(name) DESC LIMIT 1",
-        [*phrases, *phrases],
-    )
-    return hit["name"] if hit else None
+    names = formulary_names(sql) if phrases else frozenset()
+    return max((p for p in phrases if p in names), key=len, default=None)
 
 
 async def classify(rt: Runtime, req: Request) -> Intents:
