@@ -60,7 +60,7 @@ test-load: index
 # eval + gate -> reports/bench/<timestamp>/ and reports/latest/ (load/bench.py). Non-zero on any miss.
 bench: index
 	$(PY) -m load bench
-	@if [ -n "$(SCALE)" ]; then $(MAKE) --no-print-directory bench-scale SCALE=$(SCALE); fi
+	@if [ -n "$(SCALE)" ]; then $(MAKE) --no-print-directory bench-scale SCALE=$(SCALE) SCALE_SUMMARY=reports/latest/summary.json; fi
 
 # One load profile (latency | paced | saturation | parallel) against a fresh reference server
 # (or URL=http://127.0.0.1:PORT/mcp); WORKERS=N uses locust's master/worker mode.
@@ -72,7 +72,7 @@ load: index
 # Corpus growth: synthetic SCALE-x index (and 1x, same run) -> per-tool p50/p95, calls/s, size.
 SCALE ?=
 bench-scale: index
-	$(PY) -m scale.bench --factors $(or $(SCALE),10) --out reports/scale/latest
+	$(PY) -m scale.bench --factors $(or $(SCALE),10) --out reports/scale/latest $(if $(SCALE_SUMMARY),--summary $(SCALE_SUMMARY))
 
 eval: index
 	$(PY) -m evals run --target $(TARGET) --golden golden --out reports/runs/latest --ablation
