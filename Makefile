@@ -52,9 +52,10 @@ test: index
 	$(PY) -m pytest -q
 	$(MAKE) --no-print-directory gate
 
-# The load tests that start extra server configurations (150 ms on SQL, seeded defects).
+# The load tests that start extra server configurations (150 ms on SQL, seeded defects; the
+# nginx rehearsal with two replicas and a Chroma server).
 test-load: index
-	$(PY) -m pytest -q -m load tests/load -p no:randomly
+	$(PY) -m pytest -q -m load tests/load tests/test_scale_rehearsal.py -p no:randomly
 
 # Server with all workers -> latency, paced, saturation, parallel -> pytest-benchmark -> golden
 # eval + gate -> reports/bench/<timestamp>/ and reports/latest/ (load/bench.py). Non-zero on any miss.
