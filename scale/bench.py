@@ -39,7 +39,7 @@ from rich.table import Table
 from evals.run.scenario import load_scenarios
 from reference_server.config import Settings
 from reference_server.index.synthetic import build_scaled, default_out_dir, dir_bytes
-from scale.procs import free_port, running
+from scale.procs import free_port, running, server_command
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 TARGETS = {10: 2.0, 100: 4.0}  # max p95 ratio to 1x, from the issue
@@ -172,8 +172,7 @@ def servers(dirs: dict[int, Path], workers: int, logs: Path) -> Iterator[dict[in
         for factor, index_dir in dirs.items():
             port = free_port()
             env = {**os.environ, "OCM_INDEX_DIR": str(index_dir)}
-            cmd = [sys.executable, "-m", "reference_server", "--transport", "http"]
-            cmd += ["--port", str(port), "--workers", str(workers)]
+            cmd = server_command(port, workers)
             url = f"http://127.0.0.1:{port}/mcp"
             stack.enter_context(
                 running(

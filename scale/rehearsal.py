@@ -39,7 +39,7 @@ from rich.table import Table
 from reference_server.config import Settings
 from reference_server.index.chroma_load import load_collections
 from scale.bench import Call, McpHttp, golden_calls, percentile
-from scale.procs import chroma_server, free_port, http_ok, running
+from scale.procs import chroma_server, free_port, http_ok, running, server_command
 
 NGINX_CONF = """
 {user}worker_processes 1;
@@ -291,17 +291,7 @@ def main(argv: list[str] | None = None) -> int:
                 "OCM_CHROMA_URL": chroma_url,
                 "OCM_INDEX_DIR": str(settings.index_dir),
             }
-            cmd = [
-                sys.executable,
-                "-m",
-                "reference_server",
-                "--transport",
-                "http",
-                "--port",
-                str(port),
-                "--workers",
-                "1",
-            ]
+            cmd = server_command(port)
             replicas[name] = stack.enter_context(
                 running(
                     cmd,
