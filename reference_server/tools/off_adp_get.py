@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field
 
 from reference_server.retrieval.dual_path import run_dual
 from reference_server.retrieval.sql import SqlClient
@@ -21,7 +21,7 @@ from reference_server.retrieval.vector import VectorHit
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import OFF, calculate_confidence
 from reference_server.scoring.conflicts import Conflict, compare
-from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
+from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import Citation, Evidence
 
 NAME = "adp.get"
@@ -194,6 +194,7 @@ class Device(StrictModel):
     type: str = Field(
         min_length=1,
         max_length=500,
+        pattern=NON_BLANK,
         description="Device type, e.g. 'walker', 'power wheelchair', or a natural-language question.",
     )
 
@@ -201,7 +202,11 @@ class Device(StrictModel):
 class UseCase(StrictModel):
     daily: bool | None = Field(default=None, description="Used on an ongoing daily basis.")
     location: str | None = Field(
-        default=None, max_length=200, description="Where it is used, e.g. 'home+entry_exit'."
+        default=None,
+        min_length=1,
+        max_length=200,
+        pattern=NON_BLANK,
+        description="Where it is used, e.g. 'home+entry_exit'.",
     )
     independent_transfer: bool | None = Field(
         default=None, description="Can transfer to and from the device independently."
@@ -209,10 +214,13 @@ class UseCase(StrictModel):
 
 
 class Request(StrictModel):
+    required_any_of = (("query",), ("device",))
+
     query: str | None = Field(
         default=None,
         min_length=1,
         max_length=1000,
+        pattern=NON_BLANK,
         description="Natural-language question, e.g. 'Can my patient get funding for a CPAP?'.",
     )
     device: Device | None = Field(default=None, description="Structured device {category, type}.")
@@ -225,15 +233,6 @@ class Request(StrictModel):
     patient_income: float | None = Field(
         default=None, ge=0, le=10_000_000, description="Annual income (CAD) for the CEP check."
     )
-
-    @model_validator(mode="after")
-    def _query_or_device(self) -> Request:
-        if not self.query and self.device is None:
-            raise ValueError(
-                "provide 'query' (natural-language question) or 'device' ({category, type}); "
-                "neither was given"
-            )
-        return self
 
 
 class Eligibility(BaseModel):

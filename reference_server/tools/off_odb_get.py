@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field
 
 from reference_server.config import CORPUS_DIR
 from reference_server.ingest.odb import ingredient_key
@@ -25,7 +25,7 @@ from reference_server.retrieval.vector import VectorHit
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import OFF, calculate_confidence
 from reference_server.scoring.conflicts import Conflict, compare
-from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
+from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import Citation, Evidence
 
 NAME = "odb.get"
@@ -59,24 +59,34 @@ _GROUP_LINE = re.compile(r"^- (.+?) \(DIN (\d{8}).*?\): (\$[\d.,]+|n/a)", re.M)
 
 
 class Request(StrictModel):
+    required_any_of = (("drug",), ("din",), ("ingredient",), ("drug_class",), ("q",))
+
     drug: str | None = Field(
-        default=None, min_length=1, max_length=200, description="Brand, generic or ingredient name."
+        default=None,
+        min_length=1,
+        max_length=200,
+        pattern=NON_BLANK,
+        description="Brand, generic or ingredient name.",
     )
     q: str | None = Field(
         default=None,
         min_length=1,
         max_length=1000,
+        pattern=NON_BLANK,
         description="Question text, e.g. 'Is Ozempic covered for diabetes?'.",
     )
     din: str | None = Field(
         default=None, pattern=r"^\d{1,8}$", description="Drug Identification Number (8 digits)."
     )
-    ingredient: str | None = Field(default=None, min_length=1, max_length=200)
-    strength: str | None = Field(default=None, max_length=50, description="e.g. '10mg'.")
+    ingredient: str | None = Field(default=None, min_length=1, max_length=200, pattern=NON_BLANK)
+    strength: str | None = Field(
+        default=None, min_length=1, max_length=50, pattern=NON_BLANK, description="e.g. '10mg'."
+    )
     drug_class: str | None = Field(
         default=None,
         min_length=1,
         max_length=100,
+        pattern=NON_BLANK,
         description="e.g. 'statin', 'glp-1 agonist', 'sglt2 inhibitor', 'ace inhibitor', 'ppi'.",
     )
     check: list[Check] = Field(
@@ -89,19 +99,15 @@ class Request(StrictModel):
     )
     include_lu: bool = Field(default=True, description="Include Limited Use criteria.")
     condition: str | None = Field(
-        default=None, max_length=200, description="Medical condition, matched to LU indications."
+        default=None,
+        min_length=1,
+        max_length=200,
+        pattern=NON_BLANK,
+        description="Medical condition, matched to LU indications.",
     )
     include_brand: bool = Field(default=True, description="Include brand-name products in lists.")
     exclude_lu: bool = Field(default=False, description="Leave Limited Use products out of lists.")
     top_k: int = Field(default=5, ge=1, le=10, description="Results per list (default 5, max 10).")
-
-    @model_validator(mode="after")
-    def _something_to_look_up(self) -> Request:
-        if not any((self.drug, self.din, self.ingredient, self.drug_class, self.q)):
-            raise ValueError(
-                "provide at least one of 'drug', 'din', 'ingredient', 'drug_class', 'q'"
-            )
-        return self
 
 
 class Coverage(BaseModel):

@@ -26,7 +26,7 @@ from reference_server.retrieval.vector import HitsByValue, VectorClient, VectorH
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import SCHEDULE, calculate_confidence
 from reference_server.scoring.conflicts import Conflict
-from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
+from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import Citation, Evidence
 
 NAME = "schedule.get"
@@ -86,7 +86,10 @@ SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
 
 class Request(StrictModel):
     q: str = Field(
-        min_length=1, max_length=1000, description="Query text, e.g. 'discharge day MRP'."
+        min_length=1,
+        max_length=1000,
+        pattern=NON_BLANK,
+        description="Query text, e.g. 'discharge day MRP'.",
     )
     codes: list[Code] | None = Field(
         default=None,

@@ -28,7 +28,7 @@ from reference_server.retrieval.sql import SqlClient
 from reference_server.retrieval.vector import VectorClient
 from reference_server.runtime import Runtime
 from reference_server.scoring.conflicts import Conflict, compare
-from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
+from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
 
 NAME = "source.passages"
 OFF_COLLECTIONS = {"ohip": "ohip_chunks", "adp": "adp_v1", "odb": "odb_documents"}
@@ -48,8 +48,8 @@ ADP_RULES: dict[str, tuple[str, str, Callable[[Mapping[str, Any]], str]]] = {
 CONTEXT_CHARS = 50
 MAX_HIGHLIGHTS = 5
 
-ChunkId = Annotated[str, StringConstraints(min_length=1, max_length=300)]
-Term = Annotated[str, StringConstraints(min_length=1, max_length=100)]
+ChunkId = Annotated[str, StringConstraints(min_length=1, max_length=300, pattern=NON_BLANK)]
+Term = Annotated[str, StringConstraints(min_length=1, max_length=100, pattern=NON_BLANK)]
 
 
 class Request(StrictModel):
