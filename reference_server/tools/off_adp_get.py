@@ -353,10 +353,10 @@ def adp_tables(db: SqlClient) -> SqlData:
     """Read once per (read-only) index: re-reading them on every call cost ~6.5 ms of each adp.get
     (py-spy under load, issue 10); merge only reads the rows."""
     return SqlData(
-        funding=db.query("SELECT * FROM adp_funding_rule ORDER BY rule_id"),
-        exclusions=db.query("SELECT * FROM adp_exclusion ORDER BY exclusion_id"),
-        cep={r["household"]: r for r in db.query("SELECT * FROM adp_cep_threshold")},
-        sections=db.query(
+        funding=db.query_once("SELECT * FROM adp_funding_rule ORDER BY rule_id"),
+        exclusions=db.query_once("SELECT * FROM adp_exclusion ORDER BY exclusion_id"),
+        cep={r["household"]: r for r in db.query_once("SELECT * FROM adp_cep_threshold")},
+        sections=db.query_once(
             "SELECT id, policy_uid, adp_doc, manual, section_ref, heading, page_num, topics, summary "
             "FROM adp_sections WHERE kind = 'policy' AND summary != '' ORDER BY id"
         ),

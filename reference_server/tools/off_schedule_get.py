@@ -178,7 +178,7 @@ def _overlap(terms: dict[str, float], stems: set[str]) -> float:
 
 def sql_lookup(sql: SqlClient, q: str, named: list[str]) -> SqlFound:
     terms = query_terms(q)
-    commentary = sql.query("SELECT id, title, codes, section, text FROM ohip_commentary")
+    commentary = sql.query_once("SELECT id, title, codes, section, text FROM ohip_commentary")
     scored = []
     for row in commentary:
         codes = [c for c in (row["codes"] or "").split(";") if c]
