@@ -14,6 +14,7 @@ import pytest
 from fastmcp import Client, FastMCP
 
 from reference_server.config import Faults
+from reference_server.retrieval import odb_formulary as formulary
 from reference_server.tools import off_odb_get
 from tests.conftest import call, call_error, load_collections, run_fresh
 
@@ -26,11 +27,11 @@ SOURCE = (
 
 @pytest.fixture(scope="module", autouse=True)
 def _warm_odb(server: FastMCP) -> None:
-    load_collections(server, [off_odb_get.COLLECTION])
+    load_collections(server, [formulary.COLLECTION])
 
 
 async def run_with(args: dict[str, Any], **overrides: Any) -> Any:
-    return await run_fresh(TOOL, args, collections=[off_odb_get.COLLECTION], **overrides)
+    return await run_fresh(TOOL, args, collections=[formulary.COLLECTION], **overrides)
 
 
 def dins(items: list[dict[str, Any]]) -> list[str]:
@@ -62,10 +63,19 @@ async def test_ozempic_is_a_limited_use_benefit(client: Client[Any]) -> None:
         "price": 223.26,
         "savings": 0.0,
     }
-    assert {"source": SOURCE, "loc": "DIN: 02471469 - Ozempic (SEMAGLUTIDE)", "page": None} in out[
-        "citations"
-    ]
-    assert {"source": SOURCE, "loc": "LU code 665 (SEMAGLUTIDE)", "page": None} in out["citations"]
+    # a DIN cites its interchangeable group's passage (ODB XML: Ozempic is item 1862)
+    assert {
+        "source": SOURCE,
+        "loc": "DIN: 02471469 - Ozempic (SEMAGLUTIDE)",
+        "page": None,
+        "chunk_id": "odb:group:1862",
+    } in out["citations"]
+    assert {
+        "source": SOURCE,
+        "loc": "LU code 665 (SEMAGLUTIDE)",
+        "page": None,
+        "chunk_id": "odb:lu:665",
+    } in out["citations"]
     assert out["provenance"] == ["sql", "vector"] and out["confidence"] >= 0.9
     assert out["needs_more_info"] is False
 
@@ -151,6 +161,7 @@ async def test_jardiance_is_a_general_benefit_without_lu(client: Client[Any]) ->
         "source": SOURCE,
         "loc": "DIN: 02443937 - Jardiance (EMPAGLIFLOZIN)",
         "page": None,
+        "chunk_id": "odb:group:1811",  # ODB XML: Jardiance 10mg is item 1811
     }
     assert out["interchangeable"] == [] and out["lowest_cost"] is None  # not in `check`
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from reference_server import catalog
 from reference_server.config import CORPUS_DIR, Settings
 from reference_server.embedding import LocalMiniLM, make_embedder
 from reference_server.index import off_builder, opa_builder
@@ -31,7 +32,12 @@ BATCH = 32
 # first 128 tokens carry the names and classes a query matches, at half the embedding cost.
 MAX_TOKENS = {"odb_documents": 128, "ohip_chunks": 192}
 DEFAULT_MAX_TOKENS = 256
-_CODE_FILES = [Path(__file__), Path(opa_builder.__file__), Path(off_builder.__file__)]
+_CODE_FILES = [
+    Path(__file__),
+    Path(opa_builder.__file__),
+    Path(off_builder.__file__),
+    Path(catalog.__file__),
+]
 
 
 def corpus_hash(corpus_dir: Path, embedder_name: str) -> str:

@@ -14,6 +14,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field, model_validator
 
+from reference_server.catalog import ADP_CEP_ID, OFF_COLLECTIONS, adp_rule_id
 from reference_server.retrieval.dual_path import run_dual
 from reference_server.retrieval.vector import VectorHit
 from reference_server.runtime import Runtime
@@ -23,7 +24,7 @@ from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import Citation, Evidence
 
 NAME = "adp.get"
-COLLECTION = "adp_v1"
+COLLECTION = OFF_COLLECTIONS["adp"]
 Category = Literal[
     "mobility",
     "comm_aids",
@@ -366,7 +367,7 @@ def vector_path(rt: Runtime, p: Parsed, want_cep: bool) -> list[VectorHit]:
     where = {"adp_doc": {"$in": [p.category, CORE]}} if p.category else None
     hits = rt.vectors.search(COLLECTION, vector_query(p), n_results=8, where=where)
     if want_cep:
-        hits += rt.vectors.get(COLLECTION, ["adp:cep:thresholds"])
+        hits += rt.vectors.get(COLLECTION, [ADP_CEP_ID])
     return hits
 
 
@@ -376,7 +377,9 @@ def _rows_from_hits(hits: list[VectorHit], doc_type: str) -> list[dict[str, Any]
     for h in hits:
         m = h.metadata
         if m.get("doc_type") == doc_type:
-            rows.append({**m, "section_ref": m.get("section"), "page_num": m.get("page")})
+            rows.append(
+                {**m, "id": h.id, "section_ref": m.get("section"), "page_num": m.get("page")}
+            )
     return rows
 
 
@@ -426,6 +429,15 @@ def _manual_of(row: dict[str, Any], sections: list[dict[str, Any]]) -> str:
 
 def _loc(row: dict[str, Any]) -> str:
     return f"adp:{row['adp_doc']}:Section {row['section_ref']}"
+
+
+def _chunk_id(row: dict[str, Any]) -> str:
+    """The passage a funding rule, exclusion or manual section row came from (section numbers
+    collide inside a manual, so sections keep their own ids: 'adp:prosthesis:205-2')."""
+    for kind, key in (("funding", "rule_id"), ("exclusion", "exclusion_id")):
+        if row.get(key):
+            return adp_rule_id(row["adp_doc"], row["section_ref"], kind, row[key])
+    return str(row["id"])
 
 
 def _ref(row: dict[str, Any]) -> str:
@@ -608,23 +620,38 @@ def citations_of(
         *sel.requirement_sections[:1],
     ]
     out: list[Citation] = []
-    seen: set[tuple[str, int | None]] = set()
+    seen: set[str] = set()
     for r in rows:
-        key = (_loc(r), r.get("page_num"))
-        if key not in seen:
-            seen.add(key)
-            out.append(Citation(source=_manual_of(r, sel.sections), loc=key[0], page=key[1]))
+        chunk_id = _chunk_id(r)
+        if chunk_id not in seen:
+            seen.add(chunk_id)
+            out.append(
+                Citation(
+                    source=_manual_of(r, sel.sections),
+                    loc=_loc(r),
+                    page=r.get("page_num"),
+                    chunk_id=chunk_id,
+                )
+            )
     for h in corroborating[:3]:
         m = h.metadata
-        key = (f"adp:{m.get('adp_doc')}:Section {m.get('section')}", m.get("page"))
-        if key not in seen:
-            seen.add(key)
+        if h.id not in seen:
+            seen.add(h.id)
             source = f"ADP {m['manual']}" if m.get("manual") else f"ADP {m.get('adp_doc')} manual"
-            out.append(Citation(source=source, loc=key[0], page=key[1]))
+            out.append(
+                Citation(
+                    source=source,
+                    loc=f"adp:{m.get('adp_doc')}:Section {m.get('section')}",
+                    page=m.get("page"),
+                    chunk_id=h.id,
+                )
+            )
     if cep is not None:
         out.append(
             Citation(
-                source="CEP income thresholds (project specification)", loc="adp:cep:thresholds"
+                source="CEP income thresholds (project specification)",
+                loc=ADP_CEP_ID,
+                chunk_id=ADP_CEP_ID,
             )
         )
     return out

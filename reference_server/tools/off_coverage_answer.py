@@ -17,18 +17,23 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
+import yaml
 from pydantic import BaseModel, Field, ValidationError
 
+from reference_server.catalog import odb_policy_id
+from reference_server.config import CORPUS_DIR
 from reference_server.retrieval.dual_path import run_blocking
+from reference_server.retrieval.ohip_schedule import codes_in
 from reference_server.retrieval.sql import SqlClient
 from reference_server.runtime import Runtime
 from reference_server.scoring.conflicts import Conflict
 from reference_server.tools import off_adp_get, off_odb_get, off_schedule_get
 from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import Citation
-from reference_server.tools.off_schedule_get import Code, codes_in
+from reference_server.tools.off_schedule_get import Code
 
 NAME = "coverage.answer"
 Intent = Literal["billing", "device", "drug"]
@@ -37,13 +42,12 @@ FOLLOWUP_BELOW = 0.7
 DOMAIN_BUDGET = 0.85  # share of the whole-tool timeout one domain tool may use
 MAX_HIGHLIGHTS_PER_TOOL = 4
 
-KEYWORDS: dict[Intent, re.Pattern[str]] = {
+# Words that name a domain: a question using one asks about that domain.
+NAMING: dict[Intent, re.Pattern[str]] = {
     "billing": re.compile(
         # "code" alone is billing, but not in "Limited Use code" / "LU code" (a drug question).
         r"\b(bill(s|ed|ing|able)?|claim(s|ed)?|fee( code)?s?|(?<!use )(?<!lu )codes?|ohip|"
-        r"schedule of benefits|mrp|"
-        r"premiums?|consult(ation)?s?|assessments?|visits?|house ?calls?|discharged?|admission|"
-        r"psychotherapy|counsel(l)?ing|virtual|video|telephone|units?|internist|tariff)\b",
+        r"schedule of benefits|premiums?|tariff)\b",
         re.I,
     ),
     "device": re.compile(
@@ -54,11 +58,26 @@ KEYWORDS: dict[Intent, re.Pattern[str]] = {
         re.I,
     ),
     "drug": re.compile(
-        r"\b(odb|drugs?|medications?|meds|formulary|prescriptions?|generics?|brand|limited use|"
-        r"lu( code)?|tablets?|capsules?|doses?|\d+ ?mg|pharmacy|statins?|din|interchangeable)\b",
+        r"\b(odb|drugs?|medications?|meds|formulary|prescriptions?|generics?|limited use|"
+        r"lu( code)?|statins?|din|interchangeable)\b",
         re.I,
     ),
 }
+# Words that only lean towards a domain (a visit or a dose comes up in every kind of question):
+# they add to the score that picks the main domain but never call a domain on their own.
+CONTEXT: dict[Intent, re.Pattern[str]] = {
+    "billing": re.compile(
+        r"\b(mrp|consult(ation)?s?|assessments?|visits?|house ?calls?|discharged?|admission|"
+        r"psychotherapy|counsel(l)?ing|virtual|video|telephone|units?|internist)\b",
+        re.I,
+    ),
+    "device": re.compile(r"\b(mobility|funding|repairs?)\b", re.I),
+    "drug": re.compile(r"\b(brand|tablets?|capsules?|doses?|\d+ ?mg|pharmacy)\b", re.I),
+}
+KEYWORDS: dict[Intent, re.Pattern[str]] = {
+    i: re.compile(f"{NAMING[i].pattern}|{CONTEXT[i].pattern}", re.I) for i in NAMING
+}
+SETTING_WORDS = {"acute": "hospital in-patient", "community": "office", "ltc": "long-term care"}
 PROBE_SKIP = re.compile(KEYWORDS["billing"].pattern + "|" + KEYWORDS["device"].pattern, re.I)
 WORD = re.compile(r"[A-Za-z][A-Za-z\-]{3,}")
 SENTENCE = re.compile(r"(?<=[.?!])\s+")
@@ -84,9 +103,23 @@ class Hints(StrictModel):
 
 
 class Patient(StrictModel):
-    age: int | None = Field(default=None, ge=0, le=130)
-    setting: Literal["acute", "community", "ltc"] | None = None
-    plan: Literal["ODB", "private", "none"] | None = None
+    age: int | None = Field(
+        default=None,
+        ge=0,
+        le=130,
+        description="Age in years: ODB eligibility (65 or over; under 25 through OHIP+).",
+    )
+    setting: Literal["acute", "community", "ltc"] | None = Field(
+        default=None,
+        description=(
+            "Care setting: billing context for the fee-code search; 'ltc' residents are "
+            "ODB-eligible."
+        ),
+    )
+    plan: Literal["ODB", "private", "none"] | None = Field(
+        default=None,
+        description="Drug plan: 'ODB', 'private' (pays first for under 25s) or 'none'.",
+    )
     income: float | None = Field(
         default=None, ge=0, le=10_000_000, description="Annual income (CAD), for the CEP check."
     )
@@ -133,12 +166,15 @@ class Response(BaseModel):
 @dataclass
 class Intents:
     scores: dict[Intent, float]
+    named: set[Intent]
     codes: list[str]
     drug: str | None
 
     @property
     def ordered(self) -> list[Intent]:
-        return [i for i, s in sorted(self.scores.items(), key=lambda x: -x[1]) if s > 0]
+        """The highest scoring domain first (002: it wins); the others only when named."""
+        ranked = [i for i, s in sorted(self.scores.items(), key=lambda x: -x[1]) if s > 0]
+        return ranked[:1] + [i for i in ranked[1:] if i in self.named]
 
 
 def drug_named(sql: SqlClient, question: str) -> str | None:
@@ -157,22 +193,33 @@ def drug_named(sql: SqlClient, question: str) -> str | None:
     return hit["name"] if hit else None
 
 
+async def probe_drug(rt: Runtime, question: str) -> str | None:
+    """A formulary name in the question, looked up under the SQL path's timeout (it only
+    sharpens intent; keywords still decide without it)."""
+    try:
+        return await asyncio.wait_for(
+            run_blocking(lambda: drug_named(rt.ohip_sql, question)),
+            timeout=rt.settings.sql_timeout_ms / 1000,
+        )
+    except Exception:  # timed out or failed: answer without the probe
+        return None
+
+
 async def classify(rt: Runtime, req: Request) -> Intents:
     hints = req.hints or Hints()
     scores: dict[Intent, float] = {
         i: float(len(p.findall(req.question))) for i, p in KEYWORDS.items()
     }
+    named: set[Intent] = {i for i, p in NAMING.items() if p.search(req.question)}
     codes = list(dict.fromkeys([*(hints.codes or []), *codes_in(req.question)]))
     scores["billing"] += 5 * bool(hints.codes) + 2 * bool(codes)
     scores["device"] += 5 * (hints.device is not None)
-    drug = hints.drug
-    if drug is None:
-        try:
-            drug = await run_blocking(lambda: drug_named(rt.ohip_sql, req.question))
-        except Exception:  # the probe only sharpens intent; keywords still decide without it
-            drug = None
+    drug = hints.drug if hints.drug is not None else await probe_drug(rt, req.question)
     scores["drug"] += 5 * bool(hints.drug) + 2 * bool(drug)
-    return Intents(scores, codes, drug)
+    for intent, entity in (("billing", codes), ("device", hints.device), ("drug", drug)):
+        if entity:
+            named.add(intent)  # type: ignore[arg-type]
+    return Intents(scores, named, codes, drug)
 
 
 def domain_text(question: str, intent: Intent, names: list[str] | None = None) -> str:
@@ -211,6 +258,8 @@ def plan_calls(req: Request, intents: Intents) -> list[Call]:
         names = [intents.drug or "", hints.drug or ""] if intent == "drug" else None
         text = domain_text(req.question, intent, names)
         if intent == "billing":
+            if patient.setting:  # the billing context narrows the codes ('ltc' -> W codes)
+                text = f"{text} ({SETTING_WORDS[patient.setting]})"
             args: dict[str, Any] = {"q": text}
             if intents.codes:
                 args["codes"] = intents.codes[:20]  # schedule.get's limit
@@ -235,7 +284,8 @@ def plan_calls(req: Request, intents: Intents) -> list[Call]:
 async def execute(rt: Runtime, call: Call, t0: float) -> None:
     """Run one domain tool in-process; its failure is recorded on the call, not raised."""
     call.started_ms = (time.perf_counter() - t0) * 1000
-    budget_s = rt.settings.tool_timeout_ms * DOMAIN_BUDGET / 1000
+    # the domain tools share the whole-tool budget with what ran before them (the name probe)
+    budget_s = max(0.05, (rt.settings.tool_timeout_ms * DOMAIN_BUDGET - call.started_ms) / 1000)
     try:
         request = call.spec.request.model_validate(call.args)
         output = await asyncio.wait_for(call.spec.run(rt, request), timeout=budget_s)
@@ -276,6 +326,13 @@ def _lead(text: str | None, sentences: int = 2, limit: int = 300) -> str | None:
 def billing_part(call: Call, codes: list[str]) -> Part:
     out = call.response or {}
     items = out.get("items") or []
+    unknown = out.get("unknown_codes") or []
+    if out.get("needs_more_info"):
+        sentence = f"OHIP billing: the Schedule does not list {', '.join(unknown)}."
+        if items:
+            listed = ", ".join(f"{i['code']} ({_money(i['fee'])})" for i in items[:3])
+            sentence += f" Codes matching the description: {listed}."
+        return Part("needs_more_info", sentence, [])
     if not items:
         return Part("needs_more_info", "No matching OHIP fee code was found.", [])
     named = [i for i in items if i["code"] in codes]
@@ -347,11 +404,28 @@ def drug_part(call: Call, patient: Patient) -> Part:
     low = out.get("lowest_cost")
     if cov["covered"] and low and low.get("din") != cov["din"]:
         sentence += f" Lowest-cost interchangeable: {low['brand']} (DIN {low['din']})."
-    if patient.plan in ("private", "none"):
+    eligible, note = odb_eligible(patient)
+    if note:
+        sentence += f" {note}"
+    elif patient.plan in ("private", "none"):
         sentence += (
             f" The patient's plan is '{patient.plan}': ODB pays only if they are ODB-eligible."
         )
     highlights = [Highlight(point=sentence, citations=cites)]
+    rules = eligibility_rules()
+    if note and rules:
+        highlights.append(
+            Highlight(
+                point=note,
+                citations=[
+                    Citation(
+                        source="ODB policy notes (project summary)",
+                        loc=rules.title,
+                        chunk_id=rules.chunk_id,
+                    )
+                ],
+            )
+        )
     if cov.get("lu_criteria"):
         highlights.append(
             Highlight(
@@ -359,7 +433,72 @@ def drug_part(call: Call, patient: Patient) -> Part:
                 citations=cites[:1],
             )
         )
-    return Part("covered" if cov["covered"] else "needs_more_info", sentence, highlights)
+    covered = cov["covered"] and eligible is not False
+    return Part("covered" if covered else "needs_more_info", sentence, highlights)
+
+
+@dataclass(frozen=True)
+class EligibilityRules:
+    """ODB eligibility by age and setting (corpus/off/odb_policy.yaml, 'eligibility')."""
+
+    chunk_id: str
+    title: str
+    min_age: int
+    ohip_plus_below_age: int
+    settings: frozenset[str]
+
+
+@lru_cache(maxsize=1)
+def eligibility_rules() -> EligibilityRules | None:
+    """Read once from the committed corpus (like the formulary edition odb.get cites)."""
+    try:
+        data = yaml.safe_load((CORPUS_DIR / "off" / "odb_policy.yaml").read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return None
+    for chunk in (data or {}).get("chunks") or []:
+        rules = chunk.get("eligibility")
+        if rules:
+            return EligibilityRules(
+                chunk_id=odb_policy_id(chunk["n"]),
+                title=chunk["title"],
+                min_age=int(rules["min_age"]),
+                ohip_plus_below_age=int(rules["ohip_plus_below_age"]),
+                settings=frozenset(rules.get("settings") or ()),
+            )
+    return None
+
+
+def odb_eligible(patient: Patient) -> tuple[bool | None, str | None]:
+    """Whether ODB pays for this patient at all (None: not known from the request), and why."""
+    rules = eligibility_rules()
+    if rules is None or patient.plan == "ODB":
+        return (True if patient.plan == "ODB" else None), None
+    if patient.setting in rules.settings:
+        return True, "ODB-eligible: residents of long-term care homes are covered."
+    age = patient.age
+    if age is None:
+        return None, None
+    if age >= rules.min_age:
+        return True, f"ODB-eligible by age ({rules.min_age} or over)."
+    if age < rules.ohip_plus_below_age:
+        if patient.plan == "private":
+            return False, (
+                f"Under {rules.ohip_plus_below_age} with a private drug plan: OHIP+ does not "
+                "apply, the private plan pays."
+            )
+        if patient.plan == "none":
+            return True, (
+                f"ODB-eligible through OHIP+ (under {rules.ohip_plus_below_age}, no private plan)."
+            )
+        return None, (
+            f"Under {rules.ohip_plus_below_age}: ODB pays through OHIP+ only if the patient has no "
+            "private drug plan."
+        )
+    return False, (
+        f"Aged {age}: not ODB-eligible by age; between {rules.ohip_plus_below_age} and "
+        f"{rules.min_age - 1} ODB pays only through Ontario Works/ODSP, the Trillium Drug Program, "
+        "home and community care or a long-term care home."
+    )
 
 
 def followups_for(req: Request, calls: list[Call], parts: dict[Intent, Part]) -> list[Followup]:
@@ -412,7 +551,7 @@ def followups_for(req: Request, calls: list[Call], parts: dict[Intent, Part]) ->
                         reason="No formulary product matched.",
                     )
                 )
-            if patient.plan is None:
+            if patient.plan is None and odb_eligible(patient)[0] is not True:
                 asks.append(
                     Followup(
                         ask="Is the patient covered by ODB (65+, social assistance, Trillium, LTC)?",

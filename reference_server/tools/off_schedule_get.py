@@ -13,16 +13,27 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from reference_server.errors import NotFoundError
+from reference_server.catalog import OHIP_LINE_EXTRA_CHARS
+from reference_server.retrieval import ohip_schedule as schedule
 from reference_server.retrieval.dual_path import run_dual
-from reference_server.retrieval.sql import STOPWORDS, SqlClient, fts_query
-from reference_server.retrieval.vector import HitsByValue, VectorClient, VectorHit
+from reference_server.retrieval.ohip_schedule import (
+    SqlFound,
+    VectorFound,
+    codes_in,
+    commentary_as_passages,
+    fee_value,
+    overlap,
+    passage_fees,
+    query_terms,
+    schedule_lines,
+    stems,
+)
+from reference_server.retrieval.vector import VectorHit
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import SCHEDULE, calculate_confidence
 from reference_server.scoring.conflicts import Conflict
@@ -30,40 +41,16 @@ from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import Citation, Evidence
 
 NAME = "schedule.get"
-COLLECTION = "ohip_chunks"
-CODE_PATTERN = r"^[A-Z]{1,2}\d{3}[A-Z]?$"  # the Schedule's shape: A007, C124, B990, C983B
-CODE_IN_TEXT = re.compile(r"\b([A-Za-z]{1,2}\d{3}[A-Za-z]?)\b")
+CODE_PATTERN = r"^[A-Za-z]{1,2}\d{3}[A-Za-z]?$"  # A007, C124, B990, C983B; any case
 MAX_PLAUSIBLE_SPAN = 100  # subsections spanning more PDF pages were mis-extracted: no page
 RRF_K = 10
-VECTOR_CANDIDATES = 12
-FTS_CANDIDATES = 60
 MAX_SENTENCES = 3
 SIMILARITY_BAND = 0.15  # commentary passages this close to the best one add their codes
 
-Code = Annotated[str, StringConstraints(pattern=CODE_PATTERN)]
+Code = Annotated[str, StringConstraints(pattern=CODE_PATTERN, to_upper=True)]
 Include = Literal["codes", "fee", "limits", "documentation", "commentary"]
 ALL_INCLUDE: list[Include] = ["codes", "fee", "limits", "documentation", "commentary"]
 
-# Small query expansion: clinicians' words -> the words the Schedule and commentary use.
-SYNONYMS: dict[str, tuple[str, ...]] = {
-    "elderly": ("senior", "older", "65", "frail"),
-    "senior": ("elderly", "older", "65"),
-    "house": ("home",),
-    "home": ("house",),
-    "ed": ("emergency",),
-    "er": ("emergency",),
-    "internist": ("internal",),
-    "virtual": ("video", "telephone"),
-    "video": ("virtual",),
-    "phone": ("telephone", "virtual"),
-    "session": ("unit",),
-    "counseling": ("counselling",),
-    "mrp": ("responsible",),
-}
-GENERIC = frozenset(
-    {"bill", "billing", "billed", "code", "codes", "fee", "fees", "ohip", "claim", "claims"}
-    | {"use", "get", "many", "much", "apply", "valid"}
-)
 LIMIT_WORDS = re.compile(
     r"\b(max(imum)?|at most|limited|limit|once|only one|only 1|per (patient|admission|day|week|"
     r"month|year|time period|provider)|units?|cap(ped)?|no more than|not payable|not eligible|"
@@ -75,12 +62,6 @@ DOC_WORDS = re.compile(
     r"at least|all elements|referr\w*)\b",
     re.I,
 )
-LINE_RE = re.compile(
-    r"^(?P<code>[A-Z]{1,2}\d{3}[A-Z]?) (?P<desc>.*?): "
-    r"(?P<fee>\$[\d,]+\.\d{2}(?: per unit| per diem| add-on)?|\+[\d.]+% premium|"
-    r"independent consideration|fee not listed)"
-    r"(?: \((?P<extra>.*)\))?(?P<conflict> \[fee differs between tables\])?$"
-)
 SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
 
 
@@ -91,7 +72,7 @@ class Request(StrictModel):
     codes: list[Code] | None = Field(
         default=None,
         max_length=20,
-        description="Specific fee codes to look up (uppercase, e.g. 'C124', 'B990', 'C983B').",
+        description="Specific fee codes to look up, any case (e.g. 'C124', 'b990', 'C983B').",
     )
     include: list[Include] = Field(
         default_factory=lambda: list(ALL_INCLUDE),
@@ -115,21 +96,16 @@ class ScheduleItem(BaseModel):
 
 class Response(Evidence):
     items: list[ScheduleItem]
-
-
-# ------------------------------------------------------------------------------ retrieval
-@dataclass
-class SqlFound:
-    rows: dict[str, list[dict[str, Any]]]  # code -> rows (two when the fee differs by table)
-    fts: list[str]  # codes ranked by keyword match
-    commentary: list[dict[str, Any]]  # commentary rows matching q, best first
-    all_commentary: list[dict[str, Any]]
-
-
-@dataclass
-class VectorFound:
-    hits: list[VectorHit]  # passages nearest to q
-    by_code: Mapping[str, list[VectorHit]]  # every passage, indexed by the codes it mentions
+    unknown_codes: list[str] = Field(
+        default_factory=list, description="Requested codes the Schedule does not list."
+    )
+    needs_more_info: bool = Field(
+        default=False,
+        description=(
+            "True when every requested code is unknown: the items (if any) only match q; ask "
+            "for the service or a valid code."
+        ),
+    )
 
 
 @dataclass
@@ -139,114 +115,7 @@ class Candidate:
     passages: dict[str, VectorHit] = field(default_factory=dict)
 
 
-def _stem(word: str) -> str:
-    for suffix in ("ing", "es", "s", "ed"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)]
-    return word
-
-
-def _stems(text: str) -> set[str]:
-    return {_stem(w) for w in re.findall(r"[a-z0-9]+", text.lower())}
-
-
-def query_terms(q: str) -> dict[str, float]:
-    """Content-word stems of q with weights; synonyms count half."""
-    terms: dict[str, float] = {}
-    for word in re.findall(r"[a-z0-9]+", q.lower()):
-        if word in STOPWORDS or word in GENERIC or (len(word) < 3 and word not in SYNONYMS):
-            continue
-        if CODE_IN_TEXT.fullmatch(word):
-            continue
-        terms[_stem(word)] = 1.0
-        for syn in SYNONYMS.get(word, ()):
-            terms.setdefault(_stem(syn), 0.5)
-    return terms
-
-
-def codes_in(text: str) -> list[str]:
-    """Schedule-shaped codes written in free text, uppercased, in order."""
-    return list(dict.fromkeys(m.upper() for m in CODE_IN_TEXT.findall(text)))
-
-
-def _overlap(terms: dict[str, float], stems: set[str]) -> float:
-    return sum(w for t, w in terms.items() if t in stems)
-
-
-def sql_lookup(sql: SqlClient, q: str, named: list[str]) -> SqlFound:
-    terms = query_terms(q)
-    commentary = sql.query("SELECT id, title, codes, section, text FROM ohip_commentary")
-    scored = []
-    for row in commentary:
-        codes = [c for c in (row["codes"] or "").split(";") if c]
-        score = 2 * _overlap(terms, _stems(row["title"])) + _overlap(terms, _stems(row["text"]))
-        score += 3 * len(set(codes) & set(named))
-        if score > 0:
-            scored.append((score, row))
-    best = max((score for score, _ in scored), default=0.0)
-    ranked = [r for score, r in sorted(scored, key=lambda x: -x[0]) if score >= best / 3]
-    fts: list[str] = []
-    match = fts_query(" ".join(w for w in q.split() if w.lower().strip("?.,!") not in GENERIC))
-    if match:
-        hits = sql.query(
-            "SELECT s.code FROM ohip_fee_fts f JOIN ohip_fee_schedule s ON s.rowid = f.rowid "
-            "WHERE ohip_fee_fts MATCH ? ORDER BY bm25(ohip_fee_fts, 5.0, 2.0, 1.0) LIMIT ?",
-            (match, FTS_CANDIDATES),
-        )
-        fts = list(dict.fromkeys(h["code"] for h in hits))
-    wanted = set(named) | set(fts)
-    for row in commentary:  # every commentary code, so vector-only context codes resolve too
-        wanted.update(c for c in (row["codes"] or "").split(";") if c)
-    rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    if wanted:
-        marks = ",".join("?" * len(wanted))
-        for r in sql.query(
-            "SELECT code, description, fee, fee_kind, fee_percent, requirements, limits, "
-            "subsection_title, page_ref, pdf_pages, n_source_rows, conflict_group "
-            f"FROM ohip_fee_schedule WHERE code IN ({marks}) ORDER BY code, n_source_rows DESC",
-            sorted(wanted),
-        ):
-            rows[r["code"]].append(r)
-    return SqlFound(dict(rows), fts, ranked, commentary)
-
-
-def vector_lookup(vectors: VectorClient, q: str) -> VectorFound:
-    hits = vectors.search(COLLECTION, q, n_results=VECTOR_CANDIDATES)
-    return VectorFound(hits, HitsByValue(vectors, COLLECTION, "codes"))
-
-
 # ------------------------------------------------------------------------------ merging
-def schedule_lines(hit: VectorHit) -> dict[str, list[re.Match[str]]]:
-    """Parsed 'CODE description: $fee (limits; requirements)' lines of a schedule passage."""
-    lines: dict[str, list[re.Match[str]]] = defaultdict(list)
-    if hit.metadata.get("doc_type") != "subsection":
-        return lines
-    for line in hit.text.splitlines()[1:]:
-        m = LINE_RE.match(line)
-        if m:
-            lines[m["code"]].append(m)
-    return lines
-
-
-def _fee_value(text: str) -> float | None:
-    m = re.match(r"\$([\d,]+\.\d{2})", text)
-    return float(m.group(1).replace(",", "")) if m else None
-
-
-def passage_fees(code: str, passages: list[VectorHit]) -> list[float]:
-    """Fees the passages give for a code (schedule lines, or 'CODE (61.15' in commentary)."""
-    fees: list[float] = []
-    pattern = re.compile(rf"\b{code}(?: \(|, )(\d+\.\d{{2}})")
-    for hit in passages:
-        for m in schedule_lines(hit).get(code, []):
-            value = _fee_value(m["fee"])
-            if value is not None:
-                fees.append(value)
-        if hit.metadata.get("doc_type") == "commentary":
-            fees.extend(float(x) for x in pattern.findall(hit.text))
-    return sorted(set(fees))
-
-
 def rank(
     q: str, named: list[str], sql: SqlFound | None, vec: VectorFound | None
 ) -> dict[str, Candidate]:
@@ -284,9 +153,9 @@ def rank(
         line_hits: list[tuple[float, str]] = []
         for i, hit in enumerate(h for h in vec.hits if h.metadata.get("doc_type") == "subsection"):
             for code, matches in schedule_lines(hit).items():
-                overlap = _overlap(terms, _stems(matches[0]["desc"]))
-                if overlap:
-                    line_hits.append((i * 3 + 1 / overlap, code))
+                shared = overlap(terms, stems(matches[0]["desc"]))
+                if shared:
+                    line_hits.append((i * 3 + 1 / shared, code))
         add(sorted(line_hits))
         for hit in vec.hits:
             for code in str(hit.metadata.get("codes", "")).split(";"):
@@ -341,6 +210,41 @@ def _fee_basis(row: dict[str, Any]) -> str | None:
     }.get(kind or "")
 
 
+def _squash(text: str | None) -> str:
+    return " ".join((text or "").split())
+
+
+def text_conflicts(
+    code: str, rows: list[dict[str, Any]], mentions: list[VectorHit]
+) -> list[Conflict]:
+    """Limits and requirements of the fee table (SQL) against the schedule passages' lines.
+
+    Each passage line carries '(limits; requirements)' cut to OHIP_LINE_EXTRA_CHARS; a table value
+    missing from every line of the code (compared up to that cut) is a conflict.
+    """
+    extras = [_squash(m["extra"]) for p in mentions for m in schedule_lines(p).get(code, [])]
+    if not extras:
+        return []
+    out: list[Conflict] = []
+    for name in ("limits", "requirements"):
+        values = list(dict.fromkeys(_squash(r[name]) for r in rows if r.get(name)))
+        for value in values:
+            probe = value[: OHIP_LINE_EXTRA_CHARS // 2]
+            if not any(probe in extra for extra in extras):
+                out.append(
+                    Conflict(
+                        field=f"{code}.{name}",
+                        sql_value=value,
+                        vector_value=extras,
+                        resolution=(
+                            f"Schedule table (SQL) {name} used; the schedule passage says "
+                            "otherwise, so the passage index may be stale."
+                        ),
+                    )
+                )
+    return out
+
+
 @dataclass
 class Built:
     item: ScheduleItem
@@ -373,6 +277,7 @@ def build_item(
         limits = row["limits"]
         page = _page(row["pdf_pages"])
         source = f"OHIP Schedule of Benefits, {row['subsection_title']} ({row['page_ref']})"
+        chunk_id = row["chunk_id"]
         fees = sorted({r["fee"] for r in rows if r["fee"] is not None})
         if len(fees) > 1:
             listed = "; ".join(
@@ -399,12 +304,13 @@ def build_item(
                     resolution="Schedule table (SQL) fee used; the passage index may be stale.",
                 )
             )
+        conflicts += text_conflicts(code, rows, mentions)
     else:
         lines = [(p, m) for p in mentions for m in schedule_lines(p).get(code, [])]
         if not lines:
             return None
         hit, m = lines[0]
-        description, fee = m["desc"], _fee_value(m["fee"])
+        description, fee = m["desc"], fee_value(m["fee"])
         extra = m["extra"] or ""
         is_limit = bool(LIMIT_WORDS.search(extra))
         requirements = _join(None if fee is not None else m["fee"], "" if is_limit else extra)
@@ -412,6 +318,7 @@ def build_item(
         page = None  # the passage metadata cannot tell a plausible page from a mis-extracted one
         meta = hit.metadata
         source = f"OHIP Schedule of Benefits, {meta.get('subsection', '')} ({meta.get('page', '')})"
+        chunk_id = hit.id
         if len(vector_fees) > 1:
             conflicts.append(
                 Conflict(
@@ -436,30 +343,17 @@ def build_item(
         limits=limits,
         page_num=page,
     )
-    citations = [Citation(source=source, loc=code, page=page)]
+    citations = [Citation(source=source, loc=code, page=page, chunk_id=chunk_id)]
     if "commentary" in include:
         citations += [
-            Citation(source=f"OHIP billing commentary: {p.metadata.get('title', '')}", loc=p.id)
+            Citation(
+                source=f"OHIP billing commentary: {p.metadata.get('title', '')}",
+                loc=p.id,
+                chunk_id=p.id,
+            )
             for p in commentary
         ]
     return Built(item, citations, conflicts, bool(rows), {p.id for p in passages})
-
-
-def commentary_as_passages(rows: list[dict[str, Any]]) -> dict[str, list[VectorHit]]:
-    """The SQL copy of the commentary, shaped like passages, for when the vector path failed."""
-    by_code: dict[str, list[VectorHit]] = defaultdict(list)
-    for r in rows:
-        codes = r["codes"] or ""
-        hit = VectorHit(
-            f"ohip:commentary:{r['id']}",
-            f"{r['title']}\nCodes: {codes.replace(';', ', ')}\n{r['text']}",
-            {"doc_type": "commentary", "title": r["title"], "codes": codes},
-            0.0,
-        )
-        for code in codes.split(";"):
-            if code:
-                by_code[code].append(hit)
-    return by_code
 
 
 async def run(rt: Runtime, req: Request) -> ToolOutput:
@@ -467,8 +361,8 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     include: set[str] = set(req.include)
     dual = await run_dual(
         rt.settings,
-        sql=lambda: sql_lookup(rt.ohip_sql, req.q, named),
-        vector=lambda: vector_lookup(rt.vectors, req.q),
+        sql=lambda: schedule.keyword_search(rt.ohip_sql, req.q, named),
+        vector=lambda: schedule.vector_search(rt.vectors, req.q),
     )
     sql, vec = dual.sql.value, dual.vector.value
     found = rank(req.q, named, sql, vec)
@@ -491,13 +385,10 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         b = build_item(code, rows, list(passages.values()), mentions, include)
         if b:
             built.append(b)
-    missing = [c for c in (req.codes or []) if not any(b.item.code == c for b in built)]
-    if req.codes and len(missing) == len(req.codes) and dual.provenance:
-        raise NotFoundError(
-            "OHIP fee code",
-            ", ".join(missing),
-            "Check the code, or search by description with q and no codes.",
-        )
+    # Unknown codes are an answer, not an error (002: needs_more_info); only trusted when a
+    # path answered, since an outage can hide a code that exists.
+    unknown = [c for c in (req.codes or []) if not any(b.item.code == c for b in built)]
+    unknown = unknown if dual.provenance else []
     citations: list[Citation] = []
     for b in built:
         citations += [c for c in b.citations if c not in citations]
@@ -515,6 +406,8 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         items=[b.item for b in built],
         citations=citations,
         conflicts=conflicts,
+        unknown_codes=unknown,
+        needs_more_info=bool(req.codes) and len(unknown) == len(req.codes or []),
     )
     return ToolOutput(response, dual)
 

@@ -7,8 +7,8 @@ from typing import Any, Literal
 from fastmcp.exceptions import ToolError
 from pydantic import BaseModel, Field
 
+from reference_server.catalog import OPA_COLLECTIONS as COLLECTIONS
 from reference_server.errors import NotFoundError
-from reference_server.index.opa_builder import COLLECTIONS
 from reference_server.retrieval.dual_path import run_dual
 from reference_server.retrieval.opa_sections import SECTION_COLUMNS, decode_row, row_from_vector
 from reference_server.retrieval.vector import VectorHit
@@ -66,6 +66,7 @@ class SectionCitation(BaseModel):
     text: str
     url: str
     anchor: str | None
+    chunk_id: str = Field(description="Id of the cited passage, for source.passages.")
 
 
 class Response(BaseModel):

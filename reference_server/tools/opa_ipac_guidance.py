@@ -16,9 +16,10 @@ from reference_server.retrieval.opa_sections import (
     vector_search,
 )
 from reference_server.runtime import Runtime
+from reference_server.scoring.citations import section_citation
 from reference_server.scoring.confidence import OPA, calculate_confidence
 from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
-from reference_server.tools.common import Citation, Evidence
+from reference_server.tools.common import Evidence
 
 NAME = "opa.ipac_guidance"
 Topic = Literal["reprocessing", "ppe", "hand_hygiene", "environmental"]
@@ -156,9 +157,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
             Reference(title=r["document_title"], url=r["source_url"], date=r.get("updated_date"))
             for r in docs.values()
         ],
-        citations=[
-            Citation(source=h.row["document_title"], loc=h.row["section_heading"]) for h in used
-        ],
+        citations=[section_citation(h.row) for h in used],
         conflicts=[],
     )
     return ToolOutput(response, dual)
