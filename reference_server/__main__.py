@@ -1,14 +1,20 @@
-"""`python -m reference_server`: serve the tools over stdio (default) or streamable HTTP."""
+"""`python -m reference_server`: serve the tools over stdio (default) or streamable HTTP.
+
+HTTP runs uvicorn over `http_app.create_app` with `--workers N` processes (default: one per
+core) in stateless mode, so any worker answers any request.
+"""
 
 from __future__ import annotations
 
 import argparse
 import ipaddress
 import logging
+import os
 import sys
 
 from reference_server.config import Settings
-from reference_server.server import bearer_token_from_env, build_server
+from reference_server.http_app import DEFAULT_PATH
+from reference_server.server import build_server
 
 
 def _is_loopback(host: str) -> bool:
@@ -25,7 +31,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--path", default="/mcp", help="HTTP endpoint path (default /mcp)")
+    parser.add_argument("--path", default=DEFAULT_PATH, help="HTTP endpoint path (default /mcp)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="HTTP server processes (default: the number of cores)",
+    )
     parser.add_argument(
         "--allow-remote", action="store_true", help="permit binding a non-loopback address"
     )
@@ -37,21 +49,32 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(
             f"refusing to bind {args.host}: not a loopback address (pass --allow-remote to override)"
         )
-    token = bearer_token_from_env() if args.transport == "http" else None
-    server = build_server(Settings.from_env(), bearer_token=token)
-    server.runtime.warm_up()  # type: ignore[attr-defined]
+    if args.workers < 1:
+        parser.error(f"--workers must be at least 1 (got {args.workers})")
     if args.transport == "stdio":
+        server = build_server(Settings.from_env())
+        server.runtime.warm_up()  # type: ignore[attr-defined]
         server.run(transport="stdio", show_banner=False)
-    else:
-        server.run(
-            transport="http",
-            host=args.host,
-            port=args.port,
-            path=args.path,
-            json_response=True,
-            show_banner=False,
-        )
+        return 0
+    _serve_http(args.host, args.port, args.path, args.workers, args.log_level)
     return 0
+
+
+def _serve_http(host: str, port: int, path: str, workers: int, log_level: str) -> None:
+    """uvicorn calls the app factory in each worker; the path travels in the environment."""
+    import uvicorn
+
+    os.environ["OCM_HTTP_PATH"] = path
+    uvicorn.run(
+        "reference_server.http_app:create_app",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level=log_level.lower(),
+        timeout_graceful_shutdown=2,
+        lifespan="on",
+    )
 
 
 if __name__ == "__main__":

@@ -37,24 +37,49 @@ def test_bad_configuration_is_rejected() -> None:
 
 
 @pytest.mark.parametrize(
-    "n_sql,n_vec,conflicts,profile,expected",
+    "n_sql,n_vec,conflicts,corroborated,profile,expected",
     [
-        (1, 0, 0, OPA, 0.9),  # SQL hit, no corroboration
-        (3, 2, 0, OPA, 0.96),  # 0.9 + 2 * 0.03
-        (1, 10, 0, OPA, 1.0),  # 0.9 + min(0.15, 0.30) capped at 1.0
-        (0, 3, 0, OPA, 0.69),  # vector only: 0.6 + 0.09
-        (0, 10, 0, OPA, 0.75),  # vector boost capped at 0.15
-        (2, 1, 1, OPA, 0.83),  # 0.9 + 0.03 - 0.1
-        (4, 0, 0, OFF, 0.96),  # 0.9 + min(0.06, 3 * 0.02)
-        (1, 5, 0, SCHEDULE, 0.99),  # schedule caps vector boost at 0.09
-        (0, 0, 0, OPA, 0.0),  # nothing found
-        (0, 1, 7, OPA, 0.0),  # clamped at 0
+        # OPA (000/001): 0.9 needs an SQL hit the vector path corroborates
+        (1, 0, 0, 0, OPA, 0.6),  # SQL hit, no corroboration: single-path base 0.6
+        (3, 4, 0, 0, OPA, 0.69),  # both paths, no section in common: 0.6 + (4 - 1) * 0.03
+        (3, 2, 0, 1, OPA, 0.9),  # one corroborated hit earns the base, no additional passage
+        (3, 3, 0, 3, OPA, 0.96),  # 0.9 + 2 additional * 0.03
+        (5, 10, 0, 10, OPA, 1.0),  # 0.9 + min(0.15, 9 * 0.03) = 1.05, clamped to 1.0
+        (0, 3, 0, None, OPA, 0.66),  # vector only: 0.6 + 2 additional * 0.03
+        (0, 10, 0, None, OPA, 0.75),  # vector only: 0.6 + min(0.15, 9 * 0.03)
+        (0, 1, 0, None, OPA, 0.6),  # a single vector passage: the base alone
+        (2, 2, 1, 2, OPA, 0.83),  # 0.9 + 0.03 - 0.1
+        (2, 2, 4, 2, OPA, 0.83),  # four conflicts: still one 0.1 penalty ("-0.1 for conflicts")
+        (2, 3, 0, None, OPA, 0.96),  # legacy call: n_vec taken as corroborating: 0.9 + 2 * 0.03
+        (0, 4, 0, 4, OPA, 0.69),  # corroboration claimed without an SQL hit is ignored
+        # Dr. OFF (002): base 0.9 on any SQL hit, every vector match counts, SQL records add 0.02
+        (1, 0, 0, None, OFF, 0.9),  # SQL hit alone
+        (4, 0, 0, None, OFF, 0.96),  # 0.9 + min(0.06, 3 * 0.02)
+        (1, 2, 0, None, OFF, 0.96),  # 0.9 + 2 * 0.03
+        (1, 1, 4, None, OFF, 0.83),  # odb.get group, four conflicts: 0.9 + 0.03 - 0.1 once
+        (0, 3, 0, None, OFF, 0.69),  # vector only: 0.6 + 3 * 0.03
+        (1, 5, 0, None, SCHEDULE, 0.99),  # schedule caps vector boost at 0.09
+        (2, 1, 1, None, SCHEDULE, 0.85),  # 0.9 + 0.03 + 0.02 - 0.1
+        (0, 0, 0, None, OPA, 0.0),  # nothing found
+        (0, 0, 3, None, OFF, 0.0),  # nothing found, conflicts or not
     ],
 )
 def test_confidence_formula(
-    n_sql: int, n_vec: int, conflicts: int, profile: object, expected: float
+    n_sql: int,
+    n_vec: int,
+    conflicts: int,
+    corroborated: int | None,
+    profile: object,
+    expected: float,
 ) -> None:
-    assert calculate_confidence(n_sql, n_vec, conflicts, profile) == pytest.approx(expected)  # type: ignore[arg-type]
+    got = calculate_confidence(n_sql, n_vec, conflicts, profile, num_corroborated=corroborated)  # type: ignore[arg-type]
+    assert got == pytest.approx(expected)
+
+
+def test_confidence_keeps_its_positional_signature() -> None:
+    """Call sites written before the profiles keep working: (sql, vector, conflicts, profile)."""
+    assert calculate_confidence(1, 1, 0, OFF) == pytest.approx(0.93)
+    assert calculate_confidence(1, 1) == pytest.approx(0.9)
 
 
 def test_citation_format_and_anchor() -> None:

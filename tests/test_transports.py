@@ -42,13 +42,13 @@ def http_server(settings: Settings) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}/mcp"
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline:  # until a worker answers (each warms up before serving)
         if proc.poll() is not None:
             raise RuntimeError(proc.stderr.read().decode() if proc.stderr else "server exited")
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-        except OSError:
+            httpx.post(url, json={}, timeout=5)
+            break
+        except httpx.HTTPError:
             time.sleep(0.2)
     yield url
     proc.terminate()

@@ -19,6 +19,7 @@ from typing import Any
 from reference_server.catalog import OPA_COLLECTIONS as COLLECTIONS
 from reference_server.retrieval.sql import STOPWORDS, SqlClient, fts_query
 from reference_server.retrieval.vector import VectorClient, VectorHit
+from reference_server.scoring.confidence import OPA, calculate_confidence
 from reference_server.scoring.conflicts import Conflict, compare
 
 CANDIDATES = 40
@@ -279,6 +280,18 @@ def metadata_conflicts(hits: list[SectionHit]) -> list[Conflict]:
             if c:
                 conflicts.append(c)
     return conflicts
+
+
+def confidence(hits: list[SectionHit], num_conflicts: int) -> float:
+    """The OPA confidence of the sections an answer uses: a section both paths found is an SQL hit
+    corroborated by the vector path; each vector passage is a passage (see scoring/confidence.py)."""
+    return calculate_confidence(
+        num_sql_results=sum(h.from_sql for h in hits),
+        num_vector_results=sum(h.from_vector for h in hits),
+        num_conflicts=num_conflicts,
+        profile=OPA,
+        num_corroborated=sum(h.from_sql and h.from_vector for h in hits),
+    )
 
 
 def truncate(text: str, limit: int = 600) -> str:

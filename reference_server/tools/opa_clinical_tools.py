@@ -233,7 +233,13 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     corroborated = sum(d["document_id"] in vector_rank for d in ranked)
     response = Response(
         provenance=dual.provenance,  # type: ignore[arg-type]
-        confidence=calculate_confidence(len(ranked) if dual.sql.ok else 0, corroborated, 0, OPA),
+        confidence=calculate_confidence(
+            len(ranked) if dual.sql.ok else 0,
+            len(vector_rank),
+            0,
+            OPA,
+            num_corroborated=corroborated,
+        ),
         tools=tools,
         total_tools=len(tools),
         query_interpretation=_interpretation(req),

@@ -10,6 +10,7 @@ from reference_server.retrieval.dual_path import run_dual
 from reference_server.retrieval.opa_sections import (
     SECTION_COLUMNS,
     Filters,
+    confidence,
     decode_row,
     fuse,
     keyword_search,
@@ -17,7 +18,6 @@ from reference_server.retrieval.opa_sections import (
 )
 from reference_server.runtime import Runtime
 from reference_server.scoring.citations import section_citation
-from reference_server.scoring.confidence import OPA, calculate_confidence
 from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import Evidence
 
@@ -145,9 +145,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     docs = {h.row["document_id"]: h.row for h in used}
     response = Response(
         provenance=dual.provenance,  # type: ignore[arg-type]
-        confidence=calculate_confidence(
-            sum(h.from_sql for h in used), sum(h.from_vector for h in used), 0, OPA
-        ),
+        confidence=confidence(used, 0),
         topic=req.topic,
         setting=req.setting,
         requirements=requirements,

@@ -11,6 +11,7 @@ from reference_server.retrieval.dual_path import run_dual
 from reference_server.retrieval.opa_sections import (
     Filters,
     SectionHit,
+    confidence,
     fuse,
     keyword_search,
     metadata_conflicts,
@@ -19,7 +20,6 @@ from reference_server.retrieval.opa_sections import (
 )
 from reference_server.runtime import Runtime
 from reference_server.scoring.citations import section_citation
-from reference_server.scoring.confidence import OPA, calculate_confidence
 from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import Evidence
 
@@ -116,9 +116,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     ]
     response = Response(
         provenance=dual.provenance,  # type: ignore[arg-type]
-        confidence=calculate_confidence(
-            sum(h.from_sql for h in top), sum(h.from_vector for h in top), len(conflicts), OPA
-        ),
+        confidence=confidence(top, len(conflicts)),
         policies=policies,
         expectations_found=sum(p.policy_level == "expectation" for p in policies),
         advice_found=sum(p.policy_level == "advice" for p in policies),

@@ -10,6 +10,7 @@ from reference_server.retrieval.dual_path import run_dual
 from reference_server.retrieval.opa_sections import (
     Filters,
     SectionHit,
+    confidence,
     fuse,
     keyword_search,
     metadata_conflicts,
@@ -18,7 +19,6 @@ from reference_server.retrieval.opa_sections import (
 )
 from reference_server.runtime import Runtime
 from reference_server.scoring.citations import section_citation
-from reference_server.scoring.confidence import OPA, calculate_confidence
 from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import DocumentType, Evidence, SourceOrg
 
@@ -108,15 +108,9 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     hits = fuse(dual.sql.value, dual.vector.value, req.query, rt.settings.today())
     top = hits[: req.n_results]
     conflicts = metadata_conflicts(top)
-    confidence = calculate_confidence(
-        num_sql_results=sum(h.from_sql for h in top),
-        num_vector_results=sum(h.from_vector for h in top),
-        num_conflicts=len(conflicts),
-        profile=OPA,
-    )
     response = Response(
         provenance=dual.provenance,  # type: ignore[arg-type]
-        confidence=confidence,
+        confidence=confidence(top, len(conflicts)),
         sections=[to_section(h) for h in top],
         total_matches=len(hits),
         citations=[section_citation(h.row) for h in top],

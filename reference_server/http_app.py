@@ -1,0 +1,33 @@
+"""The HTTP app factory: one stateless streamable-HTTP ASGI app per server process.
+
+`create_app()` takes no arguments so that uvicorn can call it in every worker process
+(`uvicorn.run("reference_server.http_app:create_app", factory=True, workers=N)`): each
+worker builds its own server from the environment (`OCM_*` settings, `OCM_BEARER_TOKEN`,
+`OCM_HTTP_PATH`). Stateless mode keeps no session between requests, so any worker (or any
+replica behind a load balancer) can answer any request; JSON responses avoid an event
+stream for single-reply calls.
+"""
+
+from __future__ import annotations
+
+import os
+
+from starlette.applications import Starlette
+
+from reference_server.config import Settings
+from reference_server.server import bearer_token_from_env, build_server
+
+DEFAULT_PATH = "/mcp"
+
+
+def http_path_from_env() -> str:
+    return os.environ.get("OCM_HTTP_PATH") or DEFAULT_PATH
+
+
+def create_app() -> Starlette:
+    """Build the warmed FastMCP server and its stateless, JSON-response HTTP app."""
+    server = build_server(Settings.from_env(), bearer_token=bearer_token_from_env())
+    server.runtime.warm_up()  # type: ignore[attr-defined]
+    app = server.http_app(path=http_path_from_env(), json_response=True, stateless_http=True)
+    app.state.mcp_server = server
+    return app
