@@ -279,6 +279,41 @@ async def test_bad_din_and_bad_check(client: Client[Any]) -> None:
     assert "check" in msg and "'lowest_cost'" in msg
 
 
+async def test_documentation_check_was_removed(client: Client[Any]) -> None:
+    # nothing in the corpus answered it: it is no longer accepted rather than silently ignored
+    msg = await call_error(client, TOOL, {"drug": "Januvia", "check": ["documentation"]})
+    assert "check" in msg and "'documentation'" not in msg.split("input_value")[0]
+
+
+async def test_coverage_check_decides_whether_coverage_is_answered(client: Client[Any]) -> None:
+    without = await call(client, TOOL, {"drug": "Januvia", "check": ["interchangeable"]})
+    assert without["coverage"] is None and without["interchangeable"]
+    with_lu = await call(client, TOOL, {"drug": "Januvia", "check": ["lu_criteria"]})
+    assert with_lu["coverage"]["din"] == "02303922"
+
+
+async def test_product_notes_answer_clinical_criteria_of_a_general_benefit(
+    client: Client[Any],
+) -> None:
+    # ODB XML, Dovobet (DIN 02244126) group note: for psoriasis that failed first-line topical
+    # steroids and calcipotriol (Dovonex); a general benefit, no LU code.
+    out = await call(client, TOOL, {"drug": "Dovobet", "check": ["coverage", "lu_criteria"]})
+    cov = out["coverage"]
+    assert cov["covered"] is True and cov["lu_required"] is False
+    assert any("psoriasis" in n and "Dovonex" in n for n in cov["notes"])
+    assert any(c["chunk_id"].startswith("odb:note:") for c in out["citations"])
+    assert any(line.startswith("Formulary note (group)") for line in out["context"])
+
+
+async def test_brands_view_lists_every_biosimilar_of_the_ingredient(client: Client[Any]) -> None:
+    # ODB XML: infliximab is listed in seven single-product groups (items 2355-2361)
+    out = await call(client, TOOL, {"q": "Which brands of infliximab are covered?"})
+    brands = {b["brand"] for b in out["brands"]}
+    assert {"Remdantry", "Renflexis", "Avsola", "Remsima SC", "Ixifi", "Inflectra"} <= brands
+    assert len({b["group_id"] for b in out["brands"]}) == 7
+    assert len(out["interchangeable"]) <= 1  # the interchangeable group alone misses them
+
+
 # -- degraded paths --------------------------------------------------------------------------
 
 

@@ -63,6 +63,8 @@ class SqlData:
     members: list[dict[str, Any]] = field(default_factory=list)
     lu: list[dict[str, Any]] = field(default_factory=list)
     strengths: list[dict[str, Any]] = field(default_factory=list)
+    same_ingredient: list[dict[str, Any]] = field(default_factory=list)  # every group
+    notes: list[dict[str, Any]] = field(default_factory=list)  # the primary product's notes
     alternatives: list[dict[str, Any]] = field(default_factory=list)
     alt_basis: str | None = None
 
@@ -259,6 +261,17 @@ def keyword_search(db: SqlClient, query: DrugQuery) -> SqlData:
     data.strengths = db.query(
         "SELECT * FROM odb_interchangeable_groups WHERE ingredient = ? ORDER BY group_id",
         (p["ingredient"],),
+    )
+    # Biosimilars and other non-interchangeable products of one ingredient sit in groups of
+    # their own: the brands view lists them all.
+    data.same_ingredient = db.query(
+        "SELECT * FROM odb_drugs WHERE ingredient = ? ORDER BY is_benefit DESC, brand_name, din",
+        (p["ingredient"],),
+    )
+    data.notes = db.query(
+        "SELECT n.* FROM odb_note_din d JOIN odb_notes n ON n.note_id = d.note_id "
+        "WHERE d.din = ? ORDER BY n.n_dins, n.note_id",
+        (p["din"],),
     )
     # Alternatives: the drug class (ATC prefixes), else the same ATC level-4 group.
     cls = found.class_name or (p["drug_class"] or "").split(";")[0] or None

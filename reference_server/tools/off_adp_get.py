@@ -8,23 +8,30 @@ corroborating passages. SQL wins on numbers; a vector-only answer is rebuilt fro
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field, model_validator
 
-from reference_server.catalog import ADP_CEP_ID, OFF_COLLECTIONS, adp_rule_id
+from reference_server.catalog import ADP_CEP_ID, adp_rule_id
+from reference_server.retrieval import adp_manuals as adp
+from reference_server.retrieval.adp_manuals import CORE, SqlData
 from reference_server.retrieval.dual_path import run_dual
 from reference_server.retrieval.vector import VectorHit
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import OFF, calculate_confidence
 from reference_server.scoring.conflicts import Conflict, compare
+from reference_server.tools.adp_language import (
+    EXCLUSION_LABELS,
+    FAST_TRACK,
+    REQUIREMENT_HEADING,
+    Parsed,
+    read,
+)
 from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import Citation, Evidence
 
 NAME = "adp.get"
-COLLECTION = OFF_COLLECTIONS["adp"]
 Category = Literal[
     "mobility",
     "comm_aids",
@@ -40,149 +47,6 @@ Category = Literal[
 ]
 Check = Literal["eligibility", "exclusions", "funding", "cep"]
 CHECKS: tuple[Check, ...] = get_args(Check)
-CORE = "core_manual"
-
-# (pattern, device type, category, words that find the device's manual sections); first match wins.
-DEVICES: list[tuple[str, str, str, tuple[str, ...]]] = [
-    (r"power add-?on", "power_add_on", "mobility", ("add-on",)),
-    (
-        r"power (wheel)?chair|electric wheelchair|power base|power tilt|tilt (and|&|/) ?recline",
-        "power_wheelchair",
-        "mobility",
-        ("power",),
-    ),
-    (r"scooter", "scooter", "mobility", ("scooter",)),
-    (r"manual wheelchair", "manual_wheelchair", "mobility", ("manual wheelchair",)),
-    (r"wheel ?chair", "wheelchair", "mobility", ("wheelchair",)),
-    (r"rollator|walker", "walker", "mobility", ("walker", "ambulation")),
-    (r"crutch", "crutches", "mobility", ("crutch", "ambulation")),
-    (r"standing frame", "standing_frame", "mobility", ("standing frame",)),
-    (r"positioning|seating|cushion", "positioning_device", "mobility", ("positioning", "seating")),
-    (
-        r"\bsgds?\b|speech[- ]generat|\bvocas?\b|\baac\b|augmentative",
-        "speech_generating_device",
-        "comm_aids",
-        ("speech generating", "sgd", "augmentative"),
-    ),
-    (r"electrolarynx|electrolarynges", "electrolarynx", "comm_aids", ("electrolaryn",)),
-    (r"voice amplifier", "voice_amplifier", "comm_aids", ("voice amplifier",)),
-    (
-        r"speaking valve|voice restoration|voice prosthes",
-        "voice_restoration_valve",
-        "comm_aids",
-        ("speaking valve",),
-    ),
-    (
-        r"communication (aid|device|board)|writing aid",
-        "communication_aid",
-        "comm_aids",
-        ("communication aid",),
-    ),
-    (r"cochlear", "cochlear_implant_processor", "hearing_devices", ("cochlear",)),
-    (
-        r"hearing aid|hearing device|\bfm system|\bbaha\b",
-        "hearing_aid",
-        "hearing_devices",
-        ("hearing",),
-    ),
-    (r"\btty\b|teletypewriter", "teletypewriter", "hearing_devices", ("teletypewriter",)),
-    (
-        r"magnif|\bcctv\b|low vision|visual aid|braille|white cane",
-        "visual_aid",
-        "visual_aids",
-        ("optical", "reading", "visual"),
-    ),
-    (
-        r"\b(c|bi|a)?pap\b|bi-?level|positive airway",
-        "cpap",
-        "respiratory",
-        ("positive airway",),
-    ),
-    (r"ventilator", "ventilator", "respiratory", ("ventilator",)),
-    (
-        r"nebuli[sz]er|compressor|suction|cough assist|airway clearance|apnea monitor|respiratory",
-        "respiratory_equipment",
-        "respiratory",
-        ("compressor", "suction", "airway"),
-    ),
-    (r"insulin pump|pump suppl|infusion set", "insulin_pump", "insulin_pump", ("insulin pump",)),
-    (
-        r"\bcgms?\b|continuous glucose|glucose monitor|dexcom|glucose sensor",
-        "continuous_glucose_monitor",
-        "glucose_monitoring",
-        ("glucose",),
-    ),
-    (r"breast prosthe|mastectomy", "breast_prosthesis", "grants", ("breast prosthes",)),
-    (r"enteral|feeding pump", "enteral_feeding_pump", "grants", ("enteral",)),
-    (r"ocular prosthe|artificial eye|scleral", "ocular_prosthesis", "prosthesis", ("ocular",)),
-    (
-        r"maxillofacial|facial prosthe|obturator|intraoral|extraoral",
-        "maxillofacial_prosthesis",
-        "maxillofacial",
-        ("prosthes",),
-    ),
-    (
-        r"prosthe|artificial (leg|arm|limb)|amputee",
-        "limb_prosthesis",
-        "prosthesis",
-        ("limb prosthes",),
-    ),
-    (
-        r"ortho(sis|ses|tic)|brace|compression garment|lymphedema|pressure garment",
-        "orthotic_or_pressure_device",
-        CORE,
-        ("orthotic", "pressure"),
-    ),
-]
-
-# Exclusion kinds a question can ask about or trigger (adp_exclusion.exclusion values).
-FLAGS: dict[str, str] = {
-    "batteries": r"batter(y|ies)",
-    "repairs_maintenance": r"repair|maintenance|broken|\bfix",
-    "alternative_transport": (
-        r"car[- ]substitut|substitut\w* for (a |the |his |her |their )?car|instead of (a |the )?"
-        r"(car|taxi|bus)|replace (a |the |his |her |their )?car|outdoors?[- ]only|only (used )?"
-        r"(outdoors|outside)|only for outdoor|intermittent|occasional"
-    ),
-    "education_work_recreation_only": r"only for (school|work|sport|recreation|leisure)|"
-    r"(school|work|sports?|recreation)[- ]only",
-    "therapy_training_only": r"(therapy|exercise|training)[- ]only|only for (therapy|exercise|training)",
-    "backup_spare_duplicate": r"back-?up|spare|duplicate|second (device|chair|one)",
-    "used_devices": r"second-?hand|refurbished|rebuilt|\bused (device|chair|scooter|wheelchair)",
-    "bought_before_approval": r"already (bought|purchased)|(bought|purchased) before|before approval",
-    "other_payer": r"\bwsib\b|veterans|workers'? comp",
-}
-EXCLUSION_LABELS = {
-    "batteries": "Batteries not covered",
-    "repairs_maintenance": "Repairs and maintenance not covered",
-    "alternative_transport": "Not funded as alternative transport (car substitute) or intermittent/outdoor-only use",
-    "education_work_recreation_only": "Not funded for school, work or recreation-only use",
-    "therapy_training_only": "Not funded for therapy, exercise or training-only use",
-    "backup_spare_duplicate": "Back-up, spare or duplicate devices not funded",
-    "used_devices": "Used or rebuilt devices not funded",
-    "bought_before_approval": "Devices bought before ADP approval not reimbursed",
-    "unregistered_supplier": "Devices from unregistered or out-of-province suppliers not funded",
-    "warranty_fees": "Extended warranties, service plans and handling fees not covered",
-    "cosmetic": "Cosmetic items not funded",
-    "other_payer": "Not funded when another payer (WSIB, Veterans Affairs, federal) is responsible",
-    "general_not_funded": "Items listed as not funded by ADP",
-}
-FAST_TRACK = re.compile(r"fast[- ]?track|expedit|urgent|priority|rush", re.I)
-_MONEY = re.compile(r"\$\s?(\d[\d,]*(?:\.\d+)?)\s?(k\b)?|\b(\d+(?:\.\d+)?)\s?k\b", re.I)
-_INCOME_NUMBER = re.compile(r"income[^\d$]{0,25}(\d[\d,]{3,})", re.I)
-_FAMILY = re.compile(
-    r"\b(family|families|married|spouse|partner|husband|wife|couple|children|kids|dependants?)\b",
-    re.I,
-)
-_SINGLE = re.compile(r"\b(single|lives alone|living alone)\b", re.I)
-_NOT_RESIDENT = re.compile(
-    r"not (an )?ontario resident|out[- ]of[- ]province|visitor|tourist|non-?resident", re.I
-)
-_RESIDENT = re.compile(r"ontario resident|resident of ontario|\bohip\b|health card", re.I)
-_NO_RX = re.compile(r"no (valid )?prescription|without (a )?(valid )?prescription", re.I)
-_RX = re.compile(r"(has|have|with) (a |an )?(valid )?(prescription|authori[sz]ation)", re.I)
-_DAILY = re.compile(r"\bdaily\b|every ?day|all day", re.I)
-_REQUIREMENT_HEADING = re.compile(r"requirement|eligib|functional status|criteria", re.I)
 
 
 class Device(StrictModel):
@@ -266,121 +130,26 @@ class Response(Evidence):
 
 
 # ---------------------------------------------------------------------------------- parsing
-@dataclass
-class Parsed:
-    text: str
-    device_type: str | None = None
-    category: str | None = None
-    keywords: tuple[str, ...] = ()
-    income: float | None = None
-    household: str = "single"
-    household_stated: bool = False
-    flags: list[str] = field(default_factory=list)
-    fast_track: bool = False
-    social_assistance: bool = False
-    daily: bool | None = None
-    resident: bool | None = None
-    prescription: bool | None = None
-
-
-# Ontario Works, ODSP and ACSD recipients: their own co-payment rules (comm_aids 710, core 310.00).
-_SOCIAL_ASSISTANCE = re.compile(
-    r"\b(ontario works|odsp|ontario disability support|acsd|assistance to children with severe disabilities|social assistance)\b",
-    re.I,
-)
-
-
-def _money(text: str) -> float | None:
-    m = _MONEY.search(text)
-    if m:
-        number, k = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), "k")
-        return float(number.replace(",", "")) * (1000 if k else 1)
-    m = _INCOME_NUMBER.search(text)
-    return float(m.group(1).replace(",", "")) if m else None
-
-
 def parse(req: Request) -> Parsed:
-    """Rule-based extraction (regex + alias table) from the query and the structured fields."""
+    """The device, income, household and circumstances the request states (rules in adp_language)."""
     use = req.use_case
     text = " ".join(
         t for t in (req.query, req.device.type if req.device else None, use and use.location) if t
     )
-    p = Parsed(text=text)
-    p.social_assistance = bool(_SOCIAL_ASSISTANCE.search(text))
-    for pattern, dtype, category, words in DEVICES:
-        if re.search(pattern, text, re.I):
-            p.device_type, p.category, p.keywords = dtype, category, words
-            break
-    if req.device and req.device.category:
-        if p.category != req.device.category:
-            p.keywords = ()  # the alias belongs to another manual: its section words do not apply
-        p.category = req.device.category
-    p.income = req.patient_income if req.patient_income is not None else _money(text)
-    if _FAMILY.search(text):
-        p.household, p.household_stated = "family", True
-    elif _SINGLE.search(text):
-        p.household_stated = True
-    p.flags = [kind for kind, pattern in FLAGS.items() if re.search(pattern, text, re.I)]
-    location = (use.location or "").lower() if use else ""
-    outdoor_only = "outdoor" in location and not re.search(r"home|indoor|entry", location)
-    if ((use and use.daily is False) or outdoor_only) and "alternative_transport" not in p.flags:
-        p.flags.append("alternative_transport")
-    p.fast_track = bool(FAST_TRACK.search(text))
-    p.daily = (
-        use.daily if use and use.daily is not None else (True if _DAILY.search(text) else None)
+    return read(
+        text,
+        category=req.device.category if req.device else None,
+        income=req.patient_income,
+        daily=use.daily if use else None,
+        location=use.location if use else None,
     )
-    p.resident = False if _NOT_RESIDENT.search(text) else (True if _RESIDENT.search(text) else None)
-    p.prescription = False if _NO_RX.search(text) else (True if _RX.search(text) else None)
-    return p
 
 
 # ---------------------------------------------------------------------------------- paths
-@dataclass
-class SqlData:
-    funding: list[dict[str, Any]]
-    exclusions: list[dict[str, Any]]
-    cep: dict[str, dict[str, Any]]
-    sections: list[dict[str, Any]]
-
-
-def sql_path(rt: Runtime) -> SqlData:
-    """The ADP tables are small (tens of rules, ~500 sections): read them whole, filter in merge."""
-    db = rt.ohip_sql
-    return SqlData(
-        funding=db.query("SELECT * FROM adp_funding_rule ORDER BY rule_id"),
-        exclusions=db.query("SELECT * FROM adp_exclusion ORDER BY exclusion_id"),
-        cep={r["household"]: r for r in db.query("SELECT * FROM adp_cep_threshold")},
-        sections=db.query(
-            "SELECT id, policy_uid, adp_doc, manual, section_ref, heading, page_num, topics, summary "
-            "FROM adp_sections WHERE kind = 'policy' AND summary != '' ORDER BY id"
-        ),
-    )
-
-
 def vector_query(p: Parsed) -> str:
     parts = [p.device_type.replace("_", " ") if p.device_type else "", p.text]
     parts += [k.replace("_", " ") for k in p.flags]
     return " ".join(x for x in parts if x)[:1000]
-
-
-def vector_path(rt: Runtime, p: Parsed, want_cep: bool) -> list[VectorHit]:
-    where = {"adp_doc": {"$in": [p.category, CORE]}} if p.category else None
-    hits = rt.vectors.search(COLLECTION, vector_query(p), n_results=8, where=where)
-    if want_cep:
-        hits += rt.vectors.get(COLLECTION, [ADP_CEP_ID])
-    return hits
-
-
-def _rows_from_hits(hits: list[VectorHit], doc_type: str) -> list[dict[str, Any]]:
-    """Vector chunk metadata in the SQL row shape, for answers when the SQL path is down."""
-    rows = []
-    for h in hits:
-        m = h.metadata
-        if m.get("doc_type") == doc_type:
-            rows.append(
-                {**m, "id": h.id, "section_ref": m.get("section"), "page_num": m.get("page")}
-            )
-    return rows
 
 
 # ---------------------------------------------------------------------------------- merge
@@ -478,8 +247,8 @@ class Selection:
 
 
 def select(p: Parsed, sql: SqlData | None, passages: list[VectorHit]) -> Selection:
-    funding_rows = sql.funding if sql else _rows_from_hits(passages, "funding_rule")
-    excl_rows = sql.exclusions if sql else _rows_from_hits(passages, "exclusion")
+    funding_rows = sql.funding if sql else adp.rows_from_passages(passages, "funding_rule")
+    excl_rows = sql.exclusions if sql else adp.rows_from_passages(passages, "exclusion")
     sections = sql.sections if sql else []
     scoped = [r for r in funding_rows if _in_scope(r, p.category)]
     excl = sorted(
@@ -499,7 +268,7 @@ def select(p: Parsed, sql: SqlData | None, passages: list[VectorHit]) -> Selecti
             for s in cat_sections
             if any(k in f"{s['heading']} {s['summary']}".lower() for k in p.keywords)
         ][:3],
-        requirement_sections=[s for s in cat_sections if _REQUIREMENT_HEADING.search(s["heading"])][
+        requirement_sections=[s for s in cat_sections if REQUIREMENT_HEADING.search(s["heading"])][
             :3
         ],
         sections=sections,
@@ -540,7 +309,7 @@ def share_conflicts(p: Parsed, sel: Selection, passages: list[VectorHit]) -> lis
         return []
     top = sel.share_rules[0]
     out = []
-    for m in _pick_funding(_rows_from_hits(passages, "funding_rule"), p):
+    for m in _pick_funding(adp.rows_from_passages(passages, "funding_rule"), p):
         if m["adp_doc"] == top["adp_doc"] and m["scenario"] == top["scenario"]:
             c = compare(
                 "funding.client_share_percent",
@@ -663,8 +432,8 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     want_cep = "cep" in checks and p.income is not None
     dual = await run_dual(
         rt.settings,
-        sql=lambda: sql_path(rt),
-        vector=lambda: vector_path(rt, p, want_cep),
+        sql=lambda: adp.keyword_search(rt.ohip_sql),
+        vector=lambda: adp.vector_search(rt.vectors, vector_query(p), p.category, want_cep),
     )
     sql: SqlData | None = dual.sql.value
     hits: list[VectorHit] = dual.vector.value or []

@@ -17,70 +17,30 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, Field, ValidationError
 
-from reference_server.catalog import odb_policy_id
-from reference_server.config import CORPUS_DIR
-from reference_server.retrieval.dual_path import run_blocking
-from reference_server.retrieval.ohip_schedule import codes_in
-from reference_server.retrieval.sql import SqlClient
 from reference_server.runtime import Runtime
 from reference_server.scoring.conflicts import Conflict
 from reference_server.tools import off_adp_get, off_odb_get, off_schedule_get
 from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import Citation
+from reference_server.tools.coverage_eligibility import eligibility_rules, odb_eligible
+from reference_server.tools.coverage_routing import (
+    SETTING_WORDS,
+    Intent,
+    Intents,
+    classify,
+    domain_text,
+)
 from reference_server.tools.off_schedule_get import Code
 
 NAME = "coverage.answer"
-Intent = Literal["billing", "device", "drug"]
 Decision = Literal["billable", "eligible", "covered", "needs_more_info"]
 FOLLOWUP_BELOW = 0.7
 DOMAIN_BUDGET = 0.85  # share of the whole-tool timeout one domain tool may use
 MAX_HIGHLIGHTS_PER_TOOL = 4
-
-# Words that name a domain: a question using one asks about that domain.
-NAMING: dict[Intent, re.Pattern[str]] = {
-    "billing": re.compile(
-        # "code" alone is billing, but not in "Limited Use code" / "LU code" (a drug question).
-        r"\b(bill(s|ed|ing|able)?|claim(s|ed)?|fee( code)?s?|(?<!use )(?<!lu )codes?|ohip|"
-        r"schedule of benefits|premiums?|tariff)\b",
-        re.I,
-    ),
-    "device": re.compile(
-        r"\b(adp|assistive|devices?|walkers?|rollators?|wheel ?chairs?|power chairs?|scooters?|"
-        r"cpap|bipap|hearing aids?|mobility aids?|crutch(es)?|orthos[ie]s|prosthe(sis|ses|tic)|"
-        r"insulin pumps?|glucose monitor(s|ing)?|cgm|communication aids?|speech generating|"
-        r"batter(y|ies)|standing frame|seating|cep)\b",
-        re.I,
-    ),
-    "drug": re.compile(
-        r"\b(odb|drugs?|medications?|meds|formulary|prescriptions?|generics?|limited use|"
-        r"lu( code)?|statins?|din|interchangeable)\b",
-        re.I,
-    ),
-}
-# Words that only lean towards a domain (a visit or a dose comes up in every kind of question):
-# they add to the score that picks the main domain but never call a domain on their own.
-CONTEXT: dict[Intent, re.Pattern[str]] = {
-    "billing": re.compile(
-        r"\b(mrp|consult(ation)?s?|assessments?|visits?|house ?calls?|discharged?|admission|"
-        r"psychotherapy|counsel(l)?ing|virtual|video|telephone|units?|internist)\b",
-        re.I,
-    ),
-    "device": re.compile(r"\b(mobility|funding|repairs?)\b", re.I),
-    "drug": re.compile(r"\b(brand|tablets?|capsules?|doses?|\d+ ?mg|pharmacy)\b", re.I),
-}
-KEYWORDS: dict[Intent, re.Pattern[str]] = {
-    i: re.compile(f"{NAMING[i].pattern}|{CONTEXT[i].pattern}", re.I) for i in NAMING
-}
-SETTING_WORDS = {"acute": "hospital in-patient", "community": "office", "ltc": "long-term care"}
-PROBE_SKIP = re.compile(KEYWORDS["billing"].pattern + "|" + KEYWORDS["device"].pattern, re.I)
-WORD = re.compile(r"[A-Za-z][A-Za-z\-]{3,}")
-SENTENCE = re.compile(r"(?<=[.?!])\s+")
 
 
 class DeviceHint(StrictModel):
@@ -160,77 +120,6 @@ class Response(BaseModel):
     conflicts: list[Conflict]
     followups: list[Followup]
     trace: list[TraceEntry]
-
-
-# ------------------------------------------------------------------------------ intent
-@dataclass
-class Intents:
-    scores: dict[Intent, float]
-    named: set[Intent]
-    codes: list[str]
-    drug: str | None
-
-    @property
-    def ordered(self) -> list[Intent]:
-        """The highest scoring domain first (002: it wins); the others only when named."""
-        ranked = [i for i, s in sorted(self.scores.items(), key=lambda x: -x[1]) if s > 0]
-        return ranked[:1] + [i for i in ranked[1:] if i in self.named]
-
-
-def drug_named(sql: SqlClient, question: str) -> str | None:
-    """A brand or ingredient from the formulary named in the question (1-2 word phrases)."""
-    words = [w.lower() for w in WORD.findall(question) if not PROBE_SKIP.fullmatch(w)]
-    phrases = [" ".join(words[i : i + n]) for n in (2, 1) for i in range(len(words) - n + 1)]
-    if not phrases:
-        return None
-    marks = ",".join("?" * len(phrases))
-    hit = sql.one(
-        f"SELECT name FROM (SELECT ingredient AS name FROM odb_drugs WHERE ingredient IN ({marks}) "
-        f"UNION SELECT lower(brand_name) FROM odb_drugs WHERE lower(brand_name) IN ({marks})) "
-        "ORDER BY length(name) DESC LIMIT 1",
-        [*phrases, *phrases],
-    )
-    return hit["name"] if hit else None
-
-
-async def probe_drug(rt: Runtime, question: str) -> str | None:
-    """A formulary name in the question, looked up under the SQL path's timeout (it only
-    sharpens intent; keywords still decide without it)."""
-    try:
-        return await asyncio.wait_for(
-            run_blocking(lambda: drug_named(rt.ohip_sql, question)),
-            timeout=rt.settings.sql_timeout_ms / 1000,
-        )
-    except Exception:  # timed out or failed: answer without the probe
-        return None
-
-
-async def classify(rt: Runtime, req: Request) -> Intents:
-    hints = req.hints or Hints()
-    scores: dict[Intent, float] = {
-        i: float(len(p.findall(req.question))) for i, p in KEYWORDS.items()
-    }
-    named: set[Intent] = {i for i, p in NAMING.items() if p.search(req.question)}
-    codes = list(dict.fromkeys([*(hints.codes or []), *codes_in(req.question)]))
-    scores["billing"] += 5 * bool(hints.codes) + 2 * bool(codes)
-    scores["device"] += 5 * (hints.device is not None)
-    drug = hints.drug if hints.drug is not None else await probe_drug(rt, req.question)
-    scores["drug"] += 5 * bool(hints.drug) + 2 * bool(drug)
-    for intent, entity in (("billing", codes), ("device", hints.device), ("drug", drug)):
-        if entity:
-            named.add(intent)  # type: ignore[arg-type]
-    return Intents(scores, named, codes, drug)
-
-
-def domain_text(question: str, intent: Intent, names: list[str] | None = None) -> str:
-    """The sentences of the question about one domain (the whole question if none stand out)."""
-    wanted = [n.lower() for n in names or [] if n]
-    sentences = [
-        s
-        for s in SENTENCE.split(question.strip())
-        if KEYWORDS[intent].search(s) or any(n in s.lower() for n in wanted)
-    ]
-    return " ".join(sentences) or question
 
 
 # ------------------------------------------------------------------------------ fan-out
@@ -404,7 +293,7 @@ def drug_part(call: Call, patient: Patient) -> Part:
     low = out.get("lowest_cost")
     if cov["covered"] and low and low.get("din") != cov["din"]:
         sentence += f" Lowest-cost interchangeable: {low['brand']} (DIN {low['din']})."
-    eligible, note = odb_eligible(patient)
+    eligible, note = odb_eligible(patient.age, patient.setting, patient.plan)
     if note:
         sentence += f" {note}"
     elif patient.plan in ("private", "none"):
@@ -435,70 +324,6 @@ def drug_part(call: Call, patient: Patient) -> Part:
         )
     covered = cov["covered"] and eligible is not False
     return Part("covered" if covered else "needs_more_info", sentence, highlights)
-
-
-@dataclass(frozen=True)
-class EligibilityRules:
-    """ODB eligibility by age and setting (corpus/off/odb_policy.yaml, 'eligibility')."""
-
-    chunk_id: str
-    title: str
-    min_age: int
-    ohip_plus_below_age: int
-    settings: frozenset[str]
-
-
-@lru_cache(maxsize=1)
-def eligibility_rules() -> EligibilityRules | None:
-    """Read once from the committed corpus (like the formulary edition odb.get cites)."""
-    try:
-        data = yaml.safe_load((CORPUS_DIR / "off" / "odb_policy.yaml").read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        return None
-    for chunk in (data or {}).get("chunks") or []:
-        rules = chunk.get("eligibility")
-        if rules:
-            return EligibilityRules(
-                chunk_id=odb_policy_id(chunk["n"]),
-                title=chunk["title"],
-                min_age=int(rules["min_age"]),
-                ohip_plus_below_age=int(rules["ohip_plus_below_age"]),
-                settings=frozenset(rules.get("settings") or ()),
-            )
-    return None
-
-
-def odb_eligible(patient: Patient) -> tuple[bool | None, str | None]:
-    """Whether ODB pays for this patient at all (None: not known from the request), and why."""
-    rules = eligibility_rules()
-    if rules is None or patient.plan == "ODB":
-        return (True if patient.plan == "ODB" else None), None
-    if patient.setting in rules.settings:
-        return True, "ODB-eligible: residents of long-term care homes are covered."
-    age = patient.age
-    if age is None:
-        return None, None
-    if age >= rules.min_age:
-        return True, f"ODB-eligible by age ({rules.min_age} or over)."
-    if age < rules.ohip_plus_below_age:
-        if patient.plan == "private":
-            return False, (
-                f"Under {rules.ohip_plus_below_age} with a private drug plan: OHIP+ does not "
-                "apply, the private plan pays."
-            )
-        if patient.plan == "none":
-            return True, (
-                f"ODB-eligible through OHIP+ (under {rules.ohip_plus_below_age}, no private plan)."
-            )
-        return None, (
-            f"Under {rules.ohip_plus_below_age}: ODB pays through OHIP+ only if the patient has no "
-            "private drug plan."
-        )
-    return False, (
-        f"Aged {age}: not ODB-eligible by age; between {rules.ohip_plus_below_age} and "
-        f"{rules.min_age - 1} ODB pays only through Ontario Works/ODSP, the Trillium Drug Program, "
-        "home and community care or a long-term care home."
-    )
 
 
 def followups_for(req: Request, calls: list[Call], parts: dict[Intent, Part]) -> list[Followup]:
@@ -551,7 +376,10 @@ def followups_for(req: Request, calls: list[Call], parts: dict[Intent, Part]) ->
                         reason="No formulary product matched.",
                     )
                 )
-            if patient.plan is None and odb_eligible(patient)[0] is not True:
+            if (
+                patient.plan is None
+                and odb_eligible(patient.age, patient.setting, patient.plan)[0] is not True
+            ):
                 asks.append(
                     Followup(
                         ask="Is the patient covered by ODB (65+, social assistance, Trillium, LTC)?",
@@ -568,7 +396,8 @@ def provenance_summary(calls: list[Call]) -> str:
 
 async def run(rt: Runtime, req: Request) -> ToolOutput:
     t0 = time.perf_counter()
-    intents = await classify(rt, req)
+    hints = req.hints or Hints()
+    intents = await classify(rt, req.question, hints.codes, hints.device is not None, hints.drug)
     calls = plan_calls(req, intents)
     await asyncio.gather(*(execute(rt, c, t0) for c in calls))
     patient = req.patient or Patient()

@@ -9,24 +9,28 @@ LU-code and policy chunks) for context and corroboration. SQL takes precedence f
 
 from __future__ import annotations
 
-import json
 import re
-from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from reference_server.catalog import odb_group_id, odb_lu_id
-from reference_server.config import CORPUS_DIR
 from reference_server.retrieval import odb_formulary as formulary
 from reference_server.retrieval.dual_path import run_dual
-from reference_server.retrieval.odb_formulary import COVERAGE_TEXT, DrugQuery, SqlData
+from reference_server.retrieval.odb_formulary import DrugQuery, SqlData
 from reference_server.retrieval.vector import VectorHit
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import OFF, calculate_confidence
-from reference_server.scoring.conflicts import Conflict, compare
 from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
-from reference_server.tools.common import Citation, Evidence
+from reference_server.tools.common import Evidence
+from reference_server.tools.odb_merge import (
+    citations_for,
+    corroborates,
+    group_conflicts,
+    is_brand,
+    lu_text,
+    no_lu,
+    snippets,
+)
 
 NAME = "odb.get"
 Check = Literal[
@@ -34,7 +38,6 @@ Check = Literal[
     "interchangeable",
     "lowest_cost",
     "lu_criteria",
-    "documentation",
     "alternatives",
     "interchangeable_group",
     "price_comparison",
@@ -48,8 +51,8 @@ INTENTS: dict[Check, str] = {
     "lu_criteria": r"limited use|\blu\b|criteria|special authori|prior auth",
     "alternatives": r"alternative|instead of|other option|switch",
     "price_comparison": r"\bsav(e|es|ing|ings)\b|price|how much|compare",
-    "documentation": r"document|paperwork|\bform\b",
-    "all_strengths": r"strengths|all doses",
+    "coverage": r"\bcover(ed|age)?\b|\bbenefit\b|formulary|\bfunded\b|\bpays?\b",
+    "all_strengths": r"strengths|all doses|brands|biosimilar|versions",
 }
 
 
@@ -77,7 +80,11 @@ class Request(StrictModel):
     check: list[Check] = Field(
         default_factory=lambda: list(DEFAULT_CHECKS),
         max_length=9,
-        description="What to check (default coverage, interchangeable, lowest_cost).",
+        description=(
+            "What to check (default coverage, interchangeable, lowest_cost). coverage: the "
+            "coverage object; lu_criteria: it too, plus every LU code and product note in full "
+            "in context; all_strengths: every product of the ingredient in any group (brands)."
+        ),
     )
     check_alternatives: bool = Field(
         default=True, description="Return interchangeables and alternatives."
@@ -107,6 +114,24 @@ class Coverage(BaseModel):
     strength: str | None
     lu_required: bool = Field(description="A Limited Use code is needed.")
     lu_criteria: str | None = Field(description="LU codes, indications and periods.")
+    notes: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Formulary notes on the product (clinical criteria, availability, interactions), "
+            "summarised; given with the lu_criteria check."
+        ),
+    )
+
+
+class Brand(BaseModel):
+    din: str
+    brand: str
+    strength: str | None
+    dosage_form: str | None
+    group_id: str = Field(description="Interchangeable group (biosimilars have their own).")
+    covered: bool
+    lu_required: bool
+    price: float | None
 
 
 class Interchangeable(BaseModel):
@@ -152,129 +177,14 @@ class Response(Evidence):
     context: list[str] = Field(description="Text snippets from the formulary passages.")
     alternatives: list[Alternative] = Field(description="Covered alternatives by drug/ATC class.")
     price_comparison: PriceComparison | None
+    brands: list[Brand] = Field(
+        default_factory=list,
+        description=(
+            "all_strengths: every product of the ingredient in any interchangeable group "
+            "(brands, generics and biosimilars), covered first."
+        ),
+    )
     needs_more_info: bool
-
-
-@lru_cache(maxsize=1)
-def edition() -> str:
-    """The formulary extract date, for citations (corpus MANIFEST, read once)."""
-    try:
-        manifest = json.loads((CORPUS_DIR / "off" / "MANIFEST.json").read_text(encoding="utf-8"))
-        return str(manifest["files"]["odb_drugs.csv"]["create_date"])
-    except (OSError, KeyError, ValueError):
-        return ""
-
-
-def formulary_source() -> str:
-    return f"Ontario Drug Benefit Formulary (extract {edition()})" if edition() else "ODB Formulary"
-
-
-# ---------------------------------------------------------------------------------- merge
-def _is_brand(r: dict[str, Any]) -> bool:
-    """Heuristic: a product named without its ingredient is the brand (Januvia vs PMS-Sitagliptin)."""
-    first = (r.get("ingredient") or "").split(" ")[0]
-    return bool(first) and first not in (r.get("brand_name") or "").lower()
-
-
-def _status(lu: bool, benefit: bool) -> str:
-    return "Limited Use benefit" if lu else ("general benefit" if benefit else "not a benefit")
-
-
-def lu_text(lu: list[dict[str, Any]], condition: str | None) -> str | None:
-    """'LU 665, 666: <indication> (authorization period: indefinite)', condition matches first."""
-    if not lu:
-        return None
-    words = [w for w in re.findall(r"[a-z0-9]+", (condition or "").lower()) if len(w) > 3]
-    groups: dict[tuple[str, str], list[str]] = {}
-    for r in lu:
-        groups.setdefault((r["indication"], r["period"] or "not stated"), []).append(r["lu_code"])
-    items = sorted(groups.items(), key=lambda kv: not any(w in kv[0][0].lower() for w in words))
-    text = "; ".join(
-        f"LU {', '.join(codes)}: {ind} (authorization period: {period})"
-        for (ind, period), codes in items
-    )
-    if words and not any(w in ind.lower() for (ind, _), _ in items for w in words):
-        text += f". No LU indication mentions '{condition}'."
-    return text
-
-
-def _no_lu(p: dict[str, Any]) -> str | None:
-    if p["is_benefit"] and not p["lu_required"]:
-        return "No Limited Use code required: general benefit in the formulary."
-    return None
-
-
-def _corroborates(h: VectorHit, sql: SqlData) -> bool:
-    m = h.metadata
-    p = sql.primary or {}
-    groups = {p.get("group_id"), *(a["group_id"] for a in sql.alternatives)}
-    codes = {r["lu_code"] for r in sql.lu}
-    if m.get("doc_type") == "group":
-        return m.get("group_id") in groups or m.get("ingredient") == p.get("ingredient")
-    if m.get("doc_type") == "lu_code":
-        return m.get("lu_code") in codes or p.get("din", "-") in str(m.get("dins", ""))
-    return False
-
-
-def group_conflicts(sql: SqlData, hits: list[VectorHit]) -> list[Conflict]:
-    g = sql.group
-    if not g:
-        return []
-    out: list[Conflict | None] = []
-    for h in hits:
-        m = h.metadata
-        if m.get("doc_type") != "group" or m.get("group_id") != g["group_id"]:
-            continue
-        status = _status(bool(g["lu_codes"]), bool(g["n_benefit"]))
-        text_status = COVERAGE_TEXT.search(h.text)
-        why = "SQL formulary row used (structured data takes precedence)."
-        out += [
-            compare("coverage", status, text_status.group(1) if text_status else None, why),
-            compare("lu_required", bool(g["lu_codes"]), m.get("lu_required"), why),
-            compare("lowest_cost.price", g["lowest_price"], m.get("lowest_price"), why),
-            compare("lowest_cost.din", g["lowest_cost_din"], m.get("lowest_cost_din"), why),
-        ]
-    return [c for c in out if c]
-
-
-def _citation(r: dict[str, Any]) -> Citation:
-    return Citation(
-        source=formulary_source(),
-        loc=f"DIN: {r['din']} - {r['brand_name']} ({r['generic_name']})",
-        page=None,
-        chunk_id=odb_group_id(r["group_id"]),
-    )
-
-
-def _hit_citation(h: VectorHit) -> Citation:
-    m = h.metadata
-    if m.get("doc_type") == "group":
-        loc = f"ODB interchangeable group {m.get('group_id')}: {m.get('generic_name')} {m.get('strength', '')}"
-        return Citation(source=formulary_source(), loc=loc.strip(), page=None, chunk_id=h.id)
-    if m.get("doc_type") == "lu_code":
-        return Citation(
-            source=formulary_source(),
-            loc=f"LU code {m.get('lu_code')} ({m.get('generic_names')})",
-            page=None,
-            chunk_id=h.id,
-        )
-    return Citation(
-        source="ODB program notes (project summary)",
-        loc=str(m.get("title", h.id)),
-        chunk_id=h.id,
-    )
-
-
-def _snippets(hits: list[VectorHit], hybrid: bool) -> list[str]:
-    """Hybrid: 3 snippets x 500 chars; vector-only: 5 x 800. Group chunks are kept whole."""
-    n, size = (3, 500) if hybrid else (5, 800)
-    out = []
-    for h in hits[:n]:
-        text = h.text
-        if h.metadata.get("doc_type") != "group" and len(text) > size:
-            text = text[:size].rstrip() + "..."
-        out.append(text)
-    return out
 
 
 def parse(req: Request) -> DrugQuery:
@@ -312,10 +222,10 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     checks = _checks(req)
     p, found = data.primary, data.found
     conflicts = group_conflicts(data, hits) if sql else []
-    corroborating = [h for h in hits if _corroborates(h, data)] if p else []
+    corroborating = [h for h in hits if corroborates(h, data)] if p else []
 
     coverage: Coverage | None = None
-    if p:
+    if p and checks & {"coverage", "lu_criteria"}:
         coverage = Coverage(
             covered=bool(p["is_benefit"]),
             din=p["din"],
@@ -323,11 +233,12 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
             generic_name=p["generic_name"],
             strength=p.get("strength"),
             lu_required=bool(p["lu_required"] or p.get("lu_codes")),
-            lu_criteria=(lu_text(data.lu, req.condition) or _no_lu(p)) if req.include_lu else None,
+            lu_criteria=(lu_text(data.lu, req.condition) or no_lu(p)) if req.include_lu else None,
+            notes=[n["summary"] for n in data.notes] if req.include_lu else [],
         )
 
     def keep(r: dict[str, Any]) -> bool:
-        return (req.include_brand or not _is_brand(r)) and not (req.exclude_lu and r["lu_required"])
+        return (req.include_brand or not is_brand(r)) and not (req.exclude_lu and r["lu_required"])
 
     lowest = min(
         (r for r in data.members if r["is_benefit"] and r.get("individual_price") is not None),
@@ -404,7 +315,30 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
             else None,
         )
 
-    context = _snippets(hits, hybrid=sql is not None and p is not None)
+    context = snippets(hits, hybrid=sql is not None and p is not None)
+    if "lu_criteria" in checks:  # the criteria in full: each LU code and product note
+        context += [
+            f"LU {r['lu_code']}: {r['indication']} (authorization period: {r['period'] or 'not stated'})"
+            for r in data.lu
+        ] + [f"Formulary note ({n['scope']}): {n['summary']}" for n in data.notes]
+    brands = (
+        [
+            Brand(
+                din=r["din"],
+                brand=r["brand_name"],
+                strength=r.get("strength"),
+                dosage_form=r.get("dosage_form"),
+                group_id=r["group_id"],
+                covered=bool(r["is_benefit"]),
+                lu_required=bool(r["lu_required"]),
+                price=r.get("individual_price"),
+            )
+            for r in data.same_ingredient
+            if keep(r)
+        ]
+        if "all_strengths" in checks
+        else []
+    )
     if "all_strengths" in checks and len(data.strengths) > 1:
         context.append(
             "Other strengths: "
@@ -415,24 +349,13 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
             )
         )
 
-    citations: list[Citation] = []
-    for r in [p, lowest, *(data.alternatives[:2] if alternatives else [])]:
-        if r and all(c.loc != _citation(r).loc for c in citations):
-            citations.append(_citation(r))
-    for lu in data.lu[:3]:
-        citations.append(
-            Citation(
-                source=formulary_source(),
-                loc=f"LU code {lu['lu_code']} ({lu['generic_names']})",
-                page=None,
-                chunk_id=odb_lu_id(lu["lu_code"]),
-            )
-        )
-    for h in hits[:3]:
-        c = _hit_citation(h)
-        if all(x.loc != c.loc for x in citations):
-            citations.append(c)
-
+    citations = citations_for(
+        data,
+        [r for r in (p, lowest) if r] + (data.alternatives[:2] if alternatives else []),
+        notes=bool(coverage and coverage.notes),
+        brand_groups=[b.group_id for b in brands],
+        hits=hits,
+    )
     n_sql = data.records if sql is not None else 0
     response = Response(
         provenance=dual.provenance,  # type: ignore[arg-type]
@@ -445,6 +368,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         context=context,
         alternatives=alternatives,
         price_comparison=price_comparison,
+        brands=brands,
         needs_more_info=p is None,
     )
     return ToolOutput(response, dual)
