@@ -156,6 +156,12 @@ async def test_jardiance_is_a_general_benefit_without_lu(client: Client[Any]) ->
         "strength": "10mg",
         "lu_required": False,
         "lu_criteria": "No Limited Use code required: general benefit in the formulary.",
+        # the pcg9's clinical <note> (ingested as odb_notes.csv): type 2 diabetes on maximally
+        # tolerated metformin with poor control and intolerance of a sulfonylurea
+        "notes": [
+            "tx of Type 2 diabetes in pts on maximally tolerated doses of metformin have: - poor "
+            "glycemic control (defined as HbA1c > 0.07) & intol. / CI to sulfonylurea; / …"
+        ],
     }
     assert out["citations"][0] == {
         "source": SOURCE,

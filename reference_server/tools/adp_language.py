@@ -200,9 +200,9 @@ def read(
     """Rule-based extraction (regex + alias table) from the request text and structured fields."""
     p = Parsed(text=text)
     p.social_assistance = bool(_SOCIAL_ASSISTANCE.search(text))
-    for pattern, dtype, category, words in DEVICES:
+    for pattern, dtype, device_category, words in DEVICES:
         if re.search(pattern, text, re.I):
-            p.device_type, p.category, p.keywords = dtype, category, words
+            p.device_type, p.category, p.keywords = dtype, device_category, words
             break
     if category:
         if p.category != category:
