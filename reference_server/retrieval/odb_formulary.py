@@ -174,6 +174,20 @@ def _from_question(db: SqlClient, q: str) -> Found:
     return Found("class", class_members(db, cls), class_name=cls, name=cls) if cls else Found()
 
 
+def longest_name(db: SqlClient, phrases: list[str]) -> str | None:
+    """The longest of `phrases` that is an ingredient key or a brand name (lower case)."""
+    if not phrases:
+        return None
+    marks = ",".join("?" * len(phrases))
+    hit = db.one(
+        f"SELECT name FROM (SELECT ingredient AS name FROM odb_drugs WHERE ingredient IN ({marks}) "
+        f"UNION SELECT lower(brand_name) FROM odb_drugs WHERE lower(brand_name) IN ({marks})) "
+        "ORDER BY length(name) DESC LIMIT 1",
+        [*phrases, *phrases],
+    )
+    return hit["name"] if hit else None
+
+
 def resolve(db: SqlClient, query: DrugQuery) -> Found:
     if query.din:
         din = query.din.zfill(8)

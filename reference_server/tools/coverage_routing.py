@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from reference_server.retrieval import odb_formulary as formulary
 from reference_server.retrieval.dual_path import run_blocking
 from reference_server.retrieval.ohip_schedule import codes_in
 from reference_server.retrieval.sql import SqlClient
@@ -78,16 +79,7 @@ def drug_named(sql: SqlClient, question: str) -> str | None:
     """A brand or ingredient from the formulary named in the question (1-2 word phrases)."""
     words = [w.lower() for w in WORD.findall(question) if not PROBE_SKIP.fullmatch(w)]
     phrases = [" ".join(words[i : i + n]) for n in (2, 1) for i in range(len(words) - n + 1)]
-    if not phrases:
-        return None
-    marks = ",".join("?" * len(phrases))
-    hit = sql.one(
-        f"SELECT name FROM (SELECT ingredient AS name FROM odb_drugs WHERE ingredient IN ({marks}) "
-        f"UNION SELECT lower(brand_name) FROM odb_drugs WHERE lower(brand_name) IN ({marks})) "
-        "ORDER BY length(name) DESC LIMIT 1",
-        [*phrases, *phrases],
-    )
-    return hit["name"] if hit else None
+    return formulary.longest_name(sql, phrases)
 
 
 async def probe_drug(rt: Runtime, question: str) -> str | None:

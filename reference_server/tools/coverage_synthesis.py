@@ -133,7 +133,9 @@ def device_part(call: Call) -> Part:
 def drug_part(call: Call, patient: Patient) -> Part:
     out = call.response or {}
     cov = out.get("coverage")
-    cites = _citations((out.get("citations") or [])[:3])
+    cited = [c for c in out.get("citations") or [] if not c["chunk_id"].startswith("odb:note:")]
+    notes = [c for c in out.get("citations") or [] if c["chunk_id"].startswith("odb:note:")]
+    cites = _citations(cited[:3])
     if not cov:
         sentence = "ODB: the drug could not be matched to the formulary."
         return Part("needs_more_info", sentence, [Highlight(point=sentence, citations=cites)])
@@ -158,6 +160,17 @@ def drug_part(call: Call, patient: Patient) -> Part:
             f" The patient's plan is '{patient.plan}': ODB pays only if they are ODB-eligible."
         )
     highlights = [Highlight(point=sentence, citations=cites)]
+    if cov.get("lu_criteria"):
+        highlights.append(
+            Highlight(
+                point=f"LU criteria: {_lead(cov['lu_criteria'])}",
+                citations=cites[:1],
+            )
+        )
+    for text, citation in zip(cov.get("notes") or [], notes, strict=False):
+        highlights.append(
+            Highlight(point=f"Formulary note: {_lead(text)}", citations=_citations([citation]))
+        )
     rules = eligibility_rules()
     if note and rules:
         highlights.append(
@@ -170,13 +183,6 @@ def drug_part(call: Call, patient: Patient) -> Part:
                         chunk_id=rules.chunk_id,
                     )
                 ],
-            )
-        )
-    if cov.get("lu_criteria"):
-        highlights.append(
-            Highlight(
-                point=f"LU criteria: {_lead(cov['lu_criteria'])}",
-                citations=cites[:1],
             )
         )
     covered = cov["covered"] and eligible is not False
