@@ -12,7 +12,15 @@ GATE_TARGET ?= inprocess:sql_timeout_ms=5000,vector_timeout_ms=5000,tool_timeout
 export RAGAS_DO_NOT_TRACK := true
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install index serve test check bench eval gate baseline clean
+# make compare A=<target> B=<target>: a configuration name (hybrid, vector, keyword, no-boosts,
+# rrf-equal, rrf-k60, openai-embeddings, llm-rerank), inprocess:..., stdio:<command> or an
+# http(s)://.../mcp URL. In-process targets get the gate's generous timeouts (answers, not speed).
+A ?= hybrid
+B ?= keyword
+COMPARE_OVERRIDES ?= sql_timeout_ms=5000,vector_timeout_ms=5000,tool_timeout_ms=10000
+RUN ?= reports/runs/latest
+
+.PHONY: install index serve test check bench eval gate gate-chroma baseline compare report clean
 
 install: $(STAMP)
 
@@ -45,6 +53,16 @@ gate: index
 	$(PY) -m evals run --target $(GATE_TARGET) --golden golden --out reports/runs/gate --ablation --concurrency 2
 	$(PY) -m evals gate --run reports/runs/gate --config evals/gate.yaml --baseline evals/baseline.json --require-baseline
 
+compare: index
+	$(PY) -m evals compare --a '$(A)' --b '$(B)' --golden golden --overrides $(COMPARE_OVERRIDES) --concurrency 2
+
+report: install
+	$(PY) -m evals report --run $(RUN)
+
+# The same gate with the vector path served by a Chroma server (`chroma run`, started and stopped here).
+gate-chroma: index
+	$(PY) -m scale.chroma_gate --target $(GATE_TARGET) --out reports/runs/gate-chroma
+
 baseline: index
 	$(PY) -m evals run --target $(GATE_TARGET) --golden golden --out reports/runs/baseline --ablation --concurrency 2
 	$(PY) -m evals baseline --run reports/runs/baseline
@@ -52,7 +70,7 @@ baseline: index
 check: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy reference_server evals
+	$(VENV)/bin/mypy reference_server evals scale
 
 clean:
 	rm -rf $(VENV) build reports/runs .pytest_cache .mypy_cache .ruff_cache .benchmarks

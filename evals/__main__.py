@@ -1,8 +1,10 @@
-"""Command line: ``python -m evals {run,gate,report,baseline} ...``.
+"""Command line: ``python -m evals {run,gate,report,compare,baseline} ...``.
 
 Exit codes: ``run`` 0 when the run completed (scenario failures are the gate's business, so
 ``make gate`` always reaches the gate; ``--strict`` makes failures exit 1) and 2 on a harness
-error; ``gate`` 0 pass, 1 gate failed, 2 harness error; ``report`` / ``baseline`` 0, or 2.
+error; ``gate`` 0 pass, 1 gate failed, 2 harness error; ``compare`` 0 no significant
+regression of B against A, 1 a significant regression, 2 harness error; ``report`` /
+``baseline`` 0, or 2.
 """
 
 from __future__ import annotations
@@ -13,52 +15,68 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+
+if TYPE_CHECKING:
+    from evals.run.runlog import RunLog
+    from evals.run.runner import RunOptions
 
 EXIT_OK, EXIT_FAIL, EXIT_HARNESS = 0, 1, 2
 
 
 def _default_out() -> Path:
-    return Path("reports/runs") / datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return Path("reports/runs") / _timestamp()
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    from evals.events import EventBus
-    from evals.reporters import ConsoleReporter
-    from evals.runner import RunOptions, execute
-    from evals.scenario import ScenarioLoadError, load_scenarios
-    from evals.targets import TargetError, make_target
+def _timestamp() -> str:
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
 
-    console = Console(stderr=True)
-    try:
-        scenarios = load_scenarios(args.golden, select=args.only or ())
-        target = make_target(args.target, timeout_s=args.timeout)
-    except (ScenarioLoadError, TargetError) as exc:
-        console.print(f"[red]error:[/] {exc}")
-        return EXIT_HARNESS
-    if not scenarios:
-        console.print(f"[red]error:[/] no scenarios found under {args.golden}")
-        return EXIT_HARNESS
-    options = RunOptions(
+
+def _run_options(args: argparse.Namespace, *, ablation: bool) -> RunOptions:
+    from evals.run.runner import RunOptions
+
+    return RunOptions(
         concurrency=args.concurrency,
         timeout_s=args.timeout,
-        ablation=args.ablation,
+        ablation=ablation,
         depth=args.depth,
         disabled_checks=frozenset(args.disable_check or ()),
         ragas=not args.no_ragas,
         llm=False if args.no_llm else None,
     )
+
+
+def _run_one(
+    spec: str, args: argparse.Namespace, out: Path, console: Console, *, ablation: bool
+) -> RunLog | None:
+    """Run the golden scenarios against ``spec`` into ``out``; None (after saying why) on a
+    harness error."""
+    from evals.run.events import EventBus
+    from evals.run.reporters import ConsoleReporter
+    from evals.run.runner import execute
+    from evals.run.scenario import ScenarioLoadError, load_scenarios
+    from evals.run.targets import TargetError, make_target
+
+    try:
+        scenarios = load_scenarios(args.golden, select=args.only or ())
+        target = make_target(spec, timeout_s=args.timeout)
+    except (ScenarioLoadError, TargetError) as exc:
+        console.print(f"[red]error:[/] {exc}")
+        return None
+    if not scenarios:
+        console.print(f"[red]error:[/] no scenarios found under {args.golden}")
+        return None
     bus = EventBus()
     bus.subscribe(ConsoleReporter(console, show_failures=not args.quiet))
-    out = Path(args.out) if args.out else _default_out()
     try:
         log = asyncio.run(
             execute(
                 target,
                 scenarios,
                 out,
-                options=options,
+                options=_run_options(args, ablation=ablation),
                 bus=bus,
                 extra_config={"golden": str(args.golden)},
             )
@@ -66,8 +84,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     except Exception as exc:
         console.print(f"[red]harness error:[/] {type(exc).__name__}: {exc}")
         console.print(f"run log (aborted) written to {out}")
-        return EXIT_HARNESS
+        return None
     console.print(f"run log: {out}")
+    return log
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    console = Console(stderr=True)
+    out = Path(args.out) if args.out else _default_out()
+    log = _run_one(args.target, args, out, console, ablation=args.ablation)
+    if log is None:
+        return EXIT_HARNESS
     if args.print_dir:
         print(out)
     if args.strict and log.summary.counts.get("passed") != log.summary.counts.get("scenarios"):
@@ -76,7 +103,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
-    from evals.gate import run_gate
+    from evals.read.gate import run_gate
 
     baseline = None if args.no_baseline else Path(args.baseline)
     report = run_gate(
@@ -101,21 +128,120 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from evals.report import write_report
-    from evals.runlog import RunLogError
+    from evals.read import bench_report
+    from evals.read.report import write_report
+    from evals.run.runlog import RunLogError
 
+    if bool(args.run) == bool(args.bench):
+        Console(stderr=True).print("[red]error:[/] give --run DIR or --bench DIR")
+        return EXIT_HARNESS
     try:
+        if args.bench:
+            paths = bench_report.write(Path(args.bench))
+            Console().print(f"bench report: {paths['html']} (and {paths['markdown'].name})")
+            return EXIT_OK
         path = write_report(Path(args.run))
-    except RunLogError as exc:
+    except (RunLogError, bench_report.BenchReportError) as exc:
         Console(stderr=True).print(f"[red]error:[/] {exc}")
         return EXIT_HARNESS
-    Console().print(f"report: {path}")
+    Console().print(f"report: {path} (and report.html)")
     return EXIT_OK
 
 
+def _spec(text: str) -> str:
+    """A bare configuration name (``keyword``) means that configuration of the in-process
+    reference server; ``--overrides`` (e.g. generous timeouts) apply to in-process targets."""
+    return text if ":" in text or text == "inprocess" else f"inprocess:{text}"
+
+
+def _with_overrides(spec: str, overrides: str | None) -> str:
+    if not overrides or not spec.startswith("inprocess"):
+        return spec
+    return f"{spec}{',' if ':' in spec else ':'}{overrides}"
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from evals.read import compare_report
+    from evals.read.compare import EXIT_HARNESS as HARNESS
+    from evals.read.compare import compare_logs
+    from evals.run.runlog import RunLog, RunLogError
+
+    console = Console(stderr=True)
+    out = Path(args.out) if args.out else Path("reports/compare") / _timestamp()
+    logs: list[RunLog] = []
+    labels: list[str] = []
+    if args.run_a or args.run_b:
+        if not (args.run_a and args.run_b) or args.a or args.b:
+            console.print("[red]error:[/] give --run-a and --run-b, or --a and --b (targets)")
+            return HARNESS
+        for path in (args.run_a, args.run_b):
+            try:
+                logs.append(RunLog.read(path))
+            except RunLogError as exc:
+                console.print(f"[red]error:[/] {exc}")
+                return HARNESS
+            labels.append(logs[-1].summary.target)
+    else:
+        if not (args.a and args.b):
+            console.print("[red]error:[/] give --a and --b (targets), or --run-a and --run-b")
+            return HARNESS
+        for name, text in (("a", args.a), ("b", args.b)):
+            spec = _with_overrides(_spec(text), args.overrides)
+            console.print(f"[bold]{name.upper()}[/]: {spec}", soft_wrap=True)
+            log = _run_one(spec, args, out / f"run-{name}", console, ablation=False)
+            if log is None:
+                return HARNESS
+            logs.append(log)
+            labels.append(text)
+    comparison = compare_logs(
+        logs[0],
+        logs[1],
+        alpha=args.alpha,
+        metrics=args.metric,
+        label_a=labels[0],
+        label_b=labels[1],
+    )
+    latest = None if args.no_latest else out.parent / "latest"
+    paths = compare_report.write(comparison, out, latest)
+    print_compare(comparison)
+    console.print(f"compare report: {paths['html']} (and .md, .json)")
+    return comparison.exit_code
+
+
+def print_compare(comparison: Any) -> None:
+    """The verdict lines, one per scope, on stdout."""
+    console = Console(width=None if sys.stdout.isatty() else 160, soft_wrap=True)
+    if comparison.error:
+        console.print(f"[red]compare: harness error:[/] {comparison.error}")
+        return
+    console.print(f"compare: B = {comparison.label_b} vs A = {comparison.label_a}")
+    for scope in comparison.scopes:
+        colour = {"better": "green", "worse": "red"}.get(scope.verdict, "white")
+        detail = []
+        for metric in ("nDCG@10", "pass_rate"):
+            r = comparison.result(scope.scope, metric)
+            if r is not None and r.test.n:
+                detail.append(
+                    f"{r.label} {r.test.mean_a:.3f} -> {r.test.mean_b:.3f} "
+                    f"(Holm p {r.p_perm_holm:.3g}, n={r.test.n})"
+                )
+        console.print(
+            f"  {scope.scope:22} [{colour}]{scope.verdict}[/]"
+            + (f"  {'; '.join(detail)}" if detail else "")
+        )
+    if comparison.missing_tools:
+        console.print(f"  [red]tools missing from B:[/] {', '.join(comparison.missing_tools)}")
+    changes = comparison.contract or []
+    if changes:
+        breaking = sum(c.breaking for c in changes)
+        console.print(f"  contract: {len(changes)} change(s), {breaking} breaking")
+    result = "regression" if comparison.exit_code else "no significant regression"
+    console.print(f"[bold]{result}[/] of B against A (alpha {comparison.alpha})")
+
+
 def cmd_baseline(args: argparse.Namespace) -> int:
-    from evals import baseline
-    from evals.runlog import RunLog, RunLogError
+    from evals.read import baseline
+    from evals.run.runlog import RunLog, RunLogError
 
     console = Console(stderr=True)
     try:
@@ -136,6 +262,47 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _add_run_options(parser: argparse.ArgumentParser) -> None:
+    """How scenarios are run: shared by ``run`` and ``compare`` (which runs two targets)."""
+    parser.add_argument(
+        "--golden",
+        default="golden",
+        type=Path,
+        help="golden scenario directory or file (default: golden)",
+    )
+    parser.add_argument(
+        "--concurrency", type=int, default=4, help="concurrent tool calls (default: 4)"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=30.0, help="per-call timeout in seconds (default: 30)"
+    )
+    parser.add_argument(
+        "--depth",
+        type=int,
+        default=10,
+        help="result depth for retrieval metrics: n_results/top_k raised to this (default: 10)",
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        metavar="ID_OR_TAG",
+        help="run only scenarios with this id or tag (repeatable)",
+    )
+    parser.add_argument(
+        "--disable-check",
+        action="append",
+        metavar="NAME",
+        help="switch a check off by name, e.g. schema_valid (repeatable)",
+    )
+    parser.add_argument("--no-ragas", action="store_true", help="skip ragas metrics")
+    parser.add_argument(
+        "--no-llm",
+        action="store_true",
+        help="skip LLM-judged ragas metrics even when OPENAI_API_KEY is set",
+    )
+    parser.add_argument("--quiet", action="store_true", help="do not print each failed check")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m evals",
@@ -149,30 +316,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--target",
         default="inprocess",
-        help="'inprocess[:key=value,...]' (Settings overrides), 'stdio:<command line>' "
-        "or 'http(s)://host:port/mcp' (bearer token from EVALS_BEARER_TOKEN); "
-        "default: inprocess",
-    )
-    run.add_argument(
-        "--golden",
-        default="golden",
-        type=Path,
-        help="golden scenario directory or file (default: golden)",
+        help="'inprocess[:name,key=value,...]' (a named configuration and Settings overrides), "
+        "'stdio:<command line>' or 'http(s)://host:port/mcp' (bearer token from "
+        "EVALS_BEARER_TOKEN); default: inprocess",
     )
     run.add_argument(
         "--out", default=None, help="run log directory (default: reports/runs/<UTC timestamp>)"
-    )
-    run.add_argument(
-        "--concurrency", type=int, default=4, help="concurrent tool calls (default: 4)"
-    )
-    run.add_argument(
-        "--timeout", type=float, default=30.0, help="per-call timeout in seconds (default: 30)"
-    )
-    run.add_argument(
-        "--depth",
-        type=int,
-        default=10,
-        help="result depth for retrieval metrics: n_results/top_k raised to this (default: 10)",
     )
     run.add_argument(
         "--ablation",
@@ -180,28 +329,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="also run the retrieval scenarios in hybrid, vector and keyword mode",
     )
     run.add_argument(
-        "--only",
-        action="append",
-        metavar="ID_OR_TAG",
-        help="run only scenarios with this id or tag (repeatable)",
-    )
-    run.add_argument(
-        "--disable-check",
-        action="append",
-        metavar="NAME",
-        help="switch a check off by name, e.g. schema_valid (repeatable)",
-    )
-    run.add_argument("--no-ragas", action="store_true", help="skip ragas metrics")
-    run.add_argument(
-        "--no-llm",
-        action="store_true",
-        help="skip LLM-judged ragas metrics even when OPENAI_API_KEY is set",
-    )
-    run.add_argument("--quiet", action="store_true", help="do not print each failed check")
-    run.add_argument(
         "--strict", action="store_true", help="exit 1 when any scenario fails (default: 0)"
     )
     run.add_argument("--print-dir", action="store_true", help="print the run directory on stdout")
+    _add_run_options(run)
     run.set_defaults(func=cmd_run)
 
     gate = sub.add_parser(
@@ -229,9 +360,52 @@ def build_parser() -> argparse.ArgumentParser:
     )
     gate.set_defaults(func=cmd_gate)
 
-    report = sub.add_parser("report", help="print tables for a run log and write report.md")
-    report.add_argument("--run", required=True, help="run log directory")
+    report = sub.add_parser(
+        "report",
+        help="eval report of a run log (tables; report.md + report.html with plots), or the "
+        "bench report of a bench directory (bench.md + bench.html)",
+    )
+    report.add_argument("--run", help="run log directory")
+    report.add_argument("--bench", help="bench directory (reports/bench/<timestamp>)")
     report.set_defaults(func=cmd_report)
+
+    comp = sub.add_parser(
+        "compare",
+        help="compare backend B with backend A: paired tests per tool and metric, contract diff "
+        "(exit 0 no significant regression, 1 regression, 2 harness error)",
+    )
+    comp.add_argument(
+        "--a", help="target A: a spec as for 'run --target', or a configuration name (hybrid, ...)"
+    )
+    comp.add_argument("--b", help="target B (as --a)")
+    comp.add_argument("--run-a", help="read run log A instead of running a target")
+    comp.add_argument("--run-b", help="read run log B instead of running a target")
+    comp.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="significance level for the Holm-adjusted p-values (default: 0.05)",
+    )
+    comp.add_argument(
+        "--metric",
+        action="append",
+        metavar="NAME",
+        help="compare only this metric (repeatable; default: every metric both runs scored)",
+    )
+    comp.add_argument(
+        "--overrides",
+        default=None,
+        metavar="K=V,...",
+        help="Settings overrides added to in-process targets (e.g. generous timeouts)",
+    )
+    comp.add_argument(
+        "--out", default=None, help="report directory (default: reports/compare/<UTC timestamp>)"
+    )
+    comp.add_argument(
+        "--no-latest", action="store_true", help="do not mirror the report to <out>/../latest"
+    )
+    _add_run_options(comp)
+    comp.set_defaults(func=cmd_compare)
 
     base = sub.add_parser("baseline", help="write the baseline file from a run log")
     base.add_argument("--run", required=True, help="run log directory")

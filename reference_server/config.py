@@ -35,6 +35,15 @@ class Faults(BaseModel):
         return bool(self.sql_delay_ms or self.vector_delay_ms or self.sql_fail or self.vector_fail)
 
 
+class Fusion(BaseModel):
+    """How the OPA section search fuses its two ranked lists (weighted reciprocal-rank fusion)
+    and whether the spec's boosts apply; the named configurations vary these for comparisons."""
+
+    rrf_k: float = Field(default=10.0, gt=0)
+    vector_weight: float = Field(default=2.0, ge=0)
+    boosts: bool = True
+
+
 class Settings(BaseModel):
     """Everything configurable about the reference server."""
 
@@ -49,6 +58,7 @@ class Settings(BaseModel):
     mode: Mode = Field(
         default="hybrid", description="Force which paths run: hybrid = SQL + vector."
     )
+    fusion: Fusion = Field(default_factory=Fusion)
     sql_timeout_ms: float = 500.0
     vector_timeout_ms: float = 1000.0
     tool_timeout_ms: float = 1500.0
@@ -63,6 +73,11 @@ class Settings(BaseModel):
     web_url_rewrite: dict[str, str] = Field(
         default_factory=dict,
         description="URL prefix rewrites for web checks (tests point them at 127.0.0.1).",
+    )
+    chroma_url: str | None = Field(
+        default=None,
+        description="A Chroma server (`chroma run`) shared by replicas; default: the embedded store.",
+        pattern=r"^https?://[^/\s]+/?$",
     )
     embed_cache_size: int = 1024
     embed_threads: int = Field(
@@ -86,9 +101,14 @@ class Settings(BaseModel):
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> Settings:
-        """Build settings from OCM_* variables (and an optional OCM_FAULTS_FILE), then overrides."""
+        """Build settings from a named configuration (``OCM_CONFIG``, see configurations.py),
+        then OCM_* variables (and an optional OCM_FAULTS_FILE), then overrides."""
         env = dict(os.environ if env is None else env)
         data: dict[str, Any] = {}
+        if env.get("OCM_CONFIG"):
+            from reference_server.configurations import resolve
+
+            data.update(resolve(env["OCM_CONFIG"], env))
         simple = {
             "OCM_INDEX_DIR": "index_dir",
             "OCM_MODEL_DIR": "model_dir",
@@ -103,6 +123,7 @@ class Settings(BaseModel):
             "OCM_WEB_TIMEOUT_S": "web_timeout_s",
             "OCM_EMBED_CACHE_SIZE": "embed_cache_size",
             "OCM_EMBED_THREADS": "embed_threads",
+            "OCM_CHROMA_URL": "chroma_url",
         }
         if env.get("OCM_WEB_URL_REWRITE"):
             data["web_url_rewrite"] = json.loads(env["OCM_WEB_URL_REWRITE"])
@@ -121,5 +142,9 @@ class Settings(BaseModel):
                 faults[name] = env[var]
         if faults:
             data["faults"] = faults
-        data.update(overrides)
+        for key, value in overrides.items():
+            if isinstance(value, dict) and isinstance(data.get(key), dict):
+                data[key] = {**data[key], **value}  # e.g. fusion.rrf_k on top of a named config
+            else:
+                data[key] = value
         return cls.model_validate(data)

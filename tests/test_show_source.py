@@ -2,7 +2,7 @@
 
 One representative call per tool (plus the cases that used to break: the ADP manuals' colliding
 section numbers, a schedule fee citation, OPA section and whole-document citations), every
-citation collected with the harness's own walker (evals.citations) and resolved in one call.
+citation collected with the harness's own walker (evals.run.citations) and resolved in one call.
 Expected values: OHIP C124 $61.15 in section_A_extracted.json (A1, Family Practice); ADP
 prosthesis sections 205 (page 16) and 205 again (page 20, 'Options') in adp_extraction.json.
 """
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from fastmcp import Client
 
-from evals.citations import cited_ids
+from evals.run.citations import cited_ids
 from tests.conftest import call
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.usefixtures("off_collections")]

@@ -17,6 +17,7 @@ from datetime import date
 from typing import Any
 
 from reference_server.catalog import OPA_COLLECTIONS as COLLECTIONS
+from reference_server.config import Fusion
 from reference_server.retrieval.sql import STOPWORDS, SqlClient, fts_query
 from reference_server.retrieval.vector import VectorClient, VectorHit
 from reference_server.scoring.confidence import OPA, calculate_confidence
@@ -225,8 +226,13 @@ def fuse(
     vector_hits: list[VectorHit] | None,
     query: str,
     today: date,
+    fusion: Fusion | None = None,
 ) -> list[SectionHit]:
-    """Weighted RRF of both lists, one hit per parent section, boosts applied; best first."""
+    """Weighted RRF of both lists, one hit per parent section, boosts applied; best first.
+    ``fusion`` (the server's settings) may change k, the vector weight or switch boosts off."""
+    rrf_k = fusion.rrf_k if fusion else RRF_K
+    vec_w = fusion.vector_weight if fusion else VEC_W
+    boosts = fusion.boosts if fusion else True
     by_parent: dict[str, SectionHit] = {}
 
     def parent_of(row_or_meta: dict[str, Any], section_id: str) -> str:
@@ -251,10 +257,10 @@ def fuse(
     for hit in by_parent.values():
         rrf = 0.0
         if hit.sql_rank is not None:
-            rrf += 1.0 / (RRF_K + hit.sql_rank)
+            rrf += 1.0 / (rrf_k + hit.sql_rank)
         if hit.vector_rank is not None:
-            rrf += VEC_W / (RRF_K + hit.vector_rank)
-        hit.score = rrf * (RRF_K + 1) * boost(hit, query, today)
+            rrf += vec_w / (rrf_k + hit.vector_rank)
+        hit.score = rrf * (rrf_k + 1) * (boost(hit, query, today) if boosts else 1.0)
     return sorted(by_parent.values(), key=lambda h: (-h.score, h.section_id))
 
 

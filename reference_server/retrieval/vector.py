@@ -18,7 +18,7 @@ from typing import Any
 
 from reference_server.config import Settings
 from reference_server.embedding import Embedder
-from reference_server.errors import IndexMissingError
+from reference_server.retrieval import chroma_client
 
 _FANOUT = ThreadPoolExecutor(max_workers=6, thread_name_prefix="chroma")
 
@@ -50,7 +50,8 @@ def _matches(metadata: dict[str, Any], where: dict[str, Any] | None) -> bool:
 
 
 class VectorClient:
-    """One Chroma persistent client, shared; collections and their payloads are loaded once."""
+    """One Chroma client (embedded or a server, see `chroma_client`), shared; collections and
+    their payloads are loaded once."""
 
     def __init__(self, settings: Settings, embedder: Embedder):
         self.settings = settings
@@ -64,22 +65,17 @@ class VectorClient:
     def _collection(self, name: str) -> Any:
         with self._lock:
             if self._client is None:
-                if not self.settings.chroma_dir.exists():
-                    raise IndexMissingError(str(self.settings.chroma_dir))
-                import chromadb
-                from chromadb.config import Settings as ChromaSettings
-
-                self._client = chromadb.PersistentClient(
-                    path=str(self.settings.chroma_dir),
-                    settings=ChromaSettings(anonymized_telemetry=False, allow_reset=False),
-                )
+                self._client = chroma_client.connect(self.settings)
             if name not in self._collections:
                 collection = self._client.get_collection(name)
-                data = collection.get(include=["documents", "metadatas"])
-                self._payloads[name] = {
-                    doc_id: (data["documents"][i] or "", dict(data["metadatas"][i] or {}))
-                    for i, doc_id in enumerate(data["ids"])
-                }
+                payloads: dict[str, tuple[str, dict[str, Any]]] = {}
+                for data in chroma_client.pages(collection, ["documents", "metadatas"]):
+                    for i, doc_id in enumerate(data["ids"]):
+                        payloads[doc_id] = (
+                            data["documents"][i] or "",
+                            dict(data["metadatas"][i] or {}),
+                        )
+                self._payloads[name] = payloads
                 self._collections[name] = collection
             return self._collections[name]
 

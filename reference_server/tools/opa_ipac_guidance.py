@@ -110,7 +110,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         sql=sql_path,
         vector=lambda: vector_search(rt.vectors, query, filters, limit=10),
     )
-    hits = fuse(dual.sql.value, dual.vector.value, query, rt.settings.today())
+    hits = fuse(dual.sql.value, dual.vector.value, query, rt.settings.today(), rt.settings.fusion)
     relevant = [
         h
         for h in hits

@@ -87,7 +87,9 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         sql=lambda: keyword_search(rt.opa_sql, req.query, filters),
         vector=lambda: vector_search(rt.vectors, req.query, filters),
     )
-    hits = fuse(dual.sql.value, dual.vector.value, req.query, rt.settings.today())
+    hits = fuse(
+        dual.sql.value, dual.vector.value, req.query, rt.settings.today(), rt.settings.fusion
+    )
     if not req.include_advice:
         hits = [h for h in hits if h.row["document_type"] != "advice" and _level(h) != "advice"]
     numbers = set(_POLICY_NUMBER.findall(req.query))

@@ -105,7 +105,9 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         if req.search_mode == "keyword"
         else (lambda: vector_search(rt.vectors, req.query, filters)),
     )
-    hits = fuse(dual.sql.value, dual.vector.value, req.query, rt.settings.today())
+    hits = fuse(
+        dual.sql.value, dual.vector.value, req.query, rt.settings.today(), rt.settings.fusion
+    )
     top = hits[: req.n_results]
     conflicts = metadata_conflicts(top)
     response = Response(

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from fastmcp import Client
 
-from evals.targets import _accept_any_result
+from evals.run.targets import _accept_any_result
 from reference_server.server import build_server
 from tests.conftest import make_settings
 

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from evals_testkit import GOLDEN_FAKE, write_log
 
-from evals.runlog import ScenarioRecord
+from evals.run.runlog import ScenarioRecord
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evals.runlog import CheckOutcome, RunLog, RunSummary, ScenarioRecord
+from evals.run.runlog import CheckOutcome, RunLog, RunSummary, ScenarioRecord
 
 HERE = Path(__file__).parent
 GOLDEN_FAKE = HERE / "golden_fake"

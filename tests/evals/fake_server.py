@@ -7,7 +7,10 @@ into a deliberately broken backend:
 - ``schema``: opa.search_sections returns a result that violates its outputSchema;
 - ``error``: schedule.get returns a tool error for every call;
 - ``rank``: opa.search_sections returns the best section second;
-- ``value``: odb.get reports the drug as not covered.
+- ``value``: odb.get reports the drug as not covered;
+- ``contract``: opa.search_sections publishes a changed outputSchema (``score`` a string,
+  ``total_matches`` removed, ``confidence`` no longer required) and a new required argument;
+- ``missing``: odb.get is not published at all.
 
 Run over stdio with ``python tests/evals/fake_server.py`` (``--http PORT`` for HTTP).
 """
@@ -81,6 +84,20 @@ class SearchResult(BaseModel):
     total_matches: int
 
 
+class SectionV2(BaseModel):
+    section_id: str
+    document_id: str
+    source_org: str
+    text: str
+    score: str
+
+
+class SearchResultV2(BaseModel):
+    provenance: list[str]
+    confidence: float | None = None
+    sections: list[SectionV2]
+
+
 class FeeItem(BaseModel):
     code: str
     description: str
@@ -134,7 +151,8 @@ def build_server(broken: str | None = None, auth: Any = None) -> FastMCP:
     broken = broken if broken is not None else os.environ.get("FAKE_BREAK") or None
     mcp = FastMCP("fake-clinical", auth=auth)
 
-    @mcp.tool(name="opa.search_sections", output_schema=SearchResult.model_json_schema())
+    search_schema = (SearchResultV2 if broken == "contract" else SearchResult).model_json_schema()
+
     async def search_sections(
         query: str, n_results: int = 5, search_mode: str = "hybrid"
     ) -> ToolResult:
@@ -184,7 +202,6 @@ def build_server(broken: str | None = None, auth: Any = None) -> FastMCP:
         result = {"provenance": ["sql"], "confidence": 0.95, "items": [FEES[c] for c in codes]}
         return ToolResult(structured_content=result, meta=_timings(1.0, None))
 
-    @mcp.tool(name="odb.get", output_schema=OdbResult.model_json_schema())
     async def odb_get(din: str) -> ToolResult:
         """Coverage of one DIN, its interchangeable group and the lowest-cost member."""
         if din not in DRUGS:
@@ -215,6 +232,19 @@ def build_server(broken: str | None = None, auth: Any = None) -> FastMCP:
         }
         return ToolResult(structured_content=result)
 
+    if broken != "missing":
+        mcp.tool(name="odb.get", output_schema=OdbResult.model_json_schema())(odb_get)
+    if broken == "contract":
+
+        async def search_sections_v2(
+            query: str, search_mode: str, n_results: int = 5
+        ) -> ToolResult:
+            """The same search with ``search_mode`` now required."""
+            return await search_sections(query, n_results, search_mode)
+
+        mcp.tool(name="opa.search_sections", output_schema=search_schema)(search_sections_v2)
+    else:
+        mcp.tool(name="opa.search_sections", output_schema=search_schema)(search_sections)
     return mcp
 
 

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from evals import checks as c
-from evals.checks import CHECKS, CheckContext, CheckSpec, run_check
-from evals.outcome import CallOutcome
+from evals.run import checks as c
+from evals.run.checks import CHECKS, CheckContext, CheckSpec, run_check
+from evals.run.outcome import CallOutcome
 
 RESULT: dict[str, Any] = {
     "confidence": 0.9,

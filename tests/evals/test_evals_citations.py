@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 from evals_testkit import record
 
-from evals.checks import CheckContext, CheckSpec, UnresolvedCitation, run_check
-from evals.citations import BATCH, CitationEvidence, cited_ids, resolve
-from evals.gate import GateConfig, required_check_findings
-from evals.outcome import CallOutcome
-from evals.runlog import CheckOutcome
-from evals.targets import TargetError
+from evals.read.gate import GateConfig, required_check_findings
+from evals.run.checks import CheckContext, CheckSpec, UnresolvedCitation, run_check
+from evals.run.citations import BATCH, CitationEvidence, cited_ids, resolve
+from evals.run.outcome import CallOutcome
+from evals.run.runlog import CheckOutcome
+from evals.run.targets import TargetError
 
 RESULT: dict[str, Any] = {
     "citations": [{"loc": "C124", "chunk_id": "ohip:subsection:1:p2"}, {"loc": "no id"}],
@@ -124,6 +124,6 @@ def test_gate_requires_the_check_to_have_run_and_held_everywhere() -> None:
 
 
 def test_committed_gate_requires_show_source() -> None:
-    from evals.gate import DEFAULT_CONFIG, load_config
+    from evals.read.gate import DEFAULT_CONFIG, load_config
 
     assert "citations_resolve" in load_config(DEFAULT_CONFIG).required_checks

@@ -11,10 +11,10 @@ from fake_server import build_server
 from rich.console import Console
 
 from evals.__main__ import main
-from evals.report import build_sections, print_report, to_markdown
-from evals.runner import RunOptions, execute
-from evals.scenario import load_scenarios
-from evals.targets import server_target
+from evals.read.report import build_tables, print_report, to_markdown
+from evals.run.runner import RunOptions, execute
+from evals.run.scenario import load_scenarios
+from evals.run.targets import server_target
 
 
 @pytest.mark.parametrize("command", ["run", "gate", "report", "baseline"])
@@ -107,7 +107,7 @@ async def test_report_without_ablation_says_so(tmp_path: Path, golden_fake: Path
         tmp_path / "run",
         options=RunOptions(ragas=False),
     )
-    sections = {s.title: s for s in build_sections(log)}
+    sections = {s.title: s for s in build_tables(log)}
     assert sections["Search-mode ablation"].rows == []
     assert "use --ablation" in sections["Search-mode ablation"].note
     console = Console(record=True, width=200)

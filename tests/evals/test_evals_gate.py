@@ -11,13 +11,20 @@ import pytest
 from evals_testkit import record
 from fake_server import build_server
 
-from evals import baseline
 from evals.__main__ import main
-from evals.gate import DEFAULT_CONFIG, EXIT_FAIL, EXIT_HARNESS, EXIT_PASS, load_config, run_gate
-from evals.runlog import RunLog
-from evals.runner import RunOptions, execute
-from evals.scenario import load_scenarios
-from evals.targets import server_target
+from evals.read import baseline
+from evals.read.gate import (
+    DEFAULT_CONFIG,
+    EXIT_FAIL,
+    EXIT_HARNESS,
+    EXIT_PASS,
+    load_config,
+    run_gate,
+)
+from evals.run.runlog import RunLog
+from evals.run.runner import RunOptions, execute
+from evals.run.scenario import load_scenarios
+from evals.run.targets import server_target
 
 GATE_YAML = """\
 floors:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evals.jsonpath import PathSyntaxError, is_multi, resolve
+from evals.run.jsonpath import PathSyntaxError, is_multi, resolve
 
 DATA = {
     "a": {"b": [{"c": 1}, {"c": 2}, {"d": 3}]},

@@ -7,10 +7,9 @@ import copy
 import pytest
 from evals_testkit import record
 
-from evals.extract import organisation, parent_section, retrieved_ids
-from evals.metrics import (
+from evals.run.extract import organisation, parent_section, retrieved_ids
+from evals.run.metrics import (
     aggregate,
-    canonical,
     mean_scores,
     metrics_frame,
     per_query,
@@ -66,13 +65,6 @@ def test_per_query_does_not_mutate_inputs() -> None:
     qrels, run = copy.deepcopy(QRELS), copy.deepcopy(RUN)
     per_query(qrels, run)
     assert qrels == QRELS and run == RUN
-
-
-def test_metric_aliases() -> None:
-    assert canonical("MRR@10") == "RR@10"
-    assert canonical("MAP") == "AP"
-    assert canonical("Recall@5") == "R@5"
-    assert canonical("nDCG@10") == "nDCG@10"
 
 
 def test_records_get_metrics_per_mode_and_aggregate_by_tool_org_mode() -> None:

@@ -9,10 +9,10 @@ import pytest
 from fake_openai import FakeOpenAI
 from fake_server import build_server
 
-from evals import ragas_metrics as rm
-from evals.runner import RunOptions, execute
-from evals.scenario import load_scenarios
-from evals.targets import server_target
+from evals.run import ragas_metrics as rm
+from evals.run.runner import RunOptions, execute
+from evals.run.scenario import load_scenarios
+from evals.run.targets import server_target
 
 SAMPLE = rm.RagasInput(
     question="Is A007 billable?",

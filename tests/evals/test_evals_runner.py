@@ -10,12 +10,12 @@ import pytest
 from fake_server import build_server
 from fastmcp import FastMCP
 
-from evals.events import CheckFailed, EventBus, RunFinished, RunStarted, ScenarioFinished
-from evals.reporters import Collector
-from evals.runlog import RunLog
-from evals.runner import RunOptions, execute
-from evals.scenario import Scenario, load_scenarios
-from evals.targets import TargetError, make_target, server_target
+from evals.run.events import CheckFailed, EventBus, RunFinished, RunStarted, ScenarioFinished
+from evals.run.reporters import Collector
+from evals.run.runlog import RunLog
+from evals.run.runner import RunOptions, execute
+from evals.run.scenario import Scenario, load_scenarios
+from evals.run.targets import TargetError, make_target, server_target
 
 
 async def run_fake(
@@ -44,8 +44,11 @@ async def test_run_writes_one_log_with_everything(tmp_path: Path, golden_fake: P
         "run.vector.trec",
         "scenarios.jsonl",
         "summary.json",
+        "tools.json",
     ]
     assert RunLog.read(run_dir) == log
+    # the published tool surface, for contract diffs between runs
+    assert log.surface is not None and "inputSchema" in log.surface["odb.get"]
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["status"] == "complete"
     assert summary["counts"]["passed"] == summary["counts"]["scenarios"] == 5

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evals.scenario import Scenario, ScenarioLoadError, load_scenarios
+from evals.run.scenario import Scenario, ScenarioLoadError, load_scenarios
 
 GOOD = """\
 id: s1

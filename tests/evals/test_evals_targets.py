@@ -15,7 +15,7 @@ from evals_testkit import FAKE_SERVER, STDIO_SPEC
 from fake_server import build_server
 from pydantic import BaseModel
 
-from evals.targets import (
+from evals.run.targets import (
     McpTarget,
     TargetError,
     make_target,
@@ -152,7 +152,27 @@ def test_parse_overrides() -> None:
         "faults": {"sql_fail": True},
     }
     with pytest.raises(TargetError, match="key=value"):
+        parse_overrides("sql_timeout_ms=250,mode")
+    with pytest.raises(TargetError, match="unknown configuration 'mode'; known: hybrid"):
         parse_overrides("mode")
+
+
+def test_named_configurations_resolve_to_settings_overrides() -> None:
+    assert parse_overrides("keyword") == {"mode": "keyword"}
+    assert parse_overrides("hybrid") == {}
+    # a named configuration first, explicit overrides on top (nested keys merge)
+    assert parse_overrides("no-boosts,fusion.rrf_k=60,sql_timeout_ms=5000") == {
+        "fusion": {"boosts": False, "rrf_k": 60},
+        "sql_timeout_ms": 5000,
+    }
+    assert make_target("inprocess:keyword").spec == "inprocess:keyword"
+
+
+def test_openai_configurations_need_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    for name in ("openai-embeddings", "llm-rerank"):
+        with pytest.raises(TargetError, match=f"configuration '{name}' is unavailable"):
+            parse_overrides(name)
 
 
 class _Settings(BaseModel):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from evals.runlog import CheckOutcome, RunSummary, ScenarioRecord
+from evals.run.runlog import CheckOutcome, RunSummary, ScenarioRecord
 
 
 @dataclass(frozen=True)

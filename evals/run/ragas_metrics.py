@@ -24,9 +24,10 @@ from typing import Any
 
 os.environ["RAGAS_DO_NOT_TRACK"] = "true"
 
-from evals.extract import answer_text, contexts
-from evals.runlog import DEFAULT_MODE, ScenarioRecord
-from evals.scenario import Scenario
+from evals import registry
+from evals.run.extract import answer_text, contexts
+from evals.run.runlog import DEFAULT_MODE, ScenarioRecord
+from evals.run.scenario import Scenario
 
 DEFAULT_LLM_MODEL = "gpt-4o-mini"
 DEFAULT_EMBEDDING_MODEL = "text-embedding-3-small"
@@ -77,7 +78,6 @@ class RagasMetricDef:
     fn: MetricFn
     needs: frozenset[str] = field(default_factory=frozenset)
     llm: bool = False
-    higher_is_better: bool = True
 
 
 RAGAS_METRICS: dict[str, RagasMetricDef] = {}
@@ -87,6 +87,9 @@ def ragas_metric(
     name: str, *, needs: tuple[str, ...], llm: bool = False
 ) -> Callable[[MetricFn], MetricFn]:
     """Register a ragas metric with the inputs it needs and whether it needs a judge."""
+
+    if registry.get(name).family != "ragas":  # its label and direction are stated there, once
+        raise ValueError(f"{name} is not a ragas metric in evals.registry")
 
     def register(fn: MetricFn) -> MetricFn:
         RAGAS_METRICS[name] = RagasMetricDef(name, fn, frozenset(needs), llm)

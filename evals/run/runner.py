@@ -27,11 +27,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from evals import aggregates
-from evals.checks import CheckContext, CheckFailure, CheckSpec, run_check
-from evals.citations import CitationEvidence
-from evals.citations import resolve as resolve_citations
-from evals.events import (
+from evals.run import aggregates
+from evals.run.checks import CheckContext, CheckFailure, CheckSpec, run_check
+from evals.run.citations import CitationEvidence
+from evals.run.citations import resolve as resolve_citations
+from evals.run.events import (
     CheckFailed,
     EventBus,
     RunFinished,
@@ -39,12 +39,12 @@ from evals.events import (
     ScenarioFinished,
     ScenarioStarted,
 )
-from evals.extract import organisation, retrieved_ids
-from evals.metrics import score_records
-from evals.outcome import CallOutcome, ToolInfo
-from evals.runlog import DEFAULT_MODE, CheckOutcome, RunLog, RunSummary, ScenarioRecord, Status
-from evals.scenario import Scenario
-from evals.targets import Target, TargetError
+from evals.run.extract import organisation, retrieved_ids
+from evals.run.metrics import score_records
+from evals.run.outcome import CallOutcome, ToolInfo
+from evals.run.runlog import DEFAULT_MODE, CheckOutcome, RunLog, RunSummary, ScenarioRecord, Status
+from evals.run.scenario import Scenario
+from evals.run.targets import Target, TargetError
 
 MODES: tuple[str, ...] = ("hybrid", "vector", "keyword")
 SEARCH_MODE_ARG = "search_mode"
@@ -318,7 +318,7 @@ async def finalize(
     """Attach per-query retrieval metrics and (optionally) ragas scores to the records."""
     scored = score_records(records)
     if options.ragas:
-        from evals import ragas_metrics
+        from evals.run import ragas_metrics
 
         use_llm = ragas_metrics.llm_enabled() if options.llm is None else options.llm
         judges = ragas_metrics.build_judges() if use_llm else None
@@ -378,7 +378,10 @@ async def execute(
         counts=aggregates.counts(records),
         aggregates=aggregates.build(records) if records else {},
     )
-    log = RunLog(summary=summary, records=records)
+    surface = {
+        t.name: {"inputSchema": t.input_schema, "outputSchema": t.output_schema} for t in listed
+    }
+    log = RunLog(summary=summary, records=records, surface=surface if listed else None)
     log.write(out)
     bus.emit(RunFinished(summary))
     if error is not None:

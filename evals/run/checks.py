@@ -22,9 +22,9 @@ from typing import Any
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from evals.citations import CitationEvidence
-from evals.jsonpath import PathSyntaxError, is_multi, parse, resolve
-from evals.outcome import CallOutcome
+from evals.run.citations import CitationEvidence
+from evals.run.jsonpath import PathSyntaxError, is_multi, parse, resolve
+from evals.run.outcome import CallOutcome
 
 
 class CheckSpec(BaseModel):

@@ -7,7 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from evals.events import CheckFailed, Event, RunFinished, RunStarted, ScenarioFinished
+from evals.run.events import CheckFailed, Event, RunFinished, RunStarted, ScenarioFinished
 
 
 class ConsoleReporter:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from evals.jsonpath import resolve
+from evals.run.jsonpath import resolve
 
 IdExtractor = Callable[[dict[str, Any]], list[str]]
 TextExtractor = Callable[[dict[str, Any]], str]

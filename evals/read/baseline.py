@@ -13,7 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evals.runlog import DEFAULT_MODE, RunLog
+from evals.read import diff
+from evals.run.runlog import DEFAULT_MODE, RunLog, ScenarioRecord
 
 BASELINE_VERSION = 1
 
@@ -43,11 +44,25 @@ class BaselineError(RuntimeError):
     """A baseline file that cannot be read (a harness error for the gate)."""
 
 
-def scores_of(metrics: dict[str, float], ragas: dict[str, float | None]) -> dict[str, float]:
-    """The comparable scores of one record: retrieval metrics and present ragas values."""
-    out = {name: float(value) for name, value in metrics.items()}
-    out.update({name: float(value) for name, value in ragas.items() if value is not None})
-    return out
+def scores_of(record: ScenarioRecord) -> dict[str, float]:
+    """The scores a baseline keeps for one record: retrieval and ragas (pass/fail is kept
+    separately as ``passed``; latency belongs to benchmarks, not to the baseline)."""
+    return {k: v for k, v in diff.record_scores(record).items() if k != diff.PASS}
+
+
+def table(baseline: Baseline) -> diff.ScoreTable:
+    """The baseline as one side of a :func:`evals.read.diff.pair`."""
+    return {
+        sid: diff.ScenarioScores(
+            tool=base.tool,
+            version=base.version,
+            passed=base.passed,
+            scores={**base.scores, diff.PASS: 1.0 if base.passed else 0.0},
+            critical=base.critical,
+            status="passed" if base.passed else "failed",
+        )
+        for sid, base in baseline.scenarios.items()
+    }
 
 
 def from_run(log: RunLog, run_dir: Path | str) -> Baseline:
@@ -58,7 +73,7 @@ def from_run(log: RunLog, run_dir: Path | str) -> Baseline:
             tool=record.tool,
             critical=record.critical,
             passed=record.passed,
-            scores=scores_of(record.metrics, record.ragas),
+            scores=scores_of(record),
         )
         for record in log.records
         if record.mode == DEFAULT_MODE

@@ -1,7 +1,8 @@
 """The run log: the single record of a run that gate, report and compare read.
 
 A run directory holds ``summary.json`` (configuration, target, git commit, time, aggregates),
-``scenarios.jsonl`` (one :class:`ScenarioRecord` per scenario and search mode) and the TREC
+``scenarios.jsonl`` (one :class:`ScenarioRecord` per scenario and search mode), ``tools.json``
+(the tool surface the backend published: names with input and output schemas) and the TREC
 files (``qrels.trec``, ``run.<mode>.trec``) so any trec_eval-style tool can re-score the run.
 """
 
@@ -19,6 +20,7 @@ DEFAULT_MODE = "default"
 SUMMARY_FILE = "summary.json"
 SCENARIOS_FILE = "scenarios.jsonl"
 QRELS_FILE = "qrels.trec"
+TOOLS_FILE = "tools.json"
 
 Status = Literal["passed", "failed", "error"]
 
@@ -64,7 +66,7 @@ class ScenarioRecord(BaseModel):
     retrieved_ids: list[str] = Field(default_factory=list)
     relevant: dict[str, int] = Field(default_factory=dict)
     result: dict[str, Any] | None = None
-    citations: dict[str, Any] | None = None  # show-source evidence (evals.citations)
+    citations: dict[str, Any] | None = None  # show-source evidence (evals.run.citations)
     metrics: dict[str, float] = Field(default_factory=dict)
     ragas: dict[str, float | None] = Field(default_factory=dict)
     ragas_errors: dict[str, str] = Field(default_factory=dict)
@@ -126,6 +128,9 @@ class RunLog(BaseModel):
 
     summary: RunSummary
     records: list[ScenarioRecord]
+    # tools/list as published: {name: {"inputSchema": ..., "outputSchema": ...}}; None when the
+    # log predates tools.json or the backend could not be listed.
+    surface: dict[str, dict[str, Any]] | None = None
 
     def by_mode(self, mode: str = DEFAULT_MODE) -> list[ScenarioRecord]:
         return [r for r in self.records if r.mode == mode]
@@ -139,6 +144,8 @@ class RunLog(BaseModel):
             for record in self.records:
                 handle.write(record.model_dump_json() + "\n")
         write_trec(directory, self.records)
+        if self.surface is not None:
+            (directory / TOOLS_FILE).write_text(dumps(self.surface), encoding="utf-8")
         (directory / SUMMARY_FILE).write_text(
             self.summary.model_dump_json(indent=2) + "\n", encoding="utf-8"
         )
@@ -165,17 +172,40 @@ class RunLog(BaseModel):
                 records.append(ScenarioRecord.model_validate_json(line))
             except ValidationError as exc:
                 raise RunLogError(f"{records_path}:{number}: invalid record: {exc}") from None
-        return cls(summary=summary, records=records)
+        surface = None
+        tools_path = directory / TOOLS_FILE
+        if tools_path.is_file():
+            try:
+                surface = json.loads(tools_path.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as exc:
+                raise RunLogError(f"{tools_path}: invalid JSON: {exc}") from None
+        return cls(summary=summary, records=records, surface=surface)
 
 
-DERIVED_FILES = ("gate.json", "gate.md", "junit.xml", "report.md")
+DERIVED_FILES = (
+    "gate.json",
+    "gate.md",
+    "gate.html",
+    "junit.xml",
+    "report.md",
+    "report.html",
+    "report.json",
+)
+DERIVED_DIRS = ("gate_figures", "report_figures")
 
 
 def clear_artifacts(directory: Path) -> None:
-    """Delete only files a run, gate or report writes; anything else in the folder stays."""
-    names = [SUMMARY_FILE, SCENARIOS_FILE, QRELS_FILE, *DERIVED_FILES]
+    """Delete only what a run, gate or report writes; anything else in the folder stays."""
+    names = [SUMMARY_FILE, SCENARIOS_FILE, QRELS_FILE, TOOLS_FILE, *DERIVED_FILES]
     for path in [directory / name for name in names] + sorted(directory.glob("run.*.trec")):
         path.unlink(missing_ok=True)
+    for name in DERIVED_DIRS:
+        folder = directory / name
+        if folder.is_dir():
+            for figure in folder.glob("*.svg"):
+                figure.unlink()
+            if not any(folder.iterdir()):
+                folder.rmdir()
 
 
 def trec_id(text: str) -> str:

@@ -10,58 +10,21 @@ the gain (pytrec_eval / trec_eval convention).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import ir_measures
 import pandas as pd
-from ir_measures import AP, RR, P, R, nDCG
 
-from evals.runlog import DEFAULT_MODE, ScenarioRecord
+from evals import registry
+from evals.run.runlog import DEFAULT_MODE, ScenarioRecord
 
 Qrels = dict[str, dict[str, int]]
 Run = dict[str, dict[str, float]]
 
 
-@dataclass(frozen=True)
-class MetricDef:
-    """A registered metric: its ir-measures measure, a display label and its direction."""
-
-    name: str
-    label: str
-    measure: Any
-    higher_is_better: bool = True
-
-
-RETRIEVAL_METRICS: dict[str, MetricDef] = {}
-
-
-def register_metric(measure: Any, label: str, *, higher_is_better: bool = True) -> MetricDef:
-    """Register an ir-measures measure under its canonical name (``str(measure)``)."""
-    definition = MetricDef(str(measure), label, measure, higher_is_better)
-    RETRIEVAL_METRICS[definition.name] = definition
-    return definition
-
-
-register_metric(nDCG @ 10, "nDCG@10")
-register_metric(R @ 5, "Recall@5")
-register_metric(R @ 10, "Recall@10")
-register_metric(P @ 5, "P@5")
-register_metric(RR @ 10, "MRR@10")
-register_metric(AP, "MAP")
-
-METRIC_NAMES: tuple[str, ...] = tuple(RETRIEVAL_METRICS)
-ALIASES: dict[str, str] = {d.label: d.name for d in RETRIEVAL_METRICS.values()}
-
-
-def canonical(name: str) -> str:
-    """Accept labels (``MRR@10``, ``MAP``, ``Recall@5``) wherever a metric name is configured."""
-    return ALIASES.get(name, name)
-
-
-def label(name: str) -> str:
-    definition = RETRIEVAL_METRICS.get(name)
-    return definition.label if definition else name
+METRIC_NAMES: tuple[str, ...] = registry.RETRIEVAL_METRICS
+# The ir-measures measure behind each registered retrieval metric (its canonical name parses).
+MEASURES: dict[str, Any] = {name: ir_measures.parse_measure(name) for name in METRIC_NAMES}
 
 
 def ranked_run(ranked_ids: Sequence[str]) -> dict[str, float]:
@@ -92,7 +55,7 @@ def per_query(
     """
     if not qrels:
         return {}
-    measures = [RETRIEVAL_METRICS[canonical(name)].measure for name in metrics]
+    measures = [MEASURES[registry.canonical(name)] for name in metrics]
     names = [str(m) for m in measures]
     full_run = {qid: dict(run.get(qid, {})) for qid in qrels}
     scores: dict[str, dict[str, float]] = {qid: dict.fromkeys(names, 0.0) for qid in qrels}

@@ -3,8 +3,10 @@
 One contract (:class:`Target`), three kinds chosen by a spec string, all driven through
 ``fastmcp.Client``:
 
-- ``inprocess`` or ``inprocess:key=value,key=value``: the reference server built in this process
-  with ``Settings(**overrides)`` (values parsed as YAML scalars: ``mode=keyword``, ``sql_delay_ms=200``);
+- ``inprocess`` or ``inprocess:[name,]key=value,key=value``: the reference server built in this
+  process, from a named configuration (``hybrid``, ``keyword``, ``no-boosts``, ...: see
+  ``reference_server/configurations.py``) and ``Settings`` overrides (values parsed as YAML
+  scalars: ``mode=keyword``, ``faults.sql_delay_ms=200``);
 - ``stdio:<command line>``: a server started as a subprocess speaking MCP over stdio;
 - ``http(s)://host/.../mcp``: a streamable-HTTP server (bearer token from ``EVALS_BEARER_TOKEN``).
 
@@ -24,7 +26,7 @@ from typing import Any, Protocol
 
 import yaml
 
-from evals.outcome import CallOutcome, ToolInfo
+from evals.run.outcome import CallOutcome, ToolInfo
 
 BEARER_ENV = "EVALS_BEARER_TOKEN"
 
@@ -166,12 +168,18 @@ class McpTarget:
 
 def parse_overrides(text: str) -> dict[str, Any]:
     """``a=1,b=keyword,faults.sql_fail=true`` -> ``{"a": 1, "b": "keyword", "faults":
-    {"sql_fail": True}}`` (values are YAML scalars; dotted keys make nested settings)."""
+    {"sql_fail": True}}`` (values are YAML scalars; dotted keys make nested settings).
+    A leading bare word names a configuration: its overrides come first, the rest on top."""
     overrides: dict[str, Any] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
+    for index, part in enumerate(filter(None, (p.strip() for p in text.split(",")))):
         key, sep, value = part.partition("=")
+        if not sep and index == 0:
+            overrides = named_configuration(part)
+            continue
         if not sep or not key.strip():
-            raise TargetError(f"bad override {part!r}: expected key=value")
+            raise TargetError(
+                f"bad override {part!r}: expected key=value (or a configuration name first)"
+            )
         *parents, leaf = key.strip().split(".")
         node = overrides
         for name in parents:
@@ -184,6 +192,18 @@ def parse_overrides(text: str) -> dict[str, Any]:
         except yaml.YAMLError:
             raise TargetError(f"bad override value in {part!r}") from None
     return overrides
+
+
+def named_configuration(name: str) -> dict[str, Any]:
+    """The Settings overrides of a named reference-server configuration."""
+    try:
+        from reference_server.configurations import ConfigurationUnavailable, resolve
+    except ImportError as exc:
+        raise TargetError(f"named configurations need the reference server: {exc}") from exc
+    try:
+        return resolve(name)
+    except ConfigurationUnavailable as exc:
+        raise TargetError(str(exc)) from None
 
 
 def _flatten(overrides: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
@@ -200,13 +220,15 @@ def format_overrides(overrides: dict[str, Any]) -> str:
     return ",".join(f"{key}={value}" for key, value in _flatten(overrides))
 
 
-def inprocess_target(overrides: dict[str, Any], timeout_s: float = 30.0) -> McpTarget:
+def inprocess_target(
+    overrides: dict[str, Any], timeout_s: float = 30.0, spec: str | None = None
+) -> McpTarget:
     """The reference server built in this process (imported lazily, so other kinds work
     without it). Settings come from ``Settings.from_env(**overrides)`` when the server offers
     it (so ``OCM_*`` variables such as the index location still apply), else
     ``Settings(**overrides)``; the server is warmed up before the first call so the first
     scenario's latency is not a cold start."""
-    spec = "inprocess" + (f":{format_overrides(overrides)}" if overrides else "")
+    spec = spec or "inprocess" + (f":{format_overrides(overrides)}" if overrides else "")
 
     def make_transport() -> Any:
         try:
@@ -267,7 +289,9 @@ def server_target(server: Any, spec: str = "memory", timeout_s: float = 30.0) ->
 TargetKind = Callable[[str, float], McpTarget]
 
 TARGET_KINDS: dict[str, TargetKind] = {
-    "inprocess": lambda rest, t: inprocess_target(parse_overrides(rest), t),
+    "inprocess": lambda rest, t: inprocess_target(
+        parse_overrides(rest), t, f"inprocess:{rest}" if rest.strip() else "inprocess"
+    ),
     "stdio": lambda rest, t: stdio_target(rest, t),
     "http": lambda rest, t: http_target(f"http:{rest}", t),
     "https": lambda rest, t: http_target(f"https:{rest}", t),

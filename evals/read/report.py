@@ -1,14 +1,16 @@
-"""Human-readable report of a run log: rich tables on the console and ``report.md``.
+"""The eval report of a run log: rich tables on the console, and ``report.md`` +
+``report.html`` through the shared renderer, with plots.
 
 Reads the log only. Tables: overall retrieval metrics, per tool (pass counts, metrics,
 latency), per source organisation, the hybrid / vector / keyword ablation, ragas, failures.
+Plots: metric bars per tool with bootstrap intervals, the ablation, latency per tool against
+its p50/p95 targets.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,21 +18,16 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from evals import aggregates
-from evals.metrics import METRIC_NAMES, aggregate, label, metrics_frame
-from evals.runlog import DEFAULT_MODE, RunLog
+from evals import registry
+from evals.read import plots, render, slo, stats
+from evals.read.render import Table as Section
+from evals.run import aggregates
+from evals.run.metrics import METRIC_NAMES, aggregate, metrics_frame
+from evals.run.runlog import DEFAULT_MODE, RunLog
 
 ABLATION_MODES = ("hybrid", "vector", "keyword")
-
-
-@dataclass(frozen=True)
-class Section:
-    """One titled table: header and rows of already formatted cells."""
-
-    title: str
-    columns: list[str]
-    rows: list[list[str]]
-    note: str = ""
+PLOTTED = ("nDCG@10", "R@5", "RR@10")
+label = registry.label
 
 
 def _num(value: Any, digits: int = 3) -> str:
@@ -48,7 +45,7 @@ def _metric_rows(frame: pd.DataFrame) -> list[list[str]]:
     ]
 
 
-def build_sections(log: RunLog) -> list[Section]:
+def build_tables(log: RunLog) -> list[Section]:
     """Every table of the report, computed from the run log's records."""
     records = log.records
     main = log.by_mode(DEFAULT_MODE)
@@ -59,9 +56,9 @@ def build_sections(log: RunLog) -> list[Section]:
 
     sections.append(
         Section(
-            "Overall retrieval (main pass)",
             ["", "queries", *metric_cols],
             _metric_rows(aggregate(main_frame)),
+            "Overall retrieval (main pass)",
         )
     )
 
@@ -84,14 +81,14 @@ def build_sections(log: RunLog) -> list[Section]:
             ]
         )
     sections.append(
-        Section("Per tool", ["tool", "passed", "queries", *metric_cols, "p50 ms", "p95 ms"], rows)
+        Section(["tool", "passed", "queries", *metric_cols, "p50 ms", "p95 ms"], rows, "Per tool")
     )
 
     sections.append(
         Section(
-            "Per source organisation",
             ["org", "queries", *metric_cols],
             _metric_rows(aggregate(main_frame, "org")),
+            "Per source organisation",
         )
     )
 
@@ -113,7 +110,7 @@ def build_sections(log: RunLog) -> list[Section]:
     elif not ablation_rows:
         note = "no ablation in this run (use --ablation)"
     sections.append(
-        Section("Search-mode ablation", ["mode", "queries", *metric_cols], ablation_rows, note)
+        Section(["mode", "queries", *metric_cols], ablation_rows, "Search-mode ablation", note)
     )
 
     ragas = aggregates.build(records)["ragas"]
@@ -122,17 +119,17 @@ def build_sections(log: RunLog) -> list[Section]:
     ragas_rows += [
         [tool, *(_num(values.get(n)) for n in names)] for tool, values in ragas["per_tool"].items()
     ]
-    sections.append(Section("ragas", ["", *names], ragas_rows))
+    sections.append(Section(["", *names], ragas_rows, "ragas"))
 
     failing = [r for r in main if not r.passed]
     sections.append(
         Section(
-            "Failing scenarios",
             ["scenario", "tool", "status", "reason"],
             [
                 [r.id, r.tool, r.status + (" (critical)" if r.critical else ""), r.reason()[:200]]
                 for r in failing
             ],
+            "Failing scenarios",
             "" if failing else "none",
         )
     )
@@ -157,7 +154,7 @@ def print_report(log: RunLog, console: Console | None = None) -> None:
     console = console or Console(width=None if sys.stdout.isatty() else 180)
     for line in header_lines(log):
         console.print(line)
-    for section in build_sections(log):
+    for section in build_tables(log):
         table = Table(title=section.title, title_justify="left")
         for column in section.columns:
             table.add_column(
@@ -177,27 +174,97 @@ def print_report(log: RunLog, console: Console | None = None) -> None:
             console.print(f"  {section.note}")
 
 
-def to_markdown(log: RunLog, sections: Sequence[Section] | None = None) -> str:
-    lines = ["# Eval report", ""] + [f"- {line}" for line in header_lines(log)] + [""]
-    for section in sections or build_sections(log):
-        lines += [f"## {section.title}", ""]
-        if section.rows:
-            lines.append("| " + " | ".join(section.columns) + " |")
-            lines.append("| " + " | ".join("---" for _ in section.columns) + " |")
-            lines += [
-                "| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |"
-                for row in section.rows
-            ]
-            lines.append("")
-        if section.note:
-            lines += [section.note, ""]
-    return "\n".join(lines)
+def _estimates(
+    frame: pd.DataFrame, by: str, metrics: Sequence[str]
+) -> dict[str, dict[str, plots.Estimate]]:
+    """Mean and bootstrap 95% interval of each metric per group (tool or mode)."""
+    out: dict[str, dict[str, plots.Estimate]] = {}
+    for key, group in frame.groupby(by, sort=True):
+        out[str(key)] = {}
+        for metric in metrics:
+            values = group[metric].astype(float).tolist()
+            low, high = stats.bootstrap_ci(values)
+            out[str(key)][label(metric)] = plots.Estimate(sum(values) / len(values), low, high)
+    return out
+
+
+def build_figures(log: RunLog) -> list[render.Figure]:
+    """Metric bars per tool, the ablation and latency per tool, from the run log's records."""
+    frame = metrics_frame(log.records)
+    main_frame = frame[frame["mode"] == DEFAULT_MODE]
+    series = [label(m) for m in PLOTTED]
+    figures: list[render.Figure] = []
+    if not main_frame.empty:
+        figures.append(
+            render.Figure(
+                "metrics_per_tool",
+                plots.grouped_bars(
+                    _estimates(main_frame, "tool", PLOTTED),
+                    series,
+                    title="Retrieval metrics per tool",
+                ),
+                "Mean over the tool's judged scenarios; whiskers are bootstrap 95% intervals.",
+            )
+        )
+    modes = frame[frame["mode"].isin(ABLATION_MODES)]
+    if not modes.empty:
+        per_mode = _estimates(modes, "mode", PLOTTED)
+        ordered = {m: per_mode[m] for m in ABLATION_MODES if m in per_mode}
+        figures.append(
+            render.Figure(
+                "ablation",
+                plots.grouped_bars(
+                    ordered, series, title="Search-mode ablation: hybrid, vector, keyword"
+                ),
+                "The retrieval scenarios run again with one path forced off (whiskers: 95% intervals).",
+            )
+        )
+    samples: dict[str, list[float]] = {}
+    for record in log.by_mode(DEFAULT_MODE):
+        if record.latency_ms is not None:
+            samples.setdefault(record.tool, []).append(record.latency_ms)
+    if samples:
+        ordered_samples = dict(sorted(samples.items()))
+        figures.append(
+            render.Figure(
+                "latency_per_tool",
+                plots.latency_distribution(
+                    ordered_samples,
+                    title="Latency per call by tool (eval run)",
+                    targets={t: slo.targets_for(t) for t in ordered_samples},
+                ),
+                "Each dot is one call; bars mark p50 and p95; triangles are the tool's p50/p95 "
+                f"targets ({slo.source()}).",
+            )
+        )
+    return figures
+
+
+def document(log: RunLog) -> render.Document:
+    doc = render.Document("Eval report", meta=header_lines(log))
+    counts = log.summary.counts
+    passed, total = counts.get("passed", 0), counts.get("scenarios", 0)
+    doc.verdict = render.Paragraph(
+        f"{passed}/{total} scenarios passed", "good" if passed == total else "warn"
+    )
+    figures = {f.name: f for f in build_figures(log)}
+    for table in build_tables(log):
+        section = doc.section(table.title, render.Table(table.columns, table.rows, note=table.note))
+        if table.title == "Per tool" and "metrics_per_tool" in figures:
+            section.add(figures["metrics_per_tool"])
+        if table.title == "Per tool" and "latency_per_tool" in figures:
+            section.add(figures["latency_per_tool"])
+        if table.title == "Search-mode ablation" and "ablation" in figures:
+            section.add(figures["ablation"])
+    return doc
+
+
+def to_markdown(log: RunLog) -> str:
+    return render.to_markdown(document(log), "report_figures")
 
 
 def write_report(run_dir: Path, console: Console | None = None) -> Path:
-    """Print the report of ``run_dir`` and write ``report.md`` next to the log."""
+    """Print the report of ``run_dir`` and write ``report.md`` + ``report.html`` next to the log."""
     log = RunLog.read(run_dir)
     print_report(log, console)
-    path = run_dir / "report.md"
-    path.write_text(to_markdown(log), encoding="utf-8")
-    return path
+    return render.write(document(log), run_dir, "report")["markdown"]

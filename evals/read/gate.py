@@ -5,7 +5,9 @@ margin that is too small, on a drop larger than the tolerance against the commit
 (per scenario and overall), on a scenario that passed in the baseline and fails now, and on
 any failing scenario tagged ``critical``. Exit codes: 0 pass, 1 gate failed, 2 harness error
 (unreadable or aborted run log, invalid config or baseline). Writes ``gate.json``,
-``gate.md`` and ``junit.xml``.
+``gate.md`` / ``gate.html`` (the shared renderer) and ``junit.xml``. The baseline comparison
+is :mod:`evals.read.diff` (the same pairing ``compare`` uses); metric directions come from the
+registry.
 """
 
 from __future__ import annotations
@@ -20,15 +22,19 @@ from xml.etree import ElementTree as ET
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evals import aggregates
-from evals.baseline import Baseline, BaselineError, scores_of
-from evals.baseline import load as load_baseline
-from evals.metrics import canonical, label
-from evals.runlog import DEFAULT_MODE, RunLog, RunLogError, ScenarioRecord
+from evals import registry
+from evals.read import diff, render
+from evals.read.baseline import Baseline, BaselineError
+from evals.read.baseline import load as load_baseline
+from evals.read.baseline import table as baseline_table
+from evals.read.findings import Finding, drop, fmt, threshold, to_junit
+from evals.run import aggregates
+from evals.run.runlog import DEFAULT_MODE, RunLog, RunLogError, ScenarioRecord
 
 EXIT_PASS, EXIT_FAIL, EXIT_HARNESS = 0, 1, 2
-DEFAULT_CONFIG = Path(__file__).with_name("gate.yaml")
-DEFAULT_BASELINE = Path(__file__).with_name("baseline.json")
+EVALS_DIR = Path(__file__).resolve().parent.parent
+DEFAULT_CONFIG = EVALS_DIR / "gate.yaml"
+DEFAULT_BASELINE = EVALS_DIR / "baseline.json"
 ANY_TOOL = "*"
 
 
@@ -36,7 +42,7 @@ ANY_TOOL = "*"
 
 
 class Floors(BaseModel):
-    """Absolute thresholds. For metrics ending in ``_ms`` (latency) the value is a ceiling."""
+    """Absolute thresholds; for metrics where lower is better (latency) the value is a ceiling."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -65,7 +71,7 @@ class Tolerance(BaseModel):
     per_scenario: dict[str, float] = Field(default_factory=lambda: {"default": 0.05})
 
     def allowed(self, scope: Literal["overall", "per_scenario"], metric: str) -> float:
-        table = {canonical(k): v for k, v in getattr(self, scope).items()}
+        table = {registry.canonical(k): v for k, v in getattr(self, scope).items()}
         return table.get(metric, table.get("default", 0.0))
 
 
@@ -98,22 +104,6 @@ def load_config(path: Path) -> GateConfig:
 # ----------------------------------------------------------------------------- results
 
 
-Kind = Literal["floor", "ablation", "drop", "new_failure", "critical", "required_check"]
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One gate rule applied: what, whether it held, and by how much it missed."""
-
-    name: str
-    kind: Kind
-    passed: bool
-    message: str
-    actual: float | None = None
-    threshold: float | None = None
-    delta: float | None = None
-
-
 @dataclass
 class GateReport:
     findings: list[Finding] = field(default_factory=list)
@@ -130,41 +120,6 @@ class GateReport:
         if self.error:
             return EXIT_HARNESS
         return EXIT_FAIL if self.failures else EXIT_PASS
-
-
-def lower_is_better(metric: str) -> bool:
-    return metric.endswith("_ms")
-
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.4g}" if abs(value) >= 100 else f"{value:.4f}"
-
-
-def _threshold(name: str, metric: str, actual: float | None, bound: float) -> Finding:
-    ceiling = lower_is_better(metric)
-    shown = label(metric)
-    if actual is None:
-        return Finding(
-            name,
-            "floor",
-            False,
-            f"{name}: {shown} not measured (threshold {_fmt(bound)})",
-            None,
-            bound,
-        )
-    ok = actual <= bound if ceiling else actual >= bound
-    delta = actual - bound
-    relation = "<=" if ceiling else ">="
-    verdict = "ok" if ok else f"missed by {abs(delta):.4f}"
-    return Finding(
-        name,
-        "floor",
-        ok,
-        f"{name}: {shown} = {_fmt(actual)}, needs {relation} {_fmt(bound)} ({verdict})",
-        actual,
-        bound,
-        delta,
-    )
 
 
 def _lookup(table: Mapping[str, Any], metric: str) -> float | None:
@@ -191,20 +146,20 @@ def floor_findings(
     findings: list[Finding] = []
     overall = _merged(agg, "overall")
     for metric, bound in config.floors.overall.items():
-        metric = canonical(metric)
+        metric = registry.canonical(metric)
         findings.append(
-            _threshold(f"overall {label(metric)}", metric, _lookup(overall, metric), bound)
+            threshold(f"overall {registry.label(metric)}", metric, _lookup(overall, metric), bound)
         )
     defaults = config.floors.per_tool.get(ANY_TOOL, {})
     for tool in tools:
         per_tool = _merged(agg, "per_tool", tool)
         explicit = config.floors.per_tool.get(tool, {})
         for metric, bound in {**defaults, **explicit}.items():
-            metric = canonical(metric)
+            metric = registry.canonical(metric)
             actual = _lookup(per_tool, metric)
-            if actual is None and metric not in {canonical(m) for m in explicit}:
+            if actual is None and metric not in {registry.canonical(m) for m in explicit}:
                 continue  # a default that does not apply to this tool (e.g. no retrieval queries)
-            findings.append(_threshold(f"{tool} {label(metric)}", metric, actual, bound))
+            findings.append(threshold(f"{tool} {registry.label(metric)}", metric, actual, bound))
     for tool in config.floors.per_tool:
         if tool != ANY_TOOL and tool not in tools:
             findings.append(
@@ -214,9 +169,9 @@ def floor_findings(
     for mode, metrics in config.floors.per_mode.items():
         values = per_mode.get(mode, {})
         for metric, bound in metrics.items():
-            metric = canonical(metric)
-            name = f"mode {mode} {label(metric)}"
-            finding = _threshold(name, metric, _lookup(values, metric), bound)
+            metric = registry.canonical(metric)
+            name = f"mode {mode} {registry.label(metric)}"
+            finding = threshold(name, metric, _lookup(values, metric), bound)
             if finding.actual is None:
                 finding = Finding(
                     name, "floor", False, f"{name}: not measured (run with --ablation)", None, bound
@@ -229,8 +184,8 @@ def ablation_findings(config: GateConfig, agg: Mapping[str, Any]) -> list[Findin
     per_mode = agg.get("retrieval", {}).get("per_mode", {})
     findings: list[Finding] = []
     for rule in config.ablation:
-        metric = canonical(rule.metric)
-        name = f"ablation {rule.mode} vs {'/'.join(rule.over)} {label(metric)}"
+        metric = registry.canonical(rule.metric)
+        name = f"ablation {rule.mode} vs {'/'.join(rule.over)} {registry.label(metric)}"
         mine = _lookup(per_mode.get(rule.mode, {}), metric)
         others = {m: _lookup(per_mode.get(m, {}), metric) for m in rule.over}
         if mine is None or any(v is None for v in others.values()):
@@ -249,7 +204,7 @@ def ablation_findings(config: GateConfig, agg: Mapping[str, Any]) -> list[Findin
                 name,
                 "ablation",
                 ok,
-                f"{name}: {rule.mode} {_fmt(mine)} vs best single mode {best_mode} {_fmt(best)}: "
+                f"{name}: {rule.mode} {fmt(mine)} vs best single mode {best_mode} {fmt(best)}: "
                 f"margin {margin:+.4f}, needs >= {rule.min_margin:+.4f} ({verdict})",
                 margin,
                 rule.min_margin,
@@ -323,75 +278,57 @@ def required_check_findings(config: GateConfig, records: Sequence[ScenarioRecord
 def baseline_findings(
     config: GateConfig, records: Sequence[ScenarioRecord], baseline: Baseline, notes: list[str]
 ) -> list[Finding]:
+    """Drops against the baseline, per scenario and in the mean, and new failures."""
+    changes = diff.pair(
+        baseline_table(baseline), diff.table_from_records(records, with_latency=False)
+    )
+    by_id = {r.id: r for r in records}
+    notes += [f"{sid}: new scenario (not in baseline)" for sid in changes.only_b]
+    notes += [
+        f"{sid}: version {changes.a[sid].version} -> {changes.b[sid].version}, not compared"
+        for sid in changes.version_changed
+    ]
+    if changes.only_a:
+        notes.append(f"in baseline but not run: {', '.join(sorted(changes.only_a))}")
     findings: list[Finding] = []
-    current: dict[str, dict[str, float]] = {}
-    previous: dict[str, dict[str, float]] = {}
-    for record in records:
-        base = baseline.scenarios.get(record.id)
-        if base is None:
-            notes.append(f"{record.id}: new scenario (not in baseline)")
-            continue
-        if base.version != record.version:
-            notes.append(f"{record.id}: version {base.version} -> {record.version}, not compared")
-            continue
-        if config.fail_on_new_failures and base.passed and not record.passed:
+    if config.fail_on_new_failures:
+        for sid in changes.new_failures():
+            record = by_id[sid]
             findings.append(
                 Finding(
-                    f"new failure {record.id}",
+                    f"new failure {sid}",
                     "new_failure",
                     False,
-                    f"{record.id}: passed in the baseline, now {record.status}: {failure_reason(record)}",
+                    f"{sid}: passed in the baseline, now {record.status}: {failure_reason(record)}",
                 )
             )
-        now = scores_of(record.metrics, record.ragas)
-        current[record.id], previous[record.id] = now, dict(base.scores)
-        for metric, before in base.scores.items():
-            if metric not in now:
-                continue
+    # Pass/fail is the new-failure rule's business; the drops are about scores.
+    metrics = [m for m in changes.metrics() if m != diff.PASS]
+    for metric in metrics:
+        for change in changes.deltas(metric):
             findings.append(
-                _drop(
-                    f"{record.id} {label(metric)}",
+                drop(
+                    f"{change.scenario} {registry.label(metric)}",
                     metric,
-                    before,
-                    now[metric],
+                    change.a,
+                    change.b,
                     config.tolerance.allowed("per_scenario", metric),
                 )
             )
-    missing = sorted(set(baseline.scenarios) - {r.id for r in records})
-    if missing:
-        notes.append(f"in baseline but not run: {', '.join(missing)}")
-    metrics = sorted({m for scores in previous.values() for m in scores})
     for metric in metrics:
-        shared = [sid for sid in previous if metric in previous[sid] and metric in current[sid]]
-        if not shared:
+        paired = changes.paired(metric)
+        if paired.mean_a is None or paired.mean_b is None:
             continue
-        before = sum(previous[sid][metric] for sid in shared) / len(shared)
-        after = sum(current[sid][metric] for sid in shared) / len(shared)
         findings.append(
-            _drop(
-                f"overall {label(metric)} vs baseline",
+            drop(
+                f"overall {registry.label(metric)} vs baseline",
                 metric,
-                before,
-                after,
+                paired.mean_a,
+                paired.mean_b,
                 config.tolerance.allowed("overall", metric),
             )
         )
     return findings
-
-
-def _drop(name: str, metric: str, before: float, after: float, allowed: float) -> Finding:
-    drop = (after - before) if lower_is_better(metric) else (before - after)
-    ok = drop <= allowed + 1e-12
-    verdict = "ok" if ok else f"exceeds tolerance {allowed:.4f} by {drop - allowed:.4f}"
-    return Finding(
-        name,
-        "drop",
-        ok,
-        f"{name}: {_fmt(before)} -> {_fmt(after)} (change {after - before:+.4f}; {verdict})",
-        after,
-        before,
-        after - before,
-    )
 
 
 def failure_reason(record: ScenarioRecord) -> str:
@@ -449,105 +386,63 @@ def to_json(report: GateReport) -> dict[str, Any]:
     }
 
 
-def to_markdown(report: GateReport, run_dir: Path | None = None) -> str:
+def document(report: GateReport, run_dir: Path | None = None) -> render.Document:
+    """The gate's verdict, failures and thresholds as a report for the shared renderer."""
     code = report.exit_code
     head = {EXIT_PASS: "PASS", EXIT_FAIL: "FAIL", EXIT_HARNESS: "HARNESS ERROR"}[code]
-    lines = [f"# Eval gate: {head}", ""]
+    tone: render.Tone = "good" if code == EXIT_PASS else "bad"
+    doc = render.Document(f"Eval gate: {head}")
     if run_dir is not None:
-        lines += [f"Run: `{run_dir}`", ""]
+        doc.meta.append(f"run: {run_dir}")
     if report.error:
-        lines += [f"**Harness error:** {report.error}", ""]
-        return "\n".join(lines) + "\n"
-    failing_scenarios = [r for r in report.scenarios if not r.passed]
-    lines.append(
-        f"{len(report.scenarios) - len(failing_scenarios)}/{len(report.scenarios)} scenarios passed; "
-        f"{len(report.findings) - len(report.failures)}/{len(report.findings)} gate rules held."
+        doc.verdict = render.Paragraph(f"Harness error: {report.error}", "bad")
+        return doc
+    failing = [r for r in report.scenarios if not r.passed]
+    doc.verdict = render.Paragraph(
+        f"{len(report.scenarios) - len(failing)}/{len(report.scenarios)} scenarios passed; "
+        f"{len(report.findings) - len(report.failures)}/{len(report.findings)} gate rules held.",
+        tone,
     )
-    lines.append("")
     if report.failures:
-        lines += ["## What failed", "", "| rule | kind | detail |", "| --- | --- | --- |"]
-        lines += [f"| {f.name} | {f.kind} | {_md(f.message)} |" for f in report.failures]
-        lines.append("")
-    if failing_scenarios:
-        lines += [
-            "## Failing scenarios",
-            "",
-            "| scenario | tool | critical | reason |",
-            "| --- | --- | --- | --- |",
-        ]
-        lines += [
-            f"| {r.id} | {r.tool} | {'yes' if r.critical else ''} | {_md(failure_reason(r))} |"
-            for r in failing_scenarios
-        ]
-        lines.append("")
-    thresholds = [f for f in report.findings if f.kind in ("floor", "ablation")]
-    if thresholds:
-        lines += [
-            "## Thresholds",
-            "",
-            "| rule | actual | threshold | ok |",
-            "| --- | --- | --- | --- |",
-        ]
-        lines += [
-            f"| {f.name} | {_fmt(f.actual)} | {_fmt(f.threshold)} | {'yes' if f.passed else '**no**'} |"
-            for f in thresholds
-        ]
-        lines.append("")
+        doc.section(
+            "What failed",
+            render.Table(
+                ["rule", "kind", "detail"],
+                [[f.name, f.kind, f.message] for f in report.failures],
+                tones=["bad"] * len(report.failures),
+            ),
+        )
+    if failing:
+        doc.section(
+            "Failing scenarios",
+            render.Table(
+                ["scenario", "tool", "critical", "reason"],
+                [[r.id, r.tool, "yes" if r.critical else "", failure_reason(r)] for r in failing],
+            ),
+        )
+    limits = [f for f in report.findings if f.kind in ("floor", "ablation")]
+    if limits:
+        doc.section(
+            "Thresholds",
+            render.Table(
+                ["rule", "actual", "threshold", "ok"],
+                [
+                    [f.name, fmt(f.actual), fmt(f.threshold), "yes" if f.passed else "NO"]
+                    for f in limits
+                ],
+                tones=["neutral" if f.passed else "bad" for f in limits],
+            ),
+        )
     if report.notes:
-        lines += ["## Notes", ""] + [f"- {_md(n)}" for n in report.notes] + [""]
-    return "\n".join(lines) + "\n"
-
-
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def to_junit(report: GateReport) -> ET.ElementTree:
-    """One testcase per scenario and one per gate rule."""
-    root = ET.Element("testsuites", name="evals")
-    scenarios = ET.SubElement(root, "testsuite", name="evals.scenarios")
-    failures = errors = 0
-    for record in report.scenarios:
-        case = ET.SubElement(
-            scenarios,
-            "testcase",
-            classname=f"evals.{record.tool}",
-            name=record.id,
-            time=f"{(record.latency_ms or 0.0) / 1000:.3f}",
-        )
-        if record.status == "error":
-            errors += 1
-            ET.SubElement(
-                case, "error", message=failure_reason(record)[:500]
-            ).text = failure_reason(record)
-        elif record.status == "failed":
-            failures += 1
-            body = "\n".join(c.message or c.check for c in record.failures())
-            ET.SubElement(case, "failure", message=failure_reason(record)[:500]).text = body
-    scenarios.set("tests", str(len(report.scenarios)))
-    scenarios.set("failures", str(failures))
-    scenarios.set("errors", str(errors))
-    rules = ET.SubElement(root, "testsuite", name="evals.gate")
-    for finding in report.findings:
-        case = ET.SubElement(
-            rules, "testcase", classname=f"evals.gate.{finding.kind}", name=finding.name
-        )
-        if not finding.passed:
-            ET.SubElement(case, "failure", message=finding.message[:500]).text = finding.message
-    if report.error:
-        case = ET.SubElement(rules, "testcase", classname="evals.gate", name="harness")
-        ET.SubElement(case, "error", message=report.error[:500]).text = report.error
-    rules.set("tests", str(len(report.findings) + (1 if report.error else 0)))
-    rules.set("failures", str(len(report.failures)))
-    rules.set("errors", "1" if report.error else "0")
-    return ET.ElementTree(root)
+        doc.section("Notes", render.Bullets(report.notes))
+    return doc
 
 
 def write_outputs(report: GateReport, out: Path, run_dir: Path | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "gate.json").write_text(json.dumps(to_json(report), indent=2) + "\n", encoding="utf-8")
-    (out / "gate.md").write_text(to_markdown(report, run_dir), encoding="utf-8")
-    tree = to_junit(report)
+    render.write(document(report, run_dir), out, "gate")
+    tree = to_junit(report.findings, report.scenarios, report.error)
     ET.indent(tree)
     tree.write(out / "junit.xml", encoding="utf-8", xml_declaration=True)
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pandas as pd
 
-from evals.metrics import retrieval_aggregates
-from evals.ragas_metrics import ragas_aggregates
-from evals.runlog import DEFAULT_MODE, ScenarioRecord
+from evals.run.metrics import retrieval_aggregates
+from evals.run.ragas_metrics import ragas_aggregates
+from evals.run.runlog import DEFAULT_MODE, ScenarioRecord
 
 
 def counts(records: Sequence[ScenarioRecord]) -> dict[str, int]:

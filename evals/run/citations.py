@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evals.targets import Target, TargetError
+from evals.run.targets import Target, TargetError
 
 RESOLVER = "source.passages"
 BATCH = 50  # source.passages accepts at most 50 ids per call

@@ -14,8 +14,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from evals.checks import CheckSpec
-from evals.extract import KNOWN_TOOLS
+from evals.run.checks import CheckSpec
+from evals.run.extract import KNOWN_TOOLS
 
 CRITICAL = "critical"
 

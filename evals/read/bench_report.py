@@ -1,0 +1,250 @@
+"""The bench report: ``reports/bench/<ts>/summary.json`` (and the locust CSVs and latency
+records beside it) through the shared renderer, as ``bench.md`` + ``bench.html``.
+
+Reads files only. Shows the SLO and gate verdicts with every miss, per-tool p50/p95/p99,
+calls/s and errors against the targets, latency records per profile, saturation, and
+throughput and p95 over time from locust's ``*_stats_history.csv``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from evals.read import plots, render, slo
+
+SUMMARY = "summary.json"
+RECORDS = "latency.jsonl"
+
+
+class BenchReportError(RuntimeError):
+    """A bench directory without a readable summary."""
+
+
+def _num(value: Any, digits: int = 1) -> str:
+    return f"{value:.{digits}f}" if isinstance(value, int | float) else "-"
+
+
+def read_summary(directory: Path) -> dict[str, Any]:
+    path = directory / SUMMARY
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BenchReportError(f"{path}: missing (is {directory} a bench directory?)") from None
+    except json.JSONDecodeError as exc:
+        raise BenchReportError(f"{path}: invalid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise BenchReportError(f"{path}: expected an object")
+    return data
+
+
+def read_records(directory: Path) -> list[dict[str, Any]]:
+    """Latency records (one JSON object a line: profile, tool, n, p50_ms, p95_ms, ...)."""
+    path = directory / RECORDS
+    if not path.is_file():
+        return []
+    return [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
+
+
+def history(path: Path) -> tuple[list[float], list[float], list[float]]:
+    """Seconds since start, aggregated calls/s and aggregated p95 from a locust history CSV."""
+    times: list[float] = []
+    rps: list[float] = []
+    p95: list[float] = []
+    with path.open(newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            if row.get("Name") != "Aggregated":
+                continue
+            try:
+                stamp = float(row["Timestamp"])
+                rate = float(row.get("Requests/s") or 0.0)
+                p = row.get("95%") or "0"
+                high = float(p) if p not in ("N/A", "") else float("nan")
+            except (KeyError, ValueError):
+                continue
+            times.append(stamp)
+            rps.append(rate)
+            p95.append(high)
+    start = times[0] if times else 0.0
+    return [t - start for t in times], rps, p95
+
+
+def _profile_name(path: Path) -> str:
+    name = path.name.removesuffix("_stats_history.csv")
+    return str(path.parent.name + "/" + name) if path.parent.name not in ("", ".") else name
+
+
+def document(directory: Path) -> render.Document:
+    summary = read_summary(directory)
+    doc = render.Document("Bench report", meta=[f"bench directory: {directory}"])
+    for key in ("started_at", "server_workers", "elapsed_s"):
+        if key in summary:
+            doc.meta.append(f"{key.replace('_', ' ')}: {summary[key]}")
+    slo_ok, gate_ok = summary.get("slo_pass"), summary.get("gate_pass")
+    ok = bool(slo_ok) and bool(gate_ok)
+    doc.verdict = render.Paragraph(
+        f"SLO {'pass' if slo_ok else 'FAIL'}; eval gate {'pass' if gate_ok else 'FAIL'}"
+        + (
+            f"; saturation {summary['saturation_rps']:.0f} calls/s"
+            if isinstance(summary.get("saturation_rps"), int | float)
+            else ""
+        ),
+        "good" if ok else "bad",
+    )
+    misses = [str(m) for m in summary.get("misses") or []]
+    errors = [str(m) for m in summary.get("harness_errors") or []]
+    if misses or errors:
+        doc.section("What missed", render.Bullets(misses + [f"harness: {e}" for e in errors]))
+
+    tools: Mapping[str, Mapping[str, Any]] = summary.get("tools") or {}
+    if tools:
+        targets = {t: slo.targets_for(t, "latency") for t in tools}
+        rows, tones = [], []
+        for tool, values in tools.items():
+            target = targets[tool]
+            missed = any(
+                isinstance(values.get(k), int | float) and bound is not None and values[k] > bound
+                for k, bound in (("p50_ms", target[0]), ("p95_ms", target[1]))
+            ) or bool(values.get("errors"))
+            tones.append("bad" if missed else "neutral")
+            rows.append(
+                [
+                    tool,
+                    _num(values.get("p50_ms")),
+                    _num(values.get("p95_ms")),
+                    _num(values.get("p99_ms")),
+                    f"{_num(target[0], 0)} / {_num(target[1], 0)}",
+                    _num(values.get("rps")),
+                    str(values.get("errors", "-")),
+                    _num(values.get("paced_p95_ms")),
+                    _num(values.get("inprocess_p50_ms")),
+                    _num(values.get("inprocess_p95_ms")),
+                ]
+            )
+        section = doc.section(
+            "Per tool (latency profile)",
+            render.Table(
+                [
+                    "tool",
+                    "p50 ms",
+                    "p95 ms",
+                    "p99 ms",
+                    "target p50 / p95",
+                    "calls/s",
+                    "errors",
+                    "paced p95 ms",
+                    "in-process p50 ms",
+                    "in-process p95 ms",
+                ],
+                rows,
+                tones=tones,  # type: ignore[arg-type]
+                note=slo.source("latency"),
+            ),
+        )
+        percentiles = {
+            t: {
+                k: float(v[k])
+                for k in ("p50_ms", "p95_ms", "p99_ms")
+                if isinstance(v.get(k), int | float)
+            }
+            for t, v in tools.items()
+        }
+        section.add(
+            render.Figure(
+                "latency_per_tool",
+                plots.percentile_bars(
+                    percentiles, title="Latency per tool, latency profile", targets=targets
+                ),
+                "p50/p95/p99 per tool over HTTP; the red line is the tool's p95 target.",
+            )
+        )
+
+    records = read_records(directory)
+    if records:
+        doc.section(
+            "Latency records",
+            render.Table(
+                [
+                    "profile",
+                    "tool",
+                    "source",
+                    "n",
+                    "p50 ms",
+                    "p95 ms",
+                    "p99 ms",
+                    "calls/s",
+                    "errors",
+                ],
+                [
+                    [
+                        str(r.get("profile")),
+                        str(r.get("tool")),
+                        str(r.get("source", "")),
+                        str(r.get("n", "")),
+                        _num(r.get("p50_ms")),
+                        _num(r.get("p95_ms")),
+                        _num(r.get("p99_ms")),
+                        _num(r.get("rps")),
+                        str(r.get("errors", "")),
+                    ]
+                    for r in records
+                ],
+            ),
+        )
+
+    saturation = summary.get("saturation_rps_by_workers") or {}
+    if saturation:
+        doc.section(
+            "Saturation",
+            render.Table(
+                ["server workers", "highest sustained calls/s"],
+                [[str(k), _num(v)] for k, v in saturation.items()],
+            ),
+        )
+
+    histories = sorted(directory.rglob("*_stats_history.csv"))
+    series = {}
+    p95_series = {}
+    for path in histories:
+        times, rps, p95 = history(path)
+        if times:
+            series[_profile_name(path)] = (times, rps)
+            p95_series[_profile_name(path)] = (times, p95)
+    if series:
+        doc.section(
+            "Load over time",
+            render.Figure(
+                "throughput",
+                plots.time_series(
+                    series, title="Throughput over time (all tools)", ylabel="calls/s"
+                ),
+                "Aggregated calls per second as locust recorded them, one line per load run.",
+            ),
+            render.Figure(
+                "p95_over_time",
+                plots.time_series(
+                    p95_series, title="p95 latency over time (all tools)", ylabel="ms"
+                ),
+            ),
+        )
+    profiles = summary.get("profiles") or {}
+    scalar_rows = [
+        [name, key, json.dumps(value) if not isinstance(value, str) else value]
+        for name, values in profiles.items()
+        if isinstance(values, dict)
+        for key, value in values.items()
+        if isinstance(value, int | float | str | bool)
+    ]
+    if scalar_rows:
+        doc.section("Profiles", render.Table(["profile", "measure", "value"], scalar_rows))
+    return doc
+
+
+def write(directory: Path) -> dict[str, Path]:
+    """Render ``directory``'s bench results to ``bench.md`` and ``bench.html`` beside them."""
+    return render.write(document(directory), directory, "bench")

@@ -1,0 +1,314 @@
+"""Compare two backends from their run logs: B against A, per tool and overall.
+
+Reads two run logs (never a backend): scenarios are paired by id and version
+(:mod:`evals.read.diff`); for every scope (overall and each tool) and every metric both runs
+scored (pass/fail and the retrieval metrics by default; ragas scores with ``metrics``) it runs the paired t-test and the
+paired randomization test over per-query values (:mod:`evals.read.stats`), Holm-corrects
+each test's p-values across the whole family of scopes and metrics, and gives Cohen's d_z and
+a bootstrap interval of the mean difference. The verdict of a metric is the direction of its
+change when the Holm-adjusted randomization p-value is below ``alpha``. Latency percentiles,
+schema violations, errors and a contract diff of the two tool surfaces are reported beside.
+
+Exit code: 0 when B has no significant regression against A, 1 when it has one (a metric
+significantly worse anywhere, or a tool A publishes missing from B), 2 on a harness error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from evals import registry
+from evals.read import contract, diff, stats
+from evals.run.runlog import DEFAULT_MODE, RunLog, ScenarioRecord
+
+EXIT_OK, EXIT_REGRESSION, EXIT_HARNESS = 0, 1, 2
+OVERALL = "overall"
+# The default family of tests: pass/fail and the retrieval metrics (ragas scores on request:
+# the offline ones largely restate the retrieval metrics and would only widen the Holm family).
+DEFAULT_FAMILIES = ("scenario", "retrieval")
+Verdict = Literal["better", "worse", "no significant difference"]
+BETTER: Verdict = "better"
+WORSE: Verdict = "worse"
+SAME: Verdict = "no significant difference"
+
+
+@dataclass(frozen=True)
+class MetricResult:
+    scope: str
+    metric: str
+    test: stats.PairedTest
+    p_t_holm: float
+    p_perm_holm: float
+    verdict: Verdict
+
+    @property
+    def label(self) -> str:
+        return registry.label(self.metric)
+
+
+@dataclass(frozen=True)
+class Side:
+    """Outcome counts and latency of one backend within one scope."""
+
+    scenarios: int
+    passed: int
+    errors: int
+    schema_violations: int
+    p50_ms: float | None
+    p95_ms: float | None
+    latencies: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
+class ScopeResult:
+    scope: str
+    verdict: Verdict
+    better: tuple[str, ...]
+    worse: tuple[str, ...]
+    a: Side
+    b: Side
+
+
+@dataclass
+class Comparison:
+    label_a: str
+    label_b: str
+    alpha: float
+    results: list[MetricResult] = field(default_factory=list)
+    scopes: list[ScopeResult] = field(default_factory=list)
+    contract: list[contract.Change] | None = None
+    notes: list[str] = field(default_factory=list)
+    movers: list[diff.ScenarioDelta] = field(default_factory=list)
+    meta_a: dict[str, Any] = field(default_factory=dict)
+    meta_b: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def missing_tools(self) -> list[str]:
+        return [c.before for c in self.contract or [] if c.what == "tool" and c.kind == "removed"]
+
+    @property
+    def regressions(self) -> list[MetricResult]:
+        return [r for r in self.results if r.verdict == WORSE]
+
+    @property
+    def exit_code(self) -> int:
+        if self.error:
+            return EXIT_HARNESS
+        return EXIT_REGRESSION if self.regressions or self.missing_tools else EXIT_OK
+
+    def scope(self, name: str) -> ScopeResult | None:
+        return next((s for s in self.scopes if s.scope == name), None)
+
+    def result(self, scope: str, metric: str) -> MetricResult | None:
+        metric = registry.canonical(metric)
+        return next((r for r in self.results if r.scope == scope and r.metric == metric), None)
+
+
+# ----------------------------------------------------------------------------- pieces
+
+
+def _side(records: Sequence[ScenarioRecord]) -> Side:
+    latencies = tuple(float(r.latency_ms) for r in records if r.latency_ms is not None)
+    p50 = p95 = None
+    if latencies and len(latencies) == len(records):
+        p50, p95 = (float(v) for v in np.percentile(latencies, [50, 95]))
+    return Side(
+        scenarios=len(records),
+        passed=sum(r.passed for r in records),
+        errors=sum(
+            r.status == "error" or any(c.check == "no_tool_error" for c in r.failures())
+            for r in records
+        ),
+        schema_violations=sum(
+            any(c.check == "schema_valid" for c in r.failures()) for r in records
+        ),
+        p50_ms=p50,
+        p95_ms=p95,
+        latencies=latencies,
+    )
+
+
+def _verdict(metric: str, test: stats.PairedTest, p_adjusted: float, alpha: float) -> Verdict:
+    if p_adjusted >= alpha or test.n == 0:
+        return SAME
+    return BETTER if registry.improvement(metric, test.mean_a, test.mean_b) > 0 else WORSE
+
+
+def _scope_verdict(
+    results: Sequence[MetricResult],
+) -> tuple[Verdict, tuple[str, ...], tuple[str, ...]]:
+    better = tuple(r.metric for r in results if r.verdict == BETTER)
+    worse = tuple(r.metric for r in results if r.verdict == WORSE)
+    verdict: Verdict = WORSE if worse else BETTER if better else SAME
+    return verdict, better, worse
+
+
+def compare_logs(
+    a: RunLog,
+    b: RunLog,
+    *,
+    alpha: float = 0.05,
+    metrics: Sequence[str] | None = None,
+    label_a: str | None = None,
+    label_b: str | None = None,
+) -> Comparison:
+    """Everything the compare report shows, computed from two run logs (pure)."""
+    result = Comparison(label_a or a.summary.target, label_b or b.summary.target, alpha)
+    result.meta_a = _meta(a)
+    result.meta_b = _meta(b)
+    for name, log in (("A", a), ("B", b)):
+        if log.summary.status != "complete":
+            result.error = (
+                f"run {name} is {log.summary.status}: {log.summary.error or 'unknown error'}"
+            )
+            return result
+    records_a, records_b = a.by_mode(DEFAULT_MODE), b.by_mode(DEFAULT_MODE)
+    changes = diff.pair(
+        diff.table_from_records(records_a, with_latency=False),
+        diff.table_from_records(records_b, with_latency=False),
+    )
+    if not changes.shared:
+        result.error = "the two runs have no scenario in common (same --golden and versions?)"
+        return result
+    if changes.only_a:
+        result.notes.append(f"only in A (not compared): {', '.join(changes.only_a)}")
+    if changes.only_b:
+        result.notes.append(f"only in B (not compared): {', '.join(changes.only_b)}")
+    if changes.version_changed:
+        result.notes.append(
+            f"scenario version differs (not compared): {', '.join(changes.version_changed)}"
+        )
+    if metrics:
+        wanted = [registry.canonical(m) for m in metrics]
+    else:
+        wanted = [m for m in changes.metrics() if registry.get(m).family in DEFAULT_FAMILIES]
+    wanted = [m for m in wanted if registry.get(m).family != "latency"]
+    scopes = [OVERALL, *changes.tools()]
+    raw: list[tuple[str, str, stats.PairedTest]] = []
+    for scope in scopes:
+        tool = None if scope == OVERALL else scope
+        for metric in wanted:
+            pairs = changes.paired(metric, tool)
+            if len(pairs):
+                raw.append((scope, metric, stats.paired(pairs.a, pairs.b)))
+    p_t = stats.holm([t.p_t for _, _, t in raw])
+    p_perm = stats.holm([t.p_perm for _, _, t in raw])
+    result.results = [
+        MetricResult(scope, metric, test, pt, pp, _verdict(metric, test, pp, alpha))
+        for (scope, metric, test), pt, pp in zip(raw, p_t, p_perm, strict=True)
+    ]
+    shared = set(changes.shared)
+    for scope in scopes:
+        chosen = [r for r in result.results if r.scope == scope]
+        verdict, better, worse = _scope_verdict(chosen)
+
+        def pick(records: Sequence[ScenarioRecord], scope: str = scope) -> list[ScenarioRecord]:
+            return [r for r in records if r.id in shared and scope in (OVERALL, r.tool)]
+
+        result.scopes.append(
+            ScopeResult(
+                scope, verdict, better, worse, _side(pick(records_a)), _side(pick(records_b))
+            )
+        )
+    if a.surface is not None and b.surface is not None:
+        result.contract = contract.diff_surfaces(a.surface, b.surface)
+    else:
+        result.notes.append("contract diff skipped: a run log has no tools.json (older harness)")
+    headline = "nDCG@10" if "nDCG@10" in wanted else (wanted[0] if wanted else None)
+    if headline:
+        moved = [d for d in changes.deltas(headline) if d.delta != 0]
+        result.movers = sorted(moved, key=lambda d: (-abs(d.delta), d.scenario))[:15]
+    return result
+
+
+def _meta(log: RunLog) -> dict[str, Any]:
+    s = log.summary
+    return {
+        "target": s.target,
+        "commit": s.git.get("commit"),
+        "dirty": s.git.get("dirty"),
+        "started_at": s.started_at,
+        "scenarios": s.counts.get("scenarios"),
+        "status": s.status,
+    }
+
+
+# ----------------------------------------------------------------------------- JSON
+
+
+def to_json(c: Comparison) -> dict[str, Any]:
+    f = stats.finite
+    return {
+        "a": {"label": c.label_a, **c.meta_a},
+        "b": {"label": c.label_b, **c.meta_b},
+        "alpha": c.alpha,
+        "exit_code": c.exit_code,
+        "result": {
+            EXIT_OK: "no significant regression",
+            EXIT_REGRESSION: "regression",
+            EXIT_HARNESS: "error",
+        }[c.exit_code],
+        "error": c.error,
+        "tests": {
+            "paired": [
+                "t-test (scipy.stats.ttest_rel)",
+                "randomization (scipy.stats.permutation_test)",
+            ],
+            "correction": "Holm across all scopes and metrics",
+            "verdict_on": "Holm-adjusted randomization p-value",
+            "family_size": len(c.results),
+            "resamples": stats.RESAMPLES,
+        },
+        "scopes": {
+            s.scope: {
+                "verdict": s.verdict,
+                "better": list(s.better),
+                "worse": list(s.worse),
+                **{
+                    f"{key}_{side_name}": value
+                    for side_name, side in (("a", s.a), ("b", s.b))
+                    for key, value in (
+                        ("scenarios", side.scenarios),
+                        ("passed", side.passed),
+                        ("errors", side.errors),
+                        ("schema_violations", side.schema_violations),
+                        ("p50_ms", f(side.p50_ms)),
+                        ("p95_ms", f(side.p95_ms)),
+                    )
+                },
+            }
+            for s in c.scopes
+        },
+        "metrics": [
+            {
+                "scope": r.scope,
+                "metric": r.metric,
+                "label": r.label,
+                "higher_is_better": registry.higher_is_better(r.metric),
+                "n": r.test.n,
+                "mean_a": f(r.test.mean_a),
+                "mean_b": f(r.test.mean_b),
+                "diff": f(r.test.diff),
+                "ci_low": f(r.test.ci_low),
+                "ci_high": f(r.test.ci_high),
+                "effect_size": f(r.test.effect_size),
+                "p_t": f(r.test.p_t),
+                "p_perm": f(r.test.p_perm),
+                "p_t_holm": f(r.p_t_holm),
+                "p_perm_holm": f(r.p_perm_holm),
+                "verdict": r.verdict,
+            }
+            for r in c.results
+        ],
+        "contract": None if c.contract is None else contract.to_json(c.contract),
+        "largest_changes": [
+            {"scenario": d.scenario, "tool": d.tool, "metric": d.metric, "a": d.a, "b": d.b}
+            for d in c.movers
+        ],
+        "notes": c.notes,
+    }

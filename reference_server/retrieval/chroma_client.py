@@ -1,0 +1,54 @@
+"""Which Chroma the server talks to: the embedded store in the index, or a Chroma server.
+
+With `OCM_CHROMA_URL` unset the collections are read from `<index>/chroma` in-process (one
+machine). With `OCM_CHROMA_URL=http://host:port` every replica queries one Chroma server
+(`chroma run`), loaded once by `python -m reference_server.index.chroma_load`; SQLite stays
+local to each replica. Both return the same chromadb client API, so nothing else changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+from reference_server.config import Settings
+from reference_server.errors import IndexMissingError
+
+PAGE = 2000  # rows per `get` page: keeps each HTTP reply small and memory flat
+
+
+def server_address(url: str) -> tuple[str, int, bool]:
+    """(host, port, ssl) from `http(s)://host:port`; a clear error for anything else."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"OCM_CHROMA_URL must look like http://127.0.0.1:8001, got {url!r}")
+    ssl = parts.scheme == "https"
+    return parts.hostname, parts.port or (443 if ssl else 80), ssl
+
+
+def connect(settings: Settings) -> Any:
+    """A chromadb client: HTTP when `settings.chroma_url` is set, else the embedded store."""
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
+    if settings.chroma_url:
+        host, port, ssl = server_address(settings.chroma_url)
+        return chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=chroma_settings)
+    if not settings.chroma_dir.exists():
+        raise IndexMissingError(str(settings.chroma_dir))
+    return chromadb.PersistentClient(path=str(settings.chroma_dir), settings=chroma_settings)
+
+
+def pages(collection: Any, include: list[str], page: int = PAGE) -> Iterator[dict[str, Any]]:
+    """A collection's rows in pages (one unbounded `get` is too big for an HTTP reply at scale)."""
+    offset = 0
+    while True:
+        data = collection.get(include=include, limit=page, offset=offset)
+        if not data["ids"]:
+            return
+        yield data
+        offset += len(data["ids"])
+        if len(data["ids"]) < page:
+            return

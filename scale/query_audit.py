@@ -1,0 +1,244 @@
+"""`python -m scale.query_audit --factor 10`: which queries get slower as the corpus grows.
+
+Runs every golden call that expects an answer in-process against the real index and the
+`factor`x synthetic index (same process, alternating, so machine noise hits both alike),
+records every SQL statement the tools execute and every vector-store call, and prints:
+
+- per tool: median latency at 1x and at `factor`x and the ratio;
+- per SQL statement: calls, mean time at both scales, the ratio, and its `EXPLAIN QUERY
+  PLAN` when it scans a table (a `SCAN` without an index);
+- per vector-store method: mean time at both scales.
+
+A JSON copy goes to `--out`. This is the tool behind the corpus-growth fixes; it measures,
+it does not assert.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import statistics
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from fastmcp import Client
+from rich.console import Console
+from rich.table import Table
+
+from evals.run.scenario import load_scenarios
+from reference_server.config import Settings
+from reference_server.index.synthetic import build_scaled, default_out_dir
+from reference_server.retrieval.sql import SqlClient
+from reference_server.retrieval.vector import VectorClient
+from reference_server.server import build_server
+
+GOLDEN = Path(__file__).resolve().parent.parent / "golden"
+VECTOR_METHODS = ("search", "get", "get_where", "ids_by", "search_many")
+Samples = dict[str, list[float]]
+
+
+class Recorder:
+    """Collects (statement -> durations) while active; wraps the clients' methods once."""
+
+    def __init__(self) -> None:
+        self.sql: Samples = defaultdict(list)
+        self.sql_args: dict[str, tuple[str, Any]] = {}
+        self.vector: Samples = defaultdict(list)
+
+    @contextmanager
+    def patched(self) -> Iterator[None]:
+        originals: list[tuple[type, str, Callable[..., Any]]] = []
+        for name in ("query", "one"):
+            originals.append((SqlClient, name, getattr(SqlClient, name)))
+            setattr(SqlClient, name, self._wrap_sql(getattr(SqlClient, name)))
+        for name in VECTOR_METHODS:
+            originals.append((VectorClient, name, getattr(VectorClient, name)))
+            setattr(VectorClient, name, self._wrap_vector(name, getattr(VectorClient, name)))
+        try:
+            yield
+        finally:
+            for owner, name, fn in originals:
+                setattr(owner, name, fn)
+
+    def _wrap_sql(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        recorder = self
+
+        def wrapped(client: SqlClient, sql: str, params: Any = ()) -> Any:
+            started = time.perf_counter()
+            try:
+                return fn(client, sql, params)
+            finally:
+                key = " ".join(sql.split())
+                recorder.sql[key].append((time.perf_counter() - started) * 1000)
+                recorder.sql_args.setdefault(key, (str(client.path), params))
+
+        return wrapped
+
+    def _wrap_vector(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        recorder = self
+
+        def wrapped(client: VectorClient, collection: Any, *args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return fn(client, collection, *args, **kwargs)
+            finally:
+                label = f"{name}({collection if isinstance(collection, str) else 'many'})"
+                recorder.vector[label].append((time.perf_counter() - started) * 1000)
+
+        return wrapped
+
+
+def golden_calls() -> list[tuple[str, str, dict[str, Any]]]:
+    return [(s.id, s.tool, s.args) for s in load_scenarios(GOLDEN) if not s.expects_error]
+
+
+async def _time_calls(
+    server: Any, calls: list[tuple[str, str, dict[str, Any]]], repeat: int
+) -> Samples:
+    per_tool: Samples = defaultdict(list)
+    async with Client(server) as client:
+        for _ in range(repeat):
+            for _, tool, args in calls:
+                started = time.perf_counter()
+                await client.call_tool(tool, args, raise_on_error=False)
+                per_tool[tool].append((time.perf_counter() - started) * 1000)
+    return per_tool
+
+
+def explain(db: str, sql: str, params: Any) -> list[str]:
+    """EXPLAIN QUERY PLAN lines of one statement with the parameters it ran with."""
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return [row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
+    except sqlite3.Error as exc:
+        return [f"(cannot explain: {exc})"]
+    finally:
+        conn.close()
+
+
+FULL_SCAN = re.compile(r"^SCAN (?!.*VIRTUAL TABLE)(?!.*USING (COVERING )?INDEX)")
+
+
+def audit(factor: int, repeat: int) -> dict[str, Any]:
+    base = Settings.from_env(sql_timeout_ms=60000, vector_timeout_ms=60000, tool_timeout_ms=120000)
+    build_scaled(base.index_dir, factor)
+    scaled_dir = default_out_dir(base.index_dir, factor)
+    calls = golden_calls()
+    results: dict[str, dict[str, Any]] = {}
+    for label, index_dir in (("1", base.index_dir), (str(factor), scaled_dir)):
+        server = build_server(base.model_copy(update={"index_dir": index_dir}))
+        server.runtime.warm_up()  # type: ignore[attr-defined]
+        asyncio.run(_time_calls(server, calls, 1))  # load caches and collections
+        recorder = Recorder()
+        with recorder.patched():
+            tools = asyncio.run(_time_calls(server, calls, repeat))
+        results[label] = {
+            "tools": tools,
+            "sql": recorder.sql,
+            "vector": recorder.vector,
+            "sql_args": recorder.sql_args,
+            "index": str(index_dir),
+        }
+    return summarise(results, str(factor))
+
+
+def summarise(results: dict[str, dict[str, Any]], factor: str) -> dict[str, Any]:
+    one, big = results["1"], results[factor]
+
+    def mean(xs: list[float]) -> float:
+        return statistics.fmean(xs) if xs else float("nan")
+
+    tools = {
+        tool: {
+            "p50_1x": statistics.median(one["tools"][tool]),
+            f"p50_{factor}x": statistics.median(big["tools"][tool]),
+        }
+        for tool in sorted(one["tools"])
+    }
+    sql = []
+    for stmt, samples in big["sql"].items():
+        db, params = big["sql_args"][stmt]
+        plan = explain(db, stmt, params)
+        sql.append(
+            {
+                "sql": stmt,
+                "db": Path(db).name,
+                "calls": len(samples),
+                "mean_ms_1x": mean(one["sql"].get(stmt, [])),
+                f"mean_ms_{factor}x": mean(samples),
+                f"total_ms_{factor}x": sum(samples),
+                "full_scan": [line for line in plan if FULL_SCAN.search(line)],
+                "plan": plan,
+            }
+        )
+    sql.sort(key=lambda r: -r[f"total_ms_{factor}x"])
+    vector = {
+        name: {
+            "calls": len(xs),
+            "mean_ms_1x": mean(one["vector"].get(name, [])),
+            f"mean_ms_{factor}x": mean(xs),
+        }
+        for name, xs in sorted(big["vector"].items())
+    }
+    return {"factor": int(factor), "tools": tools, "sql": sql, "vector": vector}
+
+
+def render(report: dict[str, Any], console: Console, top: int) -> None:
+    f = report["factor"]
+    table = Table(title=f"tool latency, median over golden calls: 1x vs {f}x")
+    for col in ("tool", "1x ms", f"{f}x ms", "ratio"):
+        table.add_column(col, justify="right" if col != "tool" else "left")
+    for tool, row in report["tools"].items():
+        a, b = row["p50_1x"], row[f"p50_{f}x"]
+        table.add_row(tool, f"{a:.1f}", f"{b:.1f}", f"{b / a:.2f}")
+    console.print(table)
+    table = Table(title=f"SQL statements by total time at {f}x (top {top})")
+    for col in ("db", "calls", "1x ms", f"{f}x ms", "ratio", "full scan", "statement"):
+        table.add_column(col, overflow="fold")
+    for row in report["sql"][:top]:
+        a, b = row["mean_ms_1x"], row[f"mean_ms_{f}x"]
+        table.add_row(
+            row["db"],
+            str(row["calls"]),
+            f"{a:.2f}",
+            f"{b:.2f}",
+            f"{b / a:.1f}" if a else "-",
+            "; ".join(row["full_scan"]),
+            row["sql"][:160],
+        )
+    console.print(table)
+    table = Table(title=f"vector-store calls: 1x vs {f}x")
+    for col in ("call", "calls", "1x ms", f"{f}x ms", "ratio"):
+        table.add_column(col)
+    for name, row in report["vector"].items():
+        a, b = row["mean_ms_1x"], row[f"mean_ms_{f}x"]
+        table.add_row(name, str(row["calls"]), f"{a:.2f}", f"{b:.2f}", f"{b / a:.1f}" if a else "-")
+    console.print(table)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m scale.query_audit", description=__doc__)
+    parser.add_argument("--factor", type=int, default=10)
+    parser.add_argument("--repeat", type=int, default=3, help="timed passes over the calls")
+    parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--out", type=Path, default=Path("reports/scale/query_audit.json"))
+    args = parser.parse_args(argv)
+    report = audit(args.factor, args.repeat)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2, default=str))
+    render(report, Console(), args.top)
+    print(f"written {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
