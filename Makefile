@@ -12,6 +12,12 @@ GATE_TARGET ?= inprocess:sql_timeout_ms=5000,vector_timeout_ms=5000,tool_timeout
 export RAGAS_DO_NOT_TRACK := true
 export ANONYMIZED_TELEMETRY := False
 
+PROFILE ?= latency
+USERS ?=
+RATE ?=
+TIME ?=
+WORKERS ?= 0
+URL ?=
 # make compare A=<target> B=<target>: a configuration name (hybrid, vector, keyword, no-boosts,
 # rrf-equal, rrf-k60, openai-embeddings, llm-rerank), inprocess:..., stdio:<command> or an
 # http(s)://.../mcp URL. In-process targets get the gate's generous timeouts (answers, not speed).
@@ -20,7 +26,7 @@ B ?= keyword
 COMPARE_OVERRIDES ?= sql_timeout_ms=5000,vector_timeout_ms=5000,tool_timeout_ms=10000
 RUN ?= reports/runs/latest
 
-.PHONY: install index serve test check bench eval gate gate-chroma baseline compare report clean
+.PHONY: install index serve test test-load check bench load eval gate gate-chroma bench-scale rehearsal baseline compare report clean
 
 install: $(STAMP)
 
@@ -41,9 +47,27 @@ test: index
 	$(PY) -m pytest -q
 	$(MAKE) --no-print-directory gate
 
+# The load tests that start extra server configurations (150 ms on SQL, seeded defects).
+test-load: index
+	$(PY) -m pytest -q -m load tests/load -p no:randomly
+
+# Server with all workers -> latency, paced, saturation, parallel -> pytest-benchmark -> golden
+# eval + gate -> reports/bench/<timestamp>/ and reports/latest/ (load/bench.py). Non-zero on any miss.
 bench: index
-	$(PY) -m pytest -q -m bench --benchmark-enable --benchmark-only tests/bench -p no:randomly
-	$(MAKE) --no-print-directory eval
+	$(PY) -m load bench
+	@if [ -n "$(SCALE)" ]; then $(MAKE) --no-print-directory bench-scale SCALE=$(SCALE); fi
+
+# One load profile (latency | paced | saturation | parallel) against a fresh reference server
+# (or URL=http://127.0.0.1:PORT/mcp); WORKERS=N uses locust's master/worker mode.
+load: index
+	$(PY) -m load run --profile $(PROFILE) --workers $(WORKERS) \
+		$(if $(USERS),--users $(USERS)) $(if $(RATE),--rate $(RATE)) \
+		$(if $(TIME),--time $(TIME)) $(if $(URL),--url $(URL))
+
+# Corpus growth: synthetic SCALE-x index (and 1x, same run) -> per-tool p50/p95, calls/s, size.
+SCALE ?=
+bench-scale: index
+	$(PY) -m scale.bench --factors $(or $(SCALE),10) --out reports/scale/latest
 
 eval: index
 	$(PY) -m evals run --target $(TARGET) --golden golden --out reports/runs/latest --ablation
@@ -63,6 +87,12 @@ report: install
 gate-chroma: index
 	$(PY) -m scale.chroma_gate --target $(GATE_TARGET) --out reports/runs/gate-chroma
 
+# Two replicas sharing one Chroma server behind nginx (Debian's package, run as our own process);
+# one replica is stopped mid-run; exits 1 if the client saw a failed call.
+rehearsal: index
+	@command -v nginx >/dev/null || test -x /usr/sbin/nginx || { echo "nginx missing: apt-get install -y nginx"; exit 2; }
+	$(PY) -m scale.rehearsal --clients $(or $(USERS),8) --seconds $(or $(TIME),30) --out reports/rehearsal/latest
+
 baseline: index
 	$(PY) -m evals run --target $(GATE_TARGET) --golden golden --out reports/runs/baseline --ablation --concurrency 2
 	$(PY) -m evals baseline --run reports/runs/baseline
@@ -70,7 +100,7 @@ baseline: index
 check: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy reference_server evals scale
+	$(VENV)/bin/mypy reference_server evals scale load
 
 clean:
-	rm -rf $(VENV) build reports/runs .pytest_cache .mypy_cache .ruff_cache .benchmarks
+	rm -rf $(VENV) build reports/runs reports/bench reports/load reports/latest .pytest_cache .mypy_cache .ruff_cache .benchmarks

@@ -54,7 +54,17 @@ class Settings(BaseModel):
     )
     embedding: Literal["local", "openai"] = "local"
     openai_embedding_model: str = "text-embedding-3-small"
-    rerank: Literal["off", "openai"] = "off"
+    rerank: Literal["off", "openai"] = Field(
+        default="off",
+        description="openai: rerank section candidates with an OpenAI chat model (needs OPENAI_API_KEY).",
+    )
+    rerank_model: str = "gpt-4o-mini"
+    rerank_timeout_ms: float = Field(
+        default=1000.0, gt=0, description="Rerank call budget; on expiry the fused order is kept."
+    )
+    rerank_candidates: int = Field(
+        default=20, ge=2, le=50, description="How many fused candidates the model scores."
+    )
     mode: Mode = Field(
         default="hybrid", description="Force which paths run: hybrid = SQL + vector."
     )
@@ -114,6 +124,9 @@ class Settings(BaseModel):
             "OCM_MODEL_DIR": "model_dir",
             "OCM_EMBEDDING": "embedding",
             "OCM_RERANK": "rerank",
+            "OCM_RERANK_MODEL": "rerank_model",
+            "OCM_RERANK_TIMEOUT_MS": "rerank_timeout_ms",
+            "OCM_RERANK_CANDIDATES": "rerank_candidates",
             "OCM_MODE": "mode",
             "OCM_SQL_TIMEOUT_MS": "sql_timeout_ms",
             "OCM_VECTOR_TIMEOUT_MS": "vector_timeout_ms",

@@ -115,14 +115,20 @@ class CachedEmbedder:
         self._size = size
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if self._size <= 0:
+            self.misses += len(texts)
             return self.inner.embed(texts)
         with self._lock:
             hits = {t: self._cache[t] for t in texts if t in self._cache}
             for t in hits:
                 self._cache.move_to_end(t)
+            missed = sum(1 for t in texts if t not in hits)
+            self.hits += len(texts) - missed
+            self.misses += missed
         missing = [t for t in dict.fromkeys(texts) if t not in hits]
         if missing:
             fresh = self.inner.embed(missing)

@@ -7,6 +7,7 @@ Created once per server and opened lazily on first use, so building a server (e.
 from __future__ import annotations
 
 import threading
+import uuid
 from functools import cached_property
 
 from reference_server.catalog import ALL_COLLECTIONS
@@ -14,6 +15,8 @@ from reference_server.config import Settings
 from reference_server.embedding import Embedder, make_embedder
 from reference_server.retrieval.sql import SqlClient
 from reference_server.retrieval.vector import VectorClient
+
+PROCESS_ID = uuid.uuid4().hex[:12]
 
 
 class Runtime:
@@ -37,6 +40,18 @@ class Runtime:
     @cached_property
     def vectors(self) -> VectorClient:
         return VectorClient(self.settings, self.embedder)
+
+    def cache_stats(self) -> dict[str, int | str]:
+        """This process's cumulative query-embedding cache counts (load runs report the hit rate).
+
+        `process` tells apart the processes of a multi-worker server, whose counts are separate.
+        """
+        embedder = self.__dict__.get("embedder")
+        return {
+            "process": PROCESS_ID,
+            "embed_hits": int(getattr(embedder, "hits", 0)),
+            "embed_misses": int(getattr(embedder, "misses", 0)),
+        }
 
     def warm_up(self) -> None:
         """Load the model and open the stores now rather than on the first call."""

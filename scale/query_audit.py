@@ -45,12 +45,13 @@ Samples = dict[str, list[float]]
 
 
 class Recorder:
-    """Collects (statement -> durations) while active; wraps the clients' methods once."""
+    """Collects durations per scale label (1x / Nx) while active; wraps the clients' methods."""
 
     def __init__(self) -> None:
-        self.sql: Samples = defaultdict(list)
-        self.sql_args: dict[str, tuple[str, Any]] = {}
-        self.vector: Samples = defaultdict(list)
+        self.label = ""
+        self.sql: dict[str, Samples] = defaultdict(lambda: defaultdict(list))
+        self.sql_args: dict[str, dict[str, tuple[str, Any]]] = defaultdict(dict)
+        self.vector: dict[str, Samples] = defaultdict(lambda: defaultdict(list))
 
     @contextmanager
     def patched(self) -> Iterator[None]:
@@ -76,8 +77,8 @@ class Recorder:
                 return fn(client, sql, params)
             finally:
                 key = " ".join(sql.split())
-                recorder.sql[key].append((time.perf_counter() - started) * 1000)
-                recorder.sql_args.setdefault(key, (str(client.path), params))
+                recorder.sql[recorder.label][key].append((time.perf_counter() - started) * 1000)
+                recorder.sql_args[recorder.label].setdefault(key, (str(client.path), params))
 
         return wrapped
 
@@ -90,7 +91,8 @@ class Recorder:
                 return fn(client, collection, *args, **kwargs)
             finally:
                 label = f"{name}({collection if isinstance(collection, str) else 'many'})"
-                recorder.vector[label].append((time.perf_counter() - started) * 1000)
+                elapsed = (time.perf_counter() - started) * 1000
+                recorder.vector[recorder.label][label].append(elapsed)
 
         return wrapped
 
@@ -99,16 +101,29 @@ def golden_calls() -> list[tuple[str, str, dict[str, Any]]]:
     return [(s.id, s.tool, s.args) for s in load_scenarios(GOLDEN) if not s.expects_error]
 
 
-async def _time_calls(
-    server: Any, calls: list[tuple[str, str, dict[str, Any]]], repeat: int
-) -> Samples:
-    per_tool: Samples = defaultdict(list)
-    async with Client(server) as client:
+async def _time_interleaved(
+    servers: dict[str, Any],
+    calls: list[tuple[str, str, dict[str, Any]]],
+    repeat: int,
+    recorder: Recorder | None,
+) -> dict[str, Samples]:
+    """Each call on every server in turn, so machine noise hits all scales alike."""
+    per_tool: dict[str, Samples] = {label: defaultdict(list) for label in servers}
+    clients = {label: Client(server) for label, server in servers.items()}
+    for client in clients.values():
+        await client.__aenter__()
+    try:
         for _ in range(repeat):
             for _, tool, args in calls:
-                started = time.perf_counter()
-                await client.call_tool(tool, args, raise_on_error=False)
-                per_tool[tool].append((time.perf_counter() - started) * 1000)
+                for label, client in clients.items():
+                    if recorder:
+                        recorder.label = label
+                    started = time.perf_counter()
+                    await client.call_tool(tool, args, raise_on_error=False)
+                    per_tool[label][tool].append((time.perf_counter() - started) * 1000)
+    finally:
+        for client in clients.values():
+            await client.__aexit__(None, None, None)
     return per_tool
 
 
@@ -131,23 +146,25 @@ FULL_SCAN = re.compile(r"^SCAN (?!.*VIRTUAL TABLE)(?!.*USING (COVERING )?INDEX)"
 def audit(factor: int, repeat: int) -> dict[str, Any]:
     base = Settings.from_env(sql_timeout_ms=60000, vector_timeout_ms=60000, tool_timeout_ms=120000)
     build_scaled(base.index_dir, factor)
-    scaled_dir = default_out_dir(base.index_dir, factor)
+    dirs = {"1": base.index_dir, str(factor): default_out_dir(base.index_dir, factor)}
+    servers = {}
+    for label, index_dir in dirs.items():
+        servers[label] = build_server(base.model_copy(update={"index_dir": index_dir}))
+        servers[label].runtime.warm_up()  # type: ignore[attr-defined]
     calls = golden_calls()
-    results: dict[str, dict[str, Any]] = {}
-    for label, index_dir in (("1", base.index_dir), (str(factor), scaled_dir)):
-        server = build_server(base.model_copy(update={"index_dir": index_dir}))
-        server.runtime.warm_up()  # type: ignore[attr-defined]
-        asyncio.run(_time_calls(server, calls, 1))  # load caches and collections
-        recorder = Recorder()
-        with recorder.patched():
-            tools = asyncio.run(_time_calls(server, calls, repeat))
-        results[label] = {
-            "tools": tools,
-            "sql": recorder.sql,
-            "vector": recorder.vector,
-            "sql_args": recorder.sql_args,
-            "index": str(index_dir),
+    asyncio.run(_time_interleaved(servers, calls, 1, None))  # load caches and collections
+    recorder = Recorder()
+    with recorder.patched():
+        tools = asyncio.run(_time_interleaved(servers, calls, repeat, recorder))
+    results = {
+        label: {
+            "tools": tools[label],
+            "sql": recorder.sql[label],
+            "vector": recorder.vector[label],
+            "sql_args": recorder.sql_args[label],
         }
+        for label in dirs
+    }
     return summarise(results, str(factor))
 
 

@@ -24,7 +24,7 @@ pytestmark = [
     pytest.mark.timeout(600),
 ]
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
-PER_TOOL = 3
+PER_TOOL = 2
 
 
 @pytest.fixture(scope="module")

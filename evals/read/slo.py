@@ -13,8 +13,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 SLO_FILE = Path(__file__).resolve().parents[2] / "load" / "slo.yaml"
 SPEC_CEILINGS: list[dict[str, Any]] = [
     {"tools": "opa.*", "p50_ms": 500.0, "p95_ms": 1000.0},
@@ -23,33 +21,22 @@ SPEC_CEILINGS: list[dict[str, Any]] = [
 Target = tuple[float | None, float | None]
 
 
-@lru_cache(maxsize=4)
-def _load(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    return data if isinstance(data, dict) else {}
-
-
-def _tighter(a: float | None, b: float | None) -> float | None:
-    values = [float(v) for v in (a, b) if isinstance(v, int | float)]
-    return min(values) if values else None
-
-
 def targets_for(tool: str, profile: str | None = None, path: Path = SLO_FILE) -> Target:
-    """(p50, p95) in ms for ``tool``: the spec ceiling, tightened by ``profile``'s bar."""
-    data = _load(path)
-    ceilings = data.get("spec_ceilings") or SPEC_CEILINGS
-    p50 = p95 = None
-    for rule in ceilings:
-        if fnmatch(tool, str(rule.get("tools", "*"))):
-            p50, p95 = rule.get("p50_ms"), rule.get("p95_ms")
-            break
-    if profile:
-        bar = (data.get("profiles") or {}).get(profile) or {}
-        bar = {**bar, **((data.get("per_tool") or {}).get(tool, {}).get(profile, {}))}
-        p50, p95 = _tighter(p50, bar.get("p50_ms")), _tighter(p95, bar.get("p95_ms"))
-    return (_tighter(p50, None), _tighter(p95, None))
+    """(p50, p95) in ms for ``tool``: the spec ceiling, tightened by ``profile``'s bar.
+
+    The arithmetic is the load package's (`load.slo.Slo.bars`), so reports and verdicts agree."""
+    if not path.is_file():
+        rule = next(r for r in SPEC_CEILINGS if fnmatch(tool, str(r["tools"])))
+        return (rule["p50_ms"], rule["p95_ms"])
+    bars = _slo(path).bars(profile or "spec ceilings only", tool)
+    return (bars.get("p50_ms"), bars.get("p95_ms"))
+
+
+@lru_cache(maxsize=4)
+def _slo(path: Path) -> Any:
+    from load.slo import load_slo
+
+    return load_slo(path)
 
 
 def source(profile: str | None = None, path: Path = SLO_FILE) -> str:

@@ -26,17 +26,20 @@ from reference_server.config import CORPUS_DIR, Settings
 from reference_server.embedding import LocalMiniLM, make_embedder
 from reference_server.index import off_builder, opa_builder
 from reference_server.index.types import VectorDoc
+from reference_server.ingest import opa_cpso
 
 BATCH = 32
 # Long tabular documents (drug groups, fee subsections) lead with what they are about; their
 # first 128 tokens carry the names and classes a query matches, at half the embedding cost.
 MAX_TOKENS = {"odb_documents": 128, "ohip_chunks": 192}
 DEFAULT_MAX_TOKENS = 256
+# The CPSO level rule (ingest/opa_cpso.section_level) is applied at index time too.
 _CODE_FILES = [
     Path(__file__),
     Path(opa_builder.__file__),
     Path(off_builder.__file__),
     Path(catalog.__file__),
+    Path(opa_cpso.__file__),
 ]
 
 

@@ -16,6 +16,7 @@ import yaml
 
 from reference_server.catalog import OPA_COLLECTIONS, OPA_ORGS
 from reference_server.index.types import VectorDoc
+from reference_server.ingest.opa_cpso import section_level
 
 ORGS = OPA_ORGS
 COLLECTIONS = OPA_COLLECTIONS
@@ -75,6 +76,24 @@ def _str(value: Any) -> str | None:
     return None if value in (None, "") else str(value)
 
 
+def policy_level(doc: dict[str, Any], section: dict[str, Any]) -> str | None:
+    """Every CPSO section gets a level, so a level filter never drops one for lack of it.
+
+    The authored level wins; otherwise a section of an Advice to the Profession document is
+    advice (CPSO's advice explains the policy and binds no one, even where it quotes a legal
+    duty); otherwise a policy section is read for regulatory language ('must'/'shall' ->
+    expectation, 'should'/'advised' -> advice), and a policy section with neither (definitions,
+    appendices) is part of the policy's binding text, so an expectation. Other organisations
+    keep what the corpus says (usually nothing).
+    """
+    authored = section.get("policy_level")
+    if authored or doc["source_org"] != "cpso":
+        return authored or None
+    if doc["document_type"] == "advice":
+        return "advice"
+    return section_level(section.get("text") or "") or "expectation"
+
+
 def chunks(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """Parent and child chunk rows for one document."""
     rows = []
@@ -86,7 +105,7 @@ def chunks(doc: dict[str, Any]) -> list[dict[str, Any]]:
             "document_id": doc["document_id"],
             "section_idx": idx,
             "section_heading": section["heading"],
-            "policy_level": section.get("policy_level"),
+            "policy_level": policy_level(doc, section),
             "ipac": json.dumps(section["ipac"]) if section.get("ipac") else None,
         }
         rows.append(

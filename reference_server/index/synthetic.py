@@ -332,7 +332,7 @@ def scale_collections(
 
 
 # ------------------------------------------------------------------------------- build
-def _dir_bytes(path: Path) -> int:
+def dir_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
@@ -394,8 +394,8 @@ def build_scaled(
             "source": str(source_dir),
             "fingerprint": fingerprint,
             "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "bytes": _dir_bytes(tmp),
-            "source_bytes": _dir_bytes(source_dir),
+            "bytes": dir_bytes(tmp),
+            "source_bytes": dir_bytes(source_dir),
         },
     }
     manifest_path_tmp = tmp / "manifest.json"

@@ -30,11 +30,12 @@ def slug(text: str) -> str:
 
 
 def section_level(text: str) -> str | None:
-    """A section with any 'must' is an expectation; 'advised'/'should' only is advice."""
+    """Regulatory language: 'must'/'shall'/'required to' is an expectation; 'advised'/'should' only
+    is advice; neither is None (the index then falls back on the document type)."""
     t = text.lower()
-    if re.search(r"\bmust\b", t):
+    if re.search(r"\b(must|shall|required to)\b", t):
         return "expectation"
-    if re.search(r"\b(advised|should)\b", t):
+    if re.search(r"\b(advised|advisable|should)\b", t):
         return "advice"
     return None
 

@@ -10,6 +10,7 @@ the SQL path is down.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from reference_server.catalog import ADP_CEP_ID, OFF_COLLECTIONS
@@ -29,8 +30,11 @@ class SqlData:
     sections: list[dict[str, Any]]
 
 
+@lru_cache(maxsize=8)
 def keyword_search(db: SqlClient) -> SqlData:
-    """SQL path: every rule, exclusion, CEP threshold and summarised manual section."""
+    """SQL path: every rule, exclusion, CEP threshold and summarised manual section, read once
+    per (read-only) index: re-reading them on every call cost ~6.5 ms of each adp.get (py-spy
+    under load, issue 10); the merge only reads the rows."""
     return SqlData(
         funding=db.query("SELECT * FROM adp_funding_rule ORDER BY rule_id"),
         exclusions=db.query("SELECT * FROM adp_exclusion ORDER BY exclusion_id"),

@@ -17,7 +17,8 @@ from datetime import date
 from typing import Any
 
 from reference_server.catalog import OPA_COLLECTIONS as COLLECTIONS
-from reference_server.config import Fusion
+from reference_server.config import Fusion, Settings
+from reference_server.retrieval import rerank
 from reference_server.retrieval.sql import STOPWORDS, SqlClient, fts_query
 from reference_server.retrieval.vector import VectorClient, VectorHit
 from reference_server.scoring.confidence import OPA, calculate_confidence
@@ -195,6 +196,29 @@ def fetch_sections(sql: SqlClient, ids: list[str]) -> dict[str, dict[str, Any]]:
     return {r["section_id"]: decode_row(r) for r in rows}
 
 
+def ipac_sections(sql: SqlClient, topic: str) -> list[dict[str, Any]]:
+    """Current PHO parent sections whose structured IPAC block is about this topic."""
+    rows = sql.query(
+        f"""SELECT {SECTION_COLUMNS} FROM opa_sections s JOIN opa_documents d ON d.document_id = s.document_id
+            WHERE s.source_org = 'pho' AND s.chunk_type = 'parent' AND d.is_superseded = 0
+            AND json_extract(s.ipac, '$.topic') = ?""",
+        (topic,),
+    )
+    return [decode_row(r) for r in rows]
+
+
+def cpso_ipac_sections(sql: SqlClient) -> list[dict[str, Any]]:
+    """CPSO's own IPAC policy and advice (documents tagged 'ipac'): what opa.ipac_guidance
+    compares PHO's requirement levels against."""
+    rows = sql.query(
+        f"""SELECT {SECTION_COLUMNS} FROM opa_sections s JOIN opa_documents d ON d.document_id = s.document_id
+            WHERE s.source_org = 'cpso' AND s.chunk_type = 'parent' AND d.is_superseded = 0
+            AND EXISTS (SELECT 1 FROM json_each(d.topics) WHERE json_each.value = 'ipac')
+            ORDER BY s.section_id""",
+    )
+    return [decode_row(r) for r in rows]
+
+
 def _query_terms(query: str) -> list[str]:
     return [w for w in re.findall(r"[a-z0-9]+", query.lower()) if w not in STOPWORDS and len(w) > 2]
 
@@ -276,6 +300,9 @@ def metadata_conflicts(hits: list[SectionHit]) -> list[Conflict]:
             ("updated_date", str(hit.row.get("updated_date") or ""), meta.get("updated_date")),
             ("policy_level", hit.row.get("policy_level") or "", meta.get("policy_level")),
         ]
+        if hit.row.get("ipac") and meta.get("ipac"):
+            sql_block = json.dumps(hit.row["ipac"], sort_keys=True)
+            checks.append(("ipac", sql_block, json.dumps(json.loads(meta["ipac"]), sort_keys=True)))
         for name, sql_value, vector_value in checks:
             c = compare(
                 f"{hit.section_id}.{name}",
@@ -286,6 +313,24 @@ def metadata_conflicts(hits: list[SectionHit]) -> list[Conflict]:
             if c:
                 conflicts.append(c)
     return conflicts
+
+
+async def rerank_sections(
+    settings: Settings, query: str, hits: list[SectionHit], spent_ms: float = 0.0
+) -> tuple[list[SectionHit], dict[str, Any]]:
+    """Fused hits through the optional reranker (OCM_RERANK); `_meta` to report what it did.
+    `spent_ms` (the dual-path time) keeps the rerank call inside the whole-tool timeout."""
+    ranked, outcome = await rerank.rerank(
+        settings,
+        query,
+        hits,
+        id_of=lambda h: h.section_id,
+        text_of=lambda h: (
+            f"{h.row['document_title']} - {h.row['section_heading']}\n{h.row['text']}"
+        ),
+        spent_ms=spent_ms,
+    )
+    return ranked, ({"rerank": outcome.meta()} if outcome else {})
 
 
 def confidence(hits: list[SectionHit], num_conflicts: int) -> float:

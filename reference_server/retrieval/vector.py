@@ -10,6 +10,7 @@ collections are searched concurrently. Similarity is 1 - cosine distance.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +21,7 @@ from reference_server.config import Settings
 from reference_server.embedding import Embedder
 from reference_server.retrieval import chroma_client
 
+WHERE_CACHE_SIZE = 256  # distinct metadata filters remembered by `get_where`
 _FANOUT = ThreadPoolExecutor(max_workers=6, thread_name_prefix="chroma")
 
 
@@ -60,6 +62,7 @@ class VectorClient:
         self._collections: dict[str, Any] = {}
         self._payloads: dict[str, dict[str, tuple[str, dict[str, Any]]]] = {}
         self._indexes: dict[tuple[str, str], dict[str, list[str]]] = {}
+        self._where_ids: dict[tuple[str, str], list[str]] = {}
         self._lock = threading.Lock()
 
     def _collection(self, name: str) -> Any:
@@ -132,13 +135,21 @@ class VectorClient:
         return [VectorHit(i, *payloads[i], 1.0) for i in ids if i in payloads]
 
     def get_where(self, collection: str, where: dict[str, Any]) -> list[VectorHit]:
-        """All chunks of a collection matching a metadata filter (no similarity ranking)."""
+        """All chunks of a collection matching a metadata filter (no similarity ranking).
+
+        Payloads never change, so the matching ids are computed once per filter (a scan of
+        the collection) and remembered: a repeated filter costs its result, not the corpus."""
         self._collection(collection)
-        return [
-            VectorHit(i, t, m, 1.0)
-            for i, (t, m) in self._payloads[collection].items()
-            if _matches(m, where)
-        ]
+        key = (collection, json.dumps(where, sort_keys=True, default=str))
+        ids = self._where_ids.get(key)
+        if ids is None:
+            payloads = self._payloads[collection]
+            ids = [i for i, (_, m) in payloads.items() if _matches(m, where)]
+            with self._lock:
+                if len(self._where_ids) >= WHERE_CACHE_SIZE:
+                    self._where_ids.pop(next(iter(self._where_ids)))
+                self._where_ids[key] = ids
+        return self.get(collection, ids)
 
     def ids_by(self, collection: str, field: str, lower: bool = True) -> dict[str, list[str]]:
         """Chunk ids by one metadata field's values (';'-joined lists split), built once.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -26,3 +28,150 @@ def compare(field: str, sql_value: Any, vector_value: Any, resolution: str) -> C
     return Conflict(
         field=field, sql_value=sql_value, vector_value=vector_value, resolution=resolution
     )
+
+
+# -- requirement levels that disagree between sources (opa.ipac_guidance) ---------------------
+
+LEVEL_RANK = {"must": 0, "should": 1, "may": 2}
+_MUST = re.compile(r"\b(must|shall|required to|never)\b", re.I)
+_SHOULD = re.compile(r"\b(should|advised|advisable|encouraged|recommended)\b", re.I)
+_MAY = re.compile(r"\bmay\b", re.I)
+_STOP = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "and",
+        "or",
+        "of",
+        "to",
+        "for",
+        "in",
+        "on",
+        "with",
+        "when",
+        "be",
+        "is",
+        "are",
+        "at",
+        "by",
+        "as",
+        "that",
+        "this",
+        "each",
+        "every",
+        "any",
+        "all",
+        "use",
+        "used",
+        "using",
+        "from",
+        "into",
+        "before",
+        "after",
+        "their",
+        "they",
+        "it",
+        "its",
+        "not",
+        "no",
+        "must",
+        "should",
+        "may",
+        "shall",
+        "never",
+        "patient",
+        "patients",
+        "physician",
+        "physicians",
+        "staff",
+    ]
+)
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One sentence-level requirement from one source document."""
+
+    level: str  # must | should | may
+    text: str
+    document_id: str
+    source: str  # e.g. "PHO: Infection Prevention and Control for Clinical Office Practice"
+
+
+def sentence_level(sentence: str) -> str | None:
+    """Regulatory language of one sentence: must/shall/never > should/advised > may."""
+    if _MUST.search(sentence):
+        return "must"
+    if _SHOULD.search(sentence):
+        return "should"
+    if _MAY.search(sentence):
+        return "may"
+    return None
+
+
+def statements_from_text(text: str, document_id: str, source: str) -> list[Statement]:
+    """The sentences of a passage that state a level (the rest describe, and cannot disagree)."""
+    out = []
+    for sentence in re.split(r"(?<=[.;])\s+", text):
+        level = sentence_level(sentence)
+        if level:
+            out.append(Statement(level, sentence.strip(), document_id, source))
+    return out
+
+
+def _words(text: str) -> set[str]:
+    return {
+        w.rstrip("s")
+        for w in re.findall(r"[a-z0-9]+", text.lower())
+        if len(w) > 3 and w not in _STOP
+    }
+
+
+def _mentions(text: str, item: str) -> bool:
+    pattern = re.escape(item.lower()).replace(r"\ ", r"[\s-]+")
+    return re.search(rf"\b{pattern}(e?s)?\b", text.lower()) is not None
+
+
+def level_conflicts(
+    answer: list[Statement], others: list[Statement], items: list[str]
+) -> list[Conflict]:
+    """Where another document states a different level for the same item and practice.
+
+    Two statements are about the same practice when both name the item and share at least two
+    further content words (e.g. 'gloves' + 'contact', 'blood'); one conflict per item and pair of
+    documents. The answer keeps its source's wording; the resolution says the stricter level
+    applies, because a 'must' in either source binds the clinician.
+    """
+    conflicts: list[Conflict] = []
+    seen: set[tuple[str, str, str]] = set()
+    for item in sorted({i for i in items if len(i) >= 4}):
+        item_words = _words(item)
+        for a in answer:
+            if not _mentions(a.text, item):
+                continue
+            for b in others:
+                key = (item, a.document_id, b.document_id)
+                if (
+                    b.document_id == a.document_id
+                    or b.level == a.level
+                    or key in seen
+                    or not _mentions(b.text, item)
+                    or len((_words(a.text) & _words(b.text)) - item_words) < 2
+                ):
+                    continue
+                seen.add(key)
+                stricter = min(a.level, b.level, key=LEVEL_RANK.__getitem__)
+                conflicts.append(
+                    Conflict(
+                        field=f"{item}: requirement level",
+                        sql_value=f"{a.level} ({a.source}): {a.text}",
+                        vector_value=f"{b.level} ({b.source}): {b.text}",
+                        resolution=(
+                            f"The requirement is listed as {a.source.split(':')[0]} words it "
+                            f"('{a.level}'); {b.source.split(':')[0]} says '{b.level}'. Treat it as "
+                            f"'{stricter}': the stricter level binds."
+                        ),
+                    )
+                )
+    return conflicts

@@ -138,7 +138,11 @@ class McpTool(Tool):
             output.dual.timings() if output.dual else {"sql": None, "vector": None}
         )
         timings["total"] = round(total_ms, 2)
-        meta: dict[str, Any] = {"timings_ms": timings, **output.extra_meta}
+        meta: dict[str, Any] = {
+            "timings_ms": timings,
+            "cache": rt.cache_stats(),
+            **output.extra_meta,
+        }
         if output.dual and output.dual.errors:
             meta["path_errors"] = output.dual.errors
         text = json.dumps(structured, ensure_ascii=False)

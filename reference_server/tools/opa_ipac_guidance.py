@@ -2,22 +2,32 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from reference_server.retrieval.dual_path import run_dual
 from reference_server.retrieval.opa_sections import (
-    SECTION_COLUMNS,
     Filters,
+    SectionHit,
     confidence,
-    decode_row,
+    cpso_ipac_sections,
     fuse,
+    ipac_sections,
     keyword_search,
+    metadata_conflicts,
+    rerank_sections,
     vector_search,
 )
 from reference_server.runtime import Runtime
 from reference_server.scoring.citations import section_citation
+from reference_server.scoring.conflicts import (
+    Conflict,
+    Statement,
+    level_conflicts,
+    statements_from_text,
+)
 from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import Evidence
 
@@ -85,32 +95,67 @@ def _mentions_item(row: dict[str, Any], item: str) -> bool:
     return any(item in i or i in item for i in items) or item in row["text"].lower()
 
 
+@dataclass
+class SqlFound:
+    """The SQL path's answer: PHO sections to fuse, and CPSO's IPAC text to compare levels with."""
+
+    pho: list[dict[str, Any]]
+    cpso: list[dict[str, Any]]
+
+
+def _sql_path(rt: Runtime, topic: str, query: str, filters: Filters) -> SqlFound:
+    rows = ipac_sections(rt.opa_sql, topic)
+    seen = {r["section_id"] for r in rows}
+    rows += [
+        r
+        for r in keyword_search(rt.opa_sql, query, filters, limit=10)
+        if r["section_id"] not in seen
+    ]
+    return SqlFound(pho=rows, cpso=cpso_ipac_sections(rt.opa_sql))
+
+
+def _source(row: dict[str, Any]) -> str:
+    return f"{row['source_org'].upper()}: {row['document_title']}"
+
+
+def _conflicts(
+    used: list[SectionHit], requirements: list[Requirement], cpso: list[dict[str, Any]]
+) -> list[Conflict]:
+    """Requirement levels the answer lists that another source states differently (PHO's other
+    document, or CPSO's IPAC policy and advice), plus SQL/vector metadata disagreements."""
+    by_section = {h.parent_id: h.row for h in used}
+    answer = [
+        Statement(
+            r.level,
+            r.text,
+            by_section[r.source_section_id]["document_id"],
+            _source(by_section[r.source_section_id]),
+        )
+        for r in requirements
+    ]
+    others = [
+        Statement(q["level"], q["text"], h.row["document_id"], _source(h.row))
+        for h in used
+        for q in (h.row.get("ipac") or {}).get("requirements", [])
+    ]
+    for row in cpso:
+        others += statements_from_text(row["text"], row["document_id"], _source(row))
+    items = [i for h in used for i in (h.row.get("ipac") or {}).get("items", [])]
+    return level_conflicts(answer, others, items) + metadata_conflicts(used)
+
+
 async def run(rt: Runtime, req: Request) -> ToolOutput:
     query = " ".join(filter(None, [req.specific_item, TOPIC_WORDS[req.topic]]))
     filters = Filters(source_orgs=["pho"], chunk_types=("parent",))
-
-    def sql_path() -> list[dict[str, Any]]:
-        tagged = rt.opa_sql.query(
-            f"""SELECT {SECTION_COLUMNS} FROM opa_sections s JOIN opa_documents d ON d.document_id = s.document_id
-                WHERE s.source_org = 'pho' AND s.chunk_type = 'parent' AND d.is_superseded = 0
-                AND json_extract(s.ipac, '$.topic') = ?""",
-            (req.topic,),
-        )
-        rows = [decode_row(r) for r in tagged]
-        seen = {r["section_id"] for r in rows}
-        rows += [
-            r
-            for r in keyword_search(rt.opa_sql, query, filters, limit=10)
-            if r["section_id"] not in seen
-        ]
-        return rows
-
     dual = await run_dual(
         rt.settings,
-        sql=sql_path,
+        sql=lambda: _sql_path(rt, req.topic, query, filters),
         vector=lambda: vector_search(rt.vectors, query, filters, limit=10),
     )
-    hits = fuse(dual.sql.value, dual.vector.value, query, rt.settings.today(), rt.settings.fusion)
+    sql_found = dual.sql.value
+    pho = sql_found.pho if sql_found else None
+    hits = fuse(pho, dual.vector.value, query, rt.settings.today(), rt.settings.fusion)
+    hits, meta = await rerank_sections(rt.settings, query, hits, dual.total_ms)
     relevant = [
         h
         for h in hits
@@ -122,11 +167,13 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     requirements: list[Requirement] = []
     practices: list[str] = []
     checklists: list[Checklist] = []
+    used: list[SectionHit] = []
     for h in relevant:
         block = h.row.get("ipac") or {}
         settings = block.get("settings") or ["office", "clinic", "procedure_room"]
         if req.setting not in settings:
             continue
+        used.append(h)
         for r in sorted(
             block.get("requirements", []), key=lambda r: LEVEL_ORDER.get(r["level"], 3)
         ):
@@ -141,11 +188,12 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         practices += [p for p in block.get("best_practices", []) if p not in practices]
         if req.include_checklists:
             checklists += [Checklist(**c) for c in block.get("checklists", [])]
-    used = relevant[:8]
-    docs = {h.row["document_id"]: h.row for h in used}
+    conflicts = _conflicts(used, requirements, sql_found.cpso if sql_found else [])
+    cited = used[:8]
+    docs = {h.row["document_id"]: h.row for h in cited}
     response = Response(
         provenance=dual.provenance,  # type: ignore[arg-type]
-        confidence=confidence(used, 0),
+        confidence=confidence(cited, len(conflicts)),
         topic=req.topic,
         setting=req.setting,
         requirements=requirements,
@@ -155,10 +203,10 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
             Reference(title=r["document_title"], url=r["source_url"], date=r.get("updated_date"))
             for r in docs.values()
         ],
-        citations=[section_citation(h.row) for h in used],
-        conflicts=[],
+        citations=[section_citation(h.row) for h in cited],
+        conflicts=conflicts,
     )
-    return ToolOutput(response, dual)
+    return ToolOutput(response, dual, meta)
 
 
 SPEC = ToolSpec(

@@ -14,6 +14,7 @@ from reference_server.retrieval.opa_sections import (
     fuse,
     keyword_search,
     metadata_conflicts,
+    rerank_sections,
     truncate,
     vector_search,
 )
@@ -108,6 +109,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     hits = fuse(
         dual.sql.value, dual.vector.value, req.query, rt.settings.today(), rt.settings.fusion
     )
+    hits, meta = await rerank_sections(rt.settings, req.query, hits, dual.total_ms)
     top = hits[: req.n_results]
     conflicts = metadata_conflicts(top)
     response = Response(
@@ -118,7 +120,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         citations=[section_citation(h.row) for h in top],
         conflicts=conflicts,
     )
-    return ToolOutput(response, dual)
+    return ToolOutput(response, dual, meta)
 
 
 SPEC = ToolSpec(

@@ -1,0 +1,127 @@
+"""`python -m load`: load profiles against a loopback MCP server, SLO checks, the bench.
+
+  run       one profile (latency | paced | saturation | parallel); starts the reference server
+            with all workers unless --url names a running loopback server
+  slo       check recorded statistics (latency.jsonl) against load/slo.yaml
+  bench     the whole `make bench` sequence (see load/bench.py)
+
+Exit codes: 0 every target met, 1 a target missed, 2 the run itself failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from load.profiles import NAMES, LocustProfile, load_profiles
+from load.records import RECORDS_FILE, read_records
+from load.safety import NotLoopbackError, require_loopback
+from load.server import running_server
+from load.slo import evaluate, load_slo, miss_table
+
+
+def _run(args: argparse.Namespace) -> int:
+    profiles = load_profiles()
+    out = Path(args.out or f"reports/load/{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
+    workers = args.server_workers or os.cpu_count() or 1
+    if args.url:
+        require_loopback(args.url)
+
+    def go(url: str) -> int:
+        if args.profile == "parallel":
+            from load.parallel import run_parallel
+
+            def factory(env: dict[str, str]):  # type: ignore[no-untyped-def]
+                return running_server(workers=1, env=env)
+
+            report = run_parallel(factory, healthy_url=url, profile=profiles.parallel)
+            print(report.table())
+            return 0 if report.passed else 1
+        from load.run import run_profile
+
+        settings = getattr(profiles, args.profile)
+        if isinstance(settings, LocustProfile):
+            settings = settings.model_copy(
+                update={
+                    k: v
+                    for k, v in {
+                        "users": args.users,
+                        "rate": args.rate,
+                        "time_s": args.time,
+                    }.items()
+                    if v is not None
+                }
+            )
+        elif args.time is not None:
+            settings = settings.model_copy(
+                update={"step_time_s": max(1.0, args.time / len(settings.steps))}
+            )
+        run = run_profile(args.profile, url, out, settings, workers=args.workers)
+        print(f"records and locust CSV/HTML: {out}")
+        return run.exit_code
+
+    if args.url:
+        return go(args.url)
+    print(f"starting the reference server ({workers} workers) on a free loopback port ...")
+    with running_server(workers=workers) as url:
+        return go(url)
+
+
+def _slo(args: argparse.Namespace) -> int:
+    records = read_records(Path(args.records))
+    if args.profile:
+        records = [r for r in records if r.profile == args.profile]
+    if not records:
+        print(f"no latency records in {args.records}", file=sys.stderr)
+        return 2
+    misses = evaluate(records, load_slo(Path(args.slo) if args.slo else None))
+    print(miss_table(misses))
+    return 1 if misses else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m load",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run one load profile")
+    run.add_argument("--profile", choices=NAMES, default="latency")
+    run.add_argument("--url", help="a running loopback MCP endpoint (default: start one)")
+    run.add_argument("--users", type=int)
+    run.add_argument("--rate", type=float, help="total calls/s (paced)")
+    run.add_argument("--time", type=float, help="seconds")
+    run.add_argument(
+        "--workers", type=int, default=0, help="locust worker processes (0: one process)"
+    )
+    run.add_argument("--server-workers", type=int, default=0, help="default: number of cores")
+    run.add_argument("--out", help=f"directory for {RECORDS_FILE}, locust CSV and HTML")
+    slo = sub.add_parser("slo", help="check recorded statistics against the SLO file")
+    slo.add_argument("--records", required=True)
+    slo.add_argument("--profile")
+    slo.add_argument("--slo")
+    bench = sub.add_parser("bench", help="the full benchmark (make bench)")
+    bench.add_argument("--out-root", default="reports")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "run":
+            return _run(args)
+        if args.command == "slo":
+            return _slo(args)
+        from load.bench import run_bench
+
+        return run_bench(Path(args.out_root))
+    except NotLoopbackError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted; servers stopped", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,373 @@
+"""Locust user that speaks MCP over streamable HTTP; each tool call is reported under its name.
+
+Run through `python -m load run ...` (or `make load`), which passes the profile and the output
+directory; at exit the run's per-tool records are checked against `load/slo.yaml`, the table of
+misses is printed and the exit code is non-zero if anything missed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+from locust import FastHttpUser, LoadTestShape, constant, constant_throughput, events, task
+from locust.env import Environment
+from locust.runners import WorkerRunner
+
+from load.mcp_http import (
+    McpCallError,
+    OutputSchemas,
+    call_body,
+    check_tool_result,
+    initialize_body,
+    initialized_notification,
+    parse_reply,
+    request_headers,
+    rpc,
+)
+from load.records import RECORDS_FILE, LatencyRecord, write_records
+from load.safety import require_loopback
+from load.slo import Miss, evaluate, evaluate_saturation, load_slo, miss_table
+from load.taskmix import TaskMix
+
+log = logging.getLogger("load")
+
+
+@events.init_command_line_parser.add_listener
+def _options(parser: Any) -> None:
+    parser.add_argument(
+        "--load-profile", default="latency", help="load profile name (load/profiles.yaml)"
+    )
+    parser.add_argument("--mcp-path", default="/mcp")
+    parser.add_argument("--out-dir", default="", help="where latency.jsonl and slo.json go")
+    parser.add_argument("--rate", type=float, default=0.0, help="total calls/s (paced profile)")
+    parser.add_argument("--validate-fraction", type=float, default=0.1)
+    parser.add_argument("--slo-file", default="")
+    parser.add_argument("--steps", default="", help="saturation: comma-separated user counts")
+    parser.add_argument("--step-time", type=float, default=8.0, help="saturation: seconds per step")
+    parser.add_argument("--mix-seed", type=int, default=None)
+
+
+def _opt(env: Environment, name: str, default: Any = None) -> Any:
+    return getattr(env.parsed_options, name, default) if env.parsed_options else default
+
+
+class CacheCounts:
+    """The server's query-embedding cache counts, per server process, first and last seen."""
+
+    def __init__(self) -> None:
+        self.first: dict[str, tuple[int, int]] = {}
+        self.last: dict[str, tuple[int, int]] = {}
+
+    def see(self, cache: dict[str, Any] | None) -> None:
+        if not cache or "process" not in cache:
+            return
+        counts = (int(cache.get("embed_hits", 0)), int(cache.get("embed_misses", 0)))
+        self.first.setdefault(cache["process"], counts)
+        self.last[cache["process"]] = counts
+
+    def merge(self, data: dict[str, Any]) -> None:
+        for proc, counts in data.get("first", {}).items():
+            old = self.first.get(proc)
+            self.first[proc] = tuple(counts) if old is None else min(old, tuple(counts))  # type: ignore[assignment]
+        for proc, counts in data.get("last", {}).items():
+            old = self.last.get(proc)
+            self.last[proc] = tuple(counts) if old is None else max(old, tuple(counts))  # type: ignore[assignment]
+
+    def dump(self) -> dict[str, Any]:
+        return {"first": dict(self.first), "last": dict(self.last)}
+
+    def hit_rate(self) -> float | None:
+        hits = sum(self.last[p][0] - self.first[p][0] for p in self.last)
+        misses = sum(self.last[p][1] - self.first[p][1] for p in self.last)
+        return round(hits / (hits + misses), 4) if hits + misses else None
+
+
+CACHE = CacheCounts()
+_MIX: TaskMix | None = None
+
+
+def _mix(env: Environment) -> TaskMix:
+    global _MIX
+    if _MIX is None:
+        _MIX = TaskMix.from_golden(seed=_opt(env, "mix_seed"))
+    return _MIX
+
+
+def _wait_time(user: Any) -> float:
+    """Paced profile: constant-throughput pacing, the total rate split over the users."""
+    env = user.environment
+    rate = float(_opt(env, "rate", 0.0) or 0.0)
+    if rate <= 0:
+        return constant(0)(user)
+    users = max(1, int(_opt(env, "num_users", 1) or 1))
+    return constant_throughput(rate / users)(user)
+
+
+class McpUser(FastHttpUser):
+    """One MCP client: `initialize` (keeping `Mcp-Session-Id` if the server issues one), then calls."""
+
+    wait_time = _wait_time
+    connection_timeout = 10.0
+    network_timeout = 30.0
+    schemas: OutputSchemas | None = None
+
+    def on_start(self) -> None:
+        require_loopback(self.host or "")
+        self.path = _opt(self.environment, "mcp_path", "/mcp")
+        self.token = os.environ.get("EVALS_BEARER_TOKEN") or os.environ.get("OCM_BEARER_TOKEN")
+        self.session_id: str | None = None
+        self.validate_fraction = float(_opt(self.environment, "validate_fraction", 0.1))
+        body = initialize_body()
+        reply = self._post(body, "initialize")
+        if reply is None:
+            return
+        self._post(initialized_notification(), "notifications/initialized", expect_reply=False)
+        if McpUser.schemas is None:
+            listing = self._post(rpc("tools/list"), "tools/list")
+            if listing is not None:
+                McpUser.schemas = OutputSchemas.from_tools_list(listing)
+
+    def _post(
+        self, body: dict[str, Any], name: str, expect_reply: bool = True
+    ) -> dict[str, Any] | None:
+        with self.client.post(
+            self.path,
+            data=json.dumps(body),
+            headers=request_headers(self.session_id, self.token),
+            name=name,
+            catch_response=True,
+        ) as response:
+            try:
+                if not expect_reply:
+                    if (response.status_code or 0) >= 400:
+                        raise McpCallError(f"HTTP {response.status_code}")
+                    response.success()
+                    return None
+                result = parse_reply(
+                    response.status_code or 0,
+                    response.headers.get("content-type", "") if response.headers else "",
+                    response.text or "",
+                    body["id"],
+                )
+                if name == "initialize" and response.headers:
+                    self.session_id = response.headers.get("mcp-session-id") or None
+                response.success()
+                return result
+            except McpCallError as exc:
+                response.failure(str(exc))
+                return None
+
+    @task
+    def call_tool(self) -> None:
+        call = _mix(self.environment).pick()
+        body = call_body(call.tool, call.arguments)
+        with self.client.post(
+            self.path,
+            data=json.dumps(body),
+            headers=request_headers(self.session_id, self.token),
+            name=call.tool,
+            catch_response=True,
+        ) as response:
+            try:
+                result = parse_reply(
+                    response.status_code or 0,
+                    response.headers.get("content-type", "") if response.headers else "",
+                    response.text or "",
+                    body["id"],
+                )
+                sampled = random.random() < self.validate_fraction
+                check_tool_result(call.tool, result, self.schemas if sampled else None)
+                CACHE.see((result.get("_meta") or {}).get("cache"))
+                response.success()
+            except McpCallError as exc:
+                response.failure(f"{exc} [{call.scenario}]")
+
+
+class SaturationShape(LoadTestShape):
+    """Steps the user count up; stops after a step where a tool's p95 passes the step bar or an
+    error appears. Each step's calls/s and per-tool p95 come from locust's stats histogram."""
+
+    abstract = True  # only used when the runner selects it (saturation profile)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.steps: list[int] = [2, 4, 8, 12, 16, 24, 32]
+        self.step_time = 8.0
+        self.step_p95_ms = 250.0
+        self.index = 0
+        self.results: list[dict[str, Any]] = []
+        self._snapshot: dict[str, Any] | None = None
+        self._step_started = 0.0
+        self._stopped = False
+
+    def _take_snapshot(self) -> dict[str, Any]:
+        stats = self.runner.stats  # type: ignore[union-attr]
+        return {
+            "t": time.monotonic(),
+            "tools": {
+                name: (dict(entry.response_times), entry.num_requests, entry.num_failures)
+                for (name, _method), entry in stats.entries.items()
+                if name not in NON_TOOL_NAMES
+            },
+        }
+
+    def _close_step(self) -> bool:
+        """Record the step that just ended; True if it was sustained."""
+        now = self._take_snapshot()
+        before = self._snapshot or {"t": now["t"], "tools": {}}
+        elapsed = max(now["t"] - before["t"], 1e-6)
+        calls = errors = 0
+        worst_p95 = 0.0
+        worst_tool = ""
+        for name, (hist, n, fails) in now["tools"].items():
+            old_hist, old_n, old_fails = before["tools"].get(name, ({}, 0, 0))
+            delta = {
+                k: v - old_hist.get(k, 0) for k, v in hist.items() if v - old_hist.get(k, 0) > 0
+            }
+            calls += n - old_n
+            errors += fails - old_fails
+            record = LatencyRecord.from_histogram("saturation", name, delta)
+            if record.n and record.p95_ms > worst_p95:
+                worst_p95, worst_tool = record.p95_ms, name
+        rps = round(calls / elapsed, 2)
+        sustained = errors == 0 and worst_p95 <= self.step_p95_ms and calls > 0
+        self.results.append(
+            {
+                "users": self.steps[self.index],
+                "rps": rps,
+                "errors": errors,
+                "worst_p95_ms": worst_p95,
+                "worst_tool": worst_tool,
+                "sustained": sustained,
+            }
+        )
+        log.warning(
+            "saturation step %d users: %.1f calls/s, worst p95 %.0f ms (%s), %d errors%s",
+            self.steps[self.index],
+            rps,
+            worst_p95,
+            worst_tool,
+            errors,
+            "" if sustained else "  <- not sustained, stopping",
+        )
+        self._snapshot = now
+        return sustained
+
+    def tick(self) -> tuple[int, float] | None:
+        if self._stopped:
+            return None
+        run_time = self.get_run_time()
+        if self._snapshot is None:
+            self._snapshot = self._take_snapshot()
+            self._step_started = run_time
+        if run_time - self._step_started >= self.step_time:
+            sustained = self._close_step()
+            self.index += 1
+            self._step_started = run_time
+            if not sustained or self.index >= len(self.steps):
+                self._stopped = True
+                return None
+        users = self.steps[self.index]
+        return users, float(users)
+
+
+NON_TOOL_NAMES = {"initialize", "notifications/initialized", "tools/list", "Aggregated"}
+
+
+def saturation_rps(results: list[dict[str, Any]]) -> float:
+    """The highest calls/s over the sustained steps (0 if none was)."""
+    return max((r["rps"] for r in results if r["sustained"]), default=0.0)
+
+
+@events.init.add_listener
+def _on_init(environment: Environment, **_: Any) -> None:
+    shape = environment.shape_class
+    if isinstance(shape, SaturationShape):
+        if _opt(environment, "steps"):
+            shape.steps = [int(s) for s in str(_opt(environment, "steps")).split(",") if s]
+        shape.step_time = float(_opt(environment, "step_time", 8.0))
+        slo = load_slo(
+            Path(_opt(environment, "slo_file")) if _opt(environment, "slo_file") else None
+        )
+        shape.step_p95_ms = slo.saturation.step_p95_ms
+
+
+@events.report_to_master.add_listener
+def _send_cache(client_id: str, data: dict[str, Any], **_: Any) -> None:
+    data["ocm_cache"] = CACHE.dump()
+
+
+@events.worker_report.add_listener
+def _receive_cache(client_id: str, data: dict[str, Any], **_: Any) -> None:
+    CACHE.merge(data.get("ocm_cache") or {})
+
+
+@events.quitting.add_listener
+def _verdict(environment: Environment, **_: Any) -> None:
+    """Per-tool records -> latency.jsonl; SLO misses -> table and exit code (master/local only)."""
+    if isinstance(environment.runner, WorkerRunner) or environment.runner is None:
+        return
+    profile = str(_opt(environment, "load_profile", "latency"))
+    stats = environment.runner.stats
+    duration = max((stats.last_request_timestamp or 0) - (stats.start_time or 0), 1e-6)
+    records = [
+        LatencyRecord.from_histogram(
+            profile,
+            name,
+            entry.response_times,
+            duration_s=duration,
+            errors=entry.num_failures,
+        )
+        for (name, _method), entry in sorted(stats.entries.items())
+        if name not in NON_TOOL_NAMES
+    ]
+    setup_failures = sum(
+        e.num_failures for (n, _m), e in stats.entries.items() if n in NON_TOOL_NAMES
+    )
+    slo = load_slo(Path(_opt(environment, "slo_file")) if _opt(environment, "slo_file") else None)
+    misses = evaluate(records, slo)
+    shape = environment.shape_class
+    steps: list[dict[str, Any]] = shape.results if isinstance(shape, SaturationShape) else []
+    summary: dict[str, Any] = {
+        "profile": profile,
+        "calls": sum(r.n for r in records),
+        "errors": sum(r.errors for r in records) + setup_failures,
+        "rps": round(sum(r.n for r in records) / duration, 2),
+        "cache_hit_rate": CACHE.hit_rate(),
+        "tools": {r.tool: r.model_dump(exclude={"profile", "tool", "source"}) for r in records},
+        "failures": [
+            {"name": e.name, "error": str(e.error), "count": e.occurrences}
+            for e in list(stats.errors.values())[:20]
+        ],
+    }
+    if isinstance(shape, SaturationShape):
+        summary["steps"] = steps
+        summary["saturation_rps"] = saturation_rps(steps)
+        misses += evaluate_saturation(summary["saturation_rps"], slo)
+    if setup_failures:
+        misses.append(
+            Miss(profile, "initialize/tools/list", "errors", setup_failures, slo.max_errors)
+        )
+    if not records:
+        misses.append(Miss(profile, "all tools", "min_calls", 0, 1))
+    summary["misses"] = [m.text for m in misses]
+    summary["slo_pass"] = not misses
+    out = _opt(environment, "out_dir")
+    if out:
+        out_dir = Path(out)
+        write_records(out_dir / RECORDS_FILE, records)
+        (out_dir / f"{profile}.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    print(
+        f"\n{profile}: {summary['calls']} calls, {summary['rps']} calls/s, "
+        f"{summary['errors']} errors, server cache hit rate {summary['cache_hit_rate']}"
+    )
+    if isinstance(shape, SaturationShape):
+        print(f"saturation: highest sustained {summary['saturation_rps']} calls/s")
+    print(miss_table(misses, title=f"SLO ({profile})"))
+    environment.process_exit_code = 1 if misses else 0

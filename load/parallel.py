@@ -1,0 +1,355 @@
+"""The `parallel` profile: the dual-path and fan-out guarantees, checked from outside over HTTP.
+
+(a) the same delay injected on both paths (server configuration): each tool's p50 stays near
+    the delay, not twice it (serial paths would add the two delays);
+(b) one path failing: no errors, `provenance` naming only the other path, lower confidence;
+(c) `coverage.answer`: its `_meta` total within a few ms of its slowest tool in `trace`, not
+    near the sum (a sequential fan-out adds them up);
+(d) event-loop lag: a cheap call (`opa.get_section`) issued while slow calls run keeps its own
+    latency (blocking work on the event loop would make it wait for them).
+
+Each guarantee needs its own server configuration; `ServerFactory` starts one (tests pass a
+factory that starts a deliberately defective backend). Bars live in `load/slo.yaml`.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any
+
+from load.client import McpClient, Reply
+from load.profiles import ParallelProfile
+from load.slo import Slo, load_slo
+from load.taskmix import TaskMix
+
+ServerFactory = Callable[[dict[str, str]], AbstractContextManager[str]]
+CHEAP_TOOL = "opa.get_section"
+SLOW_TOOL = "coverage.answer"
+
+
+@dataclass
+class Finding:
+    check: str
+    subject: str
+    passed: bool
+    detail: str
+
+
+@dataclass
+class ParallelReport:
+    findings: list[Finding] = field(default_factory=list)
+    measurements: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.findings) and all(f.passed for f in self.findings)
+
+    def add(self, check: str, subject: str, passed: bool, detail: str) -> None:
+        self.findings.append(Finding(check, subject, passed, detail))
+
+    def table(self) -> str:
+        lines = ["parallel profile:"]
+        for f in self.findings:
+            lines.append(
+                f"  {'ok  ' if f.passed else 'MISS'} ({f.check}) {f.subject:22} {f.detail}"
+            )
+        failed = [f for f in self.findings if not f.passed]
+        lines.append(
+            "parallel: every guarantee held"
+            if not failed
+            else f"parallel: {len(failed)} miss(es): "
+            + ", ".join(sorted({f"({f.check}) {f.subject}" for f in failed}))
+        )
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "findings": [f.__dict__ for f in self.findings],
+            "measurements": self.measurements,
+        }
+
+
+def _p50(values: list[float]) -> float:
+    return round(statistics.median(values), 2) if values else float("nan")
+
+
+def _provenance(reply: Reply) -> list[str] | None:
+    s = reply.structured or {}
+    if isinstance(s.get("provenance"), list):
+        return [str(p) for p in s["provenance"]]
+    if isinstance(reply.meta.get("provenance"), list):
+        return [str(p) for p in reply.meta["provenance"]]
+    if isinstance(s.get("provenance_summary"), str):
+        return [p for p in s["provenance_summary"].split("+") if p and p != "none"]
+    return None
+
+
+def _sequential_p50(
+    url: str, calls: dict[str, list[dict[str, Any]]]
+) -> dict[str, tuple[float, list[str]]]:
+    client = McpClient(url)
+    try:
+        out: dict[str, tuple[float, list[str]]] = {}
+        for tool, arg_list in calls.items():
+            replies = [client.call(tool, args) for args in arg_list]
+            out[tool] = (
+                _p50([r.latency_ms for r in replies]),
+                [r.error for r in replies if r.error],
+            )
+        return out
+    finally:
+        client.close()
+
+
+def check_delay(
+    healthy_url: str,
+    delayed_url: str,
+    mix: TaskMix,
+    slo: Slo,
+    prof: ParallelProfile,
+    report: ParallelReport,
+) -> None:
+    """(a): the delay on both paths adds about one delay to each tool's p50, not two.
+
+    The same calls go to a healthy and a delayed server of the same shape, one after the
+    other, so what is compared is the latency the delay added."""
+    delay = slo.parallel.delay_ms
+    bound = delay * slo.parallel.delay_factor_max
+    calls = {t: [mix.pick(t).arguments for _ in range(prof.calls_per_tool)] for t in mix.tools}
+    healthy = _sequential_p50(healthy_url, calls)
+    delayed = _sequential_p50(delayed_url, calls)
+    for tool in mix.tools:
+        (base, _), (p50, errors) = healthy[tool], delayed[tool]
+        added = p50 - base
+        report.measurements.setdefault("delay", {})[tool] = {
+            "healthy_p50_ms": base,
+            "delayed_p50_ms": p50,
+        }
+        report.add(
+            "a",
+            tool,
+            not errors and added <= bound,
+            f"p50 {base:.0f} -> {p50:.0f} ms: +{added:.0f} ms for {delay:g} ms on both paths "
+            f"(bar <= +{bound:g}; one path after the other adds ~{2 * delay:g})"
+            + (f"; errors: {errors[0]}" if errors else ""),
+        )
+
+
+def check_lag(
+    url: str, mix: TaskMix, slo: Slo, prof: ParallelProfile, report: ParallelReport
+) -> None:
+    """(d): a cheap call keeps its latency while slow calls keep the server busy."""
+    client = McpClient(url)
+    half = prof.cheap_calls // 2
+
+    def cheap() -> list[float]:
+        return [
+            client.call(CHEAP_TOOL, mix.pick(CHEAP_TOOL).arguments).latency_ms for _ in range(half)
+        ]
+
+    stop = threading.Event()
+    slow_errors: list[str] = []
+
+    def slow_user() -> None:
+        c = McpClient(url)
+        try:
+            while not stop.is_set():
+                r = c.call(SLOW_TOOL, mix.pick(SLOW_TOOL).arguments)
+                if r.error:
+                    slow_errors.append(r.error)
+        finally:
+            c.close()
+
+    try:
+        alone = cheap()
+        threads = [threading.Thread(target=slow_user, daemon=True) for _ in range(prof.slow_users)]
+        for t in threads:
+            t.start()
+        time.sleep(0.5)
+        loaded = cheap()
+        stop.set()
+        for t in threads:
+            t.join(timeout=30)
+    finally:
+        stop.set()
+        client.close()
+    p_alone, p_loaded = _p50(alone), _p50(loaded)
+    report.measurements["lag"] = {
+        "alone_p50_ms": p_alone,
+        "under_slow_load_p50_ms": p_loaded,
+        "slow_users": prof.slow_users,
+    }
+    bar = p_alone + slo.parallel.lag_slack_ms
+    report.add(
+        "d",
+        CHEAP_TOOL,
+        p_loaded <= bar and not slow_errors,
+        f"p50 {p_alone:.0f} ms alone, {p_loaded:.0f} ms while {prof.slow_users} {SLOW_TOOL} "
+        f"calls run (bar <= {bar:.0f})"
+        + (f"; slow-call errors: {slow_errors[0]}" if slow_errors else ""),
+    )
+
+
+def check_fanout(url: str, mix: TaskMix, slo: Slo, report: ParallelReport) -> None:
+    """(c): coverage.answer's total against its slowest tool, from `trace` and `_meta`."""
+    client = McpClient(url)
+    worst = 0.0
+    detail = ""
+    errors: list[str] = []
+    try:
+        for call in mix.calls.get(SLOW_TOOL, []):
+            r = client.call(SLOW_TOOL, call.arguments)
+            if r.error or not r.structured:
+                errors.append(r.error or "no result")
+                continue
+            trace = r.structured.get("trace") or []
+            if len(trace) < 2:
+                continue  # one tool called: nothing ran in parallel
+            total = float(r.meta.get("timings_ms", {}).get("total") or 0.0)
+            slowest = max(float(t.get("duration_ms") or 0) for t in trace)
+            total_sum = sum(float(t.get("duration_ms") or 0) for t in trace)
+            gap = total - slowest
+            if gap >= worst:
+                worst = gap
+                detail = (
+                    f"total {total:.0f} ms, slowest tool {slowest:.0f} ms, sum {total_sum:.0f} ms "
+                    f"({len(trace)} tools, {call.scenario})"
+                )
+    finally:
+        client.close()
+    report.measurements["fanout_gap_ms"] = round(worst, 2)
+    if not detail and not errors:
+        report.add("c", SLOW_TOOL, False, "no golden question made coverage.answer call two tools")
+        return
+    report.add(
+        "c",
+        SLOW_TOOL,
+        worst <= slo.parallel.fanout_slack_ms and not errors,
+        f"worst gap {worst:.1f} ms (bar <= {slo.parallel.fanout_slack_ms:g}): {detail}"
+        + (f"; errors: {errors[0]}" if errors else ""),
+    )
+
+
+def check_one_path_failing(
+    healthy_url: str,
+    failing: dict[str, str],
+    mix: TaskMix,
+    report: ParallelReport,
+    known_gaps: dict[str, str] | None = None,
+) -> None:
+    """(b): for each failing path, every tool answers from the other one, with lower confidence.
+
+    `known_gaps` (slo.yaml) names a tool and failed path whose misses are reported but allowed.
+    """
+    known_gaps = known_gaps or {}
+    healthy = McpClient(healthy_url)
+    try:
+        baseline = {c.scenario: healthy.call(c.tool, c.arguments) for c in mix.originals()}
+    finally:
+        healthy.close()
+    for failed_path, url in failing.items():
+        survivor = "vector" if failed_path == "sql" else "sql"
+        client = McpClient(url)
+        try:
+            for tool in mix.tools:
+                problems: list[str] = []
+                lower = same = conflict_gone = unscored = 0
+                for call in mix.calls[tool]:
+                    r = client.call(tool, call.arguments)
+                    base = baseline[call.scenario]
+                    if r.error:
+                        problems.append(f"error: {r.error}")
+                        continue
+                    prov = _provenance(r)
+                    if prov is not None and failed_path in prov:
+                        problems.append(
+                            f"provenance {prov} names the failed path ({call.scenario})"
+                        )
+                    if prov is not None and prov and survivor not in prov:
+                        problems.append(f"provenance {prov} without {survivor} ({call.scenario})")
+                    c_fail = (r.structured or {}).get("confidence")
+                    c_base = (base.structured or {}).get("confidence")
+                    if isinstance(c_fail, int | float) and isinstance(c_base, int | float):
+                        if c_fail < c_base:
+                            lower += 1
+                        elif c_fail > c_base and (base.structured or {}).get("conflicts"):
+                            conflict_gone += 1  # the paths disagreed; alone, nothing disagrees
+                        elif c_fail > c_base:
+                            problems.append(
+                                f"confidence rose {c_base} -> {c_fail} ({call.scenario})"
+                            )
+                        else:
+                            same += 1
+                    else:
+                        unscored += 1
+                subject = f"{tool} [{failed_path} down]"
+                gap = known_gaps.get(subject)
+                detail = (
+                    f"{len(mix.calls[tool])} calls: confidence lower in {lower}, unchanged in "
+                    f"{same}, higher with the paths' conflict gone in {conflict_gone}, "
+                    f"no confidence field in {unscored}"
+                    + (f"; {len(problems)} problem(s), first: {problems[0]}" if problems else "")
+                )
+                if problems and gap:
+                    detail += f" [known gap, allowed by slo.yaml: {gap}]"
+                report.add("b", subject, not problems or bool(gap), detail)
+        finally:
+            client.close()
+
+
+def run_parallel(
+    factory: ServerFactory,
+    *,
+    healthy_url: str | None = None,
+    profile: ParallelProfile | None = None,
+    slo: Slo | None = None,
+    checks: str = "abcd",
+    progress: Callable[[str], None] = print,
+) -> ParallelReport:
+    """Start the server configurations the checks need and run them; the report says what held."""
+    slo = slo or load_slo()
+    prof = profile or ParallelProfile()
+    mix = TaskMix.from_golden(seed=7)
+    report = ParallelReport()
+    delay = str(slo.parallel.delay_ms)
+
+    def healthy() -> Iterator[str]:
+        if healthy_url:
+            yield healthy_url
+        else:
+            with factory({}) as url:
+                yield url
+
+    if "a" in checks or "d" in checks:
+        progress(f"parallel (a)/(d): {delay} ms injected on both paths, against a healthy twin")
+        faults = {"OCM_FAULT_SQL_DELAY_MS": delay, "OCM_FAULT_VECTOR_DELAY_MS": delay}
+        with factory({}) as healthy_twin, factory(faults) as delayed:
+            if "a" in checks:
+                check_delay(healthy_twin, delayed, mix, slo, prof, report)
+            if "d" in checks:
+                check_lag(delayed, mix, slo, prof, report)
+    if "b" in checks or "c" in checks:
+        for url in healthy():
+            if "c" in checks:
+                progress("parallel (c): coverage.answer fan-out against its trace")
+                check_fanout(url, mix, slo, report)
+            if "b" in checks:
+                progress("parallel (b): one path failing (sql, then vector)")
+                with (
+                    factory({"OCM_FAULT_SQL_FAIL": "1"}) as sql_down,
+                    factory({"OCM_FAULT_VECTOR_FAIL": "1"}) as vector_down,
+                ):
+                    check_one_path_failing(
+                        url,
+                        {"sql": sql_down, "vector": vector_down},
+                        mix,
+                        report,
+                        slo.parallel.known_gaps,
+                    )
+    return report

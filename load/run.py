@@ -1,0 +1,163 @@
+"""Run one locust profile headless against a loopback MCP endpoint; return its exit code.
+
+With `workers > 0` locust's own master/worker mode is used (one master, N worker processes on
+loopback) for more load than one process gives. Every run is bounded: `--run-time` plus a
+hard wall-clock limit after which the locust processes are stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from load.client import warm_up
+from load.profiles import LocustProfile, SaturationProfile
+from load.safety import require_loopback
+from load.server import free_port, stop
+
+LOAD_DIR = Path(__file__).resolve().parent
+LOCUSTFILE = LOAD_DIR / "locustfile.py"
+SATURATION_LOCUSTFILE = LOAD_DIR / "saturation.py"
+
+
+@dataclass
+class LocustRun:
+    profile: str
+    exit_code: int
+    summary: dict[str, Any]
+
+
+def _locust() -> list[str]:
+    return [sys.executable, "-m", "locust"]
+
+
+def _common(profile: str, url: str, out_dir: Path, *, time_s: float, quiet: bool) -> list[str]:
+    parts = urlsplit(url)
+    host = f"{parts.scheme}://{parts.netloc}"
+    args = [
+        "--headless",
+        "--host",
+        host,
+        "--mcp-path",
+        parts.path or "/mcp",
+        "--load-profile",
+        profile,
+        "--out-dir",
+        str(out_dir),
+        "--run-time",
+        f"{max(1, round(time_s))}s",
+        "--stop-timeout",
+        "10",
+        "--csv",
+        str(out_dir / profile),
+        "--html",
+        str(out_dir / f"{profile}.html"),
+        "--loglevel",
+        "WARNING",
+        "--exit-code-on-error",
+        "1",
+    ]
+    if quiet:
+        args.append("--only-summary")
+    return args
+
+
+def run_profile(
+    profile: str,
+    url: str,
+    out_dir: Path,
+    settings: LocustProfile | SaturationProfile,
+    *,
+    workers: int = 0,
+    quiet: bool = False,
+    slo_file: Path | None = None,
+) -> LocustRun:
+    """One locust run; its per-tool records land in `out_dir/latency.jsonl`."""
+    require_loopback(url)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    warm_up(url)
+    if isinstance(settings, SaturationProfile):
+        locustfile = SATURATION_LOCUSTFILE
+        time_s = settings.time_s + 2 * settings.step_time_s
+        extra = [
+            "--steps",
+            ",".join(str(s) for s in settings.steps),
+            "--step-time",
+            str(settings.step_time_s),
+        ]
+    else:
+        locustfile = LOCUSTFILE
+        time_s = settings.time_s
+        extra = [
+            "--users",
+            str(settings.users),
+            "--spawn-rate",
+            str(settings.users),
+            "--rate",
+            str(settings.rate),
+        ]
+    if slo_file:
+        extra += ["--slo-file", str(slo_file)]
+    common = [
+        "-f",
+        str(locustfile),
+        *_common(profile, url, out_dir, time_s=time_s, quiet=quiet),
+        *extra,
+    ]
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        if workers > 0:
+            port = free_port()
+            master = subprocess.Popen(
+                [
+                    *_locust(),
+                    *common,
+                    "--master",
+                    "--master-bind-host",
+                    "127.0.0.1",
+                    "--master-bind-port",
+                    str(port),
+                    "--expect-workers",
+                    str(workers),
+                ],
+                start_new_session=True,
+            )
+            procs.append(master)
+            for _ in range(workers):
+                procs.append(
+                    subprocess.Popen(
+                        [
+                            *_locust(),
+                            "-f",
+                            str(locustfile),
+                            "--worker",
+                            "--master-host",
+                            "127.0.0.1",
+                            "--master-port",
+                            str(port),
+                            "--loglevel",
+                            "WARNING",
+                        ],
+                        start_new_session=True,
+                        stdout=subprocess.DEVNULL,
+                    )
+                )
+        else:
+            procs.append(subprocess.Popen([*_locust(), *common], start_new_session=True))
+        code = procs[0].wait(timeout=time_s + 90)
+    except subprocess.TimeoutExpired:
+        code = 124
+        print(f"{profile}: locust did not stop within its time bound; stopped", file=sys.stderr)
+    finally:
+        for p in procs:
+            stop(p, grace_s=15)
+    summary_file = out_dir / f"{profile}.json"
+    summary = json.loads(summary_file.read_text()) if summary_file.exists() else {}
+    if not summary and code == 0:
+        code = 2  # locust exited without a verdict: a harness problem, never a pass
+    return LocustRun(profile, code, summary)

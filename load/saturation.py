@@ -1,0 +1,9 @@
+"""Locustfile for the `saturation` profile: the MCP user plus the stepping load shape."""
+
+from load.locustfile import McpUser, SaturationShape
+
+__all__ = ["McpUser", "StepLoad"]
+
+
+class StepLoad(SaturationShape):
+    abstract = False

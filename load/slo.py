@@ -1,0 +1,134 @@
+"""The SLO file (`load/slo.yaml`) and its verdicts: which tool missed which bar, by how much.
+
+Every run that measures latency ends with `miss_table` and exits non-zero if anything missed.
+`python -m load slo --records latency.jsonl` checks recorded statistics after the fact.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from load.records import LatencyRecord
+
+SLO_FILE = Path(__file__).with_name("slo.yaml")
+LATENCY_METRICS = ("p50_ms", "p95_ms", "p99_ms")
+
+
+class Ceiling(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tools: str
+    p50_ms: float
+    p95_ms: float
+
+
+class SaturationSlo(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    min_rps: float = 200.0
+    step_p95_ms: float = 250.0
+
+
+class ParallelSlo(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    delay_ms: float = 100.0
+    delay_factor_max: float = 1.5
+    fanout_slack_ms: float = 10.0
+    lag_slack_ms: float = 50.0
+    known_gaps: dict[str, str] = Field(default_factory=dict)
+
+
+class Slo(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    spec_ceilings: list[Ceiling] = Field(default_factory=list)
+    profiles: dict[str, dict[str, float]] = Field(default_factory=dict)
+    max_errors: int = 0
+    parallel: ParallelSlo = Field(default_factory=ParallelSlo)
+    per_tool: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict)
+
+    @property
+    def saturation(self) -> SaturationSlo:
+        return SaturationSlo.model_validate(self.profiles.get("saturation", {}))
+
+    def ceiling(self, tool: str) -> dict[str, float]:
+        for c in self.spec_ceilings:
+            if fnmatch.fnmatchcase(tool, c.tools):
+                return {"p50_ms": c.p50_ms, "p95_ms": c.p95_ms}
+        return {}
+
+    def bars(self, profile: str, tool: str) -> dict[str, float]:
+        """Latency bars for one tool in one profile: the tighter of our bar and the spec's.
+
+        Saturation deliberately overloads the server, so its bar is throughput, not latency.
+        """
+        if profile == "saturation":
+            return {}
+        bars = dict(self.ceiling(tool))
+        own = {**self.profiles.get(profile, {}), **self.per_tool.get(tool, {}).get(profile, {})}
+        for metric, bound in own.items():
+            if metric in LATENCY_METRICS:
+                bars[metric] = min(bound, bars.get(metric, bound))
+        return bars
+
+
+def load_slo(path: Path | None = None) -> Slo:
+    raw = yaml.safe_load((path or SLO_FILE).read_text(encoding="utf-8")) or {}
+    return Slo.model_validate(raw)
+
+
+@dataclass(frozen=True)
+class Miss:
+    profile: str
+    tool: str
+    metric: str
+    actual: float
+    bound: float
+
+    @property
+    def text(self) -> str:
+        op = ">=" if self.metric.startswith("min_") else "<="
+        return f"{self.profile}: {self.tool} {self.metric} {self.actual:g} (target {op} {self.bound:g})"
+
+
+def evaluate(records: Iterable[LatencyRecord], slo: Slo | None = None) -> list[Miss]:
+    """Every bar a record misses: latency percentiles against its profile's bars, and errors."""
+    slo = slo or load_slo()
+    misses: list[Miss] = []
+    for r in records:
+        for metric, bound in slo.bars(r.profile, r.tool).items():
+            actual = getattr(r, metric, None)
+            if actual is not None and r.n > 0 and actual > bound:
+                misses.append(Miss(r.profile, r.tool, metric, actual, bound))
+        if r.errors > slo.max_errors:
+            misses.append(Miss(r.profile, r.tool, "errors", r.errors, slo.max_errors))
+    return misses
+
+
+def evaluate_saturation(rps: float, slo: Slo | None = None) -> list[Miss]:
+    slo = slo or load_slo()
+    bound = slo.saturation.min_rps
+    return [] if rps >= bound else [Miss("saturation", "all tools", "min_rps", rps, bound)]
+
+
+def miss_table(misses: list[Miss], title: str = "SLO") -> str:
+    """Plain text: what missed, by how much; one line saying all passed otherwise."""
+    if not misses:
+        return f"{title}: every target met"
+    lines = [
+        f"{title}: {len(misses)} miss(es)",
+        f"  {'profile':11} {'tool':24} {'metric':9} {'actual':>9} {'target':>9}",
+    ]
+    for m in misses:
+        op = ">=" if m.metric.startswith("min_") else "<="
+        lines.append(
+            f"  {m.profile:11} {m.tool:24} {m.metric:9} {m.actual:9.1f} {op + format(m.bound, 'g'):>9}"
+        )
+    return "\n".join(lines)

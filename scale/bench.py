@@ -1,0 +1,403 @@
+"""`make bench SCALE=10` (or `python -m scale.bench --factors 1,10`): how latency, throughput
+and index size grow with the corpus.
+
+For each factor it builds (or reuses) the synthetic index (`index.synthetic`), starts one HTTP
+server process per factor on a free loopback port (all at once, so the single-client rounds
+interleave factors and machine noise hits them alike), and measures over MCP streamable HTTP:
+
+- single client, sequential: every golden call that expects an answer, `--rounds` times,
+  alternating factors call by call -> per tool p50/p95;
+- saturation: per tool, `--clients` concurrent clients for `--seconds` on one factor's server
+  at a time -> calls/s and errors.
+
+It writes `scale.json`, `scale.md` and `scale.png` to `--out`, adds `"scale"` to the bench
+`summary.json` there (`{"<factor>": {"<tool>": {"p50_ms", "p95_ms", ...}}}`, "1" always
+measured in the same run), prints the table, stops every server it started, and exits 1 when
+a tool misses its ratio target (p95 at 10x <= 2x its 1x figure, at 100x <= 4x).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import statistics
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+from rich.console import Console
+from rich.table import Table
+
+from evals.run.scenario import load_scenarios
+from reference_server.config import Settings
+from reference_server.index.synthetic import build_scaled, default_out_dir, dir_bytes
+from scale.procs import free_port, running
+
+GOLDEN = Path(__file__).resolve().parent.parent / "golden"
+TARGETS = {10: 2.0, 100: 4.0}  # max p95 ratio to 1x, from the issue
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+Call = tuple[str, dict[str, Any]]
+
+
+def golden_calls() -> list[Call]:
+    return [(s.tool, s.args) for s in load_scenarios(GOLDEN) if not s.expects_error]
+
+
+class McpHttp:
+    """Minimal MCP client over streamable HTTP: JSON-RPC `tools/call`, JSON or SSE reply."""
+
+    def __init__(self, url: str, client: httpx.AsyncClient):
+        self.url, self.client, self.next_id = url, client, 0
+
+    async def initialize(self) -> None:
+        await self._rpc(
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "scale-bench", "version": "1"},
+            },
+        )
+
+    async def call(self, tool: str, args: dict[str, Any]) -> str | None:
+        """None on success, else what went wrong (HTTP status, JSON-RPC error, isError)."""
+        try:
+            reply = await self._rpc("tools/call", {"name": tool, "arguments": args})
+        except (httpx.HTTPError, ValueError) as exc:
+            return f"{type(exc).__name__}: {exc}"
+        if "error" in reply:
+            return f"json-rpc error {reply['error'].get('code')}"
+        result = reply.get("result") or {}
+        if result.get("isError"):
+            return "isError"
+        if result.get("structuredContent") is None:
+            return "no structuredContent"
+        return None
+
+    async def _rpc(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.next_id += 1
+        body = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
+        resp = await self.client.post(self.url, json=body, headers=HEADERS)
+        resp.raise_for_status()
+        if resp.headers.get("content-type", "").startswith("text/event-stream"):
+            data = [line[5:].strip() for line in resp.text.splitlines() if line.startswith("data:")]
+            return dict(json.loads(data[-1]))
+        return dict(resp.json())
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+async def single_client(urls: dict[int, str], calls: list[Call], rounds: int) -> dict[int, Any]:
+    """Per factor and tool: sequential latencies, factors alternating call by call."""
+    samples: dict[int, dict[str, list[float]]] = {f: defaultdict(list) for f in urls}
+    errors: dict[int, dict[str, int]] = {f: defaultdict(int) for f in urls}
+    async with httpx.AsyncClient(timeout=30) as http:
+        clients = {f: McpHttp(url, http) for f, url in urls.items()}
+        for client in clients.values():
+            await client.initialize()
+            for tool, args in calls:  # warm-up pass: caches, lazy collections
+                await client.call(tool, args)
+        for _ in range(rounds):
+            for tool, args in calls:
+                for factor, client in clients.items():
+                    started = time.perf_counter()
+                    problem = await client.call(tool, args)
+                    samples[factor][tool].append((time.perf_counter() - started) * 1000)
+                    if problem:
+                        errors[factor][tool] += 1
+    return {
+        f: {
+            tool: {
+                "p50_ms": round(statistics.median(xs), 2),
+                "p95_ms": round(percentile(xs, 0.95), 2),
+                "calls": len(xs),
+                "errors": errors[f][tool],
+            }
+            for tool, xs in sorted(samples[f].items())
+        }
+        for f in urls
+    }
+
+
+async def saturation(url: str, calls: list[Call], clients: int, seconds: float) -> dict[str, Any]:
+    """Per tool: `clients` concurrent callers of that tool's golden calls for `seconds`."""
+    by_tool: dict[str, list[Call]] = defaultdict(list)
+    for tool, args in calls:
+        by_tool[tool].append((tool, args))
+    out: dict[str, Any] = {}
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(timeout=30, limits=limits) as http:
+        for tool, mix in sorted(by_tool.items()):
+            done, failed = 0, 0
+            deadline = time.perf_counter() + seconds
+
+            async def worker(
+                offset: int, mix: list[Call] = mix, deadline: float = deadline
+            ) -> None:
+                nonlocal done, failed
+                client = McpHttp(url, http)
+                i = offset
+                while time.perf_counter() < deadline:
+                    name, args = mix[i % len(mix)]
+                    i += 1
+                    if await client.call(name, args):
+                        failed += 1
+                    done += 1
+
+            started = time.perf_counter()
+            await asyncio.gather(*(worker(i) for i in range(clients)))
+            elapsed = time.perf_counter() - started
+            out[tool] = {"rps": round(done / elapsed, 1), "errors": failed}
+    return out
+
+
+@contextlib.contextmanager
+def servers(dirs: dict[int, Path], workers: int, logs: Path) -> Iterator[dict[int, str]]:
+    """One HTTP server per factor, each on its own free loopback port; all stopped on exit."""
+    with contextlib.ExitStack() as stack:
+        urls = {}
+        for factor, index_dir in dirs.items():
+            port = free_port()
+            env = {**os.environ, "OCM_INDEX_DIR": str(index_dir)}
+            cmd = [sys.executable, "-m", "reference_server", "--transport", "http"]
+            cmd += ["--port", str(port), "--workers", str(workers)]
+            url = f"http://127.0.0.1:{port}/mcp"
+            stack.enter_context(
+                running(
+                    cmd,
+                    log=logs / f"server-x{factor}.log",
+                    ready=_mcp_ready(url),
+                    what=f"server x{factor}",
+                    env=env,
+                    timeout_s=600,
+                )
+            )
+            urls[factor] = url
+        yield urls
+
+
+def _mcp_ready(url: str) -> Any:
+    def check() -> bool:
+        try:
+            return httpx.get(url, timeout=1.0).status_code in (200, 400, 405, 406)
+        except httpx.HTTPError:
+            return False
+
+    return check
+
+
+def build_indexes(factors: list[int], console: Console) -> tuple[dict[int, Path], dict[int, Any]]:
+    base = Settings.from_env().index_dir
+    dirs, info = {}, {}
+    for factor in factors:
+        if factor == 1:
+            manifest = json.loads((base / "manifest.json").read_text())
+            dirs[1] = base
+            info[1] = {
+                "build_s": manifest.get("seconds"),
+                "bytes": dir_bytes(base),
+                "chunks": sum(manifest.get("collections", {}).values()),
+            }
+            continue
+        console.print(f"[bold]building the {factor}x synthetic index[/] (reused when current)")
+        manifest = build_scaled(base, factor)
+        dirs[factor] = default_out_dir(base, factor)
+        info[factor] = {
+            "build_s": manifest["seconds"],
+            "bytes": manifest["synthetic"]["bytes"],
+            "chunks": sum(manifest["collections"].values()),
+            "reused": manifest["skipped"],
+        }
+    return dirs, info
+
+
+def verdict(scale: dict[str, Any]) -> dict[str, Any]:
+    """Per factor with a target: tools whose p95 ratio to 1x exceeds it."""
+    out = {}
+    for factor, limit in TARGETS.items():
+        if str(factor) not in scale:
+            continue
+        ratios = {
+            tool: round(row["p95_ms"] / scale["1"][tool]["p95_ms"], 2)
+            for tool, row in scale[str(factor)].items()
+            if tool in scale["1"] and scale["1"][tool]["p95_ms"] > 0
+        }
+        out[str(factor)] = {
+            "limit": limit,
+            "ratios": ratios,
+            "missed": sorted(t for t, r in ratios.items() if r > limit),
+        }
+    return out
+
+
+def render(result: dict[str, Any], console: Console) -> str:
+    factors = sorted(int(f) for f in result["scale"])
+    table = Table(title="corpus scale: single-client p50/p95 (ms) and saturation calls/s per tool")
+    table.add_column("tool")
+    for f in factors:
+        table.add_column(f"{f}x p50", justify="right")
+        table.add_column(f"{f}x p95", justify="right")
+        table.add_column(f"{f}x rps", justify="right")
+        if f != 1:
+            table.add_column(f"p95 {f}x/1x", justify="right")
+    md = [
+        "| tool | "
+        + " | ".join(
+            f"{f}x p50 | {f}x p95 | {f}x calls/s" + (f" | p95 {f}x/1x" if f != 1 else "")
+            for f in factors
+        )
+        + " |"
+    ]
+    md.append("|" + " --- |" * (1 + sum(4 if f != 1 else 3 for f in factors)))
+    checks = result["targets"]
+    for tool in sorted(result["scale"]["1"]):
+        cells = []
+        for f in factors:
+            row = result["scale"][str(f)][tool]
+            cells += [f"{row['p50_ms']:.1f}", f"{row['p95_ms']:.1f}", f"{row.get('rps', 0):.0f}"]
+            if f != 1:
+                ratio = checks.get(str(f), {}).get("ratios", {}).get(tool)
+                limit = checks.get(str(f), {}).get("limit")
+                mark = "" if ratio is None or limit is None or ratio <= limit else " MISSED"
+                cells.append(f"{ratio:.2f}{mark}" if ratio is not None else "-")
+        table.add_row(tool, *cells)
+        md.append(f"| {tool} | " + " | ".join(cells) + " |")
+    console.print(table)
+    index = Table(title="index per factor")
+    for col in ("factor", "chunks", "size MB", "build s"):
+        index.add_column(col, justify="right")
+    md += ["", "| factor | chunks | size MB | build s |", "| --- | --- | --- | --- |"]
+    for f in factors:
+        i = result["index"][str(f)]
+        cells = [f"{f}x", str(i["chunks"]), f"{i['bytes'] / 1e6:.0f}", str(i["build_s"])]
+        index.add_row(*cells)
+        md.append("| " + " | ".join(cells) + " |")
+    console.print(index)
+    return "\n".join(md) + "\n"
+
+
+def plot(result: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    factors = sorted(int(f) for f in result["scale"])
+    tools = sorted(result["scale"]["1"])
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 5))
+    for tool in tools:
+        ax1.plot(
+            factors,
+            [result["scale"][str(f)][tool]["p95_ms"] for f in factors],
+            marker="o",
+            label=tool,
+        )
+        ax2.plot(
+            factors,
+            [result["scale"][str(f)][tool].get("rps", 0) for f in factors],
+            marker="o",
+            label=tool,
+        )
+    for ax, label in ((ax1, "single-client p95 (ms)"), (ax2, "saturation calls/s")):
+        ax.set_xscale("log")
+        ax.set_xticks(factors, [f"{f}x" for f in factors])
+        ax.set_xlabel("corpus size")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+    ax1.set_yscale("log")
+    ax2.legend(fontsize=7, loc="upper right")
+    fig.suptitle("How latency and throughput grow with the corpus (synthetic scale)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m scale.bench", description=__doc__)
+    parser.add_argument("--factors", default="1,10", help="comma-separated; 1 is always added")
+    parser.add_argument("--rounds", type=int, default=5, help="single-client passes")
+    parser.add_argument("--clients", type=int, default=8, help="saturation concurrency")
+    parser.add_argument("--seconds", type=float, default=4.0, help="saturation time per tool")
+    parser.add_argument("--workers", type=int, default=1, help="server processes per factor")
+    parser.add_argument("--out", type=Path, default=None, help="default reports/scale/<time>")
+    args = parser.parse_args(argv)
+    factors = sorted({1, *(int(f) for f in args.factors.split(",") if f.strip())})
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    out = args.out or Path("reports/scale") / stamp
+    out.mkdir(parents=True, exist_ok=True)
+    console = Console(width=200)
+    dirs, index = build_indexes(factors, console)
+    calls = golden_calls()
+    with servers(dirs, args.workers, out) as urls:
+        console.print(
+            f"[bold]single client[/]: {len(calls)} golden calls x {args.rounds} rounds, "
+            f"factors {factors} alternating"
+        )
+        latency = asyncio.run(single_client(urls, calls, args.rounds))
+        sat = {}
+        for factor, url in urls.items():
+            console.print(
+                f"[bold]saturation[/] at {factor}x: {args.clients} clients, "
+                f"{args.seconds:.0f} s per tool"
+            )
+            sat[factor] = asyncio.run(saturation(url, calls, args.clients, args.seconds))
+    scale = {
+        str(f): {
+            tool: {
+                **row,
+                "rps": sat[f].get(tool, {}).get("rps"),
+                "saturation_errors": sat[f].get(tool, {}).get("errors"),
+            }
+            for tool, row in latency[f].items()
+        }
+        for f in factors
+    }
+    result = {
+        "scale": scale,
+        "index": {str(f): i for f, i in index.items()},
+        "targets": {},
+        "settings": vars(args) | {"out": str(out), "factors": factors},
+    }
+    result["targets"] = verdict(scale)
+    md = render(result, console)
+    plot(result, out / "scale.png")
+    (out / "scale.json").write_text(json.dumps(result, indent=2, default=str))
+    (out / "scale.md").write_text(md)
+    summary_path = out / "summary.json"
+    summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+    summary["scale"] = {
+        f: {t: {"p50_ms": r["p50_ms"], "p95_ms": r["p95_ms"]} for t, r in rows.items()}
+        for f, rows in scale.items()
+    }
+    summary_path.write_text(json.dumps(summary, indent=2))
+    errors = sum(
+        r["errors"] + (r["saturation_errors"] or 0)
+        for rows in scale.values()
+        for r in rows.values()
+    )
+    missed = {f: v["missed"] for f, v in result["targets"].items() if v["missed"]}
+    console.print(f"written {out}/scale.md, scale.json, scale.png, summary.json")
+    if errors:
+        console.print(f"[red]{errors} failed calls[/]")
+    for f, tools in missed.items():
+        console.print(
+            f"[red]MISSED[/] at {f}x (p95 > {TARGETS[int(f)]}x the 1x figure): " + ", ".join(tools)
+        )
+    return 1 if errors or missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,277 @@
+"""`make rehearsal`: several replicas behind a load balancer, sharing one Chroma server.
+
+On this machine, all on loopback ports: `chroma run` (loaded with the built collections),
+two stateless server replicas (`python -m reference_server --transport http`, each with
+`OCM_CHROMA_URL`), and Debian's nginx as the load balancer (run as our own process with a
+generated config, never the system service). Load goes through nginx: `--clients`
+concurrent MCP clients over the golden calls for `--seconds`; halfway through, replica A is
+stopped (SIGTERM, as a deploy or scale-down would). nginx passes a request that fails on a
+stopped upstream to the other one (`proxy_next_upstream ... non_idempotent`: every tool is
+read-only, so a retried call is safe).
+
+It prints the client's table (per tool calls, failures, p50/p95) and which replica answered
+how many requests before and after the stop (from nginx's access log), writes
+`rehearsal.json` to `--out`, stops everything it started, and exits 1 if the client saw
+any failed call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import signal
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import httpx
+from rich.console import Console
+from rich.table import Table
+
+from reference_server.config import Settings
+from reference_server.index.chroma_load import load_collections
+from scale.bench import Call, McpHttp, golden_calls, percentile
+from scale.procs import chroma_server, free_port, http_ok, running
+
+NGINX_CONF = """
+{user}worker_processes 1;
+pid {tmp}/nginx.pid;
+error_log {tmp}/error.log warn;
+daemon off;
+events {{ worker_connections 512; }}
+http {{
+  log_format upstream '$msec|$status|$upstream_addr|$upstream_status|$request_time';
+  access_log {tmp}/access.log upstream;
+  client_body_temp_path {tmp}/body;
+  proxy_temp_path {tmp}/proxy;
+  fastcgi_temp_path {tmp}/fastcgi;
+  uwsgi_temp_path {tmp}/uwsgi;
+  scgi_temp_path {tmp}/scgi;
+  upstream mcp_replicas {{
+{servers}
+    keepalive 32;
+  }}
+  server {{
+    listen 127.0.0.1:{port};
+    location / {{
+      proxy_pass http://mcp_replicas;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $host;
+      proxy_buffering off;
+      proxy_read_timeout 30s;
+      proxy_next_upstream error timeout http_502 http_503 non_idempotent;
+      proxy_next_upstream_tries 2;
+    }}
+  }}
+}}
+"""
+
+
+def nginx_binary() -> str | None:
+    return shutil.which("nginx") or next(
+        (p for p in ("/usr/sbin/nginx",) if Path(p).exists()), None
+    )
+
+
+def write_nginx_conf(tmp: Path, port: int, upstreams: list[int]) -> Path:
+    servers = "\n".join(
+        f"    server 127.0.0.1:{p} max_fails=1 fail_timeout=10s;" for p in upstreams
+    )
+    user = "user root;\n" if os.geteuid() == 0 else ""
+    conf = tmp / "nginx.conf"
+    conf.write_text(NGINX_CONF.format(user=user, tmp=tmp, servers=servers, port=port))
+    return conf
+
+
+async def drive(
+    url: str, calls: list[Call], clients: int, seconds: float, stop_at: float, stop: Any
+) -> dict[str, Any]:
+    """`clients` concurrent callers for `seconds`; `stop()` runs once at `stop_at` seconds."""
+    latencies: dict[str, list[float]] = defaultdict(list)
+    failures: dict[str, Counter[str]] = defaultdict(Counter)
+    started = time.perf_counter()
+    deadline = started + seconds
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(timeout=30, limits=limits) as http:
+
+        async def worker(offset: int) -> None:
+            client = McpHttp(url, http)
+            i = offset
+            while time.perf_counter() < deadline:
+                tool, args = calls[i % len(calls)]
+                i += 1
+                t0 = time.perf_counter()
+                problem = await client.call(tool, args)
+                latencies[tool].append((time.perf_counter() - t0) * 1000)
+                if problem:
+                    failures[tool][problem] += 1
+
+        async def stopper() -> float:
+            await asyncio.sleep(stop_at)
+            await asyncio.get_running_loop().run_in_executor(None, stop)
+            return time.time()
+
+        stop_task = asyncio.create_task(stopper())
+        await asyncio.gather(*(worker(i) for i in range(clients)))
+        stopped_at = await stop_task
+    elapsed = time.perf_counter() - started
+    tools: dict[str, dict[str, Any]] = {
+        tool: {
+            "calls": len(xs),
+            "failures": sum(failures[tool].values()),
+            "failure_kinds": dict(failures[tool]),
+            "p50_ms": round(statistics.median(xs), 1),
+            "p95_ms": round(percentile(xs, 0.95), 1),
+        }
+        for tool, xs in sorted(latencies.items())
+    }
+    total = sum(r["calls"] for r in tools.values())
+    return {
+        "tools": tools,
+        "calls": total,
+        "failures": sum(r["failures"] for r in tools.values()),
+        "rps": round(total / elapsed, 1),
+        "seconds": round(elapsed, 1),
+        "stopped_at_epoch": stopped_at,
+    }
+
+
+def upstream_counts(access_log: Path, stopped_at: float) -> dict[str, Any]:
+    """Per upstream address: requests answered before and after the stop; retried requests."""
+    before: Counter[str] = Counter()
+    after: Counter[str] = Counter()
+    retried = 0
+    for line in access_log.read_text().splitlines():
+        parts = line.split("|")
+        if len(parts) < 5:
+            continue
+        tried = [a.strip() for a in parts[2].replace(" : ", ", ").split(",") if a.strip()]
+        retried += len(tried) > 1  # nginx passed the request on to the next replica
+        (after if float(parts[0]) >= stopped_at else before)[tried[-1] if tried else "-"] += 1
+    return {"before_stop": dict(before), "after_stop": dict(after), "retried_by_nginx": retried}
+
+
+def render(result: dict[str, Any], console: Console) -> None:
+    table = Table(title="client through nginx (2 replicas, replica A stopped mid-run)")
+    for col in ("tool", "calls", "failures", "p50 ms", "p95 ms"):
+        table.add_column(col, justify="left" if col == "tool" else "right")
+    for tool, row in result["load"]["tools"].items():
+        table.add_row(
+            tool,
+            str(row["calls"]),
+            str(row["failures"]),
+            f"{row['p50_ms']:.1f}",
+            f"{row['p95_ms']:.1f}",
+        )
+    load = result["load"]
+    table.add_row("all", str(load["calls"]), str(load["failures"]), "", "", style="bold")
+    console.print(table)
+    console.print(
+        f"{load['rps']} calls/s over {load['seconds']} s; replicas "
+        f"{result['replicas']}; requests per upstream {result['upstreams']}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m scale.rehearsal", description=__doc__)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--out", type=Path, default=Path("reports/rehearsal/latest"))
+    args = parser.parse_args(argv)
+    nginx = nginx_binary()
+    if nginx is None:
+        print("nginx is not installed (Debian: apt-get install -y nginx)", file=sys.stderr)
+        return 2
+    console = Console(width=160)
+    args.out.mkdir(parents=True, exist_ok=True)
+    settings = Settings.from_env()
+    with (
+        tempfile.TemporaryDirectory(prefix="ocm-rehearsal-") as scratch,
+        contextlib.ExitStack() as stack,
+    ):
+        tmp = Path(scratch)
+        chroma_url = stack.enter_context(chroma_server(tmp / "chroma", log=args.out / "chroma.log"))
+        console.print(f"Chroma server {chroma_url}: loading the collections")
+        load_collections(settings.index_dir, chroma_url, quiet=True)
+        ports = [free_port(), free_port()]
+        replicas = {}
+        for name, port in zip("AB", ports, strict=True):
+            env = {
+                **os.environ,
+                "OCM_CHROMA_URL": chroma_url,
+                "OCM_INDEX_DIR": str(settings.index_dir),
+            }
+            cmd = [
+                sys.executable,
+                "-m",
+                "reference_server",
+                "--transport",
+                "http",
+                "--port",
+                str(port),
+                "--workers",
+                "1",
+            ]
+            replicas[name] = stack.enter_context(
+                running(
+                    cmd,
+                    log=args.out / f"replica-{name}.log",
+                    ready=http_ok(f"http://127.0.0.1:{port}/mcp"),
+                    what=f"replica {name}",
+                    env=env,
+                    timeout_s=300,
+                )
+            )
+        lb_port = free_port()
+        for sub in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
+            (tmp / sub).mkdir()
+        conf = write_nginx_conf(tmp, lb_port, ports)
+        stack.enter_context(
+            running(
+                [nginx, "-c", str(conf), "-p", str(tmp)],
+                log=args.out / "nginx.log",
+                ready=http_ok(f"http://127.0.0.1:{lb_port}/mcp"),
+                what="nginx",
+                timeout_s=30,
+            )
+        )
+        url = f"http://127.0.0.1:{lb_port}/mcp"
+        console.print(
+            f"nginx {url} -> replicas A :{ports[0]}, B :{ports[1]}; "
+            f"{args.clients} clients for {args.seconds:.0f} s, replica A stopped at "
+            f"{args.seconds / 2:.0f} s"
+        )
+
+        def stop_replica_a() -> None:
+            os.killpg(replicas["A"].pid, signal.SIGTERM)
+
+        load = asyncio.run(
+            drive(url, golden_calls(), args.clients, args.seconds, args.seconds / 2, stop_replica_a)
+        )
+        upstreams = upstream_counts(tmp / "access.log", load["stopped_at_epoch"])
+        shutil.copy2(tmp / "access.log", args.out / "nginx-access.log")
+    result = {
+        "load": load,
+        "upstreams": upstreams,
+        "replicas": {"A": f"127.0.0.1:{ports[0]} (stopped mid-run)", "B": f"127.0.0.1:{ports[1]}"},
+    }
+    (args.out / "rehearsal.json").write_text(json.dumps(result, indent=2))
+    render(result, console)
+    if load["failures"]:
+        console.print(f"[red]{load['failures']} calls failed at the client[/]")
+        return 1
+    console.print("0 failed calls at the client")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
