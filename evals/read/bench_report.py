@@ -74,9 +74,9 @@ def history(path: Path) -> tuple[list[float], list[float], list[float]]:
     return [t - start for t in times], rps, p95
 
 
-def _profile_name(path: Path) -> str:
-    name = path.name.removesuffix("_stats_history.csv")
-    return str(path.parent.name + "/" + name) if path.parent.name not in ("", ".") else name
+def _profile_name(path: Path, directory: Path) -> str:
+    """``latency`` for ``<dir>/latency_stats_history.csv``, ``sub/x`` one folder down."""
+    return str(path.relative_to(directory)).removesuffix("_stats_history.csv")
 
 
 def document(directory: Path) -> render.Document:
@@ -213,8 +213,8 @@ def document(directory: Path) -> render.Document:
     for path in histories:
         times, rps, p95 = history(path)
         if times:
-            series[_profile_name(path)] = (times, rps)
-            p95_series[_profile_name(path)] = (times, p95)
+            series[_profile_name(path, directory)] = (times, rps)
+            p95_series[_profile_name(path, directory)] = (times, p95)
     if series:
         doc.section(
             "Load over time",

@@ -83,6 +83,10 @@ class Comparison:
     contract: list[contract.Change] | None = None
     notes: list[str] = field(default_factory=list)
     movers: list[diff.ScenarioDelta] = field(default_factory=list)
+    # (profile, tool) -> A and B latency records, when both runs have latency records
+    latency_records: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = field(
+        default_factory=list
+    )
     meta_a: dict[str, Any] = field(default_factory=dict)
     meta_b: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
@@ -215,6 +219,12 @@ def compare_logs(
                 scope, verdict, better, worse, _side(pick(records_a)), _side(pick(records_b))
             )
         )
+    if a.latency_records and b.latency_records:
+        by_key_b = {(str(r.get("profile")), str(r.get("tool"))): r for r in b.latency_records}
+        for rec in a.latency_records:
+            key = (str(rec.get("profile")), str(rec.get("tool")))
+            if key in by_key_b:
+                result.latency_records.append((*key, rec, by_key_b[key]))
     if a.surface is not None and b.surface is not None:
         result.contract = contract.diff_surfaces(a.surface, b.surface)
     else:
@@ -306,6 +316,9 @@ def to_json(c: Comparison) -> dict[str, Any]:
             for r in c.results
         ],
         "contract": None if c.contract is None else contract.to_json(c.contract),
+        "latency_records": [
+            {"profile": p, "tool": t, "a": ra, "b": rb} for p, t, ra, rb in c.latency_records
+        ],
         "largest_changes": [
             {"scenario": d.scenario, "tool": d.tool, "metric": d.metric, "a": d.a, "b": d.b}
             for d in c.movers

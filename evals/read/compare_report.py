@@ -177,6 +177,25 @@ def document(c: Comparison) -> render.Document:
             "speed. '-' when a run has no latency for every call.",
         ),
     )
+    if c.latency_records:
+        latency.add(
+            render.Table(
+                ["profile", "tool", "A p50 ms", "B p50 ms", "A p95 ms", "B p95 ms", "B/A p95"],
+                [
+                    [
+                        profile,
+                        tool,
+                        _ms(ra.get("p50_ms")),
+                        _ms(rb.get("p50_ms")),
+                        _ms(ra.get("p95_ms")),
+                        _ms(rb.get("p95_ms")),
+                        _ratio(ra.get("p95_ms"), rb.get("p95_ms")),
+                    ]
+                    for profile, tool, ra, rb in c.latency_records
+                ],
+                title="From the latency records of both runs (latency.jsonl)",
+            )
+        )
     samples: dict[str, list[float]] = {}
     for s in c.scopes:
         if s.scope != OVERALL and s.a.latencies and s.b.latencies:

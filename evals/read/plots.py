@@ -92,13 +92,7 @@ def grouped_bars(
     if bounded:
         ax.set_ylim(0, 1.05)
     ax.set_title(title, loc="left")
-    ax.legend(
-        ncols=min(len(series), 6),
-        fontsize=8,
-        frameon=False,
-        loc="upper left",
-        bbox_to_anchor=(0, -0.18 if len(names) > 4 else -0.1),
-    )
+    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(axis="y", alpha=0.3)
     return _svg(fig)
 
@@ -176,10 +170,11 @@ def percentile_bars(
             ax.plot([target[1], target[1]], [row - 0.45, row + 0.45], color=BAD, linewidth=1.2)
     ax.set_yticks(y, tools)
     ax.invert_yaxis()
-    ax.set_xlabel("ms")
+    ax.set_xscale("log")  # targets can sit two decades above the measured values
+    ax.set_xlabel("ms (log scale)")
     ax.set_title(title + (" (red line: p95 target)" if targets else ""), loc="left")
     ax.legend(fontsize=8, frameon=False, loc="lower right")
-    ax.grid(axis="x", alpha=0.3)
+    ax.grid(axis="x", alpha=0.3, which="both")
     return _svg(fig)
 
 

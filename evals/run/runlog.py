@@ -21,6 +21,9 @@ SUMMARY_FILE = "summary.json"
 SCENARIOS_FILE = "scenarios.jsonl"
 QRELS_FILE = "qrels.trec"
 TOOLS_FILE = "tools.json"
+# Latency records (one JSON object a line: profile, tool, n, p50_ms, p95_ms, ...), written next
+# to the run log by benchmarks and load runs; read, never written, by the harness.
+LATENCY_FILE = "latency.jsonl"
 
 Status = Literal["passed", "failed", "error"]
 
@@ -131,6 +134,7 @@ class RunLog(BaseModel):
     # tools/list as published: {name: {"inputSchema": ..., "outputSchema": ...}}; None when the
     # log predates tools.json or the backend could not be listed.
     surface: dict[str, dict[str, Any]] | None = None
+    latency_records: list[dict[str, Any]] | None = None
 
     def by_mode(self, mode: str = DEFAULT_MODE) -> list[ScenarioRecord]:
         return [r for r in self.records if r.mode == mode]
@@ -179,7 +183,18 @@ class RunLog(BaseModel):
                 surface = json.loads(tools_path.read_text(encoding="utf-8"))
             except json.JSONDecodeError as exc:
                 raise RunLogError(f"{tools_path}: invalid JSON: {exc}") from None
-        return cls(summary=summary, records=records, surface=surface)
+        latency = None
+        latency_path = directory / LATENCY_FILE
+        if latency_path.is_file():
+            try:
+                latency = [
+                    json.loads(line)
+                    for line in latency_path.read_text(encoding="utf-8").splitlines()
+                    if line.strip()
+                ]
+            except json.JSONDecodeError as exc:
+                raise RunLogError(f"{latency_path}: invalid JSON line: {exc}") from None
+        return cls(summary=summary, records=records, surface=surface, latency_records=latency)
 
 
 DERIVED_FILES = (

@@ -196,27 +196,44 @@ def fetch_sections(sql: SqlClient, ids: list[str]) -> dict[str, dict[str, Any]]:
     return {r["section_id"]: decode_row(r) for r in rows}
 
 
-def ipac_sections(sql: SqlClient, topic: str) -> list[dict[str, Any]]:
-    """Current PHO parent sections whose structured IPAC block is about this topic."""
-    rows = sql.query(
-        f"""SELECT {SECTION_COLUMNS} FROM opa_sections s JOIN opa_documents d ON d.document_id = s.document_id
-            WHERE s.source_org = 'pho' AND s.chunk_type = 'parent' AND d.is_superseded = 0
-            AND json_extract(s.ipac, '$.topic') = ?""",
-        (topic,),
-    )
-    return [decode_row(r) for r in rows]
+@dataclass
+class SectionTree:
+    """One section row (SQL path of opa.get_section) with its parent or children when asked."""
+
+    row: dict[str, Any]
+    parent: dict[str, Any] | None = None
+    children: list[dict[str, Any]] = field(default_factory=list)
 
 
-def cpso_ipac_sections(sql: SqlClient) -> list[dict[str, Any]]:
-    """CPSO's own IPAC policy and advice (documents tagged 'ipac'): what opa.ipac_guidance
-    compares PHO's requirement levels against."""
-    rows = sql.query(
-        f"""SELECT {SECTION_COLUMNS} FROM opa_sections s JOIN opa_documents d ON d.document_id = s.document_id
-            WHERE s.source_org = 'cpso' AND s.chunk_type = 'parent' AND d.is_superseded = 0
-            AND EXISTS (SELECT 1 FROM json_each(d.topics) WHERE json_each.value = 'ipac')
-            ORDER BY s.section_id""",
-    )
-    return [decode_row(r) for r in rows]
+def sql_lookup(
+    sql: SqlClient, section_id: str, include_parent: bool, include_children: bool
+) -> SectionTree | None:
+    """SQL path by id: the section, its parent (for a child) and its children (for a parent)."""
+    by_id = f"SELECT {SECTION_COLUMNS} FROM opa_sections s JOIN opa_documents d ON d.document_id = s.document_id WHERE s.section_id = ?"
+    row = sql.one(by_id, (section_id,))
+    if row is None:
+        return None
+    tree = SectionTree(decode_row(row))
+    if row["parent_id"] and include_parent:
+        parent = sql.one(by_id, (row["parent_id"],))
+        tree.parent = decode_row(parent) if parent else None
+    if row["chunk_type"] == "parent" and include_children:
+        kids = sql.query(
+            f"SELECT {SECTION_COLUMNS} FROM opa_sections s JOIN opa_documents d ON d.document_id = s.document_id "
+            "WHERE s.parent_id = ? ORDER BY s.chunk_idx",
+            (section_id,),
+        )
+        tree.children = [decode_row(k) for k in kids]
+    return tree
+
+
+def vector_lookup(vectors: VectorClient, section_id: str) -> VectorHit | None:
+    """Vector path by id: the chunk from whichever organisation's collection holds it."""
+    for collection in COLLECTIONS.values():
+        hits = vectors.get(collection, [section_id])
+        if hits:
+            return hits[0]
+    return None
 
 
 def _query_terms(query: str) -> list[str]:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 from urllib.parse import quote
 
 from pydantic import BaseModel, Field
 
+from reference_server.retrieval import opa_cep_tools
 from reference_server.retrieval.dual_path import run_dual
-from reference_server.retrieval.opa_sections import Filters, vector_search
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import OPA, calculate_confidence
 from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
@@ -132,23 +131,6 @@ def matching(docs: list[dict[str, Any]], req: Request) -> list[dict[str, Any]]:
     return [d | {"match": score} for d, score in ranked if score > 0]
 
 
-def tools_from_vectors(hits: list[Any]) -> list[dict[str, Any]]:
-    """CEP tool documents rebuilt from vector-chunk metadata, one per document."""
-    found: dict[str, dict[str, Any]] = {}
-    for h in hits:
-        m = h.metadata
-        if m.get("tool") and m.get("document_id") not in found:
-            found[m["document_id"]] = {
-                "document_id": m["document_id"],
-                "title": m.get("title", ""),
-                "source_url": m.get("source_url", ""),
-                "updated_date": m.get("updated_date") or None,
-                "topics": [t for t in str(m.get("topics", "")).split(";") if t],
-                "tool": json.loads(m["tool"]),
-            }
-    return list(found.values())
-
-
 def _interpretation(req: Request) -> str:
     parts = [
         f"{k.replace('_', ' ')} = {v!r}"
@@ -159,29 +141,23 @@ def _interpretation(req: Request) -> str:
 
 
 async def run(rt: Runtime, req: Request) -> ToolOutput:
-    def sql_tools() -> list[dict[str, Any]]:
-        rows = rt.opa_sql.query(
-            "SELECT document_id, title, source_url, updated_date, topics, tool FROM opa_documents WHERE source_org = 'cep' AND tool IS NOT NULL"
-        )
-        docs = [
-            r | {"tool": json.loads(r["tool"]), "topics": json.loads(r["topics"])} for r in rows
-        ]
-        return matching(docs, req)
-
     query = " ".join(
         filter(
             None, [req.condition, req.tool_name, req.category and req.category.replace("_", " ")]
         )
     )
-    vector = (
-        (lambda: vector_search(rt.vectors, query, Filters(source_orgs=["cep"]), limit=20))
-        if query
-        else None
+    dual = await run_dual(
+        rt.settings,
+        sql=lambda: matching(opa_cep_tools.keyword_search(rt.opa_sql), req),
+        vector=(lambda: opa_cep_tools.vector_search(rt.vectors, query)) if query else None,
     )
-    dual = await run_dual(rt.settings, sql=sql_tools, vector=vector)
     hits = dual.vector.value or []
     # Without the SQL path, the tool blocks the vector chunks carry still answer (partially).
-    docs = dual.sql.value if dual.sql.value is not None else matching(tools_from_vectors(hits), req)
+    docs = (
+        dual.sql.value
+        if dual.sql.value is not None
+        else matching(opa_cep_tools.tools_from_vectors(hits), req)
+    )
     vector_rank: dict[str, int] = {}
     for rank, h in enumerate(hits, start=1):
         vector_rank.setdefault(str(h.metadata.get("document_id")), rank)

@@ -7,11 +7,9 @@ from typing import Any, Literal
 from fastmcp.exceptions import ToolError
 from pydantic import BaseModel, Field
 
-from reference_server.catalog import OPA_COLLECTIONS as COLLECTIONS
 from reference_server.errors import NotFoundError
 from reference_server.retrieval.dual_path import run_dual
-from reference_server.retrieval.opa_sections import SECTION_COLUMNS, decode_row, row_from_vector
-from reference_server.retrieval.vector import VectorHit
+from reference_server.retrieval.opa_sections import row_from_vector, sql_lookup, vector_lookup
 from reference_server.runtime import Runtime
 from reference_server.scoring.citations import format_citation
 from reference_server.scoring.conflicts import Conflict, compare
@@ -108,32 +106,13 @@ def _document(row: dict[str, Any]) -> Document:
 
 
 async def run(rt: Runtime, req: Request) -> ToolOutput:
-    def sql_lookup() -> dict[str, Any] | None:
-        query = f"SELECT {SECTION_COLUMNS} FROM opa_sections s JOIN opa_documents d ON d.document_id = s.document_id WHERE s.section_id = ?"
-        row = rt.opa_sql.one(query, (req.section_id,))
-        if row is None:
-            return None
-        found: dict[str, Any] = {"row": decode_row(row), "parent": None, "children": []}
-        if row["parent_id"] and req.include_parent:
-            parent = rt.opa_sql.one(query, (row["parent_id"],))
-            found["parent"] = decode_row(parent) if parent else None
-        if row["chunk_type"] == "parent" and req.include_children:
-            kids = rt.opa_sql.query(
-                f"SELECT {SECTION_COLUMNS} FROM opa_sections s JOIN opa_documents d ON d.document_id = s.document_id "
-                "WHERE s.parent_id = ? ORDER BY s.chunk_idx",
-                (req.section_id,),
-            )
-            found["children"] = [decode_row(k) for k in kids]
-        return found
-
-    def vector_lookup() -> VectorHit | None:
-        for collection in COLLECTIONS.values():
-            hits = rt.vectors.get(collection, [req.section_id])
-            if hits:
-                return hits[0]
-        return None
-
-    dual = await run_dual(rt.settings, sql=sql_lookup, vector=vector_lookup)
+    dual = await run_dual(
+        rt.settings,
+        sql=lambda: sql_lookup(
+            rt.opa_sql, req.section_id, req.include_parent, req.include_children
+        ),
+        vector=lambda: vector_lookup(rt.vectors, req.section_id),
+    )
     found, vhit = dual.sql.value, dual.vector.value
     if found is None and vhit is None:
         if dual.errors:
@@ -143,7 +122,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         raise NotFoundError(
             "section", req.section_id, "Use opa.search_sections to find section ids."
         )
-    row = found["row"] if found else row_from_vector(vhit)  # type: ignore[arg-type]
+    row = found.row if found else row_from_vector(vhit)  # type: ignore[arg-type]
     conflicts = []
     if found and vhit:
         vrow = row_from_vector(vhit)
@@ -156,8 +135,8 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     citation = format_citation({**row, "title": row["document_title"]}, row)
     response = Response(
         section=_body(row),
-        parent=_body(found["parent"]) if found and found["parent"] else None,
-        children=[_body(k) for k in found["children"]] if found else [],
+        parent=_body(found.parent) if found and found.parent else None,
+        children=[_body(k) for k in found.children] if found else [],
         document=_document(row) if req.include_document_metadata else None,
         citation=SectionCitation(**citation),
         provenance=dual.provenance,  # type: ignore[arg-type]

@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from reference_server.retrieval import opa_ipac
 from reference_server.retrieval.dual_path import run_dual
 from reference_server.retrieval.opa_sections import (
-    Filters,
     SectionHit,
     confidence,
-    cpso_ipac_sections,
     fuse,
-    ipac_sections,
-    keyword_search,
     metadata_conflicts,
     rerank_sections,
-    vector_search,
 )
 from reference_server.runtime import Runtime
 from reference_server.scoring.citations import section_citation
@@ -95,25 +90,6 @@ def _mentions_item(row: dict[str, Any], item: str) -> bool:
     return any(item in i or i in item for i in items) or item in row["text"].lower()
 
 
-@dataclass
-class SqlFound:
-    """The SQL path's answer: PHO sections to fuse, and CPSO's IPAC text to compare levels with."""
-
-    pho: list[dict[str, Any]]
-    cpso: list[dict[str, Any]]
-
-
-def _sql_path(rt: Runtime, topic: str, query: str, filters: Filters) -> SqlFound:
-    rows = ipac_sections(rt.opa_sql, topic)
-    seen = {r["section_id"] for r in rows}
-    rows += [
-        r
-        for r in keyword_search(rt.opa_sql, query, filters, limit=10)
-        if r["section_id"] not in seen
-    ]
-    return SqlFound(pho=rows, cpso=cpso_ipac_sections(rt.opa_sql))
-
-
 def _source(row: dict[str, Any]) -> str:
     return f"{row['source_org'].upper()}: {row['document_title']}"
 
@@ -146,11 +122,10 @@ def _conflicts(
 
 async def run(rt: Runtime, req: Request) -> ToolOutput:
     query = " ".join(filter(None, [req.specific_item, TOPIC_WORDS[req.topic]]))
-    filters = Filters(source_orgs=["pho"], chunk_types=("parent",))
     dual = await run_dual(
         rt.settings,
-        sql=lambda: _sql_path(rt, req.topic, query, filters),
-        vector=lambda: vector_search(rt.vectors, query, filters, limit=10),
+        sql=lambda: opa_ipac.keyword_search(rt.opa_sql, req.topic, query),
+        vector=lambda: opa_ipac.vector_search(rt.vectors, query),
     )
     sql_found = dual.sql.value
     pho = sql_found.pho if sql_found else None

@@ -195,3 +195,44 @@ async def test_cli_writes_markdown_html_json_and_latest(tmp_path: Path, golden_f
     assert "| overall |" in (out / "compare.md").read_text()
     latest = tmp_path / "compare" / "latest"
     assert (latest / "compare.html").read_text() == page
+
+
+def test_latency_records_side_by_side_when_both_runs_have_them(
+    make_log: Callable[..., Path], tmp_path: Path
+) -> None:
+    a_dir, b_dir = make_log(_scores([0.5, 0.6])), make_log(_scores([0.5, 0.6]))
+    rec = {
+        "profile": "latency",
+        "tool": "opa.search_sections",
+        "n": 50,
+        "p50_ms": 5.0,
+        "p95_ms": 9.0,
+    }
+    (a_dir / "latency.jsonl").write_text(json.dumps(rec) + "\n")
+    (b_dir / "latency.jsonl").write_text(json.dumps({**rec, "p95_ms": 18.0}) + "\n")
+    result = compare_logs(RunLog.read(a_dir), RunLog.read(b_dir))
+    assert [(p, t, ra["p95_ms"], rb["p95_ms"]) for p, t, ra, rb in result.latency_records] == [
+        ("latency", "opa.search_sections", 9.0, 18.0)
+    ]
+    out = tmp_path / "out"
+    assert main(["compare", "--run-a", str(a_dir), "--run-b", str(b_dir), "--out", str(out)]) == 0
+    assert (
+        "| latency | opa.search_sections | 5.0 | 5.0 | 9.0 | 18.0 | 2.00x |"
+        in (out / "compare.md").read_text()
+    )
+    # without records on one side, only the client-measured eval latencies are shown
+    (b_dir / "latency.jsonl").unlink()
+    assert compare_logs(RunLog.read(a_dir), RunLog.read(b_dir)).latency_records == []
+
+
+def test_cli_runs_both_targets_then_compares(tmp_path: Path, golden_fake: Path) -> None:
+    from evals_testkit import STDIO_SPEC
+
+    out = tmp_path / "compare" / "now"
+    args = ["compare", "--a", STDIO_SPEC, "--b", STDIO_SPEC, "--golden", str(golden_fake)]
+    assert main([*args, "--out", str(out), "--no-ragas", "--concurrency", "2"]) == EXIT_OK
+    assert RunLog.read(out / "run-a").summary.target == STDIO_SPEC
+    assert RunLog.read(out / "run-b").surface is not None
+    data = json.loads((out / "compare.json").read_text())
+    assert data["contract"] == [] and data["a"]["label"] == STDIO_SPEC
+    assert (tmp_path / "compare" / "latest" / "compare.md").is_file()
