@@ -13,6 +13,7 @@ from reference_server.scoring.citations import Citation
 from reference_server.tools.base import ToolSpec
 from reference_server.tools.coverage_eligibility import eligibility_rules, odb_eligible
 from reference_server.tools.coverage_routing import Intent
+from reference_server.tools.off_odb_get import INTENTS
 
 if TYPE_CHECKING:
     from reference_server.tools.off_coverage_answer import Patient
@@ -167,7 +168,12 @@ def drug_part(call: Call, patient: Patient) -> Part:
                 citations=cites[:1],
             )
         )
-    for text, citation in zip(cov.get("notes") or [], notes, strict=False):
+    # product notes are clinical criteria: shown when the question is about coverage or criteria
+    asked = str(call.args.get("q", ""))
+    about_criteria = any(re.search(INTENTS[c], asked, re.I) for c in ("coverage", "lu_criteria"))
+    for text, citation in zip(
+        cov.get("notes") or [] if about_criteria else [], notes, strict=False
+    ):
         highlights.append(
             Highlight(point=f"Formulary note: {_lead(text)}", citations=_citations([citation]))
         )
