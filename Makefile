@@ -12,6 +12,11 @@ GATE_TARGET ?= inprocess:sql_timeout_ms=5000,vector_timeout_ms=5000,tool_timeout
 export RAGAS_DO_NOT_TRACK := true
 export ANONYMIZED_TELEMETRY := False
 
+# Property-based contract tests: the large profile (>= 1,000 invalid and >= 200 valid examples per
+# tool) against FUZZ_TARGET (any target spec: inprocess[:k=v], stdio:<cmd>, http(s)://.../mcp).
+FUZZ_TARGET ?= inprocess
+FUZZ_PROFILE ?= large
+
 PROFILE ?= latency
 USERS ?=
 RATE ?=
@@ -26,7 +31,7 @@ B ?= keyword
 COMPARE_OVERRIDES ?= sql_timeout_ms=5000,vector_timeout_ms=5000,tool_timeout_ms=10000
 RUN ?= reports/runs/latest
 
-.PHONY: install index serve test test-load check bench load eval gate gate-chroma bench-scale rehearsal baseline compare report clean
+.PHONY: install index serve test test-load check bench load eval gate gate-chroma bench-scale rehearsal baseline compare report fuzz clean
 
 install: $(STAMP)
 
@@ -96,6 +101,9 @@ rehearsal: index
 baseline: index
 	$(PY) -m evals run --target $(GATE_TARGET) --golden golden --out reports/runs/baseline --ablation --concurrency 2
 	$(PY) -m evals baseline --run reports/runs/baseline
+
+fuzz: index
+	$(PY) -m evals.run.fuzz --target $(FUZZ_TARGET) --profile $(FUZZ_PROFILE) --out reports/runs/fuzz
 
 check: install
 	$(VENV)/bin/ruff check .

@@ -23,7 +23,7 @@ from load.parallel import run_parallel
 from load.profiles import load_profiles
 from load.records import RECORDS_FILE, read_records
 from load.run import run_profile
-from load.server import running_server
+from load.server import cpu_seconds, running_server
 from load.slo import evaluate, evaluate_saturation, load_slo, miss_table
 from reference_server.config import PROJECT_ROOT
 
@@ -49,6 +49,14 @@ def _python(*args: str, env: dict[str, str] | None = None) -> int:
     return subprocess.call(
         [sys.executable, *args], cwd=PROJECT_ROOT, env={**os.environ, **(env or {})}
     )
+
+
+def _cpu_per_call(summary: dict[str, Any], cpu_s: float) -> None:
+    """Server CPU per call (all its processes): what a call costs whatever else the machine runs
+    (includes the warm-up calls, so it errs high)."""
+    calls = summary.get("calls") or 0
+    summary["server_cpu_s"] = round(cpu_s, 2)
+    summary["server_cpu_ms_per_call"] = round(cpu_s * 1000 / calls, 2) if calls else None
 
 
 def _machine() -> dict[str, Any]:
@@ -78,9 +86,11 @@ def run_bench(out_root: Path) -> int:
             for name in ("latency", "paced", "saturation"):
                 settings = getattr(profiles, name)
                 progress(f"{name} profile ({settings.time_s:.0f} s) against {url}")
+                cpu_before = cpu_seconds(url.pid)
                 run = run_profile(name, url, out, settings, quiet=True)
                 codes[name] = run.exit_code
                 summary["profiles"][name] = run.summary
+                _cpu_per_call(run.summary, cpu_seconds(url.pid) - cpu_before)
             progress("parallel profile: (c) on this server, (a), (b), (d) on their own")
 
             def factory(env: dict[str, str]):  # type: ignore[no-untyped-def]
@@ -100,8 +110,10 @@ def run_bench(out_root: Path) -> int:
         if workers > 1:
             progress("saturation profile on a 1-worker server (the scaling ratio)")
             sat_dir = out / "saturation_1_worker"
-            with running_server(workers=1, log_path=out / "server.log") as url:
-                run = run_profile("saturation", url, sat_dir, profiles.saturation, quiet=True)
+            with running_server(workers=1, log_path=out / "server.log") as one:
+                cpu_before = cpu_seconds(one.pid)
+                run = run_profile("saturation", one, sat_dir, profiles.saturation, quiet=True)
+                _cpu_per_call(run.summary, cpu_seconds(one.pid) - cpu_before)
             summary["profiles"]["saturation_1_worker"] = run.summary
         else:
             progress("one core: no 1-worker comparison needed")
@@ -271,10 +283,16 @@ def render_markdown(summary: dict[str, Any]) -> str:
         f"{w} worker(s): {rps:g} calls/s"
         for w, rps in sorted(summary["saturation_rps_by_workers"].items())
     )
+    cpu = {
+        name: p.get("server_cpu_ms_per_call")
+        for name, p in summary["profiles"].items()
+        if isinstance(p, dict) and p.get("server_cpu_ms_per_call")
+    }
     lines += [
         "",
         f"Saturation (highest sustained, 0 errors): {by_workers}.",
         f"Server cache hit rate by profile: {summary['cache_hit_rate']}.",
+        f"Server CPU ms per call by profile (all server processes): {cpu}.",
     ]
     parallel = summary["profiles"].get("parallel", {})
     if parallel.get("findings"):

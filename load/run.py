@@ -103,6 +103,11 @@ def run_profile(
         ]
     if slo_file:
         extra += ["--slo-file", str(slo_file)]
+    parts = urlsplit(url)
+    # Workers pace their users from the total rate and user count, so they get them too.
+    worker_args = ["--host", f"{parts.scheme}://{parts.netloc}", "--mcp-path", parts.path or "/mcp"]
+    if isinstance(settings, LocustProfile):
+        worker_args += ["--users", str(settings.users), "--rate", str(settings.rate)]
     common = [
         "-f",
         str(locustfile),
@@ -142,6 +147,7 @@ def run_profile(
                             str(port),
                             "--loglevel",
                             "WARNING",
+                            *worker_args,
                         ],
                         start_new_session=True,
                         stdout=subprocess.DEVNULL,

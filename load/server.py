@@ -26,6 +26,31 @@ from reference_server.config import PROJECT_ROOT
 DEFAULT_COMMAND = (sys.executable, "-m", "reference_server")
 
 
+class ServerUrl(str):
+    """The `/mcp` URL of a started server, carrying its process id (for CPU accounting)."""
+
+    pid: int = 0
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process and all its children (the uvicorn workers)."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        procs = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return 0.0
+    total = 0.0
+    for proc in procs:
+        try:
+            times = proc.cpu_times()
+            total += times.user + times.system
+        except psutil.NoSuchProcess:
+            continue
+    return total
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -74,7 +99,7 @@ def running_server(
     env: dict[str, str] | None = None,
     command: Sequence[str] = DEFAULT_COMMAND,
     log_path: Path | None = None,
-) -> Iterator[str]:
+) -> Iterator[ServerUrl]:
     """Yield the `/mcp` URL of a server started with `--workers` and extra `OCM_*` env."""
     port = free_port()
     args = [
@@ -89,7 +114,7 @@ def running_server(
         str(workers),
     ]
     full_env = {**os.environ, **(env or {})}
-    url = f"http://127.0.0.1:{port}/mcp"
+    url = ServerUrl(f"http://127.0.0.1:{port}/mcp")
     with log_path.open("ab") if log_path else tempfile.TemporaryFile() as log:
         proc = subprocess.Popen(
             args,
@@ -99,6 +124,7 @@ def running_server(
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+        url.pid = proc.pid
         try:
             wait_ready(url, proc)
             yield url

@@ -14,6 +14,8 @@ import sys
 
 from reference_server.config import Settings
 from reference_server.http_app import DEFAULT_PATH
+from reference_server.http_security import HOST_ENV
+from reference_server.index.check import index_problem
 from reference_server.server import build_server
 
 
@@ -51,6 +53,10 @@ def main(argv: list[str] | None = None) -> int:
         )
     if args.workers < 1:
         parser.error(f"--workers must be at least 1 (got {args.workers})")
+    problem = index_problem(Settings.from_env())
+    if problem:
+        print(f"reference_server: refusing to start: {problem}", file=sys.stderr)
+        return 2
     if args.transport == "stdio":
         server = build_server(Settings.from_env())
         server.runtime.warm_up()  # type: ignore[attr-defined]
@@ -61,10 +67,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _serve_http(host: str, port: int, path: str, workers: int, log_level: str) -> None:
-    """uvicorn calls the app factory in each worker; the path travels in the environment."""
+    """uvicorn calls the app factory in each worker; the path and the bound address (which the
+    Host check accepts) travel in the environment."""
     import uvicorn
 
     os.environ["OCM_HTTP_PATH"] = path
+    os.environ[HOST_ENV] = host
     uvicorn.run(
         "reference_server.http_app:create_app",
         factory=True,

@@ -1,35 +1,74 @@
 """Errors that become MCP tool errors with a message a client can act on.
 
 Inside a tool, bad input raises `ToolInputError` naming the field and its allowed values;
-an unknown id raises `NotFoundError`. Anything else is an internal error: the server masks
+a call with several problems lists every one of them (a client fixes them in one round).
+An unknown id raises `NotFoundError`. Anything else is an internal error: the server masks
 it (no stack trace reaches the client) and logs it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from fastmcp.exceptions import ToolError
 
 
-class ToolInputError(ToolError):
-    """A request field is missing or invalid."""
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a call: the field (dotted path, `arguments` for the call as a whole),
+    what is wrong, and what would be accepted (a list of values, a range in words, or None)."""
 
-    def __init__(self, field: str, problem: str, allowed: Iterable[object] | str | None = None):
+    field: str
+    problem: str
+    allowed: Sequence[object] | str | None = None
+
+    def describe(self) -> str:
+        text = f"'{self.field}': {self.problem.rstrip('.')}."
+        if self.allowed is not None:
+            shown = (
+                self.allowed
+                if isinstance(self.allowed, str)
+                else ", ".join(repr(a) for a in self.allowed)
+            )
+            text += f" Allowed: {shown}."
+        return text
+
+
+class ToolInputError(ToolError):
+    """One or more request fields are missing or invalid."""
+
+    def __init__(
+        self,
+        field: str,
+        problem: str,
+        allowed: Iterable[object] | str | None = None,
+        *,
+        more: Sequence[Problem] = (),
+    ):
+        shown = allowed if allowed is None or isinstance(allowed, str) else list(allowed)
+        self.problems: list[Problem] = [Problem(field, problem, shown), *more]
         self.field = field
-        self.allowed = allowed
-        message = f"Invalid argument '{field}': {problem}."
-        if allowed is not None:
-            shown = allowed if isinstance(allowed, str) else ", ".join(repr(a) for a in allowed)
-            message += f" Allowed: {shown}."
+        self.allowed = shown
+        if len(self.problems) == 1:
+            message = f"Invalid argument {self.problems[0].describe()}"
+        else:
+            lines = "\n".join(f"- {p.describe()}" for p in self.problems)
+            message = f"Invalid arguments ({len(self.problems)} problems):\n{lines}"
         super().__init__(message)
+
+    @classmethod
+    def from_problems(cls, problems: Sequence[Problem]) -> ToolInputError:
+        first, *rest = problems
+        return cls(first.field, first.problem, first.allowed, more=rest)
 
 
 class NotFoundError(ToolError):
     """The requested id does not exist in the corpus."""
 
     def __init__(self, kind: str, identifier: str, hint: str = ""):
-        message = f"Not found: no {kind} with id {identifier!r}."
+        shown = identifier if len(identifier) <= 120 else identifier[:120] + "..."
+        message = f"Not found: no {kind} with id {shown!r}."
         if hint:
             message += f" {hint}"
         super().__init__(message)

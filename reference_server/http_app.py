@@ -15,6 +15,8 @@ import os
 from starlette.applications import Starlette
 
 from reference_server.config import Settings
+from reference_server.http_security import HttpSecurity, secure_http_app
+from reference_server.index.check import index_problem
 from reference_server.server import bearer_token_from_env, build_server
 
 DEFAULT_PATH = "/mcp"
@@ -26,8 +28,18 @@ def http_path_from_env() -> str:
 
 def create_app() -> Starlette:
     """Build the warmed FastMCP server and its stateless, JSON-response HTTP app."""
-    server = build_server(Settings.from_env(), bearer_token=bearer_token_from_env())
+    settings = Settings.from_env()
+    problem = index_problem(settings)
+    if problem:
+        raise RuntimeError(f"refusing to start: {problem}")
+    server = build_server(settings, bearer_token=bearer_token_from_env())
     server.runtime.warm_up()  # type: ignore[attr-defined]
-    app = server.http_app(path=http_path_from_env(), json_response=True, stateless_http=True)
+    app = secure_http_app(
+        server,
+        HttpSecurity.from_env(),
+        path=http_path_from_env(),
+        json_response=True,
+        stateless_http=True,
+    )
     app.state.mcp_server = server
     return app

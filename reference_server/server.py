@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import hmac
 import logging
 import os
+from importlib import metadata
 
+import mcp.types as mt
 from fastmcp import FastMCP
+from fastmcp.server.auth import AccessToken, TokenVerifier
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from fastmcp.tools.base import ToolResult
+from mcp.shared.exceptions import MCPError
 
 from reference_server.config import Settings
 from reference_server.runtime import Runtime
@@ -18,18 +25,64 @@ INSTRUCTIONS = (
     "adp.get, odb.get, source.passages) answers OHIP billing, ADP device funding and ODB drug coverage "
     "questions. Every answer carries provenance, confidence, citations and conflicts."
 )
+DISTRIBUTION = "ontario-clinical-mcp"
+# JSON-RPC "Invalid params": the MCP spec's error for a tools/call naming an unknown tool.
+INVALID_PARAMS = -32602
+
+
+def project_version() -> str:
+    """The installed project's version (serverInfo.version), from the package metadata."""
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:  # running from a source tree without installing
+        import tomllib
+        from pathlib import Path
+
+        pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+        return str(tomllib.loads(pyproject.read_text())["project"]["version"])
+
+
+class UnknownToolIsProtocolError(Middleware):
+    """A call naming a tool the server does not have is a JSON-RPC error (-32602), not a tool
+    result: the client asked for something that does not exist, no tool ran."""
+
+    async def on_call_tool(
+        self,
+        context: MiddlewareContext[mt.CallToolRequestParams],
+        call_next: CallNext[mt.CallToolRequestParams, ToolResult],
+    ) -> ToolResult:
+        server = context.fastmcp_context.fastmcp if context.fastmcp_context else None
+        name = context.message.name
+        if server is not None and await server.get_tool(name) is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {name!r}")
+        return await call_next(context)
+
+
+class ConstantTimeTokenVerifier(TokenVerifier):
+    """One static bearer token, compared in constant time (hmac.compare_digest), so response
+    timing does not reveal how much of a guessed token was right."""
+
+    def __init__(self, token: str):
+        super().__init__()
+        self._token = token.encode()
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        if not hmac.compare_digest(token.encode(), self._token):
+            return None
+        return AccessToken(token=token, client_id="ocm-client", scopes=[])
 
 
 def build_server(settings: Settings | None = None, bearer_token: str | None = None) -> FastMCP:
     """A server with all tools registered; `bearer_token` protects the HTTP transport."""
     settings = settings or Settings.from_env()
-    auth = None
-    if bearer_token:
-        from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
-
-        auth = StaticTokenVerifier(tokens={bearer_token: {"client_id": "ocm-client", "scopes": []}})
+    auth = ConstantTimeTokenVerifier(bearer_token) if bearer_token else None
     server = FastMCP(
-        "ontario-clinical-reference", instructions=INSTRUCTIONS, mask_error_details=True, auth=auth
+        "ontario-clinical-reference",
+        instructions=INSTRUCTIONS,
+        version=project_version(),
+        mask_error_details=True,
+        auth=auth,
+        middleware=[UnknownToolIsProtocolError()],
     )
     runtime = Runtime(settings)
     for spec in ALL_SPECS:

@@ -7,7 +7,12 @@ elsewhere if needed. Freshness is pinned to a fixed 'today' so staleness tiers a
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterable
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterable, Iterator
+from contextlib import contextmanager
 from datetime import date
 from typing import Any
 
@@ -99,6 +104,51 @@ async def call_error(client: Client[Any], tool: str, args: dict[str, Any]) -> st
     text: str = result.content[0].text  # type: ignore[union-attr]
     assert "Traceback" not in text and 'File "' not in text
     return text
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def http_server_process(env: dict[str, str], *args: str, startup_s: float = 120) -> Iterator[str]:
+    """`python -m reference_server --transport http` on a free loopback port; yields the /mcp
+    URL once a worker answers, and stops the process afterwards (also on failure)."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "reference_server",
+            "--transport",
+            "http",
+            "--port",
+            str(port),
+            *args,
+        ],
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        import httpx
+
+        deadline = time.monotonic() + startup_s
+        while time.monotonic() < deadline:  # until a worker answers (each warms up first)
+            if proc.poll() is not None:
+                raise RuntimeError(proc.stderr.read().decode() if proc.stderr else "exited")
+            try:
+                httpx.post(url, json={}, timeout=5)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

@@ -6,7 +6,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +15,7 @@ from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
 
 from reference_server.config import Settings
+from tests.conftest import http_server_process
 
 pytestmark = pytest.mark.slow
 TOKEN = "test-token-not-a-secret"
@@ -33,26 +33,10 @@ def _env(settings: Settings, **extra: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def http_server(settings: Settings) -> Iterator[str]:
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "reference_server", "--transport", "http", "--port", str(port)],
-        env=_env(settings, OCM_BEARER_TOKEN=TOKEN),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    url = f"http://127.0.0.1:{port}/mcp"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:  # until a worker answers (each warms up before serving)
-        if proc.poll() is not None:
-            raise RuntimeError(proc.stderr.read().decode() if proc.stderr else "server exited")
-        try:
-            httpx.post(url, json={}, timeout=5)
-            break
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    yield url
-    proc.terminate()
-    proc.wait(timeout=10)
+    with http_server_process(
+        {"OCM_INDEX_DIR": str(settings.index_dir), "OCM_BEARER_TOKEN": TOKEN}, startup_s=60
+    ) as url:
+        yield url
 
 
 @pytest.mark.asyncio

@@ -5,6 +5,11 @@ with `asyncio.gather`; blocking work runs in a thread pool so the event loop kee
 A path that fails or times out yields `None` and an error string; the tool then answers with
 what the other path found, a lower confidence, and a `provenance` naming only the paths that
 answered. Fault injection (config only) delays or fails a path here, in one place.
+
+The whole-tool timeout reaches in here as a deadline (`tool_deadline`, set by the tool
+wrapper): no path waits past it, minus a reserve for merging and scoring. So when one path
+has answered and the other is still running as the deadline nears, the slow one is cut and
+the tool answers from the one that finished (partial, lower confidence) instead of failing.
 """
 
 from __future__ import annotations
@@ -12,8 +17,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -27,6 +34,28 @@ V = TypeVar("V")
 # Dedicated pool: a path cut at its timeout keeps its thread until the blocking call returns,
 # so the pool is larger than the default executor's share of a 2-core machine.
 _POOL = ThreadPoolExecutor(max_workers=16, thread_name_prefix="retrieval")
+
+
+# Monotonic time by which retrieval must have finished for the current tool call (None: no limit).
+_DEADLINE: ContextVar[float | None] = ContextVar("retrieval_deadline", default=None)
+# Share of the whole-tool budget kept for merging and scoring after retrieval (at least 50 ms).
+MERGE_RESERVE = 0.1
+
+
+@contextmanager
+def tool_deadline(budget_s: float) -> Iterator[None]:
+    """Retrieval started inside this block stops in time for the tool to answer within budget_s."""
+    reserve = max(0.05, budget_s * MERGE_RESERVE)
+    token = _DEADLINE.set(time.monotonic() + max(0.0, budget_s - reserve))
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def _time_left() -> float | None:
+    deadline = _DEADLINE.get()
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
 
 
 class InjectedFault(RuntimeError):
@@ -92,15 +121,20 @@ async def _one_path(
             raise InjectedFault(f"{name} path failure injected by configuration")
         return await run_blocking(fn)
 
+    left = _time_left()
+    cut_by_deadline = left is not None and left < timeout_s
+    if left is not None:
+        timeout_s = min(timeout_s, left)
     start = time.perf_counter()
     try:
         value = await asyncio.wait_for(attempt(), timeout=timeout_s)
         return PathOutcome(name, value=value, elapsed_ms=(time.perf_counter() - start) * 1000)
     except TimeoutError:
-        log.warning("%s path timed out after %.0f ms", name, timeout_s * 1000)
+        reason = " (whole-tool deadline)" if cut_by_deadline else ""
+        log.warning("%s path timed out after %.0f ms%s", name, timeout_s * 1000, reason)
         return PathOutcome(
             name,
-            error=f"timeout after {timeout_s * 1000:.0f} ms",
+            error=f"timeout after {timeout_s * 1000:.0f} ms{reason}",
             elapsed_ms=(time.perf_counter() - start) * 1000,
         )
     except Exception as exc:  # a failed path degrades the answer; it never fails the tool

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from reference_server.retrieval import adp_manuals as adp
 from reference_server.retrieval.adp_manuals import CORE, SqlData
@@ -38,7 +38,7 @@ from reference_server.tools.adp_merge import (
     share_conflicts,
     summary,
 )
-from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
+from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import Evidence
 
 NAME = "adp.get"
@@ -67,6 +67,7 @@ class Device(StrictModel):
     type: str = Field(
         min_length=1,
         max_length=500,
+        pattern=NON_BLANK,
         description="Device type, e.g. 'walker', 'power wheelchair', or a natural-language question.",
     )
 
@@ -74,7 +75,11 @@ class Device(StrictModel):
 class UseCase(StrictModel):
     daily: bool | None = Field(default=None, description="Used on an ongoing daily basis.")
     location: str | None = Field(
-        default=None, max_length=200, description="Where it is used, e.g. 'home+entry_exit'."
+        default=None,
+        min_length=1,
+        max_length=200,
+        pattern=NON_BLANK,
+        description="Where it is used, e.g. 'home+entry_exit'.",
     )
     independent_transfer: bool | None = Field(
         default=None, description="Can transfer to and from the device independently."
@@ -82,10 +87,13 @@ class UseCase(StrictModel):
 
 
 class Request(StrictModel):
+    required_any_of = (("query",), ("device",))
+
     query: str | None = Field(
         default=None,
         min_length=1,
         max_length=1000,
+        pattern=NON_BLANK,
         description="Natural-language question, e.g. 'Can my patient get funding for a CPAP?'.",
     )
     device: Device | None = Field(default=None, description="Structured device {category, type}.")
@@ -98,15 +106,6 @@ class Request(StrictModel):
     patient_income: float | None = Field(
         default=None, ge=0, le=10_000_000, description="Annual income (CAD) for the CEP check."
     )
-
-    @model_validator(mode="after")
-    def _query_or_device(self) -> Request:
-        if not self.query and self.device is None:
-            raise ValueError(
-                "provide 'query' (natural-language question) or 'device' ({category, type}); "
-                "neither was given"
-            )
-        return self
 
 
 class Response(Evidence):

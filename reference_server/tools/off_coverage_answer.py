@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field, ValidationError
 from reference_server.runtime import Runtime
 from reference_server.scoring.conflicts import Conflict
 from reference_server.tools import off_adp_get, off_odb_get, off_schedule_get
-from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
+from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.coverage_routing import (
     SETTING_WORDS,
     Intent,
@@ -54,7 +54,10 @@ class DeviceHint(StrictModel):
         default=None, description="ADP category, e.g. 'mobility' or 'comm_aids'."
     )
     type: str = Field(
-        min_length=1, max_length=200, description="Device type, e.g. 'walker', 'power_wheelchair'."
+        min_length=1,
+        max_length=200,
+        pattern=NON_BLANK,
+        description="Device type, e.g. 'walker', 'power_wheelchair'.",
     )
 
 
@@ -64,7 +67,11 @@ class Hints(StrictModel):
     )
     device: DeviceHint | None = Field(default=None, description="Device {category, type}.")
     drug: str | None = Field(
-        default=None, min_length=1, max_length=200, description="Drug name or ingredient."
+        default=None,
+        min_length=1,
+        max_length=200,
+        pattern=NON_BLANK,
+        description="Drug name or ingredient.",
     )
 
 
@@ -92,7 +99,9 @@ class Patient(StrictModel):
 
 
 class Request(StrictModel):
-    question: str = Field(min_length=1, max_length=2000, description="Free-text clinical question.")
+    question: str = Field(
+        min_length=1, max_length=2000, pattern=NON_BLANK, description="Free-text clinical question."
+    )
     hints: Hints | None = Field(default=None, description="Optional extracted entities.")
     patient: Patient | None = Field(default=None, description="Optional patient context.")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field
 
 from reference_server.retrieval import odb_formulary as formulary
 from reference_server.retrieval.dual_path import run_dual
@@ -20,7 +20,7 @@ from reference_server.retrieval.odb_formulary import DrugQuery, SqlData
 from reference_server.retrieval.vector import VectorHit
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import OFF, calculate_confidence
-from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
+from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import Evidence
 from reference_server.tools.odb_merge import (
     citations_for,
@@ -57,24 +57,34 @@ INTENTS: dict[Check, str] = {
 
 
 class Request(StrictModel):
+    required_any_of = (("drug",), ("din",), ("ingredient",), ("drug_class",), ("q",))
+
     drug: str | None = Field(
-        default=None, min_length=1, max_length=200, description="Brand, generic or ingredient name."
+        default=None,
+        min_length=1,
+        max_length=200,
+        pattern=NON_BLANK,
+        description="Brand, generic or ingredient name.",
     )
     q: str | None = Field(
         default=None,
         min_length=1,
         max_length=1000,
+        pattern=NON_BLANK,
         description="Question text, e.g. 'Is Ozempic covered for diabetes?'.",
     )
     din: str | None = Field(
         default=None, pattern=r"^\d{1,8}$", description="Drug Identification Number (8 digits)."
     )
-    ingredient: str | None = Field(default=None, min_length=1, max_length=200)
-    strength: str | None = Field(default=None, max_length=50, description="e.g. '10mg'.")
+    ingredient: str | None = Field(default=None, min_length=1, max_length=200, pattern=NON_BLANK)
+    strength: str | None = Field(
+        default=None, min_length=1, max_length=50, pattern=NON_BLANK, description="e.g. '10mg'."
+    )
     drug_class: str | None = Field(
         default=None,
         min_length=1,
         max_length=100,
+        pattern=NON_BLANK,
         description="e.g. 'statin', 'glp-1 agonist', 'sglt2 inhibitor', 'ace inhibitor', 'ppi'.",
     )
     check: list[Check] = Field(
@@ -91,19 +101,15 @@ class Request(StrictModel):
     )
     include_lu: bool = Field(default=True, description="Include Limited Use criteria.")
     condition: str | None = Field(
-        default=None, max_length=200, description="Medical condition, matched to LU indications."
+        default=None,
+        min_length=1,
+        max_length=200,
+        pattern=NON_BLANK,
+        description="Medical condition, matched to LU indications.",
     )
     include_brand: bool = Field(default=True, description="Include brand-name products in lists.")
     exclude_lu: bool = Field(default=False, description="Leave Limited Use products out of lists.")
     top_k: int = Field(default=5, ge=1, le=10, description="Results per list (default 5, max 10).")
-
-    @model_validator(mode="after")
-    def _something_to_look_up(self) -> Request:
-        if not any((self.drug, self.din, self.ingredient, self.drug_class, self.q)):
-            raise ValueError(
-                "provide at least one of 'drug', 'din', 'ingredient', 'drug_class', 'q'"
-            )
-        return self
 
 
 class Coverage(BaseModel):

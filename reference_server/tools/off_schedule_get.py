@@ -26,7 +26,7 @@ from reference_server.retrieval.ohip_schedule import (
 )
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import SCHEDULE, calculate_confidence
-from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
+from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import Citation, Evidence
 from reference_server.tools.schedule_merge import Built, ScheduleItem, build_item, rank
 
@@ -39,7 +39,10 @@ ALL_INCLUDE: list[Include] = ["codes", "fee", "limits", "documentation", "commen
 
 class Request(StrictModel):
     q: str = Field(
-        min_length=1, max_length=1000, description="Query text, e.g. 'discharge day MRP'."
+        min_length=1,
+        max_length=1000,
+        pattern=NON_BLANK,
+        description="Query text, e.g. 'discharge day MRP'.",
     )
     codes: list[Code] | None = Field(
         default=None,

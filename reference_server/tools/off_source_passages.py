@@ -22,14 +22,14 @@ from reference_server.retrieval import passages as by_id
 from reference_server.retrieval.dual_path import run_dual
 from reference_server.runtime import Runtime
 from reference_server.scoring.conflicts import Conflict, compare
-from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
+from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
 
 NAME = "source.passages"
 CONTEXT_CHARS = 50
 MAX_HIGHLIGHTS = 5
 
-ChunkId = Annotated[str, StringConstraints(min_length=1, max_length=300)]
-Term = Annotated[str, StringConstraints(min_length=1, max_length=100)]
+ChunkId = Annotated[str, StringConstraints(min_length=1, max_length=300, pattern=NON_BLANK)]
+Term = Annotated[str, StringConstraints(min_length=1, max_length=100, pattern=NON_BLANK)]
 
 
 class Request(StrictModel):

@@ -11,7 +11,7 @@ from reference_server.retrieval import opa_cep_tools
 from reference_server.retrieval.dual_path import run_dual
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import OPA, calculate_confidence
-from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
+from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import Path
 
 NAME = "opa.clinical_tools"
@@ -24,14 +24,24 @@ FEATURES = {
 
 class Request(StrictModel):
     condition: str | None = Field(
-        default=None, max_length=200, description="Clinical condition, e.g. 'dementia'."
+        default=None,
+        min_length=1,
+        max_length=200,
+        pattern=NON_BLANK,
+        description="Clinical condition, e.g. 'dementia'.",
     )
     tool_name: str | None = Field(
-        default=None, max_length=200, description="Tool name or part of it."
+        default=None,
+        min_length=1,
+        max_length=200,
+        pattern=NON_BLANK,
+        description="Tool name or part of it.",
     )
     category: str | None = Field(
         default=None,
+        min_length=1,
         max_length=100,
+        pattern=NON_BLANK,
         description="CEP category, e.g. 'mental_health', 'chronic_disease', 'pain_msk'.",
     )
     feature_type: Literal["algorithm", "calculator", "checklist"] | None = Field(

@@ -25,7 +25,7 @@ from reference_server.errors import NotFoundError
 from reference_server.retrieval.dual_path import run_dual
 from reference_server.runtime import Runtime
 from reference_server.scoring.conflicts import Conflict, compare
-from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
+from reference_server.tools.base import StrictModel, TextItem, ToolOutput, ToolSpec
 from reference_server.tools.common import Path, SourceOrg
 
 NAME = "opa.freshness_probe"
@@ -38,11 +38,11 @@ _DATE_LABEL = re.compile(
 
 
 class Request(StrictModel):
-    document_ids: list[str] | None = Field(
+    document_ids: list[TextItem] | None = Field(
         default=None, max_length=100, description="Specific documents to check."
     )
     source_orgs: list[SourceOrg] | None = Field(default=None, description="Organisations to check.")
-    topics: list[str] | None = Field(
+    topics: list[TextItem] | None = Field(
         default=None, max_length=20, description="Topics to check (match any)."
     )
     check_web: bool = Field(

@@ -13,7 +13,7 @@ from reference_server.retrieval.opa_sections import row_from_vector, sql_lookup,
 from reference_server.runtime import Runtime
 from reference_server.scoring.citations import format_citation
 from reference_server.scoring.conflicts import Conflict, compare
-from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
+from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import Path, SourceOrg
 
 NAME = "opa.get_section"
@@ -23,6 +23,7 @@ class Request(StrictModel):
     section_id: str = Field(
         min_length=1,
         max_length=200,
+        pattern=NON_BLANK,
         description="Section id, e.g. 'cpso-virtual-care:s02' or a child 'cpso-virtual-care:s02:c1'.",
     )
     include_parent: bool = Field(

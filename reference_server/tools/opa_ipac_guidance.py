@@ -23,7 +23,7 @@ from reference_server.scoring.conflicts import (
     level_conflicts,
     statements_from_text,
 )
-from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
+from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import Evidence
 
 NAME = "opa.ipac_guidance"
@@ -44,7 +44,9 @@ class Request(StrictModel):
     )
     specific_item: str | None = Field(
         default=None,
+        min_length=1,
         max_length=200,
+        pattern=NON_BLANK,
         description="Specific equipment or procedure, e.g. 'spirometer'.",
     )
     include_checklists: bool = Field(default=True, description="Include checklists.")

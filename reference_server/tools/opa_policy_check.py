@@ -21,7 +21,7 @@ from reference_server.retrieval.opa_sections import (
 )
 from reference_server.runtime import Runtime
 from reference_server.scoring.citations import section_citation
-from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
+from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import Evidence
 
 NAME = "opa.policy_check"
@@ -32,6 +32,7 @@ class Request(StrictModel):
     query: str = Field(
         min_length=1,
         max_length=1000,
+        pattern=NON_BLANK,
         description="Policy question, e.g. 'documentation requirements for virtual care'.",
     )
     policy_level: Literal["expectation", "advice", "all"] | None = Field(

@@ -21,7 +21,13 @@ from reference_server.retrieval.opa_sections import Filters, vector_search
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import OPA, calculate_confidence
 from reference_server.scoring.conflicts import Conflict
-from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
+from reference_server.tools.base import (
+    StrictModel,
+    TextItem,
+    ToolOutput,
+    ToolSpec,
+    contains_any_pattern,
+)
 from reference_server.tools.common import Path
 
 NAME = "opa.program_lookup"
@@ -38,6 +44,12 @@ class Request(StrictModel):
     program: str = Field(
         min_length=1,
         max_length=200,
+        pattern=contains_any_pattern([a for names in PROGRAM_ALIASES.values() for a in names]),
+        json_schema_extra={
+            "x-allowed": "text naming one of 'cervical', 'breast', 'colorectal', 'lung' (any case), "
+            "or containing one of their names: "
+            + ", ".join(repr(a) for names in PROGRAM_ALIASES.values() for a in names)
+        },
         description="Program: 'cervical', 'breast', 'colorectal' or 'lung' (names like 'HPV testing' or 'OBSP' are recognised).",
     )
     query_type: Literal["intervals", "eligibility", "pathway", "referral"] | None = Field(
@@ -46,7 +58,7 @@ class Request(StrictModel):
     patient_age: int | None = Field(
         default=None, ge=0, le=120, description="Patient age for eligibility checks."
     )
-    risk_factors: list[str] | None = Field(
+    risk_factors: list[TextItem] | None = Field(
         default=None, max_length=20, description="Risk factors, e.g. ['family history', 'BRCA1']."
     )
     info_needed: list[InfoNeeded] | None = Field(

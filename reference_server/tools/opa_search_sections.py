@@ -20,19 +20,21 @@ from reference_server.retrieval.opa_sections import (
 )
 from reference_server.runtime import Runtime
 from reference_server.scoring.citations import section_citation
-from reference_server.tools.base import StrictModel, ToolOutput, ToolSpec
+from reference_server.tools.base import NON_BLANK, StrictModel, TextItem, ToolOutput, ToolSpec
 from reference_server.tools.common import DocumentType, Evidence, SourceOrg
 
 NAME = "opa.search_sections"
 
 
 class Request(StrictModel):
-    query: str = Field(min_length=1, max_length=1000, description="Search query text.")
+    query: str = Field(
+        min_length=1, max_length=1000, pattern=NON_BLANK, description="Search query text."
+    )
     source_org: SourceOrg | None = Field(
         default=None, description="Only this organisation's documents."
     )
     document_type: DocumentType | None = Field(default=None, description="Only this document type.")
-    topics: list[str] | None = Field(
+    topics: list[TextItem] | None = Field(
         default=None, max_length=20, description="Match any of these topics."
     )
     include_superseded: bool = Field(

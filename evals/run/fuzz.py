@@ -1,0 +1,859 @@
+"""Property-based contract tests of any MCP backend, from the schemas it publishes.
+
+Strategies are derived from each tool's published ``inputSchema`` (hypothesis-jsonschema for
+valid arguments; invalid ones are valid arguments with one or two schema-driven mutations,
+each confirmed invalid by a JSON Schema validator), so nothing is written twice by hand and any
+backend a :mod:`evals.targets` spec names can be tested (in-process, stdio, HTTP).
+
+Every case runs a fixed list of named checks (schemathesis' shape: a failure names the check,
+the tool, the case and the arguments that reproduce it):
+
+- valid arguments: no protocol error, not refused as invalid input (a not-found for a generated
+  id is fine), no internal error, ``structuredContent`` valid against ``outputSchema``, the text
+  content mirrors it;
+- invalid arguments (wrong types, missing required fields, out-of-range numbers, unknown enum
+  values, extra fields, blank and whitespace-only text, 1 MB strings, control characters, too
+  many items, two problems at once): ``isError`` with every broken field named, the allowed
+  values where the schema has some, no stack trace, within the time limit;
+- hostile text (right-to-left text, emoji, SQL and FTS5 syntax, path traversal) put into string
+  fields: judged as valid or invalid by the schema, like any other case;
+- after every case (every Nth in the large profile, and after every failure) the backend still
+  answers ``tools/list``; after each tool its first answered valid call is repeated and must
+  still answer.
+
+``python -m evals.run.fuzz --target inprocess --profile large`` prints a per-tool table (examples
+tried, failures, slowest case), writes ``fuzz.json`` (the run log) and exits 1 on any failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Coroutine, Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any, TypeVar
+
+import jsonschema
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from hypothesis_jsonschema import from_schema
+
+from evals.run.outcome import CallOutcome, ToolInfo
+from evals.run.targets import Target, TargetError
+
+T = TypeVar("T")
+
+PROFILES: dict[str, dict[str, int]] = {
+    # inside `make test`: a smoke run of every mutation family on every tool, health-checked
+    # after every case
+    "default": {"valid": 8, "invalid": 40, "health_every": 1},
+    # `make fuzz`: health-checked after every 10th case and after every case that failed
+    # (tools/list costs ~5x an input error in process, so this keeps the run near 25 minutes)
+    "large": {"valid": 200, "invalid": 1000, "health_every": 10},
+}
+STACK_TRACE = re.compile(
+    r"Traceback \(most recent call last\)|File \"[^\"]+\", line \d+|^\s+at [\w.$]+\(", re.M
+)
+NOT_FOUND = re.compile(r"^\s*not found\b", re.I)
+INPUT_ERROR = re.compile(r"invalid argument", re.I)
+HOSTILE_TEXT = [
+    "\u202eevil\u202c \u05e9\u05dc\u05d5\u05dd \u0645\u0631\u062d\u0628\u0627",  # RTL override, Hebrew, Arabic
+    "\U0001f489\U0001f3e5 \U0001f468\u200d\u2695\ufe0f vaccine \U0001f9ea",  # emoji, ZWJ sequence
+    "' OR 1=1; DROP TABLE opa_sections; --",
+    '"unbalanced quote',
+    "*",
+    "consent NEAR(",
+    "care OR",
+    "-screening",
+    "NOT AND OR",
+    "../../../../etc/passwd",
+    "..\\..\\windows\\system32",
+    "%00%2e%2e%2f",
+]
+CONTROL_TEXT = ["abc\x00def", "\x00", "line\x07bell", "esc\x1b[31m", "del\x7f"]
+BLANK_TEXT = ["", " ", "   ", "\t\n", "\u00a0\u2003"]
+ONE_MB = "a" * (1 << 20)
+
+
+# ----------------------------------------------------------------------------- cases and results
+
+
+@dataclass
+class Case:
+    tool: str
+    kind: str  # "valid" or "invalid"
+    family: str  # how the case was made: "generated", "wrong_type", "hostile_text", ...
+    args: dict[str, Any]
+    fields: list[str] = field(default_factory=list)  # broken fields the error must name
+
+    def short_args(self, limit: int = 300) -> str:
+        def shrink(v: Any) -> Any:
+            if isinstance(v, str) and len(v) > 60:
+                return f"{v[:20]}...<{len(v)} chars>"
+            if isinstance(v, list):
+                return [shrink(x) for x in v[:5]] + (["..."] if len(v) > 5 else [])
+            if isinstance(v, dict):
+                return {k: shrink(x) for k, x in v.items()}
+            return v
+
+        text = json.dumps(shrink(self.args), ensure_ascii=True)
+        return text if len(text) <= limit else text[:limit] + "..."
+
+
+@dataclass
+class Failure:
+    check: str
+    tool: str
+    kind: str
+    family: str
+    message: str
+    args: str
+
+    def describe(self) -> str:
+        return f"[{self.check}] {self.tool} ({self.kind}/{self.family}): {self.message}; args={self.args}"
+
+
+@dataclass
+class ToolStats:
+    tool: str
+    valid: int = 0
+    invalid: int = 0
+    failures: int = 0
+    slowest_ms: float = 0.0
+    slowest_case: str = ""
+    families: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def tried(self) -> int:
+        return self.valid + self.invalid
+
+    def record(self, case: Case, latency_ms: float) -> None:
+        if case.kind == "valid":
+            self.valid += 1
+        else:
+            self.invalid += 1
+        self.families[case.family] = self.families.get(case.family, 0) + 1
+        if latency_ms > self.slowest_ms:
+            self.slowest_ms = latency_ms
+            self.slowest_case = f"{case.kind}/{case.family} {case.short_args(120)}"
+
+
+@dataclass
+class FuzzReport:
+    target: str
+    profile: str
+    tools: list[ToolStats]
+    failures: list[Failure]
+    seconds: float
+    databases_unchanged: bool | None = None
+    database_note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures and self.databases_unchanged is not False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": "fuzz",
+            "target": self.target,
+            "profile": self.profile,
+            "ok": self.ok,
+            "seconds": round(self.seconds, 1),
+            "databases_unchanged": self.databases_unchanged,
+            "database_note": self.database_note,
+            "tools": [
+                {**asdict(t), "tried": t.tried, "slowest_ms": round(t.slowest_ms, 1)}
+                for t in self.tools
+            ],
+            "failures": [asdict(f) for f in self.failures],
+        }
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+Check = Callable[[Case, CallOutcome, ToolInfo, float], str | None]
+VALID_CHECKS: dict[str, Check] = {}
+INVALID_CHECKS: dict[str, Check] = {}
+
+
+def check(registry: dict[str, Check], name: str) -> Callable[[Check], Check]:
+    def register(fn: Check) -> Check:
+        registry[name] = fn
+        return fn
+
+    return register
+
+
+@check(VALID_CHECKS, "not_refused")
+def _not_refused(case: Case, out: CallOutcome, tool: ToolInfo, limit_ms: float) -> str | None:
+    if out.is_error and INPUT_ERROR.search(out.text):
+        return f"schema-valid call refused as invalid input: {out.text[:300]!r}"
+    return None
+
+
+@check(VALID_CHECKS, "no_internal_error")
+def _no_internal_error(case: Case, out: CallOutcome, tool: ToolInfo, limit_ms: float) -> str | None:
+    if out.is_error and not INPUT_ERROR.search(out.text) and not NOT_FOUND.search(out.text):
+        return f"schema-valid call failed: {out.text[:300]!r}"
+    return None
+
+
+@check(VALID_CHECKS, "output_schema")
+def _output_schema(case: Case, out: CallOutcome, tool: ToolInfo, limit_ms: float) -> str | None:
+    if out.is_error:
+        return None
+    if tool.output_schema is None:
+        return None
+    if out.structured is None:
+        return "no structuredContent although the tool publishes an outputSchema"
+    error = jsonschema.exceptions.best_match(
+        jsonschema.Draft202012Validator(tool.output_schema).iter_errors(out.structured)
+    )
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        return f"structuredContent field {where!r} violates the outputSchema: {error.message[:200]}"
+    return None
+
+
+@check(VALID_CHECKS, "text_mirrors_structured")
+def _text_mirrors(case: Case, out: CallOutcome, tool: ToolInfo, limit_ms: float) -> str | None:
+    if out.is_error or out.structured is None:
+        return None
+    try:
+        if json.loads(out.text) == out.structured:
+            return None
+    except ValueError:
+        pass
+    return "text content does not mirror structuredContent (not the same JSON)"
+
+
+@check(VALID_CHECKS, "no_stack_trace")
+@check(INVALID_CHECKS, "no_stack_trace")
+def _no_stack_trace(case: Case, out: CallOutcome, tool: ToolInfo, limit_ms: float) -> str | None:
+    if STACK_TRACE.search(out.text):
+        return f"stack trace in the response: {out.text[:200]!r}"
+    return None
+
+
+@check(INVALID_CHECKS, "is_error")
+def _is_error(case: Case, out: CallOutcome, tool: ToolInfo, limit_ms: float) -> str | None:
+    if not out.is_error:
+        names = ", ".join(repr(f) for f in case.fields) or "the call"
+        return f"{case.family.replace('_', ' ')} not enforced: {names} accepted without an error"
+    return None
+
+
+@check(INVALID_CHECKS, "names_every_field")
+def _names_fields(case: Case, out: CallOutcome, tool: ToolInfo, limit_ms: float) -> str | None:
+    if not out.is_error:
+        return None
+    missing = [f for f in case.fields if not _mentions(out.text, f)]
+    if missing:
+        return f"error does not name {', '.join(repr(m) for m in missing)}: {out.text[:300]!r}"
+    return None
+
+
+@check(INVALID_CHECKS, "allowed_values")
+def _allowed_values(case: Case, out: CallOutcome, tool: ToolInfo, limit_ms: float) -> str | None:
+    if not out.is_error:
+        return None
+    for name in case.fields:
+        node = schema_node(tool.input_schema, name)
+        enum = (node or {}).get("enum") or ((node or {}).get("items") or {}).get("enum")
+        if enum and not any(str(v) in out.text for v in enum):
+            return f"error for {name!r} does not list its allowed values {enum}: {out.text[:200]!r}"
+    return None
+
+
+@check(INVALID_CHECKS, "error_in_time")
+def _in_time(case: Case, out: CallOutcome, tool: ToolInfo, limit_ms: float) -> str | None:
+    if out.latency_ms > limit_ms:
+        return f"error took {out.latency_ms:.0f} ms (limit {limit_ms:.0f} ms)"
+    return None
+
+
+def _mentions(text: str, field_path: str) -> bool:
+    """The error names the field: its full path, or (for list items and nested fields) the
+    top-level name, quoted or bare."""
+    top = field_path.split(".")[0].split("[")[0]
+    return field_path in text or top in text
+
+
+def schema_node(schema: dict[str, Any], field_path: str) -> dict[str, Any] | None:
+    node: Any = schema
+    for part in re.split(r"\.|(?=\[)", field_path):
+        if not part:
+            continue
+        if part.isdigit() or re.fullmatch(r"\[\d+\]", part):
+            node = node.get("items") if isinstance(node, dict) else None
+            continue
+        node = (node.get("properties") or {}).get(part) if isinstance(node, dict) else None
+    return node if isinstance(node, dict) else None
+
+
+# ----------------------------------------------------------------------------- strategies
+
+
+def _type_of(node: dict[str, Any]) -> set[str]:
+    kind = node.get("type")
+    if isinstance(kind, list):
+        return set(kind)
+    if kind:
+        return {kind}
+    if "enum" in node:
+        return ({type(v).__name__ for v in node["enum"]} & {"str"} and {"string"}) or set()
+    return set()
+
+
+WRONG_VALUES: dict[str, list[Any]] = {
+    "string": [12345, 3.5, True, ["a"], {"a": 1}],
+    "integer": ["5", 2.5, True, [1], {"n": 1}],
+    "number": ["5", True, [1.0], {"n": 1}],
+    "boolean": ["true", 1, 0, ["x"], {"b": True}],
+    "array": ['["a"]', 7, True, {"a": 1}],
+    "object": ["{}", 7, True, ["a"]],
+}
+
+
+def _string_fields(
+    schema: dict[str, Any], prefix: str = ""
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every string-valued place (top-level fields, nested object fields, array items)."""
+    for name, node in (schema.get("properties") or {}).items():
+        path = f"{prefix}{name}"
+        kinds = _type_of(node)
+        if "string" in kinds:
+            yield path, node
+        if "object" in kinds:
+            yield from _string_fields(node, f"{path}.")
+        if "array" in kinds and "string" in _type_of(node.get("items") or {}):
+            yield f"{path}[0]", node["items"]
+
+
+def _set_path(args: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    out = copy.deepcopy(args)
+    parts = [p for p in re.split(r"(\.|\[0\])", path) if p and p != "."]
+    node: Any = out
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if part == "[0]":
+            continue
+        nxt = parts[i + 1] if not last else None
+        if last:
+            node[part] = value
+        elif nxt == "[0]":
+            items = node.get(part)
+            if not isinstance(items, list) or not items:
+                items = node[part] = [None]
+            if i + 1 == len(parts) - 1:
+                items[0] = value
+                return out
+            if not isinstance(items[0], dict):
+                items[0] = {}
+            node = items[0]
+        else:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = node[part] = {}
+            node = child
+    return out
+
+
+class Mutations:
+    """Schema-driven ways to break a valid argument object; each returns (family, args, fields)
+    or None when the schema gives it nothing to break."""
+
+    def __init__(self, schema: dict[str, Any]):
+        self.schema = schema
+        self.props: dict[str, dict[str, Any]] = schema.get("properties") or {}
+        self.validator = jsonschema.Draft202012Validator(schema)
+
+    def is_valid(self, args: dict[str, Any]) -> bool:
+        return self.validator.is_valid(args)
+
+    def families(self) -> list[str]:
+        out = [
+            "wrong_type",
+            "extra_field",
+            "huge_string",
+            "control_chars",
+            "blank_text",
+            "two_problems",
+        ]
+        if self.schema.get("required") or self.schema.get("anyOf"):
+            out.append("missing_required")
+        if any({"integer", "number"} & _type_of(n) for n in self.props.values()):
+            out.append("out_of_range")
+        if any("enum" in n or "enum" in (n.get("items") or {}) for n in self.props.values()):
+            out.append("unknown_enum")
+        if any("maxItems" in n for n in self.props.values()):
+            out.append("too_many_items")
+        if not self.props:
+            out = ["extra_field", "wrong_type_arguments"]
+        return out
+
+    def apply(
+        self, family: str, base: dict[str, Any], draw: Any
+    ) -> tuple[dict[str, Any], list[str]] | None:
+        props = sorted(self.props)
+        if family == "wrong_type":
+            name = draw(st.sampled_from(props))
+            kinds = _type_of(self.props[name]) or {"string"}
+            value = draw(st.sampled_from(WRONG_VALUES[sorted(kinds)[0]]))
+            return {**base, name: value}, [name]
+        if family == "wrong_type_arguments":
+            return {"arguments": draw(st.sampled_from([[1], "x", 3]))}, ["arguments"]
+        if family == "extra_field":
+            name = "zz_" + draw(st.text("abcdefghij_", min_size=1, max_size=8))
+            return {**base, name: draw(st.sampled_from([1, "x", None, [1]]))}, [name]
+        if family == "missing_required":
+            required = list(self.schema.get("required") or [])
+            if required:
+                name = draw(st.sampled_from(required))
+                return {k: v for k, v in base.items() if k != name}, [name]
+            names = {f for alt in self.schema.get("anyOf", []) for f in alt.get("required", [])}
+            return {k: v for k, v in base.items() if k not in names}, sorted(names)[:1]
+        if family == "out_of_range":
+            numeric = [p for p in props if {"integer", "number"} & _type_of(self.props[p])]
+            name = draw(st.sampled_from(numeric))
+            node = self.props[name]
+            options = []
+            if "maximum" in node:
+                options += [node["maximum"] + 1, node["maximum"] * 1000 + 7]
+            if "minimum" in node:
+                options += [node["minimum"] - 1, -(10**12)]
+            if not options:
+                return None
+            value = draw(st.sampled_from(options))
+            if "integer" in _type_of(node):
+                value = int(value)
+            return {**base, name: value}, [name]
+        if family == "unknown_enum":
+            enums = [
+                p
+                for p in props
+                if "enum" in self.props[p] or "enum" in (self.props[p].get("items") or {})
+            ]
+            name = draw(st.sampled_from(enums))
+            bad = draw(st.sampled_from(["not-a-value", "ALL", "", "drop table", "\u00e9"]))
+            if "enum" in self.props[name]:
+                return {**base, name: bad}, [name]
+            return {**base, name: [bad]}, [name]
+        if family == "too_many_items":
+            arrays = [p for p in props if "maxItems" in self.props[p]]
+            name = draw(st.sampled_from(arrays))
+            node = self.props[name]
+            item = _sample_item(node.get("items") or {})
+            return {**base, name: [item] * (int(node["maxItems"]) + 1)}, [name]
+        if family in ("huge_string", "control_chars", "blank_text"):
+            places = list(_string_fields(self.schema))
+            if not places:
+                return None
+            path, _node = draw(st.sampled_from(places))
+            pool = {
+                "huge_string": [ONE_MB],
+                "control_chars": CONTROL_TEXT,
+                "blank_text": BLANK_TEXT,
+            }[family]
+            return _set_path(base, path, draw(st.sampled_from(pool))), [path]
+        if family == "two_problems":
+            first = draw(
+                st.sampled_from(
+                    [f for f in self.families() if f not in ("two_problems", "missing_required")]
+                )
+            )
+            one = self.apply(first, base, draw)
+            if one is None:
+                return None
+            args, fields = one
+            extra = "zz_also_unknown"
+            return {**args, extra: 1}, [*fields, extra]
+        return None
+
+
+def _sample_item(node: dict[str, Any]) -> Any:
+    if "enum" in node:
+        return node["enum"][0]
+    kinds = _type_of(node)
+    if "integer" in kinds or "number" in kinds:
+        return node.get("minimum", 1)
+    if "string" in kinds:
+        return "C124" if node.get("pattern", "").startswith("^[A-Z]") else "item"
+    return "item"
+
+
+def valid_strategy(schema: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
+    """Valid arguments from the published schema, plus the same with hostile text put into a
+    string field (kept as a valid case only when the schema still accepts it)."""
+    base: st.SearchStrategy[dict[str, Any]] = from_schema(schema)  # type: ignore[assignment]
+    places = list(_string_fields(schema))
+    if not places:
+        return base
+
+    @st.composite
+    def hostile(draw: Any) -> dict[str, Any]:
+        args = draw(base)
+        path, _ = draw(st.sampled_from(places))
+        return _set_path(args, path, draw(st.sampled_from(HOSTILE_TEXT)))
+
+    return st.one_of(base, hostile())
+
+
+# ----------------------------------------------------------------------------- the runner
+
+
+class _LoopThread:
+    """An event loop in a thread, so hypothesis (synchronous) can drive an async target."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
+        self.loop.close()
+
+
+@dataclass
+class FuzzConfig:
+    valid: int
+    invalid: int
+    error_limit_ms: float = 10_000.0
+    call_timeout_s: float = 30.0
+    seed: int | None = None
+    tools: list[str] | None = None
+    concurrency: int = 4
+    health_every: int = 1
+
+
+class Fuzzer:
+    """Runs the cases of every tool against one connected target.
+
+    Hypothesis generates a tool's cases first (synchronously); they then run against the
+    target `concurrency` at a time on the target's event loop, each followed by its health
+    check, so a slow backend is exercised as clients would use it."""
+
+    def __init__(self, target: Target, runner: _LoopThread, config: FuzzConfig):
+        self.target = target
+        self.runner = runner
+        self.config = config
+        self.failures: list[Failure] = []
+        self._cases_run = 0
+
+    def _fail(self, check_name: str, case: Case, message: str) -> None:
+        self.failures.append(
+            Failure(check_name, case.tool, case.kind, case.family, message, case.short_args())
+        )
+
+    async def run_case(self, tool: ToolInfo, case: Case, stats: ToolStats) -> CallOutcome | None:
+        limit = self.config.call_timeout_s
+        try:
+            out = await self.target.call_tool(tool.name, case.args, timeout_s=limit)
+        except (TargetError, TimeoutError) as exc:
+            self._fail("no_protocol_error", case, f"protocol error or no answer: {exc}"[:400])
+            stats.record(case, limit * 1000)
+            stats.failures += 1
+            await self._still_serving(case)
+            return None
+        stats.record(case, out.latency_ms)
+        checks = VALID_CHECKS if case.kind == "valid" else INVALID_CHECKS
+        failed = False
+        for name, fn in checks.items():
+            message = fn(case, out, tool, self.config.error_limit_ms)
+            if message:
+                self._fail(name, case, message)
+                failed = True
+        self._cases_run += 1
+        if failed or self._cases_run % max(1, self.config.health_every) == 0:
+            failed |= not await self._still_serving(case)
+        stats.failures += int(failed)
+        return out
+
+    async def _still_serving(self, case: Case) -> bool:
+        try:
+            await asyncio.wait_for(self.target.list_tools(), self.config.call_timeout_s)
+            return True
+        except Exception as exc:
+            self._fail("still_serving", case, f"tools/list failed after this case: {exc}"[:300])
+            return False
+
+    def generate(self, tool: ToolInfo) -> list[Case]:
+        """The tool's cases: `valid` generated (and kept only when the schema accepts them) and
+        `invalid` mutated ones (each confirmed invalid)."""
+        schema = tool.input_schema or {"type": "object"}
+        mutations = Mutations(schema)
+        cases: list[Case] = []
+        common = settings(
+            database=None,
+            deadline=None,
+            derandomize=self.config.seed is not None,
+            suppress_health_check=list(HealthCheck),
+            phases=[Phase.generate],
+            print_blob=False,
+        )
+
+        @settings(common, max_examples=max(1, self.config.valid))
+        @given(valid_strategy(schema))
+        def valid_cases(args: dict[str, Any]) -> None:
+            if not mutations.is_valid(args):
+                return  # hostile text the schema refuses: the invalid families cover it
+            text = json.dumps(args, ensure_ascii=False)
+            family = "hostile_text" if any(h in text for h in HOSTILE_TEXT) else "generated"
+            cases.append(Case(tool.name, "valid", family, args))
+
+        valid_args = from_schema(schema)  # canonicalising a schema is slow: once per tool
+
+        @st.composite
+        def invalid_args(draw: Any) -> tuple[str, dict[str, Any], list[str]] | None:
+            family = draw(st.sampled_from(mutations.families()))
+            base = draw(valid_args)
+            made = mutations.apply(family, base, draw)
+            if made is None or mutations.is_valid(made[0]):
+                return None
+            return family, made[0], made[1]
+
+        @settings(common, max_examples=max(1, self.config.invalid))
+        @given(invalid_args())
+        def invalid_cases(made: tuple[str, dict[str, Any], list[str]] | None) -> None:
+            if made is not None:
+                family, args, fields = made
+                cases.append(Case(tool.name, "invalid", family, args, fields))
+
+        if self.config.valid:
+            valid_cases()
+        if self.config.invalid:
+            invalid_cases()
+        return cases
+
+    async def _run_all(self, tool: ToolInfo, cases: list[Case], stats: ToolStats) -> None:
+        gate = asyncio.Semaphore(max(1, self.config.concurrency))
+        answered: list[dict[str, Any]] = []
+
+        async def one(case: Case) -> None:
+            async with gate:
+                out = await self.run_case(tool, case, stats)
+            if case.kind == "valid" and out is not None and not out.is_error:
+                answered.append(case.args)
+
+        # Input errors first, then the valid calls: an input error's time is then its own, not
+        # time spent queueing behind retrieval work of concurrent valid calls.
+        for kind in ("invalid", "valid"):
+            await asyncio.gather(*(one(c) for c in cases if c.kind == kind))
+        if answered:  # the server still answers a normal call after all of it
+            await self.run_case(
+                tool, Case(tool.name, "valid", "replay_after_fuzzing", answered[0]), stats
+            )
+
+    def fuzz_tool(self, tool: ToolInfo) -> ToolStats:
+        stats = ToolStats(tool.name)
+        cases = self.generate(tool)
+        self.runner.run(self._run_all(tool, cases, stats))
+        return stats
+
+
+def database_checksums(index_dir: Any) -> dict[str, str]:
+    """sha256 of every file under the index directory (SQLite files and the Chroma store)."""
+    import hashlib
+    from pathlib import Path
+
+    root = Path(index_dir)
+    sums: dict[str, str] = {}
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        sums[str(path.relative_to(root))] = digest.hexdigest()
+    return sums
+
+
+def run_fuzz(
+    target: Target,
+    config: FuzzConfig,
+    *,
+    profile: str = "custom",
+    index_dir: Any = None,
+    progress: Callable[[ToolStats, list[Failure]], None] | None = None,
+) -> FuzzReport:
+    """Fuzz every tool the target lists (or `config.tools`); compare database checksums when
+    `index_dir` is given (before and after the whole run)."""
+    started = time.perf_counter()
+    before = database_checksums(index_dir) if index_dir else None
+    runner = _LoopThread()
+    try:
+        runner.run(target.__aenter__(), timeout=300)
+        try:
+            tools = runner.run(target.list_tools(), timeout=60)
+            fuzzer = Fuzzer(target, runner, config)
+            all_stats = []
+            for tool in tools:
+                if config.tools and tool.name not in config.tools:
+                    continue
+                stats = fuzzer.fuzz_tool(tool)
+                all_stats.append(stats)
+                if progress:
+                    progress(stats, [f for f in fuzzer.failures if f.tool == tool.name])
+        finally:
+            runner.run(target.__aexit__(None, None, None), timeout=60)
+    finally:
+        runner.close()
+    report = FuzzReport(
+        target.spec, profile, all_stats, fuzzer.failures, time.perf_counter() - started
+    )
+    if before is not None:
+        after = database_checksums(index_dir)
+        changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+        report.databases_unchanged = not changed
+        report.database_note = (
+            f"{len(before)} files checksummed, unchanged"
+            if not changed
+            else f"changed: {', '.join(changed[:10])}"
+        )
+    return report
+
+
+# ----------------------------------------------------------------------------- command line
+
+
+def render_table(report: FuzzReport) -> str:
+    """The per-tool table (plain text, so logs and reports quote it as is)."""
+    rows: list[tuple[str, ...]] = [
+        ("tool", "valid", "invalid", "tried", "failures", "slowest ms", "slowest case")
+    ]
+    for t in report.tools:
+        rows.append(
+            (
+                t.tool,
+                str(t.valid),
+                str(t.invalid),
+                str(t.tried),
+                str(t.failures),
+                f"{t.slowest_ms:.0f}",
+                t.slowest_case[:70],
+            )
+        )
+    total = [
+        "TOTAL",
+        str(sum(t.valid for t in report.tools)),
+        str(sum(t.invalid for t in report.tools)),
+        str(sum(t.tried for t in report.tools)),
+        str(sum(t.failures for t in report.tools)),
+        f"{max((t.slowest_ms for t in report.tools), default=0):.0f}",
+        "",
+    ]
+    rows.append(tuple(total))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = [" | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    lines.insert(1, "-+-".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import sys
+    from pathlib import Path
+
+    from evals.run.targets import make_target
+
+    parser = argparse.ArgumentParser(
+        prog="python -m evals.run.fuzz", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--target", default="inprocess", help="inprocess[:k=v,..], stdio:<cmd> or an http(s) URL"
+    )
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="default")
+    parser.add_argument("--valid", type=int, help="valid examples per tool (overrides the profile)")
+    parser.add_argument(
+        "--invalid", type=int, help="invalid examples per tool (overrides the profile)"
+    )
+    parser.add_argument("--tool", action="append", help="only this tool (repeatable)")
+    parser.add_argument(
+        "--error-limit-ms",
+        type=float,
+        default=10_000.0,
+        help="max time for an input error (a hang detector: speed is measured by the benchmarks)",
+    )
+    parser.add_argument(
+        "--index-dir",
+        help="checksum these databases before and after (default: the reference index for inprocess targets)",
+    )
+    parser.add_argument("--seed", type=int, help="derandomize generation")
+    parser.add_argument("--concurrency", type=int, default=4, help="calls in flight at once")
+    parser.add_argument(
+        "--health-every", type=int, help="tools/list after every Nth case (and every failure)"
+    )
+    parser.add_argument("--out", default="reports/runs/fuzz", help="directory for fuzz.json")
+    args = parser.parse_args(argv)
+
+    profile = PROFILES[args.profile]
+    config = FuzzConfig(
+        valid=args.valid if args.valid is not None else profile["valid"],
+        invalid=args.invalid if args.invalid is not None else profile["invalid"],
+        error_limit_ms=args.error_limit_ms,
+        seed=args.seed,
+        tools=args.tool,
+        concurrency=args.concurrency,
+        health_every=args.health_every or profile["health_every"],
+    )
+    index_dir = args.index_dir
+    if args.target.startswith("inprocess"):
+        # The server runs in this process: its own log of each refused call is noise here (the
+        # fuzzer judges the responses), so only its critical messages are shown.
+        import logging
+
+        logging.getLogger("fastmcp").setLevel(logging.CRITICAL)
+        logging.getLogger("reference_server").setLevel(logging.ERROR)
+    if index_dir is None and args.target.startswith("inprocess"):
+        from reference_server.config import Settings
+
+        index_dir = str(Settings.from_env().index_dir)
+
+    def progress(stats: ToolStats, failures: list[Failure]) -> None:
+        print(
+            f"  {stats.tool}: {stats.tried} cases, {stats.failures} failures, slowest {stats.slowest_ms:.0f} ms",
+            file=sys.stderr,
+            flush=True,
+        )
+        for failure in failures[:3]:
+            print(f"    FAIL {failure.describe()[:400]}", file=sys.stderr, flush=True)
+
+    print(
+        f"fuzzing {args.target} ({args.profile}: {config.valid} valid + {config.invalid} invalid per tool)",
+        file=sys.stderr,
+    )
+    report = run_fuzz(
+        make_target(args.target),
+        config,
+        profile=args.profile,
+        index_dir=index_dir,
+        progress=progress,
+    )
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    log = {**report.to_json(), "table": render_table(report), "config": asdict(config)}
+    (out / "fuzz.json").write_text(json.dumps(log, indent=1, ensure_ascii=False) + "\n")
+    print(render_table(report))
+    for failure in report.failures[:50]:
+        print("FAIL " + failure.describe())
+    if len(report.failures) > 50:
+        print(f"... {len(report.failures) - 50} more failures in {out / 'fuzz.json'}")
+    if report.databases_unchanged is not None:
+        print(f"databases: {report.database_note}")
+    print(
+        f"{'OK' if report.ok else 'FAILED'}: {len(report.failures)} failures in {report.seconds:.0f} s; run log {out / 'fuzz.json'}"
+    )
+    return 0 if report.ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

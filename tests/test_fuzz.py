@@ -1,0 +1,167 @@
+"""Property-based schema tests (evals.run.fuzz): the reference server passes the default profile,
+and deliberately broken backends are caught, each with a message naming the defect.
+
+`make fuzz` runs the large profile (>= 1,000 invalid and >= 200 valid examples per tool).
+"""
+
+from __future__ import annotations
+
+import json
+import traceback
+from typing import Annotated, Any
+
+import pytest
+from fastmcp import FastMCP
+from fastmcp.exceptions import ToolError
+from fastmcp.tools.base import Tool, ToolResult
+from pydantic import BaseModel, Field
+
+from evals.run.fuzz import FuzzConfig, FuzzReport, render_table, run_fuzz
+from evals.run.targets import make_target, server_target
+from reference_server.config import Settings
+from reference_server.server import build_server
+
+SMALL = FuzzConfig(valid=10, invalid=30, seed=1)
+
+
+def _fuzz(server: FastMCP, config: FuzzConfig = SMALL, **kw: Any) -> FuzzReport:
+    return run_fuzz(server_target(server, "broken"), config, **kw)
+
+
+def _messages(report: FuzzReport, check: str) -> list[str]:
+    return [f.message for f in report.failures if f.check == check]
+
+
+# ----------------------------------------------------------------------------- reference server
+
+
+@pytest.mark.timeout(900)  # about 40 s on an idle 2-core machine; far more on a shared one
+def test_reference_server_passes_the_default_profile(settings: Settings) -> None:
+    server = build_server(settings)
+    server.runtime.warm_up()  # type: ignore[attr-defined]
+    report = run_fuzz(
+        server_target(server, "inprocess"),
+        FuzzConfig(valid=5, invalid=20),
+        profile="default",
+        index_dir=settings.index_dir,
+    )
+    print(render_table(report))
+    assert len(report.tools) == 12
+    assert all(t.valid >= 1 and t.invalid >= 15 for t in report.tools), render_table(report)
+    assert not report.failures, "\n".join(f.describe() for f in report.failures[:20])
+    assert report.databases_unchanged, report.database_note
+
+
+# ----------------------------------------------------------------------------- broken backends
+
+
+class Hit(BaseModel):
+    code: str
+    fee: float
+
+
+class Answer(BaseModel):
+    hits: list[Hit]
+    total: int
+
+
+def _answer(total: Any = 1) -> ToolResult:
+    data = {"hits": [{"code": "C124", "fee": 61.15}], "total": total}
+    return ToolResult(content=json.dumps(data), structured_content=data)
+
+
+def test_wrong_typed_field_in_structured_content_is_caught() -> None:
+    server = FastMCP("broken")
+
+    @server.tool(output_schema=Answer.model_json_schema())
+    def lookup(q: Annotated[str, Field(min_length=1, max_length=50)]) -> ToolResult:
+        return _answer(total="one")  # the schema says integer
+
+    report = _fuzz(server)
+    found = _messages(report, "output_schema")
+    assert found and "'total'" in found[0] and "integer" in found[0], found
+
+
+def test_crash_on_a_long_string_is_caught() -> None:
+    server = FastMCP("broken", mask_error_details=True)
+
+    @server.tool(output_schema=Answer.model_json_schema())
+    def lookup(q: Annotated[str, Field(min_length=1, max_length=2000)]) -> ToolResult:
+        if len(q) > 20:
+            raise RuntimeError("buffer overflow")  # an internal error on valid input
+        return _answer()
+
+    report = _fuzz(server, FuzzConfig(valid=40, invalid=10, seed=2))
+    found = _messages(report, "no_internal_error")
+    assert found and "schema-valid call failed" in found[0], report.failures[:3]
+
+
+def test_stack_trace_in_an_error_message_is_caught() -> None:
+    server = FastMCP("broken")
+
+    @server.tool(output_schema=Answer.model_json_schema())
+    def lookup(arguments: dict[str, Any] | None = None, q: str = "x") -> ToolResult:
+        try:
+            raise ValueError("bad input")
+        except ValueError:
+            raise ToolError(traceback.format_exc()) from None
+
+    report = _fuzz(server)
+    found = _messages(report, "no_stack_trace")
+    assert found and "stack trace" in found[0], report.failures[:3]
+
+
+class LimitedRequest(BaseModel):
+    q: Annotated[str, Field(min_length=1, max_length=50)]
+    top_k: Annotated[int, Field(ge=1, le=10)] = 5
+
+
+class PublishesButIgnores(Tool):
+    """Publishes LimitedRequest's schema but never validates its arguments."""
+
+    async def run(self, arguments: dict[str, Any]) -> ToolResult:
+        return _answer()
+
+
+def test_a_limit_that_is_not_enforced_is_caught() -> None:
+    server = FastMCP("broken")
+    server.add_tool(
+        PublishesButIgnores(
+            name="lookup",
+            description="top_k limit published, not enforced",
+            parameters=LimitedRequest.model_json_schema(),
+            output_schema=Answer.model_json_schema(),
+        )
+    )
+    report = _fuzz(server)
+    found = [f for f in report.failures if f.check == "is_error" and f.family == "out_of_range"]
+    assert found and "out of range not enforced: 'top_k'" in found[0].message, report.failures[:3]
+
+
+def test_a_schema_valid_call_refused_is_caught() -> None:
+    server = FastMCP("broken")
+
+    @server.tool(output_schema=Answer.model_json_schema())
+    def lookup(program: Annotated[str, Field(min_length=1, max_length=30)]) -> ToolResult:
+        if program not in ("breast", "lung"):  # the schema says free text
+            raise ToolError(f"Invalid argument 'program': {program!r}. Allowed: 'breast', 'lung'.")
+        return _answer()
+
+    report = _fuzz(server)
+    found = _messages(report, "not_refused")
+    assert found and "schema-valid call refused" in found[0], report.failures[:3]
+
+
+# ----------------------------------------------------------------------------- other targets
+
+
+@pytest.mark.slow
+def test_fuzz_runs_against_a_stdio_target(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OCM_INDEX_DIR", str(settings.index_dir))
+    target = make_target("stdio:python -m reference_server")
+    report = run_fuzz(target, FuzzConfig(valid=3, invalid=15, tools=["schedule.get"]))
+    assert [t.tool for t in report.tools] == ["schedule.get"]
+    assert report.tools[0].invalid >= 10
+    assert not report.failures, [f.describe() for f in report.failures]
