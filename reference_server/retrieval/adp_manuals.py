@@ -10,7 +10,6 @@ the SQL path is down.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from reference_server.catalog import ADP_CEP_ID, OFF_COLLECTIONS
@@ -30,16 +29,15 @@ class SqlData:
     sections: list[dict[str, Any]]
 
 
-@lru_cache(maxsize=8)
 def keyword_search(db: SqlClient) -> SqlData:
     """SQL path: every rule, exclusion, CEP threshold and summarised manual section, read once
-    per (read-only) index: re-reading them on every call cost ~6.5 ms of each adp.get (py-spy
-    under load, issue 10); the merge only reads the rows."""
+    per process (SqlClient.query_once, fresh dicts per call): re-reading them cost ~6.5 ms of
+    each adp.get at 1x and 63 ms at 10x (issues 10 and 12)."""
     return SqlData(
-        funding=db.query("SELECT * FROM adp_funding_rule ORDER BY rule_id"),
-        exclusions=db.query("SELECT * FROM adp_exclusion ORDER BY exclusion_id"),
-        cep={r["household"]: r for r in db.query("SELECT * FROM adp_cep_threshold")},
-        sections=db.query(
+        funding=db.query_once("SELECT * FROM adp_funding_rule ORDER BY rule_id"),
+        exclusions=db.query_once("SELECT * FROM adp_exclusion ORDER BY exclusion_id"),
+        cep={r["household"]: r for r in db.query_once("SELECT * FROM adp_cep_threshold")},
+        sections=db.query_once(
             "SELECT id, policy_uid, adp_doc, manual, section_ref, heading, page_num, topics, summary "
             "FROM adp_sections WHERE kind = 'policy' AND summary != '' ORDER BY id"
         ),

@@ -108,7 +108,7 @@ def class_members(db: SqlClient, name: str) -> list[dict[str, Any]]:
     """
     values = [
         r["drug_class"]
-        for r in db.query("SELECT DISTINCT drug_class FROM odb_drugs WHERE drug_class != ''")
+        for r in db.query_once("SELECT DISTINCT drug_class FROM odb_drugs WHERE drug_class != ''")
         if name in r["drug_class"].split(";")
     ]
     if not values:

@@ -106,7 +106,7 @@ def keyword_search(
     """SQL path: commentary rows scored against q, fee codes by FTS5, the fee rows of every
     code named, matched or listed in the commentary."""
     terms = query_terms(q)
-    commentary = sql.query("SELECT id, title, codes, section, text FROM ohip_commentary")
+    commentary = sql.query_once("SELECT id, title, codes, section, text FROM ohip_commentary")
     scored = []
     for row in commentary:
         codes = [c for c in (row["codes"] or "").split(";") if c]
