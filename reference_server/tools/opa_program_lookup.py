@@ -118,6 +118,7 @@ class ProgramCitation(BaseModel):
     loc: str
     url: str
     page: int | None = None
+    chunk_id: str = Field(description="Id of the cited passage, for source.passages.")
 
 
 class AdditionalInfo(BaseModel):

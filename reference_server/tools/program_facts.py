@@ -271,15 +271,26 @@ def citation_rows(
 ) -> list[dict[str, Any]]:
     """The program documents, then the pages that verify the answer's facts, then supporting passages."""
     rows = [
-        {"source": d["title"], "loc": d["program"].get("name", d["title"]), "url": d["source_url"]}
+        {
+            "source": d["title"],
+            "loc": d["program"].get("name", d["title"]),
+            "url": d["source_url"],
+            "chunk_id": d["document_id"],
+        }
         for d in docs
     ]
-    rows += [{"source": f"verified from ({s.seen})", "loc": f, "url": s.url} for f, s in verifying]
+    # A verifying page is cited for a fact of the primary document, which source.passages resolves.
+    primary = docs[0]["document_id"] if docs else ""
+    rows += [
+        {"source": f"verified from ({s.seen})", "loc": f, "url": s.url, "chunk_id": primary}
+        for f, s in verifying
+    ]
     rows += [
         {
             "source": h.metadata.get("title", ""),
             "loc": h.metadata.get("section_heading", ""),
             "url": h.metadata.get("source_url", ""),
+            "chunk_id": h.id,
         }
         for h in passages[:3]
     ]
