@@ -18,8 +18,8 @@ from typing import Any
 
 import httpx
 
-from reference_server.index.opa_builder import COLLECTIONS
-from reference_server.ingest.opa_cpso import parse_dates
+from reference_server.catalog import OPA_COLLECTIONS as COLLECTIONS
+from reference_server.catalog import parse_dates
 from reference_server.retrieval.sql import SqlClient
 from reference_server.retrieval.vector import VectorClient
 

@@ -17,8 +17,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from reference_server.catalog import OPA_COLLECTIONS as COLLECTIONS
-from reference_server.catalog import parse_dates
 from reference_server.errors import NotFoundError
 from reference_server.retrieval.dual_path import run_dual
 from reference_server.retrieval.opa_freshness import check_pages, sql_documents, vector_documents
