@@ -52,15 +52,16 @@ test: index
 	$(PY) -m pytest -q
 	$(MAKE) --no-print-directory gate
 
-# The load tests that start extra server configurations (150 ms on SQL, seeded defects).
+# The load tests that start extra server configurations (150 ms on SQL, seeded defects; the
+# nginx rehearsal with two replicas and a Chroma server).
 test-load: index
-	$(PY) -m pytest -q -m load tests/load -p no:randomly
+	$(PY) -m pytest -q -m load tests/load tests/test_scale_rehearsal.py -p no:randomly
 
 # Server with all workers -> latency, paced, saturation, parallel -> pytest-benchmark -> golden
 # eval + gate -> reports/bench/<timestamp>/ and reports/latest/ (load/bench.py). Non-zero on any miss.
 bench: index
 	$(PY) -m load bench
-	@if [ -n "$(SCALE)" ]; then $(MAKE) --no-print-directory bench-scale SCALE=$(SCALE); fi
+	@if [ -n "$(SCALE)" ]; then $(MAKE) --no-print-directory bench-scale SCALE=$(SCALE) SCALE_SUMMARY=reports/latest/summary.json; fi
 
 # One load profile (latency | paced | saturation | parallel) against a fresh reference server
 # (or URL=http://127.0.0.1:PORT/mcp); WORKERS=N uses locust's master/worker mode.
@@ -72,7 +73,7 @@ load: index
 # Corpus growth: synthetic SCALE-x index (and 1x, same run) -> per-tool p50/p95, calls/s, size.
 SCALE ?=
 bench-scale: index
-	$(PY) -m scale.bench --factors $(or $(SCALE),10) --out reports/scale/latest
+	$(PY) -m scale.bench --factors $(or $(SCALE),10) --out reports/scale/latest $(if $(SCALE_SUMMARY),--summary $(SCALE_SUMMARY))
 
 eval: index
 	$(PY) -m evals run --target $(TARGET) --golden golden --out reports/runs/latest --ablation

@@ -10,6 +10,7 @@ import threading
 import uuid
 from functools import cached_property
 
+from reference_server.catalog import ALL_COLLECTIONS
 from reference_server.config import Settings
 from reference_server.embedding import Embedder, make_embedder
 from reference_server.retrieval.sql import SqlClient
@@ -54,11 +55,8 @@ class Runtime:
 
     def warm_up(self) -> None:
         """Load the model and open the stores now rather than on the first call."""
-        from reference_server.index.off_builder import COLLECTIONS as OFF_COLLECTIONS
-        from reference_server.index.opa_builder import COLLECTIONS as OPA_COLLECTIONS
-
         self.embedder.embed(["warm up"])
         self.opa_sql.one("SELECT 1 AS ok")
         self.ohip_sql.one("SELECT 1 AS ok")
-        for name in [*OPA_COLLECTIONS.values(), *OFF_COLLECTIONS]:
+        for name in ALL_COLLECTIONS:
             self.vectors.search(name, "warm up", n_results=1)

@@ -39,7 +39,7 @@ from rich.table import Table
 from evals.run.scenario import load_scenarios
 from reference_server.config import Settings
 from reference_server.index.synthetic import build_scaled, default_out_dir, dir_bytes
-from scale.procs import free_port, running
+from scale.procs import free_port, running, server_command
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 TARGETS = {10: 2.0, 100: 4.0}  # max p95 ratio to 1x, from the issue
@@ -172,8 +172,7 @@ def servers(dirs: dict[int, Path], workers: int, logs: Path) -> Iterator[dict[in
         for factor, index_dir in dirs.items():
             port = free_port()
             env = {**os.environ, "OCM_INDEX_DIR": str(index_dir)}
-            cmd = [sys.executable, "-m", "reference_server", "--transport", "http"]
-            cmd += ["--port", str(port), "--workers", str(workers)]
+            cmd = server_command(port, workers)
             url = f"http://127.0.0.1:{port}/mcp"
             stack.enter_context(
                 running(
@@ -333,6 +332,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=4.0, help="saturation time per tool")
     parser.add_argument("--workers", type=int, default=1, help="server processes per factor")
     parser.add_argument("--out", type=Path, default=None, help="default reports/scale/<time>")
+    parser.add_argument(
+        "--summary",
+        type=Path,
+        default=None,
+        help='the bench summary.json to add "scale" to (default: <out>/summary.json)',
+    )
     args = parser.parse_args(argv)
     factors = sorted({1, *(int(f) for f in args.factors.split(",") if f.strip())})
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
@@ -376,12 +381,13 @@ def main(argv: list[str] | None = None) -> int:
     plot(result, out / "scale.png")
     (out / "scale.json").write_text(json.dumps(result, indent=2, default=str))
     (out / "scale.md").write_text(md)
-    summary_path = out / "summary.json"
+    summary_path = args.summary or out / "summary.json"
     summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
     summary["scale"] = {
         f: {t: {"p50_ms": r["p50_ms"], "p95_ms": r["p95_ms"]} for t, r in rows.items()}
         for f, rows in scale.items()
     }
+    summary_path.parent.mkdir(parents=True, exist_ok=True)
     summary_path.write_text(json.dumps(summary, indent=2))
     errors = sum(
         r["errors"] + (r["saturation_errors"] or 0)
@@ -389,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
         for r in rows.values()
     )
     missed = {f: v["missed"] for f, v in result["targets"].items() if v["missed"]}
-    console.print(f"written {out}/scale.md, scale.json, scale.png, summary.json")
+    console.print(f"written {out}/scale.md, scale.json, scale.png; scale added to {summary_path}")
     if errors:
         console.print(f"[red]{errors} failed calls[/]")
     for f, tools in missed.items():

@@ -93,6 +93,16 @@ def running(
         stop(proc)
 
 
+def server_command(port: int, workers: int = 1) -> list[str]:
+    """The reference server over streamable HTTP on a loopback port (this interpreter)."""
+    import sys
+
+    return [
+        sys.executable, "-m", "reference_server", "--transport", "http",
+        "--port", str(port), "--workers", str(workers),
+    ]  # fmt: skip
+
+
 def chroma_binary() -> str | None:
     """The `chroma` command the chromadb package installs next to this interpreter."""
     import sys

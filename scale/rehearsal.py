@@ -39,7 +39,7 @@ from rich.table import Table
 from reference_server.config import Settings
 from reference_server.index.chroma_load import load_collections
 from scale.bench import Call, McpHttp, golden_calls, percentile
-from scale.procs import chroma_server, free_port, http_ok, running
+from scale.procs import chroma_server, free_port, http_ok, running, server_command
 
 NGINX_CONF = """
 {user}worker_processes 1;
@@ -145,6 +145,82 @@ async def drive(
     }
 
 
+def locust_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("locust") is not None
+
+
+def drive_locust(
+    url: str, users: int, seconds: float, stop_at: float, stop: Any, out: Path
+) -> dict[str, Any]:
+    """`make load`'s runner (`python -m load run --profile paced`) through nginx; `stop()` runs
+    at `stop_at` seconds. Per tool requests and failures come from locust's own CSV."""
+    import csv
+    import subprocess
+    import threading
+
+    cmd = [
+        sys.executable,
+        "-m",
+        "load",
+        "run",
+        "--profile",
+        "paced",
+        "--url",
+        url,
+        "--users",
+        str(users),
+        "--time",
+        str(round(seconds)),
+        "--out",
+        str(out),
+    ]
+    started = time.time()
+    stopped: list[float] = []
+
+    def stop_and_note() -> None:
+        stop()
+        stopped.append(time.time())
+
+    timer = threading.Timer(stop_at, stop_and_note)
+    timer.start()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 240)
+    finally:
+        timer.cancel()
+    (out / "locust-output.txt").write_text(proc.stdout + proc.stderr)
+    tools: dict[str, dict[str, Any]] = {}
+    stats = out / "paced_stats.csv"
+    rows = list(csv.DictReader(stats.open())) if stats.exists() else []
+    for row in rows:
+        if row["Name"] == "Aggregated":
+            continue
+        tools[row["Name"]] = {
+            "calls": int(row["Request Count"]),
+            "failures": int(row["Failure Count"]),
+            "failure_kinds": {},
+            "p50_ms": float(row["50%"] or 0),
+            "p95_ms": float(row["95%"] or 0),
+        }
+    total = sum(r["calls"] for r in tools.values())
+    failures_csv = out / "paced_failures.csv"
+    if failures_csv.exists():
+        for row in csv.DictReader(failures_csv.open()):
+            if row["Name"] in tools:
+                tools[row["Name"]]["failure_kinds"][row["Error"][:120]] = int(row["Occurrences"])
+    return {
+        "runner": "locust (python -m load run --profile paced)",
+        "exit_code": proc.returncode,
+        "tools": tools,
+        "calls": total,
+        "failures": sum(r["failures"] for r in tools.values()) if rows else -1,
+        "rps": round(total / max(1.0, seconds), 1),
+        "seconds": round(time.time() - started, 1),
+        "stopped_at_epoch": stopped[0] if stopped else started + stop_at,
+    }
+
+
 def upstream_counts(access_log: Path, stopped_at: float) -> dict[str, Any]:
     """Per upstream address: requests answered before and after the stop; retried requests."""
     before: Counter[str] = Counter()
@@ -186,6 +262,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--out", type=Path, default=Path("reports/rehearsal/latest"))
+    parser.add_argument(
+        "--builtin-client",
+        action="store_true",
+        help="drive load with this module's asyncio MCP client instead of locust (`make load`)",
+    )
     args = parser.parse_args(argv)
     nginx = nginx_binary()
     if nginx is None:
@@ -210,17 +291,7 @@ def main(argv: list[str] | None = None) -> int:
                 "OCM_CHROMA_URL": chroma_url,
                 "OCM_INDEX_DIR": str(settings.index_dir),
             }
-            cmd = [
-                sys.executable,
-                "-m",
-                "reference_server",
-                "--transport",
-                "http",
-                "--port",
-                str(port),
-                "--workers",
-                "1",
-            ]
+            cmd = server_command(port)
             replicas[name] = stack.enter_context(
                 running(
                     cmd,
@@ -254,9 +325,26 @@ def main(argv: list[str] | None = None) -> int:
         def stop_replica_a() -> None:
             os.killpg(replicas["A"].pid, signal.SIGTERM)
 
-        load = asyncio.run(
-            drive(url, golden_calls(), args.clients, args.seconds, args.seconds / 2, stop_replica_a)
-        )
+        if locust_available() and not args.builtin_client:
+            load = drive_locust(
+                url,
+                args.clients,
+                args.seconds,
+                args.seconds / 2,
+                stop_replica_a,
+                args.out / "locust",
+            )
+        else:
+            load = asyncio.run(
+                drive(
+                    url,
+                    golden_calls(),
+                    args.clients,
+                    args.seconds,
+                    args.seconds / 2,
+                    stop_replica_a,
+                )
+            )
         upstreams = upstream_counts(tmp / "access.log", load["stopped_at_epoch"])
         shutil.copy2(tmp / "access.log", args.out / "nginx-access.log")
     result = {

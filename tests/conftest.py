@@ -19,9 +19,11 @@ from typing import Any
 import pytest
 from fastmcp import Client, FastMCP
 
+from reference_server import catalog
 from reference_server.config import Settings
-from reference_server.index.off_builder import COLLECTIONS as OFF_COLLECTIONS
 from reference_server.server import build_server
+
+OFF_COLLECTIONS = tuple(catalog.OFF_COLLECTIONS.values())
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")

@@ -84,13 +84,20 @@ def test_confidence_keeps_its_positional_signature() -> None:
 
 def test_citation_format_and_anchor() -> None:
     doc = {
+        "document_id": "cpso-virtual-care",
         "source_org": "cpso",
         "title": "Virtual Care",
         "effective_date": "2022-06-01",
         "source_url": "https://x.test/vc",
     }
-    section = {"section_heading": "Virtual Care and Patients’ Best Interests"}
+    section = {
+        "section_id": "cpso-virtual-care:s03",
+        "section_heading": "Virtual Care and Patients’ Best Interests",
+    }
     c = format_citation(doc, section)
+    # show source: the section's passage id, or the document's for a whole-document citation
+    assert c["chunk_id"] == "cpso-virtual-care:s03"
+    assert format_citation(doc)["chunk_id"] == "cpso-virtual-care"
     assert c["text"] == (
         "College of Physicians and Surgeons of Ontario. Virtual Care, Virtual Care and Patients’ Best Interests "
         "[Effective: 2022-06-01]"

@@ -107,16 +107,16 @@ async def test_deadline_cuts_retrieval_before_the_budget_ends() -> None:
         return "ok"
 
     def slow() -> str:
-        time.sleep(1.0)
+        time.sleep(2.0)
         return "late"
 
     start = time.perf_counter()
-    with tool_deadline(0.3):
+    with tool_deadline(1.0):
         dual = await run_dual(settings, fast, slow)
     elapsed = time.perf_counter() - start
     assert dual.sql.value == "ok" and dual.vector.value is None
     assert dual.provenance == ["sql"]
-    assert elapsed < 0.3, elapsed  # the 10% reserve is left for merging
+    assert elapsed < 0.9, elapsed  # cut at 0.75 s: the reserve is left for merging
 
 
 async def test_a_tool_overrunning_its_budget_is_a_clean_tool_error() -> None:

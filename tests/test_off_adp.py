@@ -14,6 +14,7 @@ import pytest
 from fastmcp import Client, FastMCP
 
 from reference_server.config import Faults
+from reference_server.retrieval import adp_manuals
 from reference_server.tools import off_adp_get
 from tests.conftest import call, call_error, load_collections, run_fresh
 
@@ -24,11 +25,11 @@ CATEGORIES = get_args(off_adp_get.Category)
 
 @pytest.fixture(scope="module", autouse=True)
 def _warm_adp(server: FastMCP) -> None:
-    load_collections(server, [off_adp_get.COLLECTION])
+    load_collections(server, [adp_manuals.COLLECTION])
 
 
 async def run_with(args: dict[str, Any], **overrides: Any) -> Any:
-    return await run_fresh(TOOL, args, collections=[off_adp_get.COLLECTION], **overrides)
+    return await run_fresh(TOOL, args, collections=[adp_manuals.COLLECTION], **overrides)
 
 
 def locs(out: dict[str, Any]) -> list[str]:

@@ -214,3 +214,67 @@ async def test_limited_use_code_question_is_a_drug_question_only(client: Client[
         client, "coverage.answer", {"question": "What is the Limited Use code for Jardiance?"}
     )
     assert [t["tool"] for t in out["trace"]] == ["odb.get"]
+
+
+# -- routing: the highest scoring domain wins, the others only when named ----------------------
+
+
+async def test_context_words_alone_do_not_call_another_domain(client: Client[Any]) -> None:
+    # 'discharge' leans towards billing but names nothing to bill: the walker question is ADP's
+    out = await call(
+        client,
+        "coverage.answer",
+        {"question": "After her hospital discharge, what does ADP cover for a walker?"},
+    )
+    assert [t["tool"] for t in out["trace"]] == ["adp.get"]
+
+
+async def test_a_named_second_domain_is_still_called(client: Client[Any]) -> None:
+    out = await call(
+        client,
+        "coverage.answer",
+        {"question": "Does ADP cover a walker, and can I bill a house call visit for it?"},
+    )
+    assert {t["tool"] for t in out["trace"]} == {"adp.get", "schedule.get"}
+
+
+async def test_unknown_fee_code_is_needs_more_info_naming_it(client: Client[Any]) -> None:
+    out = await call(client, "coverage.answer", {"question": "Can I bill Z999 for this visit?"})
+    assert out["decision"] == "needs_more_info"
+    assert "does not list Z999" in out["summary"]
+    assert out["trace"][0]["error"] is None  # an answer from schedule.get, not a failure
+
+
+# -- patient context: ODB eligibility (corpus/off/odb_policy.yaml 'Who the ODB program covers') --
+
+
+@pytest.mark.parametrize(
+    ("patient", "decision", "words"),
+    [
+        ({"age": 70}, "covered", "65 or over"),
+        ({"age": 45, "setting": "ltc"}, "covered", "long-term care"),
+        ({"age": 19, "plan": "none"}, "covered", "OHIP+"),
+        ({"age": 19, "plan": "private"}, "needs_more_info", "private plan pays"),
+        ({"age": 45, "setting": "community"}, "needs_more_info", "not ODB-eligible by age"),
+    ],
+)
+async def test_age_setting_and_plan_decide_odb_eligibility(
+    client: Client[Any], patient: dict[str, Any], decision: str, words: str
+) -> None:
+    out = await call(
+        client,
+        "coverage.answer",
+        {"question": "Is Januvia covered by ODB?", "patient": patient},
+    )
+    assert out["decision"] == decision and words in out["summary"]
+    cited = [c["chunk_id"] for h in out["highlights"] for c in h["citations"]]
+    assert "odb:policy:7" in cited
+
+
+async def test_setting_adds_billing_context(client: Client[Any]) -> None:
+    out = await call(
+        client,
+        "coverage.answer",
+        {"question": "Can I bill an assessment?", "patient": {"setting": "ltc"}},
+    )
+    assert out["trace"][0]["args"]["q"].endswith("(long-term care)")

@@ -14,6 +14,7 @@ import pytest
 from fastmcp import Client, FastMCP
 
 from reference_server.config import Faults
+from reference_server.retrieval import odb_formulary as formulary
 from reference_server.tools import off_odb_get
 from tests.conftest import call, call_error, load_collections, run_fresh
 
@@ -26,11 +27,11 @@ SOURCE = (
 
 @pytest.fixture(scope="module", autouse=True)
 def _warm_odb(server: FastMCP) -> None:
-    load_collections(server, [off_odb_get.COLLECTION])
+    load_collections(server, [formulary.COLLECTION])
 
 
 async def run_with(args: dict[str, Any], **overrides: Any) -> Any:
-    return await run_fresh(TOOL, args, collections=[off_odb_get.COLLECTION], **overrides)
+    return await run_fresh(TOOL, args, collections=[formulary.COLLECTION], **overrides)
 
 
 def dins(items: list[dict[str, Any]]) -> list[str]:
@@ -62,10 +63,19 @@ async def test_ozempic_is_a_limited_use_benefit(client: Client[Any]) -> None:
         "price": 223.26,
         "savings": 0.0,
     }
-    assert {"source": SOURCE, "loc": "DIN: 02471469 - Ozempic (SEMAGLUTIDE)", "page": None} in out[
-        "citations"
-    ]
-    assert {"source": SOURCE, "loc": "LU code 665 (SEMAGLUTIDE)", "page": None} in out["citations"]
+    # a DIN cites its interchangeable group's passage (ODB XML: Ozempic is item 1862)
+    assert {
+        "source": SOURCE,
+        "loc": "DIN: 02471469 - Ozempic (SEMAGLUTIDE)",
+        "page": None,
+        "chunk_id": "odb:group:1862",
+    } in out["citations"]
+    assert {
+        "source": SOURCE,
+        "loc": "LU code 665 (SEMAGLUTIDE)",
+        "page": None,
+        "chunk_id": "odb:lu:665",
+    } in out["citations"]
     assert out["provenance"] == ["sql", "vector"] and out["confidence"] >= 0.9
     assert out["needs_more_info"] is False
 
@@ -146,11 +156,18 @@ async def test_jardiance_is_a_general_benefit_without_lu(client: Client[Any]) ->
         "strength": "10mg",
         "lu_required": False,
         "lu_criteria": "No Limited Use code required: general benefit in the formulary.",
+        # the pcg9's clinical <note> (ingested as odb_notes.csv): type 2 diabetes on maximally
+        # tolerated metformin with poor control and intolerance of a sulfonylurea
+        "notes": [
+            "tx of Type 2 diabetes in pts on maximally tolerated doses of metformin have: - poor "
+            "glycemic control (defined as HbA1c > 0.07) & intol. / CI to sulfonylurea; / …"
+        ],
     }
     assert out["citations"][0] == {
         "source": SOURCE,
         "loc": "DIN: 02443937 - Jardiance (EMPAGLIFLOZIN)",
         "page": None,
+        "chunk_id": "odb:group:1811",  # ODB XML: Jardiance 10mg is item 1811
     }
     assert out["interchangeable"] == [] and out["lowest_cost"] is None  # not in `check`
 
@@ -266,6 +283,41 @@ async def test_bad_din_and_bad_check(client: Client[Any]) -> None:
     assert "din" in msg
     msg = await call_error(client, TOOL, {"drug": "Januvia", "check": ["cost"]})
     assert "check" in msg and "'lowest_cost'" in msg
+
+
+async def test_documentation_check_was_removed(client: Client[Any]) -> None:
+    # nothing in the corpus answered it: it is no longer accepted rather than silently ignored
+    msg = await call_error(client, TOOL, {"drug": "Januvia", "check": ["documentation"]})
+    assert "check" in msg and "'documentation'" not in msg.split("input_value")[0]
+
+
+async def test_coverage_check_decides_whether_coverage_is_answered(client: Client[Any]) -> None:
+    without = await call(client, TOOL, {"drug": "Januvia", "check": ["interchangeable"]})
+    assert without["coverage"] is None and without["interchangeable"]
+    with_lu = await call(client, TOOL, {"drug": "Januvia", "check": ["lu_criteria"]})
+    assert with_lu["coverage"]["din"] == "02303922"
+
+
+async def test_product_notes_answer_clinical_criteria_of_a_general_benefit(
+    client: Client[Any],
+) -> None:
+    # ODB XML, Dovobet (DIN 02244126) group note: for psoriasis that failed first-line topical
+    # steroids and calcipotriol (Dovonex); a general benefit, no LU code.
+    out = await call(client, TOOL, {"drug": "Dovobet", "check": ["coverage", "lu_criteria"]})
+    cov = out["coverage"]
+    assert cov["covered"] is True and cov["lu_required"] is False
+    assert any("psoriasis" in n and "Dovonex" in n for n in cov["notes"])
+    assert any(c["chunk_id"].startswith("odb:note:") for c in out["citations"])
+    assert any(line.startswith("Formulary note (group)") for line in out["context"])
+
+
+async def test_brands_view_lists_every_biosimilar_of_the_ingredient(client: Client[Any]) -> None:
+    # ODB XML: infliximab is listed in seven single-product groups (items 2355-2361)
+    out = await call(client, TOOL, {"q": "Which brands of infliximab are covered?"})
+    brands = {b["brand"] for b in out["brands"]}
+    assert {"Remdantry", "Renflexis", "Avsola", "Remsima SC", "Ixifi", "Inflectra"} <= brands
+    assert len({b["group_id"] for b in out["brands"]}) == 7
+    assert len(out["interchangeable"]) <= 1  # the interchangeable group alone misses them
 
 
 # -- degraded paths --------------------------------------------------------------------------

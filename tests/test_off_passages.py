@@ -162,8 +162,8 @@ async def test_vector_down_falls_back_to_sql_copies() -> None:
     same = {p["chunk_id"]: p["text"] for p in healthy.structured_content["passages"]}
     for p in out["passages"]:
         assert p["text"] == same[p["chunk_id"]]
-    # ODB group passages live only in the vector store: unresolved while it is down
-    assert out["missing_ids"] == ["odb:group:0206"]
+    # every Dr. OFF passage has its SQL copy (off_passages), ODB groups included
+    assert out["missing_ids"] == [] and len(out["passages"]) == 3
     assert "conflicts" not in healthy.meta  # SQL corroborated the vector payloads
 
 

@@ -14,6 +14,8 @@ import pytest
 from fastmcp import Client
 
 from reference_server.config import Faults
+from reference_server.retrieval.vector import VectorHit
+from reference_server.tools.schedule_merge import text_conflicts
 from tests.conftest import OFF_COLLECTIONS, call, call_error, run_fresh
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.usefixtures("off_collections")]
@@ -196,7 +198,6 @@ async def test_top_k_limits_items(client: Client[Any]) -> None:
     ("args", "expected"),
     [
         ({"q": "x", "codes": ["C12"]}, "codes.0"),
-        ({"q": "x", "codes": ["c124"]}, "codes.0"),
         ({"q": "x", "codes": ["C124; DROP TABLE"]}, "codes.0"),
         (
             {"q": "x", "include": ["fees"]},
@@ -213,9 +214,54 @@ async def test_input_errors(client: Client[Any], args: dict[str, Any], expected:
     assert expected in message
 
 
-async def test_unknown_code_is_not_found(client: Client[Any]) -> None:
-    message = await call_error(client, "schedule.get", {"q": "fee", "codes": ["Z999"]})
-    assert "Not found" in message and "Z999" in message
+async def test_every_requested_code_unknown_is_needs_more_info_not_an_error(
+    client: Client[Any],
+) -> None:
+    # 002: schedule.get answers; Z999 / Q000 are not in any section_*_extracted.json table
+    out = await call(client, "schedule.get", {"q": "fee", "codes": ["Z999", "q000"]})
+    assert out["needs_more_info"] is True
+    assert out["unknown_codes"] == ["Z999", "Q000"]
+    assert all(i["code"] not in ("Z999", "Q000") for i in out["items"])
+
+
+async def test_one_known_code_is_answered_and_the_unknown_one_listed(client: Client[Any]) -> None:
+    out = await call(client, "schedule.get", {"q": "discharge", "codes": ["C124", "Z999"]})
+    assert out["needs_more_info"] is False and out["unknown_codes"] == ["Z999"]
+    assert out["items"][0]["code"] == "C124"
+
+
+async def test_codes_are_accepted_in_any_case(client: Client[Any]) -> None:
+    lower = await call(client, "schedule.get", {"q": "discharge", "codes": ["c124"]})
+    upper = await call(client, "schedule.get", {"q": "discharge", "codes": ["C124"]})
+    assert lower["items"][0]["code"] == "C124"
+    assert lower["items"] == upper["items"]
+
+
+def _passage(code: str, extra: str) -> VectorHit:
+    """A schedule passage in the index builder's line format (one line for `code`)."""
+    return VectorHit(
+        "ohip:subsection:1:p2",
+        f"OHIP Schedule of Benefits: section A, test (page A1)\n{code} Test visit: $61.15 ({extra})",
+        {"doc_type": "subsection", "codes": code},
+        1.0,
+    )
+
+
+async def test_limits_and_requirements_are_compared_with_the_passages() -> None:
+    row = {"limits": "max 1 per admission", "requirements": "not within 48 h of admission"}
+    same = _passage("C124", "max 1 per admission; not within 48 h of admission")
+    assert text_conflicts("C124", [row], [same]) == []
+    stale = _passage("C124", "max 2 per admission; not within 48 h of admission")
+    conflicts = text_conflicts("C124", [row], [stale])
+    assert [c.field for c in conflicts] == ["C124.limits"]
+    assert conflicts[0].sql_value == "max 1 per admission"
+    assert "max 2 per admission" in conflicts[0].vector_value[0]
+    both = _passage("C124", "none")
+    assert [c.field for c in text_conflicts("C124", [row], [both])] == [
+        "C124.limits",
+        "C124.requirements",
+    ]
+    assert text_conflicts("C124", [row], []) == []  # no passage lists the code: nothing to compare
 
 
 # -- degraded paths -----------------------------------------------------------------------------

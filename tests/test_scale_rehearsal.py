@@ -11,9 +11,11 @@ import pytest
 from scale.procs import chroma_binary
 from scale.rehearsal import main, nginx_binary, upstream_counts
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
-
+# A load run with extra server processes: `make test-load` (and `make rehearsal`), not the default suite.
+@pytest.mark.slow
+@pytest.mark.load
+@pytest.mark.timeout(600)
 @pytest.mark.skipif(nginx_binary() is None, reason="nginx is not installed (apt-get install nginx)")
 @pytest.mark.skipif(chroma_binary() is None, reason="the `chroma` command is not installed")
 def test_two_replicas_behind_nginx_lose_no_call_when_one_stops(tmp_path: Path) -> None:

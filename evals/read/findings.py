@@ -15,7 +15,7 @@ from xml.etree import ElementTree as ET
 from evals import registry
 from evals.run.runlog import ScenarioRecord
 
-Kind = Literal["floor", "ablation", "drop", "new_failure", "critical"]
+Kind = Literal["floor", "ablation", "drop", "new_failure", "critical", "required_check"]
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,8 @@ class GateConfig(BaseModel):
     tolerance: Tolerance = Field(default_factory=Tolerance)
     critical_tag: str = "critical"
     fail_on_new_failures: bool = True
+    # checks that must have run and passed on every scenario, baseline or not
+    required_checks: list[str] = Field(default_factory=list)
 
 
 class GateConfigError(RuntimeError):
@@ -251,6 +253,36 @@ def critical_findings(
     return findings
 
 
+def required_check_findings(config: GateConfig, records: Sequence[ScenarioRecord]) -> list[Finding]:
+    """Each required check ran (its evidence is in the run log) and held on every scenario."""
+    findings: list[Finding] = []
+    for name in config.required_checks:
+        outcomes = [(r.id, c) for r in records for c in r.checks if c.check == name]
+        failed = [(sid, c) for sid, c in outcomes if not c.passed]
+        label = f"required check {name}"
+        if not outcomes:
+            findings.append(
+                Finding(label, "required_check", False, f"{label}: never ran in this run log")
+            )
+        elif failed:
+            shown = "; ".join(f"{sid}: {c.message}" for sid, c in failed[:5])
+            findings.append(
+                Finding(
+                    label,
+                    "required_check",
+                    False,
+                    f"{label}: failed on {len(failed)} of {len(outcomes)} scenarios: {shown}",
+                )
+            )
+        else:
+            findings.append(
+                Finding(
+                    label, "required_check", True, f"{label}: held on {len(outcomes)} scenarios"
+                )
+            )
+    return findings
+
+
 def baseline_findings(
     config: GateConfig, records: Sequence[ScenarioRecord], baseline: Baseline, notes: list[str]
 ) -> list[Finding]:
@@ -330,6 +362,7 @@ def evaluate(log: RunLog, config: GateConfig, baseline: Baseline | None) -> Gate
     report.findings += floor_findings(config, agg, tools)
     report.findings += ablation_findings(config, agg)
     report.findings += critical_findings(config, records, baseline)
+    report.findings += required_check_findings(config, records)
     if baseline is None:
         report.notes.append("no baseline file: drop and new-failure checks skipped")
     else:

@@ -22,6 +22,7 @@ from typing import Any
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from evals.run.citations import CitationEvidence
 from evals.run.jsonpath import PathSyntaxError, is_multi, parse, resolve
 from evals.run.outcome import CallOutcome
 
@@ -63,10 +64,13 @@ class CheckContext:
     outcome: CallOutcome
     output_schema: dict[str, Any] | None = None
     retrieved_ids: tuple[str, ...] = ()
+    citations: CitationEvidence | None = None
 
     def on(self, data: Any) -> CheckContext:
         """The same context with paths resolving against ``data`` (for nested item checks)."""
-        return CheckContext(data, self.outcome, self.output_schema, self.retrieved_ids)
+        return CheckContext(
+            data, self.outcome, self.output_schema, self.retrieved_ids, self.citations
+        )
 
 
 # ----------------------------------------------------------------------------- failures
@@ -144,6 +148,10 @@ class MissingToolError(CheckFailure):
 
 class RankOrderFailure(CheckFailure):
     """ranked_before: id A did not rank above id B."""
+
+
+class UnresolvedCitation(CheckFailure):
+    """citations_resolve: a citation has no chunk id, or source.passages cannot show it."""
 
 
 # ----------------------------------------------------------------------------- registry
@@ -512,4 +520,33 @@ def ranked_before(ctx: CheckContext, spec: CheckSpec) -> None:
             f"{spec.before!r} ranked above {spec.after!r}",
             ids[:10],
             f"ranks {ids.index(spec.before) + 1} vs {ids.index(spec.after) + 1}",
+        )
+
+
+@check("citations_resolve")
+def citations_resolve(ctx: CheckContext, spec: CheckSpec) -> None:
+    """Every citation carries a chunk id that source.passages resolves ("show source").
+
+    The runner resolved the result's citations on the same target during the run; a result
+    without citations passes, a citation the runner could not check fails.
+    """
+    evidence = ctx.citations
+    if evidence is None:
+        return
+    path = spec.path or "$"
+    if evidence.error:
+        raise UnresolvedCitation(
+            spec.check, path, "source.passages to answer", evidence.error[:200]
+        )
+    if evidence.without_id:
+        raise UnresolvedCitation(
+            spec.check, path, "a chunk_id on every citation", evidence.without_id[:5]
+        )
+    if evidence.missing:
+        raise UnresolvedCitation(
+            spec.check,
+            path,
+            f"all {evidence.cited} cited ids resolved by source.passages",
+            evidence.missing[:5],
+            f"{len(evidence.missing)} missing",
         )

@@ -69,6 +69,7 @@ class ScenarioRecord(BaseModel):
     retrieved_ids: list[str] = Field(default_factory=list)
     relevant: dict[str, int] = Field(default_factory=dict)
     result: dict[str, Any] | None = None
+    citations: dict[str, Any] | None = None  # show-source evidence (evals.run.citations)
     metrics: dict[str, float] = Field(default_factory=dict)
     ragas: dict[str, float | None] = Field(default_factory=dict)
     ragas_errors: dict[str, str] = Field(default_factory=dict)

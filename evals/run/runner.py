@@ -29,6 +29,8 @@ from typing import Any
 
 from evals.run import aggregates
 from evals.run.checks import CheckContext, CheckFailure, CheckSpec, run_check
+from evals.run.citations import CitationEvidence
+from evals.run.citations import resolve as resolve_citations
 from evals.run.events import (
     CheckFailed,
     EventBus,
@@ -47,7 +49,7 @@ from evals.run.targets import Target, TargetError
 MODES: tuple[str, ...] = ("hybrid", "vector", "keyword")
 SEARCH_MODE_ARG = "search_mode"
 DEPTH_ARGS: tuple[str, ...] = ("n_results", "top_k")
-IMPLICIT_CHECKS: tuple[str, ...] = ("no_tool_error", "schema_valid")
+IMPLICIT_CHECKS: tuple[str, ...] = ("no_tool_error", "schema_valid", "citations_resolve")
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,7 @@ def evaluate_checks(
     tool: ToolInfo | None,
     ids: Sequence[str],
     disabled: frozenset[str] = frozenset(),
+    citations: CitationEvidence | None = None,
 ) -> list[CheckOutcome]:
     """Run every planned check on one outcome; failures become values, not exceptions."""
     ctx = CheckContext(
@@ -94,6 +97,7 @@ def evaluate_checks(
         outcome=outcome,
         output_schema=tool.output_schema if tool else None,
         retrieved_ids=tuple(ids),
+        citations=citations,
     )
     results: list[CheckOutcome] = []
     for spec, implicit in planned_checks(scenario, disabled):
@@ -182,8 +186,13 @@ class ScenarioRunner:
             ids_for_metrics = ids
         checks: list[CheckOutcome] = []
         status: Status
+        evidence: CitationEvidence | None = None
         if with_checks:
-            checks = evaluate_checks(scenario, outcome, tool, ids, self.options.disabled_checks)
+            if not outcome.is_error and "citations_resolve" not in self.options.disabled_checks:
+                evidence = await self._resolve_citations(target, outcome)
+            checks = evaluate_checks(
+                scenario, outcome, tool, ids, self.options.disabled_checks, evidence
+            )
             for check in checks:
                 if not check.passed:
                     self.bus.emit(CheckFailed(scenario.id, mode, check))
@@ -200,9 +209,17 @@ class ScenarioRunner:
             checks=checks,
             retrieved_ids=ids_for_metrics,
             result=outcome.structured,
+            citations=evidence.model_dump() if evidence else None,
         )
         self.bus.emit(ScenarioFinished(record))
         return record
+
+    async def _resolve_citations(
+        self, target: Target, outcome: CallOutcome
+    ) -> CitationEvidence | None:
+        """Show-source evidence for the result's citations, from the same target."""
+        async with self._gate:
+            return await resolve_citations(target, outcome.structured, self.options.timeout_s)
 
     async def run_pass(
         self,

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from reference_server import catalog
 from reference_server.config import CORPUS_DIR, Settings
 from reference_server.embedding import LocalMiniLM, make_embedder
 from reference_server.index import off_builder, opa_builder
@@ -37,6 +38,7 @@ _CODE_FILES = [
     Path(__file__),
     Path(opa_builder.__file__),
     Path(off_builder.__file__),
+    Path(catalog.__file__),
     Path(opa_cpso.__file__),
 ]
 

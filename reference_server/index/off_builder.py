@@ -21,9 +21,22 @@ from typing import Any, TypeVar
 
 import yaml
 
+from reference_server.catalog import (
+    ADP_CEP_ID,
+    OFF_COLLECTIONS,
+    OFF_PASSAGES_TABLE,
+    OHIP_CODES_PER_PASSAGE,
+    adp_rule_id,
+    odb_group_id,
+    odb_lu_id,
+    odb_note_id,
+    odb_policy_id,
+    ohip_commentary_id,
+    ohip_line_extra,
+    ohip_subsection_id,
+)
 from reference_server.index.types import MetaValue, VectorDoc
 
-SUBSECTION_CODES_PER_DOC = 40
 GROUP_DRUGS_PER_DOC = 30
 
 # table -> (csv file, {column: sql type}); columns not listed are TEXT
@@ -85,6 +98,7 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
         },
     ),
     "odb_lu_codes": ("odb_lu_codes.csv", {"period_days": "INTEGER", "n_dins": "INTEGER"}),
+    "odb_notes": ("odb_notes.csv", {"n_dins": "INTEGER"}),
     "adp_funding_rule": (
         "adp_funding_rule.csv",
         {
@@ -118,6 +132,7 @@ PRIMARY_KEYS = {
     "odb_drugs": "din",
     "odb_interchangeable_groups": "group_id",
     "odb_lu_codes": "lu_code",
+    "odb_notes": "note_id",
     "ohip_subsections": "subsection_n",
     "adp_funding_rule": "rule_id",
     "adp_exclusion": "exclusion_id",
@@ -246,6 +261,12 @@ def build_sql(conn: sqlite3.Connection, corpus_dir: Path) -> dict[str, int]:
     for table, (filename, types) in TABLES.items():
         rows: list[dict[str, Any]] = read_csv(corpus_dir / filename)
         columns = list(rows[0].keys()) if rows else _header(corpus_dir / filename)
+        if table == "ohip_fee_schedule":
+            columns = [*columns, "chunk_id"]
+            for n, parts in ohip_passage_parts(rows).items():
+                for p, part in enumerate(parts, 1):
+                    for r in part:
+                        r["chunk_id"] = ohip_subsection_id(n, p)
         if table == "odb_drugs":
             columns = [*columns, "drug_class"]
             for r in rows:
@@ -334,6 +355,19 @@ def build_sql(conn: sqlite3.Connection, corpus_dir: Path) -> dict[str, int]:
     )
     counts["ohip_commentary"] = len(commentary)
 
+    # product notes by DIN (a note covers one product up to a whole therapeutic subclass)
+    conn.execute("CREATE TABLE odb_note_din (note_id TEXT NOT NULL, din TEXT NOT NULL)")
+    conn.executemany(
+        "INSERT INTO odb_note_din VALUES (?,?)",
+        [
+            (n["note_id"], din)
+            for n in read_csv(corpus_dir / "odb_notes.csv")
+            for din in n["dins"].split(";")
+            if din
+        ],
+    )
+    conn.execute("CREATE INDEX idx_odb_note_din_din ON odb_note_din (din)")
+
     for table, column in INDEXES:
         if table in counts:
             name = f"idx_{table}_{column.split()[0]}"
@@ -362,9 +396,46 @@ def build_sql(conn: sqlite3.Connection, corpus_dir: Path) -> dict[str, int]:
             "trim(coalesce(atc_class, '') || ' ' || replace(coalesce(drug_class, ''), ';', ' ')) "
             "FROM odb_drugs"
         )
+    counts[OFF_PASSAGES_TABLE] = write_passages(conn, vector_documents(corpus_dir))
     counts["ohip_fee_fts"] = conn.execute("SELECT count(*) FROM ohip_fee_fts").fetchone()[0]
     counts["odb_drugs_fts"] = conn.execute("SELECT count(*) FROM odb_drugs_fts").fetchone()[0]
     return counts
+
+
+def write_passages(conn: sqlite3.Connection, collections: dict[str, list[VectorDoc]]) -> int:
+    """The SQL copy of every passage the vector store holds: same id, text and metadata, so
+    source.passages shows any cited passage when Chroma is down and can compare both copies."""
+    conn.execute(
+        f"CREATE TABLE {OFF_PASSAGES_TABLE} (chunk_id TEXT PRIMARY KEY, collection TEXT NOT NULL, "
+        "text TEXT NOT NULL, metadata TEXT NOT NULL)"
+    )
+    rows = [
+        (d.id, name, d.text, json.dumps(d.metadata, sort_keys=True))
+        for name, docs in collections.items()
+        for d in docs
+    ]
+    conn.executemany(f"INSERT INTO {OFF_PASSAGES_TABLE} VALUES (?,?,?,?)", rows)
+    return len(rows)
+
+
+def ohip_passage_parts(rows: list[dict[str, Any]]) -> dict[str, list[list[dict[str, Any]]]]:
+    """Fee rows by subsection, cut into passages of at most OHIP_CODES_PER_PASSAGE codes.
+
+    One function for both the passages (vector documents) and each fee row's `chunk_id`, so a
+    fee citation names the passage that lists it.
+    """
+    by_sub: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        if r.get("subsection_n"):
+            by_sub[str(r["subsection_n"])].append(r)
+    out: dict[str, list[list[dict[str, Any]]]] = {}
+    for n in sorted(by_sub, key=int):
+        members = sorted(by_sub[n], key=lambda r: (r["code"], r.get("fee") or ""))
+        out[n] = [
+            members[i : i + OHIP_CODES_PER_PASSAGE]
+            for i in range(0, len(members), OHIP_CODES_PER_PASSAGE)
+        ]
+    return out
 
 
 def _header(path: Path) -> list[str]:
@@ -427,7 +498,7 @@ def ohip_documents(corpus_dir: Path) -> list[VectorDoc]:
         text = f"{c['title']}\nCodes: {', '.join(codes)}\n{c['text'].strip()}"
         docs.append(
             VectorDoc(
-                id=f"ohip:commentary:{c['id']}",
+                id=ohip_commentary_id(c["id"]),
                 text=text,
                 metadata=_meta(
                     source="ohip_commentary",
@@ -441,17 +512,8 @@ def ohip_documents(corpus_dir: Path) -> list[VectorDoc]:
         )
     rows = read_csv(corpus_dir / "ohip_fee_schedule.csv")
     subs = {s["subsection_n"]: s for s in read_csv(corpus_dir / "ohip_subsections.csv")}
-    by_sub: dict[str, list[dict[str, str]]] = defaultdict(list)
-    for r in rows:
-        if r.get("subsection_n"):
-            by_sub[r["subsection_n"]].append(r)
-    for n in sorted(by_sub, key=int):
-        members = sorted(by_sub[n], key=lambda r: (r["code"], r.get("fee") or ""))
+    for n, parts in ohip_passage_parts(rows).items():
         sub = subs.get(n, {})
-        parts = [
-            members[i : i + SUBSECTION_CODES_PER_DOC]
-            for i in range(0, len(members), SUBSECTION_CODES_PER_DOC)
-        ]
         for p, chunk in enumerate(parts, 1):
             head = (
                 f"OHIP Schedule of Benefits {edition}: section {sub.get('section', '')}, "
@@ -462,16 +524,16 @@ def ohip_documents(corpus_dir: Path) -> list[VectorDoc]:
             lines = []
             for r in chunk:
                 line = f"{r['code']} {r['description']}: {_fee_text(r)}"
-                extra = "; ".join(x for x in (r.get("limits"), r.get("requirements")) if x)
+                extra = ohip_line_extra(r.get("limits"), r.get("requirements"))
                 if extra:
-                    line += f" ({extra[:400]})"
+                    line += f" ({extra})"
                 if r.get("conflict_group"):
                     line += " [fee differs between tables]"
                 lines.append(line)
             pdf = (sub.get("pdf_pages") or "").split("-")[0]
             docs.append(
                 VectorDoc(
-                    id=f"ohip:subsection:{n}" + (f":p{p}" if p > 1 else ""),
+                    id=ohip_subsection_id(n, p),
                     text=head + "\n" + "\n".join(lines),
                     metadata=_meta(
                         source="ohip_fee_schedule",
@@ -568,7 +630,7 @@ def adp_documents(corpus_dir: Path) -> list[VectorDoc]:
     for r in funding:
         docs.append(
             VectorDoc(
-                id=f"adp:{r['adp_doc']}:{r['section_ref']}:funding:{r['rule_id']}",
+                id=adp_rule_id(r["adp_doc"], r["section_ref"], "funding", r["rule_id"]),
                 text=adp_funding_text(r),
                 metadata=_meta(
                     source="adp_funding_rule",
@@ -586,7 +648,7 @@ def adp_documents(corpus_dir: Path) -> list[VectorDoc]:
     for r in excl:
         docs.append(
             VectorDoc(
-                id=f"adp:{r['adp_doc']}:{r['section_ref']}:exclusion:{r['exclusion_id']}",
+                id=adp_rule_id(r["adp_doc"], r["section_ref"], "exclusion", r["exclusion_id"]),
                 text=adp_exclusion_text(r),
                 metadata=_meta(
                     source="adp_exclusion",
@@ -602,7 +664,7 @@ def adp_documents(corpus_dir: Path) -> list[VectorDoc]:
         t = cep.get("thresholds") or {}
         docs.append(
             VectorDoc(
-                id="adp:cep:thresholds",
+                id=ADP_CEP_ID,
                 text=(
                     f"CEP income check: single ${t.get('single', 0):,}, family ${t.get('family', 0):,}. "
                     f"{cep.get('rule', '')}"
@@ -698,7 +760,7 @@ def odb_documents(corpus_dir: Path) -> list[VectorDoc]:
             lines.append(f"- ... and {len(members) - GROUP_DRUGS_PER_DOC} more products")
         docs.append(
             VectorDoc(
-                id=f"odb:group:{g['group_id']}",
+                id=odb_group_id(g["group_id"]),
                 text=head + "\n" + "\n".join(lines),
                 metadata=_meta(
                     source="odb_formulary",
@@ -730,7 +792,7 @@ def odb_documents(corpus_dir: Path) -> list[VectorDoc]:
         )
         docs.append(
             VectorDoc(
-                id=f"odb:lu:{code}",
+                id=odb_lu_id(code),
                 text=text,
                 metadata=_meta(
                     source="odb_formulary",
@@ -745,10 +807,28 @@ def odb_documents(corpus_dir: Path) -> list[VectorDoc]:
                 ),
             )
         )
+    for n in read_csv(corpus_dir / "odb_notes.csv"):
+        ingredients = n["ingredients"].replace(";", ", ")
+        docs.append(
+            VectorDoc(
+                id=odb_note_id(n["note_id"]),
+                text=f"ODB formulary note on {ingredients} ({n['scope']}): {n['summary']}",
+                metadata=_meta(
+                    source="odb_formulary",
+                    doc_type="note",
+                    note_id=n["note_id"],
+                    scope=n["scope"],
+                    ingredients=n["ingredients"].split(";"),
+                    group_ids=n["group_ids"].split(";"),
+                    n_dins=_number(n.get("n_dins"), int),
+                    edition=edition,
+                ),
+            )
+        )
     for c in (read_yaml(corpus_dir / "odb_policy.yaml") or {}).get("chunks") or []:
         docs.append(
             VectorDoc(
-                id=f"odb:policy:{c['n']}",
+                id=odb_policy_id(c["n"]),
                 text=f"{c['title']}\n{c['text'].strip()}",
                 metadata=_meta(
                     source="odb_policy", doc_type="policy", title=c["title"], topics=c.get("topics")
@@ -758,13 +838,10 @@ def odb_documents(corpus_dir: Path) -> list[VectorDoc]:
     return docs
 
 
-COLLECTIONS: tuple[str, ...] = ("ohip_chunks", "adp_v1", "odb_documents")
-
-
 def vector_documents(corpus_dir: Path) -> dict[str, list[VectorDoc]]:
-    """The three Dr. OFF Chroma collections (names in `COLLECTIONS`)."""
+    """The three Dr. OFF Chroma collections (names in `catalog.OFF_COLLECTIONS`)."""
     return {
-        "ohip_chunks": ohip_documents(corpus_dir),
-        "adp_v1": adp_documents(corpus_dir),
-        "odb_documents": odb_documents(corpus_dir),
+        OFF_COLLECTIONS["ohip"]: ohip_documents(corpus_dir),
+        OFF_COLLECTIONS["adp"]: adp_documents(corpus_dir),
+        OFF_COLLECTIONS["odb"]: odb_documents(corpus_dir),
     }

@@ -14,11 +14,12 @@ from typing import Any
 
 import yaml
 
+from reference_server.catalog import OPA_COLLECTIONS, OPA_ORGS
 from reference_server.index.types import VectorDoc
 from reference_server.ingest.opa_cpso import section_level
 
-ORGS = ("cpso", "ontario_health", "cep", "pho", "moh")
-COLLECTIONS = {org: f"opa_{org}_corpus" for org in ORGS}
+ORGS = OPA_ORGS
+COLLECTIONS = OPA_COLLECTIONS
 
 SCHEMA = """
 CREATE TABLE opa_documents (

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reference_server.catalog import ingredient_key
+
 from .dpd import AtcInfo
 from .textrules import guarding, summarise
 
@@ -52,102 +54,8 @@ VALUE_COLUMNS: dict[str, str] = {
     "dinStatus": "din_status",
 }
 
-SALT_WORDS = {
-    "HCL",
-    "HYDROCHLORIDE",
-    "DIHYDROCHLORIDE",
-    "HYDROBROMIDE",
-    "SODIUM",
-    "DISODIUM",
-    "POTASSIUM",
-    "CALCIUM",
-    "MAGNESIUM",
-    "ACETATE",
-    "SULFATE",
-    "SULPHATE",
-    "BISULFATE",
-    "PHOSPHATE",
-    "DIPHOSPHATE",
-    "FUMARATE",
-    "HEMIFUMARATE",
-    "MALEATE",
-    "MESYLATE",
-    "DIMESYLATE",
-    "BESYLATE",
-    "TARTRATE",
-    "BITARTRATE",
-    "SUCCINATE",
-    "CITRATE",
-    "BROMIDE",
-    "CHLORIDE",
-    "TOSYLATE",
-    "LACTATE",
-    "MALATE",
-    "NITRATE",
-    "OXALATE",
-    "PAMOATE",
-    "MONOHYDRATE",
-    "DIHYDRATE",
-    "TRIHYDRATE",
-    "HEMIHYDRATE",
-    "SESQUIHYDRATE",
-    "ANHYDROUS",
-    "HYCLATE",
-    "TROMETHAMINE",
-    "MEDOXOMIL",
-    "CILEXETIL",
-    "AXETIL",
-    "BASE",
-    "PROPIONATE",
-    "DIPROPIONATE",
-    "FUROATE",
-    "VALERATE",
-    "CYPIONATE",
-    "ENANTHATE",
-    "DECANOATE",
-    "XINAFOATE",
-    "ERBUMINE",
-    "ARGININE",
-    "MEGLUMINE",
-    "HEMITARTRATE",
-    "HBR",
-    "L-TARTRATE",
-    "ETEXILATE",
-    "OLAMINE",
-    "BUTYLBROMIDE",
-}
-ION_FIRST = {
-    "SODIUM",
-    "POTASSIUM",
-    "CALCIUM",
-    "MAGNESIUM",
-    "FERROUS",
-    "FERRIC",
-    "ZINC",
-    "ALUMINUM",
-    "LITHIUM",
-    "AMMONIUM",
-    "SILVER",
-    "COPPER",
-}
 
-
-def ingredient_key(generic_name: str) -> str:
-    """'ATORVASTATIN CALCIUM' -> 'atorvastatin'; 'X HCL & Y' -> 'x & y'."""
-    name = re.sub(r"\([^)]*\)", " ", generic_name or "")
-    parts = [p for p in re.split(r"\s*(?:&|/|\bAND\b)\s*", name.upper()) if p.strip()]
-    out: list[str] = []
-    for part in parts:
-        toks = part.split()
-        if toks and toks[0] not in ION_FIRST:
-            while len(toks) > 1 and toks[-1].strip(",") in SALT_WORDS:
-                toks.pop()
-        key = " ".join(toks).lower().strip(" ,")
-        if key and key not in out:
-            out.append(key)
-    return " & ".join(out)
-
-
+# salt words and the ingredient key live in the run-time catalog (odb.get reads them too)
 def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
@@ -186,8 +94,64 @@ class OdbResult:
     drugs: list[dict[str, Any]]
     groups: list[dict[str, Any]]
     lu_codes: list[dict[str, Any]]
+    notes: list[dict[str, Any]] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
     flag_columns: list[str] = field(default_factory=list)
+
+
+NOTE_WORDS = 30  # product notes are summarised to at most this many words
+
+
+class _Notes:
+    """The extract's <note> elements (clinical criteria, availability, interactions) at every
+    level of the formulary tree, each tied to the products under it. Each distinct note text
+    becomes one row whose `summary` is `textrules.summarise` of it (never the text itself)."""
+
+    LEVELS = ("drug", "group", "ingredient", "subclass")  # most specific first
+
+    def __init__(self) -> None:
+        self._by_text: dict[str, dict[str, Any]] = {}
+
+    def open(self, level: str, element: ET.Element) -> list[dict[str, Any]]:
+        """The note records of `element` (created on first sight, in document order)."""
+        out = []
+        for note in element.findall("note"):
+            text = " ".join((note.text or "").split())
+            if not text:
+                continue
+            rec = self._by_text.get(text)
+            if rec is None:
+                rec = {"text": text, "levels": set(), "dins": [], "groups": [], "ingredients": []}
+                self._by_text[text] = rec
+            rec["levels"].add(level)
+            out.append(rec)
+        return out
+
+    @staticmethod
+    def apply(records: list[dict[str, Any]], din: str, group: str, ingredient: str) -> None:
+        for rec in records:
+            for key, value in (("dins", din), ("groups", group), ("ingredients", ingredient)):
+                if value and value not in rec[key]:
+                    rec[key].append(value)
+
+    def rows(self) -> list[dict[str, Any]]:
+        rows = []
+        for i, rec in enumerate(self._by_text.values(), start=1):
+            if not rec["dins"]:
+                continue
+            scope = next(level for level in self.LEVELS if level in rec["levels"])
+            rows.append(
+                {
+                    "note_id": f"N{i:03d}",
+                    "scope": scope,
+                    "summary": summarise(rec["text"], max_words=NOTE_WORDS, first_clause=False),
+                    "n_dins": len(rec["dins"]),
+                    "dins": ";".join(sorted(rec["dins"])),
+                    "group_ids": ";".join(sorted(rec["groups"])),
+                    "ingredients": ";".join(sorted(rec["ingredients"])),
+                }
+            )
+        return rows
 
 
 def parse(path: Path, atc: dict[str, AtcInfo] | None = None) -> OdbResult:
@@ -218,14 +182,17 @@ def _parse(root: ET.Element, atc: dict[str, AtcInfo] | None) -> OdbResult:
     lu_dins: dict[str, list[str]] = defaultdict(list)
     lu_groups: dict[str, list[str]] = defaultdict(list)
     lu_generic: dict[str, list[str]] = defaultdict(list)
+    notes = _Notes()
 
     for pcg2 in formulary.findall("pcg2"):
         tclass = (pcg2.findtext("name") or "").strip()
         for pcg6 in pcg2.findall("pcg6"):
             subclass = (pcg6.findtext("name") or "").strip()
+            subclass_notes = notes.open("subclass", pcg6)
             for gen in pcg6.findall("genericName"):
                 generic = (gen.findtext("name") or "").strip()
                 ingredient = ingredient_key(generic)
+                generic_notes = notes.open("ingredient", gen)
                 for pg in gen.findall("pcgGroup"):
                     # LU codes of this pcgGroup, with the authorization period that follows each
                     codes: list[str] = []
@@ -257,6 +224,7 @@ def _parse(root: ET.Element, atc: dict[str, AtcInfo] | None) -> OdbResult:
                         gid = item or pcg9_id
                         strength = (pcg9.findtext("strength") or "").strip()
                         form = (pcg9.findtext("dosageForm") or "").strip()
+                        group_notes = notes.open("group", pcg9)
                         group_meta[gid] = {
                             "group_id": gid,
                             "pcg9_id": pcg9_id,
@@ -274,6 +242,13 @@ def _parse(root: ET.Element, atc: dict[str, AtcInfo] | None) -> OdbResult:
                                 lu_generic[c].append(generic)
                         for d in pcg9.findall("drug"):
                             din = d.get("id", "").strip()
+                            for opened in (
+                                subclass_notes,
+                                generic_notes,
+                                group_notes,
+                                notes.open("drug", d),
+                            ):
+                                notes.apply(opened, din, gid, ingredient)
                             row: dict[str, Any] = {
                                 "din": din,
                                 "brand_name": (d.findtext("name") or "").strip(),
@@ -367,7 +342,9 @@ def _parse(root: ET.Element, atc: dict[str, AtcInfo] | None) -> OdbResult:
         "update_version": formulary.get("updateVer", ""),
         "n_manufacturers": len(manufacturers),
     }
-    return OdbResult(drugs, groups, lu_rows, meta, flag_cols + sorted(extra))
+    return OdbResult(
+        drugs, groups, lu_rows, notes.rows(), meta=meta, flag_columns=flag_cols + sorted(extra)
+    )
 
 
 DRUG_COLUMNS = [
@@ -421,6 +398,9 @@ LU_COLUMNS = [
     "group_ids",
     "generic_names",
 ]
+
+
+NOTE_COLUMNS = ["note_id", "scope", "summary", "n_dins", "dins", "group_ids", "ingredients"]
 
 
 def drug_columns(result: OdbResult) -> list[str]:

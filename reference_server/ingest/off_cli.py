@@ -139,8 +139,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "notes": "indication = textrules.summarise(first clause of the criteria, 20 words); "
             "period from the 'LU Authorization Period' note.",
         }
+        n = write_csv(out / "odb_notes.csv", odb.NOTE_COLUMNS, res.notes)
+        files["odb_notes.csv"] = {
+            **src,
+            "rows_in": n,
+            "rows_out": n,
+            "dropped": {"note_text": "not copied; see summary rule"},
+            "notes": "One row per distinct <note> text (any level: drug, group, ingredient, "
+            "subclass) with the DINs, groups and ingredients under it; summary = "
+            "textrules.summarise(note, 30 words).",
+        }
         print(
-            f"odb: {len(res.drugs)} drugs, {len(res.groups)} groups, {len(res.lu_codes)} LU codes"
+            f"odb: {len(res.drugs)} drugs, {len(res.groups)} groups, {len(res.lu_codes)} LU codes, "
+            f"{len(res.notes)} product notes"
         )
 
     if args.ohip_dir and args.ohip_dir.is_dir():

@@ -14,16 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .dates import MONTH, iso_date
+from .dates import parse_dates
 from .skeletons import refresh_facts, write_record
 
-_DATE = re.compile(rf"(?:({MONTH})\s+)?(\d{{4}})", re.I)
 _SKIP_HEADINGS = {"endnotes", "references", "footnotes"}
-
-
-def parse_dates(text: str) -> list[str]:
-    """'April 2007; December 2014, May 2019' -> ['2007-04-01', '2014-12-01', '2019-05-01']."""
-    return [iso_date(year, month) for month, year in _DATE.findall(text or "")]
 
 
 def _field(content: str, label: str) -> str:

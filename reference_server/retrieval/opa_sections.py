@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from reference_server.catalog import OPA_COLLECTIONS as COLLECTIONS
 from reference_server.config import Fusion, Settings
-from reference_server.index.opa_builder import COLLECTIONS
 from reference_server.retrieval import rerank
 from reference_server.retrieval.sql import STOPWORDS, SqlClient, fts_query
 from reference_server.retrieval.vector import VectorClient, VectorHit

@@ -1,9 +1,19 @@
-"""Citation formatting for guidance documents, exactly as the OPA spec gives it."""
+"""Citations, built in one place: every citation carries the chunk id `source.passages` resolves.
+
+`Citation` is the Dr. OFF / OPA shape from the specs (`source`, `loc`, `page`) plus `chunk_id`,
+the id of the passage the cited fact came from, so "show source" works for every citation of
+every tool. `format_citation` is the OPA spec's citation text for a guidance document or one
+of its sections; it carries the same `chunk_id` (the section id, or the document id for a
+whole-document citation), so every opa.* tool that uses it gets show-source for free.
+The chunk-id shapes themselves live in `reference_server.catalog`.
+"""
 
 from __future__ import annotations
 
 import re
 from typing import Any
+
+from pydantic import BaseModel, Field
 
 ORG_NAMES = {
     "cpso": "College of Physicians and Surgeons of Ontario",
@@ -14,16 +24,33 @@ ORG_NAMES = {
 }
 
 
+class Citation(BaseModel):
+    source: str = Field(description="Document name.")
+    loc: str = Field(description="Section reference, code or DIN.")
+    page: int | None = Field(default=None, description="Page number when the source has pages.")
+    chunk_id: str = Field(
+        description="Id of the cited passage: pass it to source.passages to show the source."
+    )
+
+
 def slugify(text: str) -> str:
     """'Virtual Care and Patients' Best Interests' -> 'virtual-care-and-patients-best-interests'."""
     text = re.sub(r"['’`]", "", text.lower())
     return re.sub(r"[^a-z0-9]+", "-", text).strip("-")
 
 
+def section_chunk_id(document: dict[str, Any], section: dict[str, Any] | None = None) -> str:
+    """The OPA passage id: the section id, or the document id for a whole-document citation."""
+    if section and section.get("section_id"):
+        return str(section["section_id"])
+    return str(document["document_id"])
+
+
 def format_citation(
     document: dict[str, Any], section: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """'{Org}. {Title}, {Section} [Effective: {Date}]' plus the source URL with a slug anchor."""
+    """'{Org}. {Title}, {Section} [Effective: {Date}]' plus the source URL with a slug anchor
+    and the chunk id `source.passages` resolves."""
     text = f"{ORG_NAMES.get(document['source_org'], document['source_org'])}. {document['title']}"
     if section and section.get("section_heading"):
         text += f", {section['section_heading']}"
@@ -33,4 +60,18 @@ def format_citation(
         slugify(section["section_heading"]) if section and section.get("section_heading") else None
     )
     url = document["source_url"] + (f"#{anchor}" if anchor else "")
-    return {"text": text, "url": url, "anchor": anchor}
+    return {
+        "text": text,
+        "url": url,
+        "anchor": anchor,
+        "chunk_id": section_chunk_id(document, section),
+    }
+
+
+def section_citation(row: dict[str, Any], source: str | None = None) -> Citation:
+    """A `Citation` for an OPA section row (from `retrieval.opa_sections`)."""
+    return Citation(
+        source=source or row["document_title"],
+        loc=row["section_heading"],
+        chunk_id=section_chunk_id({"document_id": row.get("document_id", "")}, row),
+    )

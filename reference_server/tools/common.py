@@ -1,4 +1,4 @@
-"""Response pieces several tools share (citations, the provenance/confidence/conflicts trio)."""
+"""Response pieces several tools share (the provenance/confidence/citations/conflicts set)."""
 
 from __future__ import annotations
 
@@ -6,17 +6,14 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from reference_server.scoring.citations import Citation
 from reference_server.scoring.conflicts import Conflict
+
+__all__ = ["Citation", "Evidence"]
 
 SourceOrg = Literal["cpso", "ontario_health", "cep", "pho", "moh"]
 DocumentType = Literal["policy", "advice", "guideline", "bulletin", "tool", "statement"]
 Path = Literal["sql", "vector"]
-
-
-class Citation(BaseModel):
-    source: str = Field(description="Document name.")
-    loc: str = Field(description="Section reference, code or DIN.")
-    page: int | None = Field(default=None, description="Page number when the source has pages.")
 
 
 class Evidence(BaseModel):

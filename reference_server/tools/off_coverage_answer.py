@@ -13,56 +13,40 @@ questions are asked when confidence is below 0.7 or the decision needs more info
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from reference_server.retrieval.dual_path import run_blocking
-from reference_server.retrieval.sql import SqlClient
 from reference_server.runtime import Runtime
 from reference_server.scoring.conflicts import Conflict
 from reference_server.tools import off_adp_get, off_odb_get, off_schedule_get
 from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
-from reference_server.tools.common import Citation
-from reference_server.tools.off_schedule_get import Code, codes_in
+from reference_server.tools.coverage_routing import (
+    SETTING_WORDS,
+    Intent,
+    Intents,
+    classify,
+    domain_text,
+)
+from reference_server.tools.coverage_synthesis import (
+    Call,
+    Decision,
+    Followup,
+    Highlight,
+    Part,
+    billing_part,
+    device_part,
+    drug_part,
+    followups_for,
+    provenance_summary,
+)
+from reference_server.tools.off_schedule_get import Code
 
 NAME = "coverage.answer"
-Intent = Literal["billing", "device", "drug"]
-Decision = Literal["billable", "eligible", "covered", "needs_more_info"]
 FOLLOWUP_BELOW = 0.7
 DOMAIN_BUDGET = 0.85  # share of the whole-tool timeout one domain tool may use
-MAX_HIGHLIGHTS_PER_TOOL = 4
-
-KEYWORDS: dict[Intent, re.Pattern[str]] = {
-    "billing": re.compile(
-        # "code" alone is billing, but not in "Limited Use code" / "LU code" (a drug question).
-        r"\b(bill(s|ed|ing|able)?|claim(s|ed)?|fee( code)?s?|(?<!use )(?<!lu )codes?|ohip|"
-        r"schedule of benefits|mrp|"
-        r"premiums?|consult(ation)?s?|assessments?|visits?|house ?calls?|discharged?|admission|"
-        r"psychotherapy|counsel(l)?ing|virtual|video|telephone|units?|internist|tariff)\b",
-        re.I,
-    ),
-    "device": re.compile(
-        r"\b(adp|assistive|devices?|walkers?|rollators?|wheel ?chairs?|power chairs?|scooters?|"
-        r"cpap|bipap|hearing aids?|mobility aids?|crutch(es)?|orthos[ie]s|prosthe(sis|ses|tic)|"
-        r"insulin pumps?|glucose monitor(s|ing)?|cgm|communication aids?|speech generating|"
-        r"batter(y|ies)|standing frame|seating|cep)\b",
-        re.I,
-    ),
-    "drug": re.compile(
-        r"\b(odb|drugs?|medications?|meds|formulary|prescriptions?|generics?|brand|limited use|"
-        r"lu( code)?|tablets?|capsules?|doses?|\d+ ?mg|pharmacy|statins?|din|interchangeable)\b",
-        re.I,
-    ),
-}
-PROBE_SKIP = re.compile(KEYWORDS["billing"].pattern + "|" + KEYWORDS["device"].pattern, re.I)
-WORD = re.compile(r"[A-Za-z][A-Za-z\-]{3,}")
-SENTENCE = re.compile(r"(?<=[.?!])\s+")
 
 
 class DeviceHint(StrictModel):
@@ -92,9 +76,23 @@ class Hints(StrictModel):
 
 
 class Patient(StrictModel):
-    age: int | None = Field(default=None, ge=0, le=130)
-    setting: Literal["acute", "community", "ltc"] | None = None
-    plan: Literal["ODB", "private", "none"] | None = None
+    age: int | None = Field(
+        default=None,
+        ge=0,
+        le=130,
+        description="Age in years: ODB eligibility (65 or over; under 25 through OHIP+).",
+    )
+    setting: Literal["acute", "community", "ltc"] | None = Field(
+        default=None,
+        description=(
+            "Care setting: billing context for the fee-code search; 'ltc' residents are "
+            "ODB-eligible."
+        ),
+    )
+    plan: Literal["ODB", "private", "none"] | None = Field(
+        default=None,
+        description="Drug plan: 'ODB', 'private' (pays first for under 25s) or 'none'.",
+    )
     income: float | None = Field(
         default=None, ge=0, le=10_000_000, description="Annual income (CAD), for the CEP check."
     )
@@ -106,16 +104,6 @@ class Request(StrictModel):
     )
     hints: Hints | None = Field(default=None, description="Optional extracted entities.")
     patient: Patient | None = Field(default=None, description="Optional patient context.")
-
-
-class Highlight(BaseModel):
-    point: str = Field(description="Key finding.")
-    citations: list[Citation]
-
-
-class Followup(BaseModel):
-    ask: str
-    reason: str
 
 
 class TraceEntry(BaseModel):
@@ -139,81 +127,7 @@ class Response(BaseModel):
     trace: list[TraceEntry]
 
 
-# ------------------------------------------------------------------------------ intent
-@dataclass
-class Intents:
-    scores: dict[Intent, float]
-    codes: list[str]
-    drug: str | None
-
-    @property
-    def ordered(self) -> list[Intent]:
-        return [i for i, s in sorted(self.scores.items(), key=lambda x: -x[1]) if s > 0]
-
-
-@lru_cache(maxsize=8)
-def formulary_names(sql: SqlClient) -> frozenset[str]:
-    """Every formulary ingredient and lower-cased brand name, read once per (read-only) index:
-    matching the question's phrases against a set costs microseconds, a scan per call ~7 ms."""
-    rows = sql.query(
-        "SELECT ingredient AS name FROM odb_drugs UNION SELECT lower(brand_name) FROM odb_drugs"
-    )
-    return frozenset(r["name"] for r in rows if r["name"])
-
-
-def drug_named(sql: SqlClient, question: str) -> str | None:
-    """A brand or ingredient from the formulary named in the question (1-2 word phrases)."""
-    words = [w.lower() for w in WORD.findall(question) if not PROBE_SKIP.fullmatch(w)]
-    phrases = [" ".join(words[i : i + n]) for n in (2, 1) for i in range(len(words) - n + 1)]
-    names = formulary_names(sql) if phrases else frozenset()
-    return max((p for p in phrases if p in names), key=len, default=None)
-
-
-async def classify(rt: Runtime, req: Request) -> Intents:
-    hints = req.hints or Hints()
-    scores: dict[Intent, float] = {
-        i: float(len(p.findall(req.question))) for i, p in KEYWORDS.items()
-    }
-    codes = list(dict.fromkeys([*(hints.codes or []), *codes_in(req.question)]))
-    scores["billing"] += 5 * bool(hints.codes) + 2 * bool(codes)
-    scores["device"] += 5 * (hints.device is not None)
-    drug = hints.drug
-    if drug is None:
-        try:
-            drug = await run_blocking(lambda: drug_named(rt.ohip_sql, req.question))
-        except Exception:  # the probe only sharpens intent; keywords still decide without it
-            drug = None
-    scores["drug"] += 5 * bool(hints.drug) + 2 * bool(drug)
-    return Intents(scores, codes, drug)
-
-
-def domain_text(question: str, intent: Intent, names: list[str] | None = None) -> str:
-    """The sentences of the question about one domain (the whole question if none stand out)."""
-    wanted = [n.lower() for n in names or [] if n]
-    sentences = [
-        s
-        for s in SENTENCE.split(question.strip())
-        if KEYWORDS[intent].search(s) or any(n in s.lower() for n in wanted)
-    ]
-    return " ".join(sentences) or question
-
-
 # ------------------------------------------------------------------------------ fan-out
-@dataclass
-class Call:
-    intent: Intent
-    spec: ToolSpec
-    args: dict[str, Any]
-    response: dict[str, Any] | None = None
-    error: str | None = None
-    started_ms: float = 0.0
-    duration_ms: float = 0.0
-
-    @property
-    def confidence(self) -> float:
-        return float((self.response or {}).get("confidence") or 0.0)
-
-
 def plan_calls(req: Request, intents: Intents) -> list[Call]:
     """One call per intent, with arguments in each domain tool's own request shape."""
     hints = req.hints or Hints()
@@ -223,6 +137,8 @@ def plan_calls(req: Request, intents: Intents) -> list[Call]:
         names = [intents.drug or "", hints.drug or ""] if intent == "drug" else None
         text = domain_text(req.question, intent, names)
         if intent == "billing":
+            if patient.setting:  # the billing context narrows the codes ('ltc' -> W codes)
+                text = f"{text} ({SETTING_WORDS[patient.setting]})"
             args: dict[str, Any] = {"q": text}
             if intents.codes:
                 args["codes"] = intents.codes[:20]  # schedule.get's limit
@@ -247,7 +163,8 @@ def plan_calls(req: Request, intents: Intents) -> list[Call]:
 async def execute(rt: Runtime, call: Call, t0: float) -> None:
     """Run one domain tool in-process; its failure is recorded on the call, not raised."""
     call.started_ms = (time.perf_counter() - t0) * 1000
-    budget_s = rt.settings.tool_timeout_ms * DOMAIN_BUDGET / 1000
+    # the domain tools share the whole-tool budget with what ran before them (the name probe)
+    budget_s = max(0.05, (rt.settings.tool_timeout_ms * DOMAIN_BUDGET - call.started_ms) / 1000)
     try:
         request = call.spec.request.model_validate(call.args)
         output = await asyncio.wait_for(call.spec.run(rt, request), timeout=budget_s)
@@ -261,187 +178,10 @@ async def execute(rt: Runtime, call: Call, t0: float) -> None:
     call.duration_ms = (time.perf_counter() - t0) * 1000 - call.started_ms
 
 
-# ------------------------------------------------------------------------------ synthesis
-@dataclass
-class Part:
-    decision: Decision
-    sentence: str
-    highlights: list[Highlight]
-
-
-def _citations(raw: list[dict[str, Any]]) -> list[Citation]:
-    return [Citation(**c) for c in raw]
-
-
-def _money(value: Any) -> str:
-    return f"${value:,.2f}" if isinstance(value, int | float) else "no flat fee"
-
-
-def _lead(text: str | None, sentences: int = 2, limit: int = 300) -> str | None:
-    """The first sentences of a text, cut at a word near `limit` characters."""
-    if not text:
-        return None
-    lead = " ".join(re.split(r"(?<=[.!?])\s+", text.strip())[:sentences])
-    return lead if len(lead) <= limit else lead[: limit - 1].rsplit(" ", 1)[0] + "…"
-
-
-def billing_part(call: Call, codes: list[str]) -> Part:
-    out = call.response or {}
-    items = out.get("items") or []
-    if not items:
-        return Part("needs_more_info", "No matching OHIP fee code was found.", [])
-    named = [i for i in items if i["code"] in codes]
-    shown = (named or items)[:MAX_HIGHLIGHTS_PER_TOOL]
-    cites: dict[str, list[dict[str, Any]]] = {}
-    current = ""
-    for c in out.get("citations") or []:  # schedule.get lists each code, then its commentary
-        if c["loc"] in {i["code"] for i in items}:
-            current = c["loc"]
-        cites.setdefault(current, []).append(c)
-    highlights = []
-    for item in shown:
-        point = f"{item['code']} {item['description']}: {_money(item['fee'])}."
-        for label, key in (("Limits", "limits"), ("Requirements", "requirements")):
-            note = _lead(item.get(key))
-            if note:
-                point += f" {label}: {note}"
-        highlights.append(
-            Highlight(point=point, citations=_citations(cites.get(item["code"], [])[:3]))
-        )
-    listed = ", ".join(f"{i['code']} ({_money(i['fee'])})" for i in shown)
-    billable = any(i.get("fee") is not None or i.get("requirements") for i in (named or items))
-    if named:
-        lead = f"OHIP billing: {listed} {'is' if len(shown) == 1 else 'are'} in the Schedule"
-        limits = _lead(named[0].get("limits"))
-        sentence = lead + (f"; {named[0]['code']} limits: {limits.rstrip('.')}" if limits else "")
-        sentence += "."
-    else:
-        sentence = f"OHIP billing: the closest Schedule codes are {listed}."
-    decision: Decision = (
-        "billable" if billable and (named or call.confidence >= 0.7) else "needs_more_info"
-    )
-    return Part(decision, sentence, highlights)
-
-
-def device_part(call: Call) -> Part:
-    out = call.response or {}
-    summary = str(out.get("summary") or "").strip()
-    funding = out.get("funding") or {}
-    eligible = (
-        bool(funding.get("adp_contribution"))
-        and not summary.lower().startswith(("not eligible", "could not tell"))
-        and call.confidence >= 0.6
-    )
-    sentence = f"ADP: {summary}" if summary else "ADP: no funding rule was found for this device."
-    highlights = [Highlight(point=sentence, citations=_citations((out.get("citations") or [])[:3]))]
-    for excl in (out.get("exclusions") or [])[:2]:
-        highlights.append(Highlight(point=f"ADP exclusion: {excl}", citations=[]))
-    return Part("eligible" if eligible else "needs_more_info", sentence, highlights)
-
-
-def drug_part(call: Call, patient: Patient) -> Part:
-    out = call.response or {}
-    cov = out.get("coverage")
-    cites = _citations((out.get("citations") or [])[:3])
-    if not cov:
-        sentence = "ODB: the drug could not be matched to the formulary."
-        return Part("needs_more_info", sentence, [Highlight(point=sentence, citations=cites)])
-    name = f"{cov['brand_name']} ({cov['generic_name'].lower()}"
-    name += f" {cov['strength']}" if cov.get("strength") else ""
-    name += f", DIN {cov['din']})"
-    if cov["covered"]:
-        status = "is an ODB benefit" + (
-            " with Limited Use criteria (LU code needed)" if cov.get("lu_required") else ""
-        )
-    else:
-        status = "is not an ODB benefit"
-    sentence = f"ODB: {name} {status}."
-    low = out.get("lowest_cost")
-    if cov["covered"] and low and low.get("din") != cov["din"]:
-        sentence += f" Lowest-cost interchangeable: {low['brand']} (DIN {low['din']})."
-    if patient.plan in ("private", "none"):
-        sentence += (
-            f" The patient's plan is '{patient.plan}': ODB pays only if they are ODB-eligible."
-        )
-    highlights = [Highlight(point=sentence, citations=cites)]
-    if cov.get("lu_criteria"):
-        highlights.append(
-            Highlight(
-                point=f"LU criteria: {_lead(cov['lu_criteria'])}",
-                citations=cites[:1],
-            )
-        )
-    return Part("covered" if cov["covered"] else "needs_more_info", sentence, highlights)
-
-
-def followups_for(req: Request, calls: list[Call], parts: dict[Intent, Part]) -> list[Followup]:
-    patient = req.patient or Patient()
-    asks: list[Followup] = []
-    if not calls:
-        asks.append(
-            Followup(
-                ask="Is this about billing a service (OHIP), an assistive device (ADP) or a drug (ODB)?",
-                reason="The question did not name a fee code, device or drug.",
-            )
-        )
-    for call in calls:
-        if call.error:
-            asks.append(
-                Followup(
-                    ask=f"Ask again, or call {call.spec.name} directly.",
-                    reason=f"{call.spec.name} failed: {call.error}",
-                )
-            )
-            continue
-        part = parts[call.intent]
-        if call.intent == "billing" and part.decision == "needs_more_info":
-            asks.append(
-                Followup(
-                    ask="Which service or OHIP fee code do you want to bill?",
-                    reason="No Schedule code matched the question closely.",
-                )
-            )
-        if call.intent == "device":
-            if "could not tell" in part.sentence.lower():
-                asks.append(
-                    Followup(
-                        ask="Which device exactly (e.g. walker, power wheelchair, hearing aid)?",
-                        reason="ADP funding depends on the device category.",
-                    )
-                )
-            if patient.income is None:
-                asks.append(
-                    Followup(
-                        ask="What is the patient's annual income (and household size)?",
-                        reason="The CEP check that can remove the 25% client share needs income.",
-                    )
-                )
-        if call.intent == "drug":
-            if part.decision == "needs_more_info" and "could not be matched" in part.sentence:
-                asks.append(
-                    Followup(
-                        ask="Which drug (brand or generic name, and strength)?",
-                        reason="No formulary product matched.",
-                    )
-                )
-            if patient.plan is None:
-                asks.append(
-                    Followup(
-                        ask="Is the patient covered by ODB (65+, social assistance, Trillium, LTC)?",
-                        reason="Formulary listing answers coverage only for ODB-eligible patients.",
-                    )
-                )
-    return asks
-
-
-def provenance_summary(calls: list[Call]) -> str:
-    seen = {p for c in calls for p in (c.response or {}).get("provenance") or []}
-    return "+".join(p for p in ("sql", "vector") if p in seen) or "none"
-
-
 async def run(rt: Runtime, req: Request) -> ToolOutput:
     t0 = time.perf_counter()
-    intents = await classify(rt, req)
+    hints = req.hints or Hints()
+    intents = await classify(rt, req.question, hints.codes, hints.device is not None, hints.drug)
     calls = plan_calls(req, intents)
     await asyncio.gather(*(execute(rt, c, t0) for c in calls))
     patient = req.patient or Patient()
@@ -470,7 +210,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         for c in (call.response or {}).get("conflicts") or []
     ]
     followups = (
-        followups_for(req, calls, parts)
+        followups_for(req.patient or Patient(), calls, parts)
         if confidence < FOLLOWUP_BELOW or decision == "needs_more_info"
         else []
     )

@@ -9,33 +9,35 @@ LU-code and policy chunks) for context and corroboration. SQL takes precedence f
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from reference_server.config import CORPUS_DIR
-from reference_server.ingest.odb import ingredient_key
+from reference_server.retrieval import odb_formulary as formulary
 from reference_server.retrieval.dual_path import run_dual
-from reference_server.retrieval.sql import SqlClient, fts_query
+from reference_server.retrieval.odb_formulary import DrugQuery, SqlData
 from reference_server.retrieval.vector import VectorHit
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import OFF, calculate_confidence
-from reference_server.scoring.conflicts import Conflict, compare
 from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
-from reference_server.tools.common import Citation, Evidence
+from reference_server.tools.common import Evidence
+from reference_server.tools.odb_merge import (
+    citations_for,
+    corroborates,
+    group_conflicts,
+    is_brand,
+    lu_text,
+    no_lu,
+    snippets,
+)
 
 NAME = "odb.get"
-COLLECTION = "odb_documents"
 Check = Literal[
     "coverage",
     "interchangeable",
     "lowest_cost",
     "lu_criteria",
-    "documentation",
     "alternatives",
     "interchangeable_group",
     "price_comparison",
@@ -49,13 +51,9 @@ INTENTS: dict[Check, str] = {
     "lu_criteria": r"limited use|\blu\b|criteria|special authori|prior auth",
     "alternatives": r"alternative|instead of|other option|switch",
     "price_comparison": r"\bsav(e|es|ing|ings)\b|price|how much|compare",
-    "documentation": r"document|paperwork|\bform\b",
-    "all_strengths": r"strengths|all doses",
+    "coverage": r"\bcover(ed|age)?\b|\bbenefit\b|formulary|\bfunded\b|\bpays?\b",
+    "all_strengths": r"strengths|all doses|brands|biosimilar|versions",
 }
-_STRENGTH = re.compile(r"\b(\d+(?:\.\d+)?)\s?(mg|mcg|g|ml|%|units?|iu)\b(?:/\s?\w+)?", re.I)
-_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-]*")
-_COVERAGE_TEXT = re.compile(r"Coverage: ([^.]+)\.")
-_GROUP_LINE = re.compile(r"^- (.+?) \(DIN (\d{8}).*?\): (\$[\d.,]+|n/a)", re.M)
 
 
 class Request(StrictModel):
@@ -92,7 +90,11 @@ class Request(StrictModel):
     check: list[Check] = Field(
         default_factory=lambda: list(DEFAULT_CHECKS),
         max_length=9,
-        description="What to check (default coverage, interchangeable, lowest_cost).",
+        description=(
+            "What to check (default coverage, interchangeable, lowest_cost). coverage: the "
+            "coverage object; lu_criteria: it too, plus every LU code and product note in full "
+            "in context; all_strengths: every product of the ingredient in any group (brands)."
+        ),
     )
     check_alternatives: bool = Field(
         default=True, description="Return interchangeables and alternatives."
@@ -118,6 +120,24 @@ class Coverage(BaseModel):
     strength: str | None
     lu_required: bool = Field(description="A Limited Use code is needed.")
     lu_criteria: str | None = Field(description="LU codes, indications and periods.")
+    notes: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Formulary notes on the product (clinical criteria, availability, interactions), "
+            "summarised; given with the lu_criteria check."
+        ),
+    )
+
+
+class Brand(BaseModel):
+    din: str
+    brand: str
+    strength: str | None
+    dosage_form: str | None
+    group_id: str = Field(description="Interchangeable group (biosimilars have their own).")
+    covered: bool
+    lu_required: bool
+    price: float | None
 
 
 class Interchangeable(BaseModel):
@@ -163,459 +183,28 @@ class Response(Evidence):
     context: list[str] = Field(description="Text snippets from the formulary passages.")
     alternatives: list[Alternative] = Field(description="Covered alternatives by drug/ATC class.")
     price_comparison: PriceComparison | None
+    brands: list[Brand] = Field(
+        default_factory=list,
+        description=(
+            "all_strengths: every product of the ingredient in any interchangeable group "
+            "(brands, generics and biosimilars), covered first."
+        ),
+    )
     needs_more_info: bool
 
 
-@lru_cache(maxsize=1)
-def edition() -> str:
-    """The formulary extract date, for citations (corpus MANIFEST, read once)."""
-    try:
-        manifest = json.loads((CORPUS_DIR / "off" / "MANIFEST.json").read_text(encoding="utf-8"))
-        return str(manifest["files"]["odb_drugs.csv"]["create_date"])
-    except (OSError, KeyError, ValueError):
-        return ""
-
-
-def formulary_source() -> str:
-    return f"Ontario Drug Benefit Formulary (extract {edition()})" if edition() else "ODB Formulary"
-
-
-# ---------------------------------------------------------------------------------- SQL path
-@dataclass
-class Found:
-    kind: Literal["din", "brand", "ingredient", "class", "none"] = "none"
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    class_name: str | None = None
-    strength: str | None = None
-    name: str | None = None
-
-
-@dataclass
-class SqlData:
-    found: Found
-    primary: dict[str, Any] | None = None
-    group: dict[str, Any] | None = None
-    members: list[dict[str, Any]] = field(default_factory=list)
-    lu: list[dict[str, Any]] = field(default_factory=list)
-    strengths: list[dict[str, Any]] = field(default_factory=list)
-    alternatives: list[dict[str, Any]] = field(default_factory=list)
-    alt_basis: str | None = None
-
-    @property
-    def records(self) -> int:
-        return int(self.primary is not None) + len(self.members) + len(self.lu)
-
-
-def _norm_strength(s: str) -> str:
-    return re.sub(r"\s+", "", s.lower())
-
-
-def split_strength(text: str) -> tuple[str, str | None]:
-    m = _STRENGTH.search(text)
-    if not m:
-        return text.strip(), None
-    return (text[: m.start()] + text[m.end() :]).strip(" ,-"), _norm_strength(m.group(0))
-
-
-def _class_of(db: SqlClient, text: str) -> str | None:
-    """A drug class named by class name, label or synonym (drug_classes.yaml via odb_drug_class)."""
-    t = " " + re.sub(r"[^a-z0-9]+", " ", text.lower()) + " "
-    best: tuple[int, str] | None = None
-    for r in db.query("SELECT DISTINCT class_name, label, synonyms FROM odb_drug_class"):
-        names = [r["class_name"], r["label"] or "", *(r["synonyms"] or "").split(";")]
-        for n in names:
-            n = re.sub(r"[^a-z0-9]+", " ", n.lower()).strip()
-            hit = len(n) > 2 and re.search(rf" {re.escape(n)}s? ", t)
-            if hit and (best is None or len(n) > best[0]):
-                best = (len(n), r["class_name"])
-    return best[1] if best else None
-
-
-def class_members(db: SqlClient, name: str) -> list[dict[str, Any]]:
-    """Products whose ATC code is in the class, plus same-ingredient products without an ATC code.
-
-    The class is matched against the few distinct `drug_class` values (an index scan) and rows
-    are then fetched through the `drug_class` and `ingredient` indexes, not by scanning every
-    product with LIKE.
-    """
-    values = [
-        r["drug_class"]
-        for r in db.query("SELECT DISTINCT drug_class FROM odb_drugs WHERE drug_class != ''")
-        if name in r["drug_class"].split(";")
-    ]
-    if not values:
-        return []
-    marks = ",".join("?" * len(values))
-    members = db.query(f"SELECT * FROM odb_drugs WHERE drug_class IN ({marks})", values)
-    ingredients = sorted({r["ingredient"] for r in members})
-    marks = ",".join("?" * len(ingredients))
-    unclassified = db.query(
-        f"SELECT * FROM odb_drugs WHERE ingredient IN ({marks}) AND (atc_code IS NULL OR atc_code = '')",
-        ingredients,
+def parse(req: Request) -> DrugQuery:
+    """The drug the request names, in the store's query shape (both request forms)."""
+    return DrugQuery(
+        drug=req.drug,
+        q=req.q,
+        din=req.din,
+        ingredient=req.ingredient,
+        strength=req.strength,
+        drug_class=req.drug_class,
+        condition=req.condition,
+        exclude_lu=req.exclude_lu,
     )
-    return members + unclassified
-
-
-def _by_name(db: SqlClient, name: str) -> Found:
-    rows = db.query("SELECT * FROM odb_drugs WHERE brand_name = ? COLLATE NOCASE", (name,))
-    if rows:
-        return Found("brand", rows, name=rows[0]["brand_name"])
-    key = ingredient_key(name)
-    rows = db.query("SELECT * FROM odb_drugs WHERE ingredient = ?", (key,)) if key else []
-    if rows:
-        return Found("ingredient", rows, name=key)
-    cls = _class_of(db, name)
-    if cls:
-        return Found("class", class_members(db, cls), class_name=cls, name=cls)
-    match = fts_query(name, "AND")
-    hits = (
-        db.query(
-            "SELECT d.* FROM odb_drugs_fts f JOIN odb_drugs d ON d.rowid = f.rowid "
-            "WHERE odb_drugs_fts MATCH ? ORDER BY rank LIMIT 50",
-            (match,),
-        )
-        if match
-        else []
-    )
-    if not hits:
-        return Found()
-    top = hits[0]
-    words = set(fts_query(name).replace('"', "").split(" OR "))
-    if words & set(_WORD.findall(top["brand_name"].lower())) - set(top["ingredient"].split()):
-        rows = db.query("SELECT * FROM odb_drugs WHERE brand_name = ?", (top["brand_name"],))
-        return Found("brand", rows, name=top["brand_name"])
-    rows = db.query("SELECT * FROM odb_drugs WHERE ingredient = ?", (top["ingredient"],))
-    return Found("ingredient", rows, name=top["ingredient"])
-
-
-def _from_question(db: SqlClient, q: str) -> Found:
-    """Brand or ingredient named in a question (1-3 word phrases), else a drug class."""
-    words = [w.lower() for w in _WORD.findall(q)]
-    phrases = [" ".join(words[i : i + n]) for n in (3, 2, 1) for i in range(len(words) - n + 1)]
-    phrases = [p for p in phrases if len(p) > 3]
-    if phrases:
-        marks = ",".join("?" for _ in phrases)
-        for column in ("lower(brand_name)", "ingredient"):
-            hit = db.one(
-                f"SELECT {column} AS name FROM odb_drugs WHERE {column} IN ({marks}) "
-                f"ORDER BY length({column}) DESC LIMIT 1",
-                phrases,
-            )
-            if hit:
-                return _by_name(db, hit["name"])
-    cls = _class_of(db, q)
-    return Found("class", class_members(db, cls), class_name=cls, name=cls) if cls else Found()
-
-
-def resolve(db: SqlClient, req: Request) -> Found:
-    if req.din:
-        din = req.din.zfill(8)
-        return Found("din", db.query("SELECT * FROM odb_drugs WHERE din = ?", (din,)), name=din)
-    strength = _norm_strength(req.strength) if req.strength else None
-    found = Found()
-    for text in (req.drug, req.ingredient):
-        if text:
-            name, s = split_strength(text)
-            found = _by_name(db, name or text)
-            strength = strength or s
-            if found.kind != "none":
-                break
-    if found.kind == "none" and req.drug_class:
-        cls = _class_of(db, req.drug_class)
-        if cls:
-            found = Found("class", class_members(db, cls), class_name=cls, name=cls)
-    if found.kind == "none" and req.q:
-        found = _from_question(db, req.q)
-        strength = strength or split_strength(req.q)[1]
-    found.strength = strength
-    return found
-
-
-def _price(r: dict[str, Any]) -> float:
-    return r["individual_price"] if r.get("individual_price") is not None else float("inf")
-
-
-def pick_primary(found: Found) -> dict[str, Any] | None:
-    """The product the answer is about: the DIN; else the strength asked for; else the oldest DIN."""
-    rows = found.rows
-    if found.strength:
-        same = [r for r in rows if _norm_strength(r["strength"] or "").startswith(found.strength)]
-        rows = same or rows
-    if not rows:
-        return None
-    if found.kind == "class":
-        covered = [r for r in rows if r["is_benefit"]]
-        return min(covered or rows, key=lambda r: (_price(r), r["din"]))
-    if found.kind == "ingredient":
-        return min(rows, key=lambda r: (not r["is_benefit"], not r["lowest_cost"], r["din"]))
-    return min(rows, key=lambda r: (not r["is_benefit"], r["din"]))
-
-
-def cheapest_per_ingredient(
-    rows: list[dict[str, Any]], skip_group: str | None, exclude_lu: bool
-) -> list[dict[str, Any]]:
-    best: dict[str, dict[str, Any]] = {}
-    for r in rows:
-        if not r["is_benefit"] or r["group_id"] == skip_group or (exclude_lu and r["lu_required"]):
-            continue
-        if r["ingredient"] not in best or (_price(r), r["din"]) < (
-            _price(best[r["ingredient"]]),
-            best[r["ingredient"]]["din"],
-        ):
-            best[r["ingredient"]] = r
-    return sorted(best.values(), key=lambda r: (_price(r), r["din"]))
-
-
-def sql_path(rt: Runtime, req: Request) -> SqlData:
-    db = rt.ohip_sql
-    found = resolve(db, req)
-    if found.kind == "class" and req.exclude_lu:
-        found.rows = [r for r in found.rows if not r["lu_required"]]
-    data = SqlData(found=found, primary=pick_primary(found))
-    p = data.primary
-    if p is None:
-        return data
-    data.group = db.one(
-        "SELECT * FROM odb_interchangeable_groups WHERE group_id = ?", (p["group_id"],)
-    )
-    data.members = sorted(
-        db.query("SELECT * FROM odb_drugs WHERE group_id = ?", (p["group_id"],)),
-        key=lambda r: (_price(r), r["din"]),
-    )
-    same = (
-        [r for r in found.rows if r["brand_name"] == p["brand_name"]]
-        if found.kind == "brand"
-        else [p]
-    )
-    codes = list(dict.fromkeys(c for r in same for c in (r["lu_codes"] or "").split(";") if c))
-    if codes:
-        marks = ",".join("?" for _ in codes)
-        data.lu = db.query(f"SELECT * FROM odb_lu_codes WHERE lu_code IN ({marks})", codes)
-    data.strengths = db.query(
-        "SELECT * FROM odb_interchangeable_groups WHERE ingredient = ? ORDER BY group_id",
-        (p["ingredient"],),
-    )
-    # Alternatives: the drug class (ATC prefixes), else the same ATC level-4 group.
-    cls = found.class_name or (p["drug_class"] or "").split(";")[0] or None
-    if cls:
-        pool, data.alt_basis = class_members(db, cls), f"same drug class: {cls}"
-    elif p.get("atc_code") and len(p["atc_code"]) >= 5:
-        prefix = p["atc_code"][:5]
-        pool = db.query("SELECT * FROM odb_drugs WHERE atc_code LIKE ?", (prefix + "%",))
-        data.alt_basis = f"same ATC class: {prefix}"
-    else:
-        pool = []
-    # A covered drug's alternatives are other ingredients; an uncovered one's may share it.
-    pool = [r for r in pool if not (p["is_benefit"] and r["ingredient"] == p["ingredient"])]
-    data.alternatives = cheapest_per_ingredient(pool, p["group_id"], req.exclude_lu)
-    return data
-
-
-# ---------------------------------------------------------------------------------- vector path
-def vector_query(req: Request) -> str:
-    parts = [req.q, req.drug, req.ingredient, req.drug_class, req.strength, req.condition]
-    if req.din:
-        parts.append(f"DIN {req.din.zfill(8)}")
-    return " ".join(p for p in parts if p)[:1000]
-
-
-def _named(rt: Runtime, req: Request) -> list[VectorHit]:
-    """Group chunks whose metadata names the drug (brand, ingredient key or DIN): brand names
-    carry little meaning for a sentence embedder, so exact metadata matches come first."""
-    words = {w.lower() for t in (req.drug, req.ingredient, req.q) if t for w in _WORD.findall(t)}
-    names = {n.lower() for n in (req.drug, req.ingredient) if n}
-    keys = {ingredient_key(n) for n in names} | {w for w in words if len(w) > 3}
-    din = req.din.zfill(8) if req.din else None
-    ids: set[str] = set()
-    for meta_field, values in (
-        ("brands", names | keys),
-        ("ingredient", keys),
-        ("dins", {din} if din else set()),
-    ):
-        index = rt.vectors.ids_by(COLLECTION, meta_field)
-        for value in values:
-            ids.update(index.get(value.lower(), []))
-    out = [
-        h for h in rt.vectors.get(COLLECTION, sorted(ids)) if h.metadata.get("doc_type") == "group"
-    ]
-    return sorted(out, key=lambda h: str(h.metadata.get("group_id")))[:3]
-
-
-def vector_path(rt: Runtime, req: Request) -> list[VectorHit]:
-    """Chunks naming the drug, the nearest formulary chunks, and the best two policy notes."""
-    text = vector_query(req)
-    vec = rt.vectors.embed_query(text)
-    hits = _named(rt, req) + rt.vectors.search(COLLECTION, text, n_results=8, query_vector=vec)
-    hits += rt.vectors.search(
-        COLLECTION, text, n_results=2, where={"doc_type": "policy"}, query_vector=vec
-    )
-    unique: dict[str, VectorHit] = {}
-    for h in hits:
-        unique.setdefault(h.id, h)
-    return list(unique.values())
-
-
-# ---------------------------------------------------------------------------------- merge
-def _is_brand(r: dict[str, Any]) -> bool:
-    """Heuristic: a product named without its ingredient is the brand (Januvia vs PMS-Sitagliptin)."""
-    first = (r.get("ingredient") or "").split(" ")[0]
-    return bool(first) and first not in (r.get("brand_name") or "").lower()
-
-
-def _status(lu: bool, benefit: bool) -> str:
-    return "Limited Use benefit" if lu else ("general benefit" if benefit else "not a benefit")
-
-
-def lu_text(lu: list[dict[str, Any]], condition: str | None) -> str | None:
-    """'LU 665, 666: <indication> (authorization period: indefinite)', condition matches first."""
-    if not lu:
-        return None
-    words = [w for w in re.findall(r"[a-z0-9]+", (condition or "").lower()) if len(w) > 3]
-    groups: dict[tuple[str, str], list[str]] = {}
-    for r in lu:
-        groups.setdefault((r["indication"], r["period"] or "not stated"), []).append(r["lu_code"])
-    items = sorted(groups.items(), key=lambda kv: not any(w in kv[0][0].lower() for w in words))
-    text = "; ".join(
-        f"LU {', '.join(codes)}: {ind} (authorization period: {period})"
-        for (ind, period), codes in items
-    )
-    if words and not any(w in ind.lower() for (ind, _), _ in items for w in words):
-        text += f". No LU indication mentions '{condition}'."
-    return text
-
-
-def _no_lu(p: dict[str, Any]) -> str | None:
-    if p["is_benefit"] and not p["lu_required"]:
-        return "No Limited Use code required: general benefit in the formulary."
-    return None
-
-
-def _corroborates(h: VectorHit, sql: SqlData) -> bool:
-    m = h.metadata
-    p = sql.primary or {}
-    groups = {p.get("group_id"), *(a["group_id"] for a in sql.alternatives)}
-    codes = {r["lu_code"] for r in sql.lu}
-    if m.get("doc_type") == "group":
-        return m.get("group_id") in groups or m.get("ingredient") == p.get("ingredient")
-    if m.get("doc_type") == "lu_code":
-        return m.get("lu_code") in codes or p.get("din", "-") in str(m.get("dins", ""))
-    return False
-
-
-def group_conflicts(sql: SqlData, hits: list[VectorHit]) -> list[Conflict]:
-    g = sql.group
-    if not g:
-        return []
-    out: list[Conflict | None] = []
-    for h in hits:
-        m = h.metadata
-        if m.get("doc_type") != "group" or m.get("group_id") != g["group_id"]:
-            continue
-        status = _status(bool(g["lu_codes"]), bool(g["n_benefit"]))
-        text_status = _COVERAGE_TEXT.search(h.text)
-        why = "SQL formulary row used (structured data takes precedence)."
-        out += [
-            compare("coverage", status, text_status.group(1) if text_status else None, why),
-            compare("lu_required", bool(g["lu_codes"]), m.get("lu_required"), why),
-            compare("lowest_cost.price", g["lowest_price"], m.get("lowest_price"), why),
-            compare("lowest_cost.din", g["lowest_cost_din"], m.get("lowest_cost_din"), why),
-        ]
-    return [c for c in out if c]
-
-
-def _citation(r: dict[str, Any]) -> Citation:
-    return Citation(
-        source=formulary_source(),
-        loc=f"DIN: {r['din']} - {r['brand_name']} ({r['generic_name']})",
-        page=None,
-    )
-
-
-def _hit_citation(h: VectorHit) -> Citation:
-    m = h.metadata
-    if m.get("doc_type") == "group":
-        loc = f"ODB interchangeable group {m.get('group_id')}: {m.get('generic_name')} {m.get('strength', '')}"
-        return Citation(source=formulary_source(), loc=loc.strip(), page=None)
-    if m.get("doc_type") == "lu_code":
-        return Citation(
-            source=formulary_source(),
-            loc=f"LU code {m.get('lu_code')} ({m.get('generic_names')})",
-            page=None,
-        )
-    return Citation(source="ODB program notes (project summary)", loc=str(m.get("title", h.id)))
-
-
-def _snippets(hits: list[VectorHit], hybrid: bool) -> list[str]:
-    """Hybrid: 3 snippets x 500 chars; vector-only: 5 x 800. Group chunks are kept whole."""
-    n, size = (3, 500) if hybrid else (5, 800)
-    out = []
-    for h in hits[:n]:
-        text = h.text
-        if h.metadata.get("doc_type") != "group" and len(text) > size:
-            text = text[:size].rstrip() + "..."
-        out.append(text)
-    return out
-
-
-def _from_vector(req: Request, hits: list[VectorHit]) -> SqlData:
-    """When SQL is down: rebuild the primary product and its group from a matching group chunk."""
-    names = {n.lower() for n in (req.drug, req.ingredient) if n}
-    keys = {ingredient_key(n) for n in names}
-    din = req.din.zfill(8) if req.din else None
-    q = (req.q or "").lower()
-    for h in hits:
-        m = h.metadata
-        if m.get("doc_type") != "group":
-            continue
-        brands = [b.lower() for b in str(m.get("brands", "")).split(";")]
-        dins = str(m.get("dins", "")).split(";")
-        if not (
-            (din and din in dins)
-            or names & set(brands)
-            or m.get("ingredient") in keys
-            or any(b and re.search(rf"\b{re.escape(b)}\b", q) for b in brands)
-        ):
-            continue
-        lines = _GROUP_LINE.findall(h.text)
-        lu = bool(m.get("lu_required"))
-        status = _COVERAGE_TEXT.search(h.text)
-        benefit = not (status and status.group(1) == "not a benefit")
-        members = [
-            {
-                "din": d,
-                "brand_name": b,
-                "generic_name": m.get("generic_name", ""),
-                "ingredient": m.get("ingredient", ""),
-                "strength": m.get("strength"),
-                # chunk text rounds prices of $1+ to cents; the group minimum is exact metadata
-                "individual_price": m.get("lowest_price")
-                if d == m.get("lowest_cost_din")
-                else (float(p.strip("$").replace(",", "")) if p != "n/a" else None),
-                "amount_mohltc_pays": None,
-                "is_benefit": int(benefit),
-                "lu_required": int(lu),
-                "lowest_cost": int(d == m.get("lowest_cost_din")),
-                "lu_codes": m.get("lu_codes"),
-                "group_id": m.get("group_id"),
-            }
-            for b, d, p in lines
-        ]
-        primary = (
-            next((r for r in members if r["din"] == din), None)
-            or next((r for r in members if r["brand_name"].lower() in names), None)
-            or next(
-                (r for r in members if re.search(rf"\b{re.escape(r['brand_name'].lower())}\b", q)),
-                None,
-            )
-            or (members[0] if members else None)
-        )
-        group = {
-            "group_id": m.get("group_id"),
-            "lowest_cost_din": m.get("lowest_cost_din"),
-            "lowest_price": m.get("lowest_price"),
-        }
-        return SqlData(Found("brand"), primary=primary, group=group, members=members)
-    return SqlData(Found())
 
 
 def _checks(req: Request) -> set[str]:
@@ -627,19 +216,22 @@ def _checks(req: Request) -> set[str]:
 
 
 async def run(rt: Runtime, req: Request) -> ToolOutput:
+    query = parse(req)
     dual = await run_dual(
-        rt.settings, sql=lambda: sql_path(rt, req), vector=lambda: vector_path(rt, req)
+        rt.settings,
+        sql=lambda: formulary.keyword_search(rt.ohip_sql, query),
+        vector=lambda: formulary.vector_search(rt.vectors, query),
     )
     hits: list[VectorHit] = dual.vector.value or []
     sql: SqlData | None = dual.sql.value
-    data = sql if sql is not None else _from_vector(req, hits)
+    data = sql if sql is not None else formulary.from_passages(query, hits)
     checks = _checks(req)
     p, found = data.primary, data.found
     conflicts = group_conflicts(data, hits) if sql else []
-    corroborating = [h for h in hits if _corroborates(h, data)] if p else []
+    corroborating = [h for h in hits if corroborates(h, data)] if p else []
 
     coverage: Coverage | None = None
-    if p:
+    if p and checks & {"coverage", "lu_criteria"}:
         coverage = Coverage(
             covered=bool(p["is_benefit"]),
             din=p["din"],
@@ -647,11 +239,12 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
             generic_name=p["generic_name"],
             strength=p.get("strength"),
             lu_required=bool(p["lu_required"] or p.get("lu_codes")),
-            lu_criteria=(lu_text(data.lu, req.condition) or _no_lu(p)) if req.include_lu else None,
+            lu_criteria=(lu_text(data.lu, req.condition) or no_lu(p)) if req.include_lu else None,
+            notes=[n["summary"] for n in data.notes] if req.include_lu else [],
         )
 
     def keep(r: dict[str, Any]) -> bool:
-        return (req.include_brand or not _is_brand(r)) and not (req.exclude_lu and r["lu_required"])
+        return (req.include_brand or not is_brand(r)) and not (req.exclude_lu and r["lu_required"])
 
     lowest = min(
         (r for r in data.members if r["is_benefit"] and r.get("individual_price") is not None),
@@ -728,7 +321,30 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
             else None,
         )
 
-    context = _snippets(hits, hybrid=sql is not None and p is not None)
+    context = snippets(hits, hybrid=sql is not None and p is not None)
+    if "lu_criteria" in checks:  # the criteria in full: each LU code and product note
+        context += [
+            f"LU {r['lu_code']}: {r['indication']} (authorization period: {r['period'] or 'not stated'})"
+            for r in data.lu
+        ] + [f"Formulary note ({n['scope']}): {n['summary']}" for n in data.notes]
+    brands = (
+        [
+            Brand(
+                din=r["din"],
+                brand=r["brand_name"],
+                strength=r.get("strength"),
+                dosage_form=r.get("dosage_form"),
+                group_id=r["group_id"],
+                covered=bool(r["is_benefit"]),
+                lu_required=bool(r["lu_required"]),
+                price=r.get("individual_price"),
+            )
+            for r in data.same_ingredient
+            if keep(r)
+        ]
+        if "all_strengths" in checks
+        else []
+    )
     if "all_strengths" in checks and len(data.strengths) > 1:
         context.append(
             "Other strengths: "
@@ -739,23 +355,13 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
             )
         )
 
-    citations: list[Citation] = []
-    for r in [p, lowest, *(data.alternatives[:2] if alternatives else [])]:
-        if r and all(c.loc != _citation(r).loc for c in citations):
-            citations.append(_citation(r))
-    for lu in data.lu[:3]:
-        citations.append(
-            Citation(
-                source=formulary_source(),
-                loc=f"LU code {lu['lu_code']} ({lu['generic_names']})",
-                page=None,
-            )
-        )
-    for h in hits[:3]:
-        c = _hit_citation(h)
-        if all(x.loc != c.loc for x in citations):
-            citations.append(c)
-
+    citations = citations_for(
+        data,
+        [r for r in (p, lowest) if r] + (data.alternatives[:2] if alternatives else []),
+        notes=bool(coverage and coverage.notes),
+        brand_groups=[b.group_id for b in brands],
+        hits=hits,
+    )
     n_sql = data.records if sql is not None else 0
     response = Response(
         provenance=dual.provenance,  # type: ignore[arg-type]
@@ -768,6 +374,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         context=context,
         alternatives=alternatives,
         price_comparison=price_comparison,
+        brands=brands,
         needs_more_info=p is None,
     )
     return ToolOutput(response, dual)

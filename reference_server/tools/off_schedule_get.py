@@ -6,82 +6,35 @@ misses ('ED consultation as an internist' -> A135). The vector path ranks `ohip_
 for `q` and indexes every passage by the codes it mentions, so each item gets the requirement
 and limit sentences that mention its code, and the answer survives an SQL outage (fees are then
 read from the schedule passages). A code the extract lists with two fees is a conflict: the item
-shows the fee most source tables give and `conflicts` names both.
+shows the fee most source tables give and `conflicts` names both; limits and requirements that
+the fee table and the schedule passages state differently are conflicts too. Codes are accepted
+in any case; when every requested code is unknown the answer says so (`unknown_codes`,
+`needs_more_info`) instead of failing. The merge lives in `schedule_merge.py`.
 """
 
 from __future__ import annotations
 
-import re
-from collections import defaultdict
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import Field, StringConstraints
 
-from reference_server.errors import NotFoundError
+from reference_server.retrieval import ohip_schedule as schedule
 from reference_server.retrieval.dual_path import run_dual
-from reference_server.retrieval.sql import STOPWORDS, SqlClient, fts_query
-from reference_server.retrieval.vector import HitsByValue, VectorClient, VectorHit
+from reference_server.retrieval.ohip_schedule import (
+    codes_in,
+    commentary_as_passages,
+)
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import SCHEDULE, calculate_confidence
-from reference_server.scoring.conflicts import Conflict
 from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import Citation, Evidence
+from reference_server.tools.schedule_merge import Built, ScheduleItem, build_item, rank
 
 NAME = "schedule.get"
-COLLECTION = "ohip_chunks"
-CODE_PATTERN = r"^[A-Z]{1,2}\d{3}[A-Z]?$"  # the Schedule's shape: A007, C124, B990, C983B
-CODE_IN_TEXT = re.compile(r"\b([A-Za-z]{1,2}\d{3}[A-Za-z]?)\b")
-MAX_PLAUSIBLE_SPAN = 100  # subsections spanning more PDF pages were mis-extracted: no page
-RRF_K = 10
-VECTOR_CANDIDATES = 12
-FTS_CANDIDATES = 60
-MAX_SENTENCES = 3
-SIMILARITY_BAND = 0.15  # commentary passages this close to the best one add their codes
-
-Code = Annotated[str, StringConstraints(pattern=CODE_PATTERN)]
+CODE_PATTERN = r"^[A-Za-z]{1,2}\d{3}[A-Za-z]?$"  # A007, C124, B990, C983B; any case
+Code = Annotated[str, StringConstraints(pattern=CODE_PATTERN, to_upper=True)]
 Include = Literal["codes", "fee", "limits", "documentation", "commentary"]
 ALL_INCLUDE: list[Include] = ["codes", "fee", "limits", "documentation", "commentary"]
-
-# Small query expansion: clinicians' words -> the words the Schedule and commentary use.
-SYNONYMS: dict[str, tuple[str, ...]] = {
-    "elderly": ("senior", "older", "65", "frail"),
-    "senior": ("elderly", "older", "65"),
-    "house": ("home",),
-    "home": ("house",),
-    "ed": ("emergency",),
-    "er": ("emergency",),
-    "internist": ("internal",),
-    "virtual": ("video", "telephone"),
-    "video": ("virtual",),
-    "phone": ("telephone", "virtual"),
-    "session": ("unit",),
-    "counseling": ("counselling",),
-    "mrp": ("responsible",),
-}
-GENERIC = frozenset(
-    {"bill", "billing", "billed", "code", "codes", "fee", "fees", "ohip", "claim", "claims"}
-    | {"use", "get", "many", "much", "apply", "valid"}
-)
-LIMIT_WORDS = re.compile(
-    r"\b(max(imum)?|at most|limited|limit|once|only one|only 1|per (patient|admission|day|week|"
-    r"month|year|time period|provider)|units?|cap(ped)?|no more than|not payable|not eligible|"
-    r"cannot|within \d+ (hours|days))\b",
-    re.I,
-)
-DOC_WORDS = re.compile(
-    r"\b(record\w*|chart\w*|document\w*|start and stop|written|must|requires?|required|minimum|"
-    r"at least|all elements|referr\w*)\b",
-    re.I,
-)
-LINE_RE = re.compile(
-    r"^(?P<code>[A-Z]{1,2}\d{3}[A-Z]?) (?P<desc>.*?): "
-    r"(?P<fee>\$[\d,]+\.\d{2}(?: per unit| per diem| add-on)?|\+[\d.]+% premium|"
-    r"independent consideration|fee not listed)"
-    r"(?: \((?P<extra>.*)\))?(?P<conflict> \[fee differs between tables\])?$"
-)
-SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
 
 
 class Request(StrictModel):
@@ -94,7 +47,7 @@ class Request(StrictModel):
     codes: list[Code] | None = Field(
         default=None,
         max_length=20,
-        description="Specific fee codes to look up (uppercase, e.g. 'C124', 'B990', 'C983B').",
+        description="Specific fee codes to look up, any case (e.g. 'C124', 'b990', 'C983B').",
     )
     include: list[Include] = Field(
         default_factory=lambda: list(ALL_INCLUDE),
@@ -107,362 +60,18 @@ class Request(StrictModel):
     top_k: int = Field(default=6, ge=1, le=20, description="Number of items (default 6, max 20).")
 
 
-class ScheduleItem(BaseModel):
-    code: str = Field(description="Fee code, e.g. 'C124'.")
-    description: str = Field(description="Service description.")
-    fee: float | None = Field(description="Dollar amount (null for percentage premiums).")
-    requirements: str | None = Field(description="Billing requirements and documentation.")
-    limits: str | None = Field(description="Service limits and restrictions.")
-    page_num: int | None = Field(description="First PDF page of the Schedule table listing it.")
-
-
 class Response(Evidence):
     items: list[ScheduleItem]
-
-
-# ------------------------------------------------------------------------------ retrieval
-@dataclass
-class SqlFound:
-    rows: dict[str, list[dict[str, Any]]]  # code -> rows (two when the fee differs by table)
-    fts: list[str]  # codes ranked by keyword match
-    commentary: list[dict[str, Any]]  # commentary rows matching q, best first
-    all_commentary: list[dict[str, Any]]
-
-
-@dataclass
-class VectorFound:
-    hits: list[VectorHit]  # passages nearest to q
-    by_code: Mapping[str, list[VectorHit]]  # every passage, indexed by the codes it mentions
-
-
-@dataclass
-class Candidate:
-    score: float = 0.0
-    named: int | None = None
-    passages: dict[str, VectorHit] = field(default_factory=dict)
-
-
-def _stem(word: str) -> str:
-    for suffix in ("ing", "es", "s", "ed"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)]
-    return word
-
-
-def _stems(text: str) -> set[str]:
-    return {_stem(w) for w in re.findall(r"[a-z0-9]+", text.lower())}
-
-
-def query_terms(q: str) -> dict[str, float]:
-    """Content-word stems of q with weights; synonyms count half."""
-    terms: dict[str, float] = {}
-    for word in re.findall(r"[a-z0-9]+", q.lower()):
-        if word in STOPWORDS or word in GENERIC or (len(word) < 3 and word not in SYNONYMS):
-            continue
-        if CODE_IN_TEXT.fullmatch(word):
-            continue
-        terms[_stem(word)] = 1.0
-        for syn in SYNONYMS.get(word, ()):
-            terms.setdefault(_stem(syn), 0.5)
-    return terms
-
-
-def codes_in(text: str) -> list[str]:
-    """Schedule-shaped codes written in free text, uppercased, in order."""
-    return list(dict.fromkeys(m.upper() for m in CODE_IN_TEXT.findall(text)))
-
-
-def _overlap(terms: dict[str, float], stems: set[str]) -> float:
-    return sum(w for t, w in terms.items() if t in stems)
-
-
-def sql_lookup(sql: SqlClient, q: str, named: list[str]) -> SqlFound:
-    terms = query_terms(q)
-    commentary = sql.query("SELECT id, title, codes, section, text FROM ohip_commentary")
-    scored = []
-    for row in commentary:
-        codes = [c for c in (row["codes"] or "").split(";") if c]
-        score = 2 * _overlap(terms, _stems(row["title"])) + _overlap(terms, _stems(row["text"]))
-        score += 3 * len(set(codes) & set(named))
-        if score > 0:
-            scored.append((score, row))
-    best = max((score for score, _ in scored), default=0.0)
-    ranked = [r for score, r in sorted(scored, key=lambda x: -x[0]) if score >= best / 3]
-    fts: list[str] = []
-    match = fts_query(" ".join(w for w in q.split() if w.lower().strip("?.,!") not in GENERIC))
-    if match:
-        hits = sql.query(
-            "SELECT s.code FROM ohip_fee_fts f JOIN ohip_fee_schedule s ON s.rowid = f.rowid "
-            "WHERE ohip_fee_fts MATCH ? ORDER BY bm25(ohip_fee_fts, 5.0, 2.0, 1.0) LIMIT ?",
-            (match, FTS_CANDIDATES),
-        )
-        fts = list(dict.fromkeys(h["code"] for h in hits))
-    wanted = set(named) | set(fts)
-    for row in commentary:  # every commentary code, so vector-only context codes resolve too
-        wanted.update(c for c in (row["codes"] or "").split(";") if c)
-    rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    if wanted:
-        marks = ",".join("?" * len(wanted))
-        for r in sql.query(
-            "SELECT code, description, fee, fee_kind, fee_percent, requirements, limits, "
-            "subsection_title, page_ref, pdf_pages, n_source_rows, conflict_group "
-            f"FROM ohip_fee_schedule WHERE code IN ({marks}) ORDER BY code, n_source_rows DESC",
-            sorted(wanted),
-        ):
-            rows[r["code"]].append(r)
-    return SqlFound(dict(rows), fts, ranked, commentary)
-
-
-def vector_lookup(vectors: VectorClient, q: str) -> VectorFound:
-    hits = vectors.search(COLLECTION, q, n_results=VECTOR_CANDIDATES)
-    return VectorFound(hits, HitsByValue(vectors, COLLECTION, "codes"))
-
-
-# ------------------------------------------------------------------------------ merging
-def schedule_lines(hit: VectorHit) -> dict[str, list[re.Match[str]]]:
-    """Parsed 'CODE description: $fee (limits; requirements)' lines of a schedule passage."""
-    lines: dict[str, list[re.Match[str]]] = defaultdict(list)
-    if hit.metadata.get("doc_type") != "subsection":
-        return lines
-    for line in hit.text.splitlines()[1:]:
-        m = LINE_RE.match(line)
-        if m:
-            lines[m["code"]].append(m)
-    return lines
-
-
-def _fee_value(text: str) -> float | None:
-    m = re.match(r"\$([\d,]+\.\d{2})", text)
-    return float(m.group(1).replace(",", "")) if m else None
-
-
-def passage_fees(code: str, passages: list[VectorHit]) -> list[float]:
-    """Fees the passages give for a code (schedule lines, or 'CODE (61.15' in commentary)."""
-    fees: list[float] = []
-    pattern = re.compile(rf"\b{code}(?: \(|, )(\d+\.\d{{2}})")
-    for hit in passages:
-        for m in schedule_lines(hit).get(code, []):
-            value = _fee_value(m["fee"])
-            if value is not None:
-                fees.append(value)
-        if hit.metadata.get("doc_type") == "commentary":
-            fees.extend(float(x) for x in pattern.findall(hit.text))
-    return sorted(set(fees))
-
-
-def rank(
-    q: str, named: list[str], sql: SqlFound | None, vec: VectorFound | None
-) -> dict[str, Candidate]:
-    """Reciprocal-rank fusion of the code lists each path produced; named codes come first."""
-    found: dict[str, Candidate] = defaultdict(Candidate)
-    for i, code in enumerate(named):
-        found[code].named = i
-
-    def add(codes: list[tuple[float, str]]) -> None:
-        for position, code in codes:
-            found[code].score += 1.0 / (RRF_K + position)
-
-    def from_commentary(rows: list[tuple[int, str]]) -> list[tuple[float, str]]:
-        out = []
-        for row_rank, codes in rows:
-            out += [(row_rank + 0.3 * j, c) for j, c in enumerate(codes.split(";")) if c]
-        return out
-
-    if sql:
-        add(from_commentary([(i, r["codes"] or "") for i, r in enumerate(sql.commentary)]))
-        add([(float(i), c) for i, c in enumerate(sql.fts)])
-    if vec:
-        terms = query_terms(q)
-        best = vec.hits[0].similarity if vec.hits else 0.0
-        commentary = [
-            h
-            for h in vec.hits
-            if h.metadata.get("doc_type") == "commentary" and h.similarity >= best - SIMILARITY_BAND
-        ]
-        add(
-            from_commentary(
-                [(i, str(h.metadata.get("codes", ""))) for i, h in enumerate(commentary)]
-            )
-        )
-        line_hits: list[tuple[float, str]] = []
-        for i, hit in enumerate(h for h in vec.hits if h.metadata.get("doc_type") == "subsection"):
-            for code, matches in schedule_lines(hit).items():
-                overlap = _overlap(terms, _stems(matches[0]["desc"]))
-                if overlap:
-                    line_hits.append((i * 3 + 1 / overlap, code))
-        add(sorted(line_hits))
-        for hit in vec.hits:
-            for code in str(hit.metadata.get("codes", "")).split(";"):
-                if code in found:
-                    found[code].passages[hit.id] = hit
-    return found
-
-
-def _sentences(
-    code: str, texts: list[str], pattern: re.Pattern[str], skip: list[str] | None = None
-) -> list[str]:
-    """Sentences about this code (naming it, or naming no code) that match a pattern."""
-    out: list[str] = []
-    for text in texts:
-        for sentence in SENTENCE_SPLIT.split(" ".join(text.split())):
-            mentioned = codes_in(sentence)
-            about = not mentioned or code in mentioned
-            if about and pattern.search(sentence) and sentence not in out + (skip or []):
-                out.append(sentence)
-    return out[:MAX_SENTENCES]
-
-
-def _body(hit: VectorHit) -> str:
-    """A commentary passage without its title and 'Codes:' lines."""
-    return hit.text.split("\n", 2)[-1]
-
-
-def _join(*parts: str | None) -> str | None:
-    """Parts as sentences: each ends with a full stop, joined by spaces."""
-    kept = [p.strip() for p in parts if p and p.strip()]
-    return " ".join(p if p[-1] in ".!?" else p + "." for p in kept) or None
-
-
-def _page(pdf_pages: str | None) -> int | None:
-    start, _, end = (pdf_pages or "").partition("-")
-    if not start.isdigit():
-        return None
-    if end.isdigit() and int(end) - int(start) > MAX_PLAUSIBLE_SPAN:
-        return None
-    return int(start)
-
-
-def _fee_basis(row: dict[str, Any]) -> str | None:
-    kind = row.get("fee_kind")
-    if kind == "percent" and row.get("fee_percent") is not None:
-        return f"Premium: add {row['fee_percent']:g}% to the listed fee."
-    return {
-        "per_unit": "Fee is per unit.",
-        "per_diem": "Fee is per diem.",
-        "add_on": "Fee is an add-on to the main service.",
-        "independent_consideration": "Fee by independent consideration.",
-    }.get(kind or "")
-
-
-@dataclass
-class Built:
-    item: ScheduleItem
-    citations: list[Citation]
-    conflicts: list[Conflict]
-    from_sql: bool
-    passages: set[str]
-
-
-def build_item(
-    code: str,
-    rows: list[dict[str, Any]],
-    passages: list[VectorHit],
-    mentions: list[VectorHit],
-    include: set[str],
-) -> Built | None:
-    """One item from the SQL rows (or, without them, the schedule passages) plus passage context.
-
-    `passages` are the commentary and nearest passages naming the code (context, corroboration);
-    `mentions` every passage naming it (fees to compare, schedule lines when SQL failed).
-    """
-    commentary = [p for p in passages if p.metadata.get("doc_type") == "commentary"]
-    texts = [_body(p) for p in commentary] if "commentary" in include else []
-    conflicts: list[Conflict] = []
-    vector_fees = passage_fees(code, mentions)
-    if rows:
-        row = rows[0]  # ordered by n_source_rows: the fee most source tables give
-        description, fee = row["description"], row["fee"]
-        requirements = _join(_fee_basis(row), row["requirements"])
-        limits = row["limits"]
-        page = _page(row["pdf_pages"])
-        source = f"OHIP Schedule of Benefits, {row['subsection_title']} ({row['page_ref']})"
-        fees = sorted({r["fee"] for r in rows if r["fee"] is not None})
-        if len(fees) > 1:
-            listed = "; ".join(
-                f"{r['fee']:.2f} ({r['page_ref']} {r['subsection_title']})" for r in rows
-            )
-            conflicts.append(
-                Conflict(
-                    field=f"{code}.fee",
-                    sql_value=listed,
-                    vector_value=vector_fees or None,
-                    resolution=(
-                        f"The schedule extract lists {code} with {len(fees)} different fees; the "
-                        f"item shows {fee:.2f}, the fee in most source tables "
-                        f"({row['n_source_rows']} rows). Confirm against the current Schedule."
-                    ),
-                )
-            )
-        elif fee is not None and vector_fees and fee not in vector_fees:
-            conflicts.append(
-                Conflict(
-                    field=f"{code}.fee",
-                    sql_value=fee,
-                    vector_value=vector_fees,
-                    resolution="Schedule table (SQL) fee used; the passage index may be stale.",
-                )
-            )
-    else:
-        lines = [(p, m) for p in mentions for m in schedule_lines(p).get(code, [])]
-        if not lines:
-            return None
-        hit, m = lines[0]
-        description, fee = m["desc"], _fee_value(m["fee"])
-        extra = m["extra"] or ""
-        is_limit = bool(LIMIT_WORDS.search(extra))
-        requirements = _join(None if fee is not None else m["fee"], "" if is_limit else extra)
-        limits = extra if is_limit else None
-        page = None  # the passage metadata cannot tell a plausible page from a mis-extracted one
-        meta = hit.metadata
-        source = f"OHIP Schedule of Benefits, {meta.get('subsection', '')} ({meta.get('page', '')})"
-        if len(vector_fees) > 1:
-            conflicts.append(
-                Conflict(
-                    field=f"{code}.fee",
-                    vector_value=vector_fees,
-                    resolution=(
-                        f"The schedule passages list {code} with {len(vector_fees)} different fees "
-                        f"and the fee table (SQL) was unavailable; the item shows {fee if fee is None else f'{fee:.2f}'}. Confirm "
-                        "against the current Schedule."
-                    ),
-                )
-            )
-    limit_notes = _sentences(code, texts, LIMIT_WORDS)
-    doc_notes = _sentences(code, texts, DOC_WORDS, skip=limit_notes)
-    requirements = _join(requirements, *doc_notes) if "documentation" in include else None
-    limits = _join(limits, *limit_notes) if "limits" in include else None
-    item = ScheduleItem(
-        code=code,
-        description=description,
-        fee=fee if "fee" in include else None,
-        requirements=requirements,
-        limits=limits,
-        page_num=page,
+    unknown_codes: list[str] = Field(
+        default_factory=list, description="Requested codes the Schedule does not list."
     )
-    citations = [Citation(source=source, loc=code, page=page)]
-    if "commentary" in include:
-        citations += [
-            Citation(source=f"OHIP billing commentary: {p.metadata.get('title', '')}", loc=p.id)
-            for p in commentary
-        ]
-    return Built(item, citations, conflicts, bool(rows), {p.id for p in passages})
-
-
-def commentary_as_passages(rows: list[dict[str, Any]]) -> dict[str, list[VectorHit]]:
-    """The SQL copy of the commentary, shaped like passages, for when the vector path failed."""
-    by_code: dict[str, list[VectorHit]] = defaultdict(list)
-    for r in rows:
-        codes = r["codes"] or ""
-        hit = VectorHit(
-            f"ohip:commentary:{r['id']}",
-            f"{r['title']}\nCodes: {codes.replace(';', ', ')}\n{r['text']}",
-            {"doc_type": "commentary", "title": r["title"], "codes": codes},
-            0.0,
-        )
-        for code in codes.split(";"):
-            if code:
-                by_code[code].append(hit)
-    return by_code
+    needs_more_info: bool = Field(
+        default=False,
+        description=(
+            "True when every requested code is unknown: the items (if any) only match q; ask "
+            "for the service or a valid code."
+        ),
+    )
 
 
 async def run(rt: Runtime, req: Request) -> ToolOutput:
@@ -470,8 +79,8 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     include: set[str] = set(req.include)
     dual = await run_dual(
         rt.settings,
-        sql=lambda: sql_lookup(rt.ohip_sql, req.q, named),
-        vector=lambda: vector_lookup(rt.vectors, req.q),
+        sql=lambda: schedule.keyword_search(rt.ohip_sql, req.q, named),
+        vector=lambda: schedule.vector_search(rt.vectors, req.q),
     )
     sql, vec = dual.sql.value, dual.vector.value
     found = rank(req.q, named, sql, vec)
@@ -494,13 +103,10 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         b = build_item(code, rows, list(passages.values()), mentions, include)
         if b:
             built.append(b)
-    missing = [c for c in (req.codes or []) if not any(b.item.code == c for b in built)]
-    if req.codes and len(missing) == len(req.codes) and dual.provenance:
-        raise NotFoundError(
-            "OHIP fee code",
-            ", ".join(missing),
-            "Check the code, or search by description with q and no codes.",
-        )
+    # Unknown codes are an answer, not an error (002: needs_more_info); only trusted when a
+    # path answered, since an outage can hide a code that exists.
+    unknown = [c for c in (req.codes or []) if not any(b.item.code == c for b in built)]
+    unknown = unknown if dual.provenance else []
     citations: list[Citation] = []
     for b in built:
         citations += [c for c in b.citations if c not in citations]
@@ -518,6 +124,8 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         items=[b.item for b in built],
         citations=citations,
         conflicts=conflicts,
+        unknown_codes=unknown,
+        needs_more_info=bool(req.codes) and len(unknown) == len(req.codes or []),
     )
     return ToolOutput(response, dual)
 

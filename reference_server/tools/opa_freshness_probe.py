@@ -19,9 +19,9 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel, Field
 
+from reference_server.catalog import OPA_COLLECTIONS as COLLECTIONS
+from reference_server.catalog import parse_dates
 from reference_server.errors import NotFoundError
-from reference_server.index.opa_builder import COLLECTIONS
-from reference_server.ingest.opa_cpso import parse_dates
 from reference_server.retrieval.dual_path import run_dual
 from reference_server.runtime import Runtime
 from reference_server.scoring.conflicts import Conflict, compare

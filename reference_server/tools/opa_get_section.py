@@ -65,6 +65,7 @@ class SectionCitation(BaseModel):
     text: str
     url: str
     anchor: str | None
+    chunk_id: str = Field(description="Id of the cited passage, for source.passages.")
 
 
 class Response(BaseModel):

@@ -16,6 +16,7 @@ from reference_server.retrieval.opa_sections import (
     rerank_sections,
 )
 from reference_server.runtime import Runtime
+from reference_server.scoring.citations import section_citation
 from reference_server.scoring.conflicts import (
     Conflict,
     Statement,
@@ -23,7 +24,7 @@ from reference_server.scoring.conflicts import (
     statements_from_text,
 )
 from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
-from reference_server.tools.common import Citation, Evidence
+from reference_server.tools.common import Evidence
 
 NAME = "opa.ipac_guidance"
 Topic = Literal["reprocessing", "ppe", "hand_hygiene", "environmental"]
@@ -179,9 +180,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
             Reference(title=r["document_title"], url=r["source_url"], date=r.get("updated_date"))
             for r in docs.values()
         ],
-        citations=[
-            Citation(source=h.row["document_title"], loc=h.row["section_heading"]) for h in cited
-        ],
+        citations=[section_citation(h.row) for h in cited],
         conflicts=conflicts,
     )
     return ToolOutput(response, dual, meta)

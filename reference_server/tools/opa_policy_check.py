@@ -20,8 +20,9 @@ from reference_server.retrieval.opa_sections import (
     vector_search,
 )
 from reference_server.runtime import Runtime
+from reference_server.scoring.citations import section_citation
 from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
-from reference_server.tools.common import Citation, Evidence
+from reference_server.tools.common import Evidence
 
 NAME = "opa.policy_check"
 _POLICY_NUMBER = re.compile(r"\b\d{1,2}-\d{1,2}\b")
@@ -139,10 +140,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         policies=policies,
         expectations_found=sum(p.policy_level == "expectation" for p in policies),
         advice_found=sum(p.policy_level == "advice" for p in policies),
-        citations=[
-            Citation(source=f"CPSO {h.row['document_title']}", loc=h.row["section_heading"])
-            for h in top
-        ],
+        citations=[section_citation(h.row, source=f"CPSO {h.row['document_title']}") for h in top],
         conflicts=conflicts,
     )
     return ToolOutput(response, dual, meta)

@@ -106,6 +106,7 @@ class ProgramCitation(BaseModel):
     loc: str
     url: str
     page: int | None = None
+    chunk_id: str = Field(description="Id of the cited passage, for source.passages.")
 
 
 class AdditionalInfo(BaseModel):
@@ -264,7 +265,10 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     elig = prog.get("eligibility") or {}
     citations = [
         ProgramCitation(
-            source=d["title"], loc=d["program"].get("name", d["title"]), url=d["source_url"]
+            source=d["title"],
+            loc=d["program"].get("name", d["title"]),
+            url=d["source_url"],
+            chunk_id=d["document_id"],
         )
         for d in docs
     ] + [
@@ -272,6 +276,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
             source=h.metadata.get("title", ""),
             loc=h.metadata.get("section_heading", ""),
             url=h.metadata.get("source_url", ""),
+            chunk_id=h.id,
         )
         for h in corroborating[:3]
     ]

@@ -19,8 +19,9 @@ from reference_server.retrieval.opa_sections import (
     vector_search,
 )
 from reference_server.runtime import Runtime
+from reference_server.scoring.citations import section_citation
 from reference_server.tools.base import NON_BLANK, StrictModel, TextItem, ToolOutput, ToolSpec
-from reference_server.tools.common import Citation, DocumentType, Evidence, SourceOrg
+from reference_server.tools.common import DocumentType, Evidence, SourceOrg
 
 NAME = "opa.search_sections"
 
@@ -118,9 +119,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         confidence=confidence(top, len(conflicts)),
         sections=[to_section(h) for h in top],
         total_matches=len(hits),
-        citations=[
-            Citation(source=h.row["document_title"], loc=h.row["section_heading"]) for h in top
-        ],
+        citations=[section_citation(h.row) for h in top],
         conflicts=conflicts,
     )
     return ToolOutput(response, dual, meta)

@@ -1,0 +1,222 @@
+"""The run-time catalog: names and shapes the index builders and the tools must agree on.
+
+Run-time code (tools, retrieval, scoring) never imports `index/` or `ingest/`; anything both
+sides need lives here: collection names, chunk-id shapes (what citations carry and
+`source.passages` resolves), the SQL copy of the passages, date parsing and the ODB ingredient
+key. Changing a name here changes it for the writer and every reader at once.
+"""
+
+from __future__ import annotations
+
+import re
+
+# ------------------------------------------------------------------------------ collections
+OPA_ORGS: tuple[str, ...] = ("cpso", "ontario_health", "cep", "pho", "moh")
+OPA_COLLECTIONS: dict[str, str] = {org: f"opa_{org}_corpus" for org in OPA_ORGS}
+# Dr. OFF chunk-id prefix -> Chroma collection
+OFF_COLLECTIONS: dict[str, str] = {"ohip": "ohip_chunks", "adp": "adp_v1", "odb": "odb_documents"}
+ALL_COLLECTIONS: tuple[str, ...] = (*OFF_COLLECTIONS.values(), *OPA_COLLECTIONS.values())
+# OPA section ids start with the organisation's slug ('cpso-virtual-care:s01')
+OPA_ID_PREFIXES: dict[str, str] = {
+    "ontario-health-": "ontario_health",
+    "cpso-": "cpso",
+    "cep-": "cep",
+    "pho-": "pho",
+    "moh-": "moh",
+}
+# ohip.db table holding the SQL copy of every Dr. OFF passage (what source.passages shows when
+# the vector store is down, and what it compares the vector payload with)
+OFF_PASSAGES_TABLE = "off_passages"
+
+
+def collections_for(chunk_id: str) -> list[str]:
+    """The collection(s) a chunk id can live in, from its prefix; unknown prefixes try them all."""
+    head, sep, _ = chunk_id.partition(":")
+    if sep and head in OFF_COLLECTIONS:
+        return [OFF_COLLECTIONS[head]]
+    for prefix, org in OPA_ID_PREFIXES.items():
+        if chunk_id.startswith(prefix):
+            return [OPA_COLLECTIONS[org]]
+    return list(ALL_COLLECTIONS)
+
+
+def is_off_chunk(chunk_id: str) -> bool:
+    head, sep, _ = chunk_id.partition(":")
+    return bool(sep) and head in OFF_COLLECTIONS
+
+
+# ------------------------------------------------------------------------------ chunk ids
+# Every citation carries one of these; `source.passages` resolves each kind.
+OHIP_CODES_PER_PASSAGE = 40  # schedule subsections are cut into passages of at most 40 codes
+
+
+def ohip_commentary_id(slug: str) -> str:
+    return f"ohip:commentary:{slug}"
+
+
+def ohip_subsection_id(subsection_n: int | str, part: int = 1) -> str:
+    """'ohip:subsection:12' (first part) or 'ohip:subsection:12:p2'."""
+    return f"ohip:subsection:{subsection_n}" + (f":p{part}" if part > 1 else "")
+
+
+def adp_rule_id(adp_doc: str, section_ref: str, kind: str, rule_id: str) -> str:
+    """'adp:mobility:110.01:funding:F001' (kind: funding | exclusion)."""
+    return f"adp:{adp_doc}:{section_ref}:{kind}:{rule_id}"
+
+
+ADP_CEP_ID = "adp:cep:thresholds"
+# ADP manual sections keep the ingest id ('adp:prosthesis:205', 'adp:prosthesis:205-2'): section
+# numbers collide inside a manual, the id does not.
+
+
+def odb_group_id(group_id: str) -> str:
+    return f"odb:group:{group_id}"
+
+
+def odb_lu_id(lu_code: str) -> str:
+    return f"odb:lu:{lu_code}"
+
+
+def odb_policy_id(n: int | str) -> str:
+    return f"odb:policy:{n}"
+
+
+def odb_note_id(note_id: str) -> str:
+    return f"odb:note:{note_id}"
+
+
+# ------------------------------------------------------------------------------ shared text
+OHIP_LINE_EXTRA_CHARS = 400
+
+
+def ohip_line_extra(limits: str | None, requirements: str | None) -> str:
+    """The '(limits; requirements)' part of a schedule passage line, as the index writes it and
+    schedule.get reads it back (to compare with the fee table)."""
+    return "; ".join(x for x in (limits, requirements) if x)[:OHIP_LINE_EXTRA_CHARS]
+
+
+# ------------------------------------------------------------------------------ dates
+MONTH_NAMES = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+MONTHS = {m.lower(): i for i, m in enumerate(MONTH_NAMES, start=1)}
+MONTH = f"(?:{'|'.join(MONTH_NAMES)})"  # compile with re.I to accept any case
+_DATE = re.compile(rf"(?:({MONTH})\s+)?(\d{{4}})", re.I)
+
+
+def iso_date(year: str, month: str | None, day: int = 1) -> str:
+    """('2014', 'December') -> '2014-12-01'; a missing or unknown month counts as January."""
+    return f"{year}-{MONTHS.get((month or '').lower(), 1):02d}-{day:02d}"
+
+
+def parse_dates(text: str) -> list[str]:
+    """'April 2007; December 2014, May 2019' -> ['2007-04-01', '2014-12-01', '2019-05-01']."""
+    return [iso_date(year, month) for month, year in _DATE.findall(text or "")]
+
+
+# ------------------------------------------------------------------------------ ODB ingredients
+SALT_WORDS = {
+    "HCL",
+    "HYDROCHLORIDE",
+    "DIHYDROCHLORIDE",
+    "HYDROBROMIDE",
+    "SODIUM",
+    "DISODIUM",
+    "POTASSIUM",
+    "CALCIUM",
+    "MAGNESIUM",
+    "ACETATE",
+    "SULFATE",
+    "SULPHATE",
+    "BISULFATE",
+    "PHOSPHATE",
+    "DIPHOSPHATE",
+    "FUMARATE",
+    "HEMIFUMARATE",
+    "MALEATE",
+    "MESYLATE",
+    "DIMESYLATE",
+    "BESYLATE",
+    "TARTRATE",
+    "BITARTRATE",
+    "SUCCINATE",
+    "CITRATE",
+    "BROMIDE",
+    "CHLORIDE",
+    "TOSYLATE",
+    "LACTATE",
+    "MALATE",
+    "NITRATE",
+    "OXALATE",
+    "PAMOATE",
+    "MONOHYDRATE",
+    "DIHYDRATE",
+    "TRIHYDRATE",
+    "HEMIHYDRATE",
+    "SESQUIHYDRATE",
+    "ANHYDROUS",
+    "HYCLATE",
+    "TROMETHAMINE",
+    "MEDOXOMIL",
+    "CILEXETIL",
+    "AXETIL",
+    "BASE",
+    "PROPIONATE",
+    "DIPROPIONATE",
+    "FUROATE",
+    "VALERATE",
+    "CYPIONATE",
+    "ENANTHATE",
+    "DECANOATE",
+    "XINAFOATE",
+    "ERBUMINE",
+    "ARGININE",
+    "MEGLUMINE",
+    "HEMITARTRATE",
+    "HBR",
+    "L-TARTRATE",
+    "ETEXILATE",
+    "OLAMINE",
+    "BUTYLBROMIDE",
+}
+ION_FIRST = {
+    "SODIUM",
+    "POTASSIUM",
+    "CALCIUM",
+    "MAGNESIUM",
+    "FERROUS",
+    "FERRIC",
+    "ZINC",
+    "ALUMINUM",
+    "LITHIUM",
+    "AMMONIUM",
+    "SILVER",
+    "COPPER",
+}
+
+
+def ingredient_key(generic_name: str) -> str:
+    """'ATORVASTATIN CALCIUM' -> 'atorvastatin'; 'X HCL & Y' -> 'x & y'."""
+    name = re.sub(r"\([^)]*\)", " ", generic_name or "")
+    parts = [p for p in re.split(r"\s*(?:&|/|\bAND\b)\s*", name.upper()) if p.strip()]
+    out: list[str] = []
+    for part in parts:
+        toks = part.split()
+        if toks and toks[0] not in ION_FIRST:
+            while len(toks) > 1 and toks[-1].strip(",") in SALT_WORDS:
+                toks.pop()
+        key = " ".join(toks).lower().strip(" ,")
+        if key and key not in out:
+            out.append(key)
+    return " & ".join(out)

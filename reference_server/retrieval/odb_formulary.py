@@ -1,0 +1,426 @@
+"""The ODB formulary store: products, interchangeable groups, LU codes and notes (SQL), formulary
+passages (vector).
+
+`keyword_search` resolves the drug a query names (DIN, brand, salt-stripped ingredient key,
+drug class by ATC prefix, FTS5) and reads everything odb.get answers from: the product, its
+interchangeable group, its LU codes and product notes, every product of the same ingredient in
+any group (biosimilars are listed in groups of their own), and covered alternatives of the same
+class. `vector_search` returns the group passages naming the drug, the nearest group and LU
+passages, and the best policy notes; `from_passages` rebuilds the product and its group from a
+group passage when the SQL path is down.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Literal
+
+from reference_server.catalog import OFF_COLLECTIONS, ingredient_key
+from reference_server.retrieval.sql import SqlClient, fts_query
+from reference_server.retrieval.vector import VectorClient, VectorHit
+
+COLLECTION = OFF_COLLECTIONS["odb"]
+VECTOR_CANDIDATES = 8
+POLICY_CANDIDATES = 2
+# the similarity search ranks group and LU passages; notes reach answers by DIN, policy apart
+FORMULARY_DOCS = {"doc_type": {"$in": ["group", "lu_code"]}}
+STRENGTH = re.compile(r"\b(\d+(?:\.\d+)?)\s?(mg|mcg|g|ml|%|units?|iu)\b(?:/\s?\w+)?", re.I)
+WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-]*")
+COVERAGE_TEXT = re.compile(r"Coverage: ([^.]+)\.")
+GROUP_LINE = re.compile(r"^- (.+?) \(DIN (\d{8}).*?\): (\$[\d.,]+|n/a)", re.M)
+
+
+@dataclass(frozen=True)
+class DrugQuery:
+    """What odb.get looks up, whichever request form named it."""
+
+    drug: str | None = None
+    q: str | None = None
+    din: str | None = None
+    ingredient: str | None = None
+    strength: str | None = None
+    drug_class: str | None = None
+    condition: str | None = None
+    exclude_lu: bool = False
+
+
+# ---------------------------------------------------------------------------------- SQL path
+@dataclass
+class Found:
+    kind: Literal["din", "brand", "ingredient", "class", "none"] = "none"
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    class_name: str | None = None
+    strength: str | None = None
+    name: str | None = None
+
+
+@dataclass
+class SqlData:
+    found: Found
+    primary: dict[str, Any] | None = None
+    group: dict[str, Any] | None = None
+    members: list[dict[str, Any]] = field(default_factory=list)
+    lu: list[dict[str, Any]] = field(default_factory=list)
+    strengths: list[dict[str, Any]] = field(default_factory=list)
+    same_ingredient: list[dict[str, Any]] = field(default_factory=list)  # every group
+    notes: list[dict[str, Any]] = field(default_factory=list)  # the primary product's notes
+    alternatives: list[dict[str, Any]] = field(default_factory=list)
+    alt_basis: str | None = None
+
+    @property
+    def records(self) -> int:
+        return int(self.primary is not None) + len(self.members) + len(self.lu)
+
+
+def _norm_strength(s: str) -> str:
+    return re.sub(r"\s+", "", s.lower())
+
+
+def split_strength(text: str) -> tuple[str, str | None]:
+    m = STRENGTH.search(text)
+    if not m:
+        return text.strip(), None
+    return (text[: m.start()] + text[m.end() :]).strip(" ,-"), _norm_strength(m.group(0))
+
+
+def _class_of(db: SqlClient, text: str) -> str | None:
+    """A drug class named by class name, label or synonym (drug_classes.yaml via odb_drug_class)."""
+    t = " " + re.sub(r"[^a-z0-9]+", " ", text.lower()) + " "
+    best: tuple[int, str] | None = None
+    for r in db.query("SELECT DISTINCT class_name, label, synonyms FROM odb_drug_class"):
+        names = [r["class_name"], r["label"] or "", *(r["synonyms"] or "").split(";")]
+        for n in names:
+            n = re.sub(r"[^a-z0-9]+", " ", n.lower()).strip()
+            hit = len(n) > 2 and re.search(rf" {re.escape(n)}s? ", t)
+            if hit and (best is None or len(n) > best[0]):
+                best = (len(n), r["class_name"])
+    return best[1] if best else None
+
+
+def class_members(db: SqlClient, name: str) -> list[dict[str, Any]]:
+    """Products whose ATC code is in the class, plus same-ingredient products without an ATC code.
+
+    The class is matched against the few distinct `drug_class` values (an index scan) and rows
+    are then fetched through the `drug_class` and `ingredient` indexes, not by scanning every
+    product with LIKE.
+    """
+    values = [
+        r["drug_class"]
+        for r in db.query_once("SELECT DISTINCT drug_class FROM odb_drugs WHERE drug_class != ''")
+        if name in r["drug_class"].split(";")
+    ]
+    if not values:
+        return []
+    marks = ",".join("?" * len(values))
+    members = db.query(f"SELECT * FROM odb_drugs WHERE drug_class IN ({marks})", values)
+    ingredients = sorted({r["ingredient"] for r in members})
+    marks = ",".join("?" * len(ingredients))
+    unclassified = db.query(
+        f"SELECT * FROM odb_drugs WHERE ingredient IN ({marks}) AND (atc_code IS NULL OR atc_code = '')",
+        ingredients,
+    )
+    return members + unclassified
+
+
+def _by_name(db: SqlClient, name: str) -> Found:
+    rows = db.query("SELECT * FROM odb_drugs WHERE brand_name = ? COLLATE NOCASE", (name,))
+    if rows:
+        return Found("brand", rows, name=rows[0]["brand_name"])
+    key = ingredient_key(name)
+    rows = db.query("SELECT * FROM odb_drugs WHERE ingredient = ?", (key,)) if key else []
+    if rows:
+        return Found("ingredient", rows, name=key)
+    cls = _class_of(db, name)
+    if cls:
+        return Found("class", class_members(db, cls), class_name=cls, name=cls)
+    match = fts_query(name, "AND")
+    hits = (
+        db.query(
+            "SELECT d.* FROM odb_drugs_fts f JOIN odb_drugs d ON d.rowid = f.rowid "
+            "WHERE odb_drugs_fts MATCH ? ORDER BY rank LIMIT 50",
+            (match,),
+        )
+        if match
+        else []
+    )
+    if not hits:
+        return Found()
+    top = hits[0]
+    words = set(fts_query(name).replace('"', "").split(" OR "))
+    if words & set(WORD.findall(top["brand_name"].lower())) - set(top["ingredient"].split()):
+        rows = db.query("SELECT * FROM odb_drugs WHERE brand_name = ?", (top["brand_name"],))
+        return Found("brand", rows, name=top["brand_name"])
+    rows = db.query("SELECT * FROM odb_drugs WHERE ingredient = ?", (top["ingredient"],))
+    return Found("ingredient", rows, name=top["ingredient"])
+
+
+def _from_question(db: SqlClient, q: str) -> Found:
+    """Brand or ingredient named in a question (1-3 word phrases), else a drug class."""
+    words = [w.lower() for w in WORD.findall(q)]
+    phrases = [" ".join(words[i : i + n]) for n in (3, 2, 1) for i in range(len(words) - n + 1)]
+    phrases = [p for p in phrases if len(p) > 3]
+    if phrases:
+        marks = ",".join("?" for _ in phrases)
+        for column in ("lower(brand_name)", "ingredient"):
+            hit = db.one(
+                f"SELECT {column} AS name FROM odb_drugs WHERE {column} IN ({marks}) "
+                f"ORDER BY length({column}) DESC LIMIT 1",
+                phrases,
+            )
+            if hit:
+                return _by_name(db, hit["name"])
+    cls = _class_of(db, q)
+    return Found("class", class_members(db, cls), class_name=cls, name=cls) if cls else Found()
+
+
+@lru_cache(maxsize=8)
+def formulary_names(db: SqlClient) -> frozenset[str]:
+    """Every formulary ingredient and lower-cased brand name, read once per (read-only) index:
+    matching a question's phrases against a set costs microseconds, a scan per call ~7 ms."""
+    rows = db.query(
+        "SELECT ingredient AS name FROM odb_drugs UNION SELECT lower(brand_name) FROM odb_drugs"
+    )
+    return frozenset(r["name"] for r in rows if r["name"])
+
+
+def longest_name(db: SqlClient, phrases: list[str]) -> str | None:
+    """The longest of `phrases` that is an ingredient key or a brand name (lower case)."""
+    names = formulary_names(db) if phrases else frozenset()
+    return max((p for p in phrases if p in names), key=len, default=None)
+
+
+def resolve(db: SqlClient, query: DrugQuery) -> Found:
+    if query.din:
+        din = query.din.zfill(8)
+        return Found("din", db.query("SELECT * FROM odb_drugs WHERE din = ?", (din,)), name=din)
+    strength = _norm_strength(query.strength) if query.strength else None
+    found = Found()
+    for text in (query.drug, query.ingredient):
+        if text:
+            name, s = split_strength(text)
+            found = _by_name(db, name or text)
+            strength = strength or s
+            if found.kind != "none":
+                break
+    if found.kind == "none" and query.drug_class:
+        cls = _class_of(db, query.drug_class)
+        if cls:
+            found = Found("class", class_members(db, cls), class_name=cls, name=cls)
+    if found.kind == "none" and query.q:
+        found = _from_question(db, query.q)
+        strength = strength or split_strength(query.q)[1]
+    found.strength = strength
+    return found
+
+
+def _price(r: dict[str, Any]) -> float:
+    return r["individual_price"] if r.get("individual_price") is not None else float("inf")
+
+
+def pick_primary(found: Found) -> dict[str, Any] | None:
+    """The product the answer is about: the DIN; else the strength asked for; else the oldest DIN."""
+    rows = found.rows
+    if found.strength:
+        same = [r for r in rows if _norm_strength(r["strength"] or "").startswith(found.strength)]
+        rows = same or rows
+    if not rows:
+        return None
+    if found.kind == "class":
+        covered = [r for r in rows if r["is_benefit"]]
+        return min(covered or rows, key=lambda r: (_price(r), r["din"]))
+    if found.kind == "ingredient":
+        return min(rows, key=lambda r: (not r["is_benefit"], not r["lowest_cost"], r["din"]))
+    return min(rows, key=lambda r: (not r["is_benefit"], r["din"]))
+
+
+def cheapest_per_ingredient(
+    rows: list[dict[str, Any]], skip_group: str | None, exclude_lu: bool
+) -> list[dict[str, Any]]:
+    best: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        if not r["is_benefit"] or r["group_id"] == skip_group or (exclude_lu and r["lu_required"]):
+            continue
+        if r["ingredient"] not in best or (_price(r), r["din"]) < (
+            _price(best[r["ingredient"]]),
+            best[r["ingredient"]]["din"],
+        ):
+            best[r["ingredient"]] = r
+    return sorted(best.values(), key=lambda r: (_price(r), r["din"]))
+
+
+def keyword_search(db: SqlClient, query: DrugQuery) -> SqlData:
+    """SQL path: the product the query names and everything odb.get answers from."""
+    found = resolve(db, query)
+    if found.kind == "class" and query.exclude_lu:
+        found.rows = [r for r in found.rows if not r["lu_required"]]
+    data = SqlData(found=found, primary=pick_primary(found))
+    p = data.primary
+    if p is None:
+        return data
+    data.group = db.one(
+        "SELECT * FROM odb_interchangeable_groups WHERE group_id = ?", (p["group_id"],)
+    )
+    data.members = sorted(
+        db.query("SELECT * FROM odb_drugs WHERE group_id = ?", (p["group_id"],)),
+        key=lambda r: (_price(r), r["din"]),
+    )
+    same = (
+        [r for r in found.rows if r["brand_name"] == p["brand_name"]]
+        if found.kind == "brand"
+        else [p]
+    )
+    codes = list(dict.fromkeys(c for r in same for c in (r["lu_codes"] or "").split(";") if c))
+    if codes:
+        marks = ",".join("?" for _ in codes)
+        data.lu = db.query(f"SELECT * FROM odb_lu_codes WHERE lu_code IN ({marks})", codes)
+    data.strengths = db.query(
+        "SELECT * FROM odb_interchangeable_groups WHERE ingredient = ? ORDER BY group_id",
+        (p["ingredient"],),
+    )
+    # Biosimilars and other non-interchangeable products of one ingredient sit in groups of
+    # their own: the brands view lists them all.
+    data.same_ingredient = db.query(
+        "SELECT * FROM odb_drugs WHERE ingredient = ? ORDER BY is_benefit DESC, brand_name, din",
+        (p["ingredient"],),
+    )
+    data.notes = db.query(
+        "SELECT n.* FROM odb_note_din d JOIN odb_notes n ON n.note_id = d.note_id "
+        "WHERE d.din = ? ORDER BY n.n_dins, n.note_id",
+        (p["din"],),
+    )
+    # Alternatives: the drug class (ATC prefixes), else the same ATC level-4 group.
+    cls = found.class_name or (p["drug_class"] or "").split(";")[0] or None
+    if cls:
+        pool, data.alt_basis = class_members(db, cls), f"same drug class: {cls}"
+    elif p.get("atc_code") and len(p["atc_code"]) >= 5:
+        prefix = p["atc_code"][:5]
+        pool = db.query("SELECT * FROM odb_drugs WHERE atc_code LIKE ?", (prefix + "%",))
+        data.alt_basis = f"same ATC class: {prefix}"
+    else:
+        pool = []
+    # A covered drug's alternatives are other ingredients; an uncovered one's may share it.
+    pool = [r for r in pool if not (p["is_benefit"] and r["ingredient"] == p["ingredient"])]
+    data.alternatives = cheapest_per_ingredient(pool, p["group_id"], query.exclude_lu)
+    return data
+
+
+# ---------------------------------------------------------------------------------- vector path
+def vector_query(query: DrugQuery) -> str:
+    parts = [
+        query.q,
+        query.drug,
+        query.ingredient,
+        query.drug_class,
+        query.strength,
+        query.condition,
+    ]
+    if query.din:
+        parts.append(f"DIN {query.din.zfill(8)}")
+    return " ".join(p for p in parts if p)[:1000]
+
+
+def _named(vectors: VectorClient, query: DrugQuery) -> list[VectorHit]:
+    """Group chunks whose metadata names the drug (brand, ingredient key or DIN): brand names
+    carry little meaning for a sentence embedder, so exact metadata matches come first."""
+    words = {
+        w.lower() for t in (query.drug, query.ingredient, query.q) if t for w in WORD.findall(t)
+    }
+    names = {n.lower() for n in (query.drug, query.ingredient) if n}
+    keys = {ingredient_key(n) for n in names} | {w for w in words if len(w) > 3}
+    din = query.din.zfill(8) if query.din else None
+    ids: set[str] = set()
+    for meta_field, values in (
+        ("brands", names | keys),
+        ("ingredient", keys),
+        ("dins", {din} if din else set()),
+    ):
+        index = vectors.ids_by(COLLECTION, meta_field)
+        for value in values:
+            ids.update(index.get(value.lower(), []))
+    out = [h for h in vectors.get(COLLECTION, sorted(ids)) if h.metadata.get("doc_type") == "group"]
+    return sorted(out, key=lambda h: str(h.metadata.get("group_id")))[:3]
+
+
+def vector_search(
+    vectors: VectorClient, query: DrugQuery, limit: int = VECTOR_CANDIDATES
+) -> list[VectorHit]:
+    """Chunks naming the drug, the nearest formulary chunks, and the best two policy notes."""
+    text = vector_query(query)
+    vec = vectors.embed_query(text)
+    hits = _named(vectors, query) + vectors.search(
+        COLLECTION, text, n_results=limit, where=FORMULARY_DOCS, query_vector=vec
+    )
+    hits += vectors.search(
+        COLLECTION,
+        text,
+        n_results=POLICY_CANDIDATES,
+        where={"doc_type": "policy"},
+        query_vector=vec,
+    )
+    unique: dict[str, VectorHit] = {}
+    for h in hits:
+        unique.setdefault(h.id, h)
+    return list(unique.values())
+
+
+def from_passages(query: DrugQuery, hits: list[VectorHit]) -> SqlData:
+    """When SQL is down: rebuild the primary product and its group from a matching group chunk."""
+    names = {n.lower() for n in (query.drug, query.ingredient) if n}
+    keys = {ingredient_key(n) for n in names}
+    din = query.din.zfill(8) if query.din else None
+    q = (query.q or "").lower()
+    for h in hits:
+        m = h.metadata
+        if m.get("doc_type") != "group":
+            continue
+        brands = [b.lower() for b in str(m.get("brands", "")).split(";")]
+        dins = str(m.get("dins", "")).split(";")
+        if not (
+            (din and din in dins)
+            or names & set(brands)
+            or m.get("ingredient") in keys
+            or any(b and re.search(rf"\b{re.escape(b)}\b", q) for b in brands)
+        ):
+            continue
+        lines = GROUP_LINE.findall(h.text)
+        lu = bool(m.get("lu_required"))
+        status = COVERAGE_TEXT.search(h.text)
+        benefit = not (status and status.group(1) == "not a benefit")
+        members = [
+            {
+                "din": d,
+                "brand_name": b,
+                "generic_name": m.get("generic_name", ""),
+                "ingredient": m.get("ingredient", ""),
+                "strength": m.get("strength"),
+                # chunk text rounds prices of $1+ to cents; the group minimum is exact metadata
+                "individual_price": m.get("lowest_price")
+                if d == m.get("lowest_cost_din")
+                else (float(p.strip("$").replace(",", "")) if p != "n/a" else None),
+                "amount_mohltc_pays": None,
+                "is_benefit": int(benefit),
+                "lu_required": int(lu),
+                "lowest_cost": int(d == m.get("lowest_cost_din")),
+                "lu_codes": m.get("lu_codes"),
+                "group_id": m.get("group_id"),
+            }
+            for b, d, p in lines
+        ]
+        primary = (
+            next((r for r in members if r["din"] == din), None)
+            or next((r for r in members if r["brand_name"].lower() in names), None)
+            or next(
+                (r for r in members if re.search(rf"\b{re.escape(r['brand_name'].lower())}\b", q)),
+                None,
+            )
+            or (members[0] if members else None)
+        )
+        group = {
+            "group_id": m.get("group_id"),
+            "lowest_cost_din": m.get("lowest_cost_din"),
+            "lowest_price": m.get("lowest_price"),
+        }
+        return SqlData(Found("brand"), primary=primary, group=group, members=members)
+    return SqlData(Found())

@@ -1,0 +1,195 @@
+"""The OHIP Schedule store: fee rows and commentary (SQL), schedule and commentary passages (vector).
+
+Both searches answer the same question, "which fee codes and passages does this query point
+to", for schedule.get and coverage.answer: `keyword_search` reads the fee table (by code, FTS5
+keywords) and the hand-written commentary; `vector_search` ranks `ohip_chunks` passages and
+indexes every passage by the codes it mentions. Passage parsing (the 'CODE description: $fee
+(limits; requirements)' lines the index builder writes) lives here too, next to the store.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from reference_server.catalog import OFF_COLLECTIONS, ohip_commentary_id
+from reference_server.retrieval.sql import STOPWORDS, SqlClient, fts_query
+from reference_server.retrieval.vector import HitsByValue, VectorClient, VectorHit
+
+COLLECTION = OFF_COLLECTIONS["ohip"]
+CODE_IN_TEXT = re.compile(r"\b([A-Za-z]{1,2}\d{3}[A-Za-z]?)\b")
+VECTOR_CANDIDATES = 12
+FTS_CANDIDATES = 60
+
+# Small query expansion: clinicians' words -> the words the Schedule and commentary use.
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "elderly": ("senior", "older", "65", "frail"),
+    "senior": ("elderly", "older", "65"),
+    "house": ("home",),
+    "home": ("house",),
+    "ed": ("emergency",),
+    "er": ("emergency",),
+    "internist": ("internal",),
+    "virtual": ("video", "telephone"),
+    "video": ("virtual",),
+    "phone": ("telephone", "virtual"),
+    "session": ("unit",),
+    "counseling": ("counselling",),
+    "mrp": ("responsible",),
+}
+GENERIC = frozenset(
+    {"bill", "billing", "billed", "code", "codes", "fee", "fees", "ohip", "claim", "claims"}
+    | {"use", "get", "many", "much", "apply", "valid"}
+)
+LINE_RE = re.compile(
+    r"^(?P<code>[A-Z]{1,2}\d{3}[A-Z]?) (?P<desc>.*?): "
+    r"(?P<fee>\$[\d,]+\.\d{2}(?: per unit| per diem| add-on)?|\+[\d.]+% premium|"
+    r"independent consideration|fee not listed)"
+    r"(?: \((?P<extra>.*)\))?(?P<conflict> \[fee differs between tables\])?$"
+)
+
+
+@dataclass
+class SqlFound:
+    rows: dict[str, list[dict[str, Any]]]  # code -> rows (two when the fee differs by table)
+    fts: list[str]  # codes ranked by keyword match
+    commentary: list[dict[str, Any]]  # commentary rows matching q, best first
+    all_commentary: list[dict[str, Any]]
+
+
+@dataclass
+class VectorFound:
+    hits: list[VectorHit]  # passages nearest to q
+    by_code: Mapping[str, list[VectorHit]]  # every passage, indexed by the codes it mentions
+
+
+def stem(word: str) -> str:
+    for suffix in ("ing", "es", "s", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
+
+
+def stems(text: str) -> set[str]:
+    return {stem(w) for w in re.findall(r"[a-z0-9]+", text.lower())}
+
+
+def query_terms(q: str) -> dict[str, float]:
+    """Content-word stems of q with weights; synonyms count half."""
+    terms: dict[str, float] = {}
+    for word in re.findall(r"[a-z0-9]+", q.lower()):
+        if word in STOPWORDS or word in GENERIC or (len(word) < 3 and word not in SYNONYMS):
+            continue
+        if CODE_IN_TEXT.fullmatch(word):
+            continue
+        terms[stem(word)] = 1.0
+        for syn in SYNONYMS.get(word, ()):
+            terms.setdefault(stem(syn), 0.5)
+    return terms
+
+
+def codes_in(text: str) -> list[str]:
+    """Schedule-shaped codes written in free text, uppercased, in order."""
+    return list(dict.fromkeys(m.upper() for m in CODE_IN_TEXT.findall(text)))
+
+
+def overlap(terms: dict[str, float], stems: set[str]) -> float:
+    return sum(w for t, w in terms.items() if t in stems)
+
+
+def keyword_search(
+    sql: SqlClient, q: str, named: list[str], limit: int = FTS_CANDIDATES
+) -> SqlFound:
+    """SQL path: commentary rows scored against q, fee codes by FTS5, the fee rows of every
+    code named, matched or listed in the commentary."""
+    terms = query_terms(q)
+    commentary = sql.query_once("SELECT id, title, codes, section, text FROM ohip_commentary")
+    scored = []
+    for row in commentary:
+        codes = [c for c in (row["codes"] or "").split(";") if c]
+        score = 2 * overlap(terms, stems(row["title"])) + overlap(terms, stems(row["text"]))
+        score += 3 * len(set(codes) & set(named))
+        if score > 0:
+            scored.append((score, row))
+    best = max((score for score, _ in scored), default=0.0)
+    ranked = [r for score, r in sorted(scored, key=lambda x: -x[0]) if score >= best / 3]
+    fts: list[str] = []
+    match = fts_query(" ".join(w for w in q.split() if w.lower().strip("?.,!") not in GENERIC))
+    if match:
+        hits = sql.query(
+            "SELECT s.code FROM ohip_fee_fts f JOIN ohip_fee_schedule s ON s.rowid = f.rowid "
+            "WHERE ohip_fee_fts MATCH ? ORDER BY bm25(ohip_fee_fts, 5.0, 2.0, 1.0) LIMIT ?",
+            (match, limit),
+        )
+        fts = list(dict.fromkeys(h["code"] for h in hits))
+    wanted = set(named) | set(fts)
+    for row in commentary:  # every commentary code, so vector-only context codes resolve too
+        wanted.update(c for c in (row["codes"] or "").split(";") if c)
+    rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    if wanted:
+        marks = ",".join("?" * len(wanted))
+        for r in sql.query(
+            "SELECT code, description, fee, fee_kind, fee_percent, requirements, limits, "
+            "subsection_title, page_ref, pdf_pages, n_source_rows, conflict_group, chunk_id "
+            f"FROM ohip_fee_schedule WHERE code IN ({marks}) ORDER BY code, n_source_rows DESC",
+            sorted(wanted),
+        ):
+            rows[r["code"]].append(r)
+    return SqlFound(dict(rows), fts, ranked, commentary)
+
+
+def vector_search(vectors: VectorClient, q: str, limit: int = VECTOR_CANDIDATES) -> VectorFound:
+    """Vector path: passages nearest to q, plus every passage indexed by the codes it names."""
+    hits = vectors.search(COLLECTION, q, n_results=limit)
+    return VectorFound(hits, HitsByValue(vectors, COLLECTION, "codes"))
+
+
+def schedule_lines(hit: VectorHit) -> dict[str, list[re.Match[str]]]:
+    """Parsed 'CODE description: $fee (limits; requirements)' lines of a schedule passage."""
+    lines: dict[str, list[re.Match[str]]] = defaultdict(list)
+    if hit.metadata.get("doc_type") != "subsection":
+        return lines
+    for line in hit.text.splitlines()[1:]:
+        m = LINE_RE.match(line)
+        if m:
+            lines[m["code"]].append(m)
+    return lines
+
+
+def fee_value(text: str) -> float | None:
+    m = re.match(r"\$([\d,]+\.\d{2})", text)
+    return float(m.group(1).replace(",", "")) if m else None
+
+
+def passage_fees(code: str, passages: list[VectorHit]) -> list[float]:
+    """Fees the passages give for a code (schedule lines, or 'CODE (61.15' in commentary)."""
+    fees: list[float] = []
+    pattern = re.compile(rf"\b{code}(?: \(|, )(\d+\.\d{{2}})")
+    for hit in passages:
+        for m in schedule_lines(hit).get(code, []):
+            value = fee_value(m["fee"])
+            if value is not None:
+                fees.append(value)
+        if hit.metadata.get("doc_type") == "commentary":
+            fees.extend(float(x) for x in pattern.findall(hit.text))
+    return sorted(set(fees))
+
+
+def commentary_as_passages(rows: list[dict[str, Any]]) -> dict[str, list[VectorHit]]:
+    """The SQL copy of the commentary, shaped like passages, for when the vector path failed."""
+    by_code: dict[str, list[VectorHit]] = defaultdict(list)
+    for r in rows:
+        codes = r["codes"] or ""
+        hit = VectorHit(
+            ohip_commentary_id(r["id"]),
+            f"{r['title']}\nCodes: {codes.replace(';', ', ')}\n{r['text']}",
+            {"doc_type": "commentary", "title": r["title"], "codes": codes},
+            0.0,
+        )
+        for code in codes.split(";"):
+            if code:
+                by_code[code].append(hit)
+    return by_code

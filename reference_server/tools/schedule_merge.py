@@ -1,0 +1,302 @@
+"""schedule.get's merge: fuse the code lists both paths produced, then build each item from the
+fee rows (or the schedule passages) with requirement and limit sentences from the commentary,
+and the conflicts between the fee table and the passages (fee, limits, requirements)."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from reference_server.catalog import OHIP_LINE_EXTRA_CHARS
+from reference_server.retrieval.ohip_schedule import (
+    SqlFound,
+    VectorFound,
+    codes_in,
+    fee_value,
+    overlap,
+    passage_fees,
+    query_terms,
+    schedule_lines,
+    stems,
+)
+from reference_server.retrieval.vector import VectorHit
+from reference_server.scoring.citations import Citation
+from reference_server.scoring.conflicts import Conflict
+
+MAX_PLAUSIBLE_SPAN = 100  # subsections spanning more PDF pages were mis-extracted: no page
+RRF_K = 10
+MAX_SENTENCES = 3
+SIMILARITY_BAND = 0.15  # commentary passages this close to the best one add their codes
+
+LIMIT_WORDS = re.compile(
+    r"\b(max(imum)?|at most|limited|limit|once|only one|only 1|per (patient|admission|day|week|"
+    r"month|year|time period|provider)|units?|cap(ped)?|no more than|not payable|not eligible|"
+    r"cannot|within \d+ (hours|days))\b",
+    re.I,
+)
+DOC_WORDS = re.compile(
+    r"\b(record\w*|chart\w*|document\w*|start and stop|written|must|requires?|required|minimum|"
+    r"at least|all elements|referr\w*)\b",
+    re.I,
+)
+SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
+
+
+class ScheduleItem(BaseModel):
+    code: str = Field(description="Fee code, e.g. 'C124'.")
+    description: str = Field(description="Service description.")
+    fee: float | None = Field(description="Dollar amount (null for percentage premiums).")
+    requirements: str | None = Field(description="Billing requirements and documentation.")
+    limits: str | None = Field(description="Service limits and restrictions.")
+    page_num: int | None = Field(description="First PDF page of the Schedule table listing it.")
+
+
+@dataclass
+class Candidate:
+    score: float = 0.0
+    named: int | None = None
+    passages: dict[str, VectorHit] = field(default_factory=dict)
+
+
+def rank(
+    q: str, named: list[str], sql: SqlFound | None, vec: VectorFound | None
+) -> dict[str, Candidate]:
+    """Reciprocal-rank fusion of the code lists each path produced; named codes come first."""
+    found: dict[str, Candidate] = defaultdict(Candidate)
+    for i, code in enumerate(named):
+        found[code].named = i
+
+    def add(codes: list[tuple[float, str]]) -> None:
+        for position, code in codes:
+            found[code].score += 1.0 / (RRF_K + position)
+
+    def from_commentary(rows: list[tuple[int, str]]) -> list[tuple[float, str]]:
+        out = []
+        for row_rank, codes in rows:
+            out += [(row_rank + 0.3 * j, c) for j, c in enumerate(codes.split(";")) if c]
+        return out
+
+    if sql:
+        add(from_commentary([(i, r["codes"] or "") for i, r in enumerate(sql.commentary)]))
+        add([(float(i), c) for i, c in enumerate(sql.fts)])
+    if vec:
+        terms = query_terms(q)
+        best = vec.hits[0].similarity if vec.hits else 0.0
+        commentary = [
+            h
+            for h in vec.hits
+            if h.metadata.get("doc_type") == "commentary" and h.similarity >= best - SIMILARITY_BAND
+        ]
+        add(
+            from_commentary(
+                [(i, str(h.metadata.get("codes", ""))) for i, h in enumerate(commentary)]
+            )
+        )
+        line_hits: list[tuple[float, str]] = []
+        for i, hit in enumerate(h for h in vec.hits if h.metadata.get("doc_type") == "subsection"):
+            for code, matches in schedule_lines(hit).items():
+                shared = overlap(terms, stems(matches[0]["desc"]))
+                if shared:
+                    line_hits.append((i * 3 + 1 / shared, code))
+        add(sorted(line_hits))
+        for hit in vec.hits:
+            for code in str(hit.metadata.get("codes", "")).split(";"):
+                if code in found:
+                    found[code].passages[hit.id] = hit
+    return found
+
+
+def _sentences(
+    code: str, texts: list[str], pattern: re.Pattern[str], skip: list[str] | None = None
+) -> list[str]:
+    """Sentences about this code (naming it, or naming no code) that match a pattern."""
+    out: list[str] = []
+    for text in texts:
+        for sentence in SENTENCE_SPLIT.split(" ".join(text.split())):
+            mentioned = codes_in(sentence)
+            about = not mentioned or code in mentioned
+            if about and pattern.search(sentence) and sentence not in out + (skip or []):
+                out.append(sentence)
+    return out[:MAX_SENTENCES]
+
+
+def _body(hit: VectorHit) -> str:
+    """A commentary passage without its title and 'Codes:' lines."""
+    return hit.text.split("\n", 2)[-1]
+
+
+def _join(*parts: str | None) -> str | None:
+    """Parts as sentences: each ends with a full stop, joined by spaces."""
+    kept = [p.strip() for p in parts if p and p.strip()]
+    return " ".join(p if p[-1] in ".!?" else p + "." for p in kept) or None
+
+
+def _page(pdf_pages: str | None) -> int | None:
+    start, _, end = (pdf_pages or "").partition("-")
+    if not start.isdigit():
+        return None
+    if end.isdigit() and int(end) - int(start) > MAX_PLAUSIBLE_SPAN:
+        return None
+    return int(start)
+
+
+def _fee_basis(row: dict[str, Any]) -> str | None:
+    kind = row.get("fee_kind")
+    if kind == "percent" and row.get("fee_percent") is not None:
+        return f"Premium: add {row['fee_percent']:g}% to the listed fee."
+    return {
+        "per_unit": "Fee is per unit.",
+        "per_diem": "Fee is per diem.",
+        "add_on": "Fee is an add-on to the main service.",
+        "independent_consideration": "Fee by independent consideration.",
+    }.get(kind or "")
+
+
+def _squash(text: str | None) -> str:
+    return " ".join((text or "").split())
+
+
+def text_conflicts(
+    code: str, rows: list[dict[str, Any]], mentions: list[VectorHit]
+) -> list[Conflict]:
+    """Limits and requirements of the fee table (SQL) against the schedule passages' lines.
+
+    Each passage line carries '(limits; requirements)' cut to OHIP_LINE_EXTRA_CHARS; a table value
+    missing from every line of the code (compared up to that cut) is a conflict.
+    """
+    extras = [_squash(m["extra"]) for p in mentions for m in schedule_lines(p).get(code, [])]
+    if not extras:
+        return []
+    out: list[Conflict] = []
+    for name in ("limits", "requirements"):
+        values = list(dict.fromkeys(_squash(r[name]) for r in rows if r.get(name)))
+        for value in values:
+            probe = value[: OHIP_LINE_EXTRA_CHARS // 2]
+            if not any(probe in extra for extra in extras):
+                out.append(
+                    Conflict(
+                        field=f"{code}.{name}",
+                        sql_value=value,
+                        vector_value=extras,
+                        resolution=(
+                            f"Schedule table (SQL) {name} used; the schedule passage says "
+                            "otherwise, so the passage index may be stale."
+                        ),
+                    )
+                )
+    return out
+
+
+@dataclass
+class Built:
+    item: ScheduleItem
+    citations: list[Citation]
+    conflicts: list[Conflict]
+    from_sql: bool
+    passages: set[str]
+
+
+def build_item(
+    code: str,
+    rows: list[dict[str, Any]],
+    passages: list[VectorHit],
+    mentions: list[VectorHit],
+    include: set[str],
+) -> Built | None:
+    """One item from the SQL rows (or, without them, the schedule passages) plus passage context.
+
+    `passages` are the commentary and nearest passages naming the code (context, corroboration);
+    `mentions` every passage naming it (fees to compare, schedule lines when SQL failed).
+    """
+    commentary = [p for p in passages if p.metadata.get("doc_type") == "commentary"]
+    texts = [_body(p) for p in commentary] if "commentary" in include else []
+    conflicts: list[Conflict] = []
+    vector_fees = passage_fees(code, mentions)
+    if rows:
+        row = rows[0]  # ordered by n_source_rows: the fee most source tables give
+        description, fee = row["description"], row["fee"]
+        requirements = _join(_fee_basis(row), row["requirements"])
+        limits = row["limits"]
+        page = _page(row["pdf_pages"])
+        source = f"OHIP Schedule of Benefits, {row['subsection_title']} ({row['page_ref']})"
+        chunk_id = row["chunk_id"]
+        fees = sorted({r["fee"] for r in rows if r["fee"] is not None})
+        if len(fees) > 1:
+            listed = "; ".join(
+                f"{r['fee']:.2f} ({r['page_ref']} {r['subsection_title']})" for r in rows
+            )
+            conflicts.append(
+                Conflict(
+                    field=f"{code}.fee",
+                    sql_value=listed,
+                    vector_value=vector_fees or None,
+                    resolution=(
+                        f"The schedule extract lists {code} with {len(fees)} different fees; the "
+                        f"item shows {fee:.2f}, the fee in most source tables "
+                        f"({row['n_source_rows']} rows). Confirm against the current Schedule."
+                    ),
+                )
+            )
+        elif fee is not None and vector_fees and fee not in vector_fees:
+            conflicts.append(
+                Conflict(
+                    field=f"{code}.fee",
+                    sql_value=fee,
+                    vector_value=vector_fees,
+                    resolution="Schedule table (SQL) fee used; the passage index may be stale.",
+                )
+            )
+        conflicts += text_conflicts(code, rows, mentions)
+    else:
+        lines = [(p, m) for p in mentions for m in schedule_lines(p).get(code, [])]
+        if not lines:
+            return None
+        hit, m = lines[0]
+        description, fee = m["desc"], fee_value(m["fee"])
+        extra = m["extra"] or ""
+        is_limit = bool(LIMIT_WORDS.search(extra))
+        requirements = _join(None if fee is not None else m["fee"], "" if is_limit else extra)
+        limits = extra if is_limit else None
+        page = None  # the passage metadata cannot tell a plausible page from a mis-extracted one
+        meta = hit.metadata
+        source = f"OHIP Schedule of Benefits, {meta.get('subsection', '')} ({meta.get('page', '')})"
+        chunk_id = hit.id
+        if len(vector_fees) > 1:
+            conflicts.append(
+                Conflict(
+                    field=f"{code}.fee",
+                    vector_value=vector_fees,
+                    resolution=(
+                        f"The schedule passages list {code} with {len(vector_fees)} different fees "
+                        f"and the fee table (SQL) was unavailable; the item shows {fee if fee is None else f'{fee:.2f}'}. Confirm "
+                        "against the current Schedule."
+                    ),
+                )
+            )
+    limit_notes = _sentences(code, texts, LIMIT_WORDS)
+    doc_notes = _sentences(code, texts, DOC_WORDS, skip=limit_notes)
+    requirements = _join(requirements, *doc_notes) if "documentation" in include else None
+    limits = _join(limits, *limit_notes) if "limits" in include else None
+    item = ScheduleItem(
+        code=code,
+        description=description,
+        fee=fee if "fee" in include else None,
+        requirements=requirements,
+        limits=limits,
+        page_num=page,
+    )
+    citations = [Citation(source=source, loc=code, page=page, chunk_id=chunk_id)]
+    if "commentary" in include:
+        citations += [
+            Citation(
+                source=f"OHIP billing commentary: {p.metadata.get('title', '')}",
+                loc=p.id,
+                chunk_id=p.id,
+            )
+            for p in commentary
+        ]
+    return Built(item, citations, conflicts, bool(rows), {p.id for p in passages})
