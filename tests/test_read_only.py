@@ -38,3 +38,14 @@ def test_sql_writes_fail_and_change_nothing(
     finally:
         client.query("PRAGMA query_only = ON")
     assert database_checksums(settings.index_dir) == before
+
+
+def test_serving_leaves_the_built_index_byte_identical(settings: Settings) -> None:
+    """Chroma's embedded store rewrites its files when a collection loads; the server reads a
+    private copy, so starting, warming and querying every collection writes nothing to the index."""
+    from reference_server.server import build_server
+
+    before = database_checksums(settings.index_dir)
+    server = build_server(settings)
+    server.runtime.warm_up()  # type: ignore[attr-defined]
+    assert database_checksums(settings.index_dir) == before

@@ -8,7 +8,12 @@ local to each replica. Both return the same chromadb client API, so nothing else
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
+import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -16,6 +21,9 @@ from reference_server.config import Settings
 from reference_server.errors import IndexMissingError
 
 PAGE = 2000  # rows per `get` page: keeps each HTTP reply small and memory flat
+
+_snapshots: dict[tuple[Path, int], Path] = {}
+_snapshot_lock = threading.Lock()
 
 
 def server_address(url: str) -> tuple[str, int, bool]:
@@ -38,7 +46,29 @@ def connect(settings: Settings) -> Any:
         return chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=chroma_settings)
     if not settings.chroma_dir.exists():
         raise IndexMissingError(str(settings.chroma_dir))
-    return chromadb.PersistentClient(path=str(settings.chroma_dir), settings=chroma_settings)
+    return chromadb.PersistentClient(
+        path=str(private_snapshot(settings.chroma_dir)), settings=chroma_settings
+    )
+
+
+def private_snapshot(chroma_dir: Path) -> Path:
+    """A per-process copy of the embedded store, so serving never writes to the built index.
+
+    Chroma's embedded store rewrites its HNSW files (`length.bin`, `data_level0.bin`) and its
+    SQLite file whenever a collection is loaded, even for reads only; the built index must stay
+    byte-for-byte what `make index` wrote (the fuzz and read-only tests checksum it). One copy
+    per source directory and process, removed at exit.
+    """
+    source = chroma_dir.resolve()
+    marker = source / "chroma.sqlite3"
+    key = (source, marker.stat().st_mtime_ns if marker.exists() else 0)  # a rebuilt index: new copy
+    with _snapshot_lock:
+        if key not in _snapshots or not _snapshots[key].exists():
+            target = Path(tempfile.mkdtemp(prefix="ocm-chroma-")) / "chroma"
+            shutil.copytree(source, target)
+            atexit.register(shutil.rmtree, target.parent, True)
+            _snapshots[key] = target
+        return _snapshots[key]
 
 
 def pages(collection: Any, include: list[str], page: int = PAGE) -> Iterator[dict[str, Any]]:

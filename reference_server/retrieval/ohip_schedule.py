@@ -13,6 +13,7 @@ import re
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from reference_server.catalog import OFF_COLLECTIONS, ohip_commentary_id
@@ -73,8 +74,11 @@ def stem(word: str) -> str:
     return word
 
 
-def stems(text: str) -> set[str]:
-    return {stem(w) for w in re.findall(r"[a-z0-9]+", text.lower())}
+@lru_cache(maxsize=4096)
+def stems(text: str) -> frozenset[str]:
+    """The word stems of a text. Remembered: every call scores q against the same (read-only)
+    commentary rows and fee descriptions, and re-stemming them was most of the SQL path's time."""
+    return frozenset(stem(w) for w in re.findall(r"[a-z0-9]+", text.lower()))
 
 
 def query_terms(q: str) -> dict[str, float]:
@@ -96,7 +100,7 @@ def codes_in(text: str) -> list[str]:
     return list(dict.fromkeys(m.upper() for m in CODE_IN_TEXT.findall(text)))
 
 
-def overlap(terms: dict[str, float], stems: set[str]) -> float:
+def overlap(terms: dict[str, float], stems: frozenset[str]) -> float:
     return sum(w for t, w in terms.items() if t in stems)
 
 

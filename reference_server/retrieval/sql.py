@@ -1,7 +1,8 @@
 """Read-only SQLite access shared by all tools.
 
 Each worker thread gets its own connection, opened with `mode=ro` so nothing a client sends
-can change the corpus. Rows come back as plain dicts.
+can change the corpus. Rows come back as plain dicts, built straight from the row tuples and
+the statement's column names (going through `sqlite3.Row` first cost a second object per row).
 """
 
 from __future__ import annotations
@@ -68,6 +69,17 @@ def fts_query(text: str, mode: str = "OR") -> str:
     return f" {mode} ".join(f'"{w}"' for w in dict.fromkeys(terms))
 
 
+def _as_dicts(description: Any, rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """Rows as dicts keyed by column name. When two names clash, ignoring case (a join's
+    `a.*, b.*`), each name reads its first matching column, as `dict(sqlite3.Row)` did."""
+    names = [column[0] for column in description]
+    lowered = [n.lower() for n in names]
+    if len(set(lowered)) == len(lowered):
+        return [dict(zip(names, row, strict=True)) for row in rows]
+    picks = {n: lowered.index(n.lower()) for n in names}
+    return [{n: row[i] for n, i in picks.items()} for row in rows]
+
+
 class SqlClient:
     """Thread-local read-only connections to one SQLite database."""
 
@@ -83,7 +95,6 @@ class SqlClient:
             if not self.path.exists():
                 raise IndexMissingError(str(self.path))
             conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
-            conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA query_only = ON")
             self._local.conn = conn
         return conn
@@ -91,7 +102,9 @@ class SqlClient:
     def query(
         self, sql: str, params: tuple[Any, ...] | list[Any] | dict[str, Any] = ()
     ) -> list[dict[str, Any]]:
-        return [dict(r) for r in self._conn().execute(sql, params).fetchall()]
+        cursor = self._conn().execute(sql, params)
+        rows = cursor.fetchall()
+        return _as_dicts(cursor.description, rows) if rows else []
 
     def query_once(
         self, sql: str, params: tuple[Any, ...] | list[Any] | dict[str, Any] = ()
@@ -112,5 +125,6 @@ class SqlClient:
     def one(
         self, sql: str, params: tuple[Any, ...] | list[Any] | dict[str, Any] = ()
     ) -> dict[str, Any] | None:
-        row = self._conn().execute(sql, params).fetchone()
-        return dict(row) if row else None
+        cursor = self._conn().execute(sql, params)
+        row = cursor.fetchone()
+        return _as_dicts(cursor.description, [row])[0] if row is not None else None

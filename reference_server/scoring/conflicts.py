@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -128,9 +129,16 @@ def _words(text: str) -> set[str]:
     }
 
 
-def _mentions(text: str, item: str) -> bool:
+@lru_cache(maxsize=1024)
+def _item_regex(item: str) -> re.Pattern[str]:
+    """The item as a whole word or phrase (spaces or hyphens between words, plural allowed),
+    compiled once per item rather than on every sentence it is checked against."""
     pattern = re.escape(item.lower()).replace(r"\ ", r"[\s-]+")
-    return re.search(rf"\b{pattern}(e?s)?\b", text.lower()) is not None
+    return re.compile(rf"\b{pattern}(e?s)?\b")
+
+
+def _mentions(text: str, item: str) -> bool:
+    return _item_regex(item).search(text.lower()) is not None
 
 
 def level_conflicts(
@@ -145,6 +153,15 @@ def level_conflicts(
     """
     conflicts: list[Conflict] = []
     seen: set[tuple[str, str, str]] = set()
+    # Each statement is checked against every item and every other statement: its content
+    # words are computed once here rather than once per pair (pairs are many; statements few).
+    words: dict[str, set[str]] = {}
+
+    def words_of(text: str) -> set[str]:
+        if text not in words:
+            words[text] = _words(text)
+        return words[text]
+
     for item in sorted({i for i in items if len(i) >= 4}):
         item_words = _words(item)
         for a in answer:
@@ -157,7 +174,7 @@ def level_conflicts(
                     or b.level == a.level
                     or key in seen
                     or not _mentions(b.text, item)
-                    or len((_words(a.text) & _words(b.text)) - item_words) < 2
+                    or len((words_of(a.text) & words_of(b.text)) - item_words) < 2
                 ):
                     continue
                 seen.add(key)
