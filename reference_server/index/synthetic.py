@@ -289,7 +289,7 @@ def scale_collections(
     """Copy every collection with `factor - 1` synthetic copies of each chunk; counts."""
     source = chroma_client.connect(Settings(index_dir=source_dir))
     (out_dir / "chroma").mkdir(parents=True, exist_ok=True)
-    target = chroma_client.connect(Settings(index_dir=out_dir))
+    target = chroma_client.connect(Settings(index_dir=out_dir), writable=True)
     collections = [source.get_collection(c.name) for c in source.list_collections()]
     task = progress.add_task("chroma: chunks", total=sum(c.count() for c in collections) * factor)
     counts: dict[str, int] = {}

@@ -35,8 +35,12 @@ def server_address(url: str) -> tuple[str, int, bool]:
     return parts.hostname, parts.port or (443 if ssl else 80), ssl
 
 
-def connect(settings: Settings) -> Any:
-    """A chromadb client: HTTP when `settings.chroma_url` is set, else the embedded store."""
+def connect(settings: Settings, writable: bool = False) -> Any:
+    """A chromadb client: HTTP when `settings.chroma_url` is set, else the embedded store.
+
+    Serving reads the embedded store through a private copy; index-time writers (the scale
+    generator) pass `writable=True` to open the directory itself.
+    """
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 
@@ -46,9 +50,8 @@ def connect(settings: Settings) -> Any:
         return chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=chroma_settings)
     if not settings.chroma_dir.exists():
         raise IndexMissingError(str(settings.chroma_dir))
-    return chromadb.PersistentClient(
-        path=str(private_snapshot(settings.chroma_dir)), settings=chroma_settings
-    )
+    path = settings.chroma_dir if writable else private_snapshot(settings.chroma_dir)
+    return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
 
 
 def private_snapshot(chroma_dir: Path) -> Path:
