@@ -89,6 +89,12 @@ class Settings(BaseModel):
         description="A Chroma server (`chroma run`) shared by replicas; default: the embedded store.",
         pattern=r"^https?://[^/\s]+/?$",
     )
+    exact_search_max: int = Field(
+        default=100_000,
+        ge=0,
+        description="Collections up to this many vectors are searched exactly (a flat index in "
+        "memory); larger ones by Chroma's approximate HNSW index.",
+    )
     embed_cache_size: int = 1024
     embed_threads: int = Field(
         default=1, ge=1, le=16, description="ONNX threads per query embedding."
@@ -137,6 +143,7 @@ class Settings(BaseModel):
             "OCM_EMBED_CACHE_SIZE": "embed_cache_size",
             "OCM_EMBED_THREADS": "embed_threads",
             "OCM_CHROMA_URL": "chroma_url",
+            "OCM_EXACT_SEARCH_MAX": "exact_search_max",
         }
         if env.get("OCM_WEB_URL_REWRITE"):
             data["web_url_rewrite"] = json.loads(env["OCM_WEB_URL_REWRITE"])

@@ -1,0 +1,57 @@
+"""Exact vector search (the flat index): the true nearest chunks, filters applied exactly, ties
+broken by id, and the same answers from Chroma's HNSW index where it has no misses."""
+
+from __future__ import annotations
+
+import numpy as np
+from fastmcp import FastMCP
+
+from reference_server.embedding import make_embedder
+from reference_server.retrieval.vector import FlatIndex, VectorClient
+from tests.conftest import make_settings
+
+
+def test_the_nearest_rows_are_exact_and_ties_go_to_the_smaller_id() -> None:
+    flat = FlatIndex.build({"c": [1.0, 0.0], "a": [2.0, 0.0], "b": [0.0, 1.0], "d": [1.0, 1.0]})
+    hits = flat.nearest([1.0, 0.0], 3, None)
+    assert [doc_id for doc_id, _ in hits] == ["a", "c", "d"]  # a and c tie at 1.0: id order
+    assert hits[0][1] == hits[1][1] == 1.0
+    assert abs(hits[2][1] - 2**-0.5) < 1e-6
+    # Ties at the cut: every tied row competes, so the smaller id wins whatever the row order.
+    assert [doc_id for doc_id, _ in flat.nearest([1.0, 0.0], 1, None)] == ["a"]
+
+
+def test_a_filter_keeps_only_its_rows_and_an_empty_filter_answers_nothing() -> None:
+    flat = FlatIndex.build({"a": [1.0, 0.0], "b": [0.9, 0.1], "c": [0.0, 1.0]})
+    rows = np.array([flat.row_of["b"], flat.row_of["c"]])
+    assert [i for i, _ in flat.nearest([1.0, 0.0], 5, rows)] == ["b", "c"]
+    assert flat.nearest([1.0, 0.0], 5, np.array([], dtype=np.intp)) == []
+
+
+def test_flat_search_matches_brute_force_on_a_real_collection(server: FastMCP) -> None:
+    vectors: VectorClient = server.runtime.vectors  # type: ignore[attr-defined]
+    where = {"policy_level": "expectation"}
+    hits = vectors.search("opa_cpso_corpus", "consent for a minor", 15, where)
+    flat = vectors._flat["opa_cpso_corpus"]
+    query = np.asarray(vectors.embed_query("consent for a minor"), dtype=np.float32)
+    query /= np.linalg.norm(query)
+    allowed = [
+        row
+        for row, doc_id in enumerate(flat.ids)
+        if vectors._payloads["opa_cpso_corpus"][doc_id][1].get("policy_level") == "expectation"
+    ]
+    expected = sorted(allowed, key=lambda row: (-float(flat.matrix[row] @ query), flat.ids[row]))
+    assert [h.id for h in hits] == [flat.ids[row] for row in expected[:15]]
+    assert all(h.metadata["policy_level"] == "expectation" for h in hits)
+
+
+def test_above_the_limit_chroma_searches_and_finds_the_same_top_hits() -> None:
+    settings = make_settings()
+    embedder = make_embedder(settings, for_queries=True)
+    exact = VectorClient(settings, embedder)
+    approximate = VectorClient(make_settings(exact_search_max=0), embedder)
+    query = "informed consent capacity"
+    top_exact = [h.id for h in exact.search("opa_cpso_corpus", query, 5)]
+    top_hnsw = [h.id for h in approximate.search("opa_cpso_corpus", query, 5)]
+    assert "opa_cpso_corpus" in exact._flat and not approximate._flat
+    assert top_hnsw == top_exact  # HNSW misses are deep in the ranking, not at the top
