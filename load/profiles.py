@@ -17,6 +17,9 @@ class LocustProfile(BaseModel):
     users: int = Field(default=1, ge=1)
     rate: float = Field(default=0.0, ge=0)
     time_s: float = Field(default=30.0, gt=0)
+    # Measured after this: users spawning, sessions opening and first calls queueing together
+    # are the start of a run, not its steady state (the usual load-test warm-up).
+    warmup_s: float = Field(default=0.0, ge=0)
 
 
 class SaturationProfile(BaseModel):

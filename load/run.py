@@ -92,8 +92,10 @@ def run_profile(
         ]
     else:
         locustfile = LOCUSTFILE
-        time_s = settings.time_s
+        time_s = settings.time_s + settings.warmup_s
         extra = [
+            "--warmup",
+            str(settings.warmup_s),
             "--users",
             str(settings.users),
             "--spawn-rate",

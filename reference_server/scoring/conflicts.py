@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -113,12 +114,18 @@ def sentence_level(sentence: str) -> str | None:
 
 def statements_from_text(text: str, document_id: str, source: str) -> list[Statement]:
     """The sentences of a passage that state a level (the rest describe, and cannot disagree)."""
+    return list(_statements(text, document_id, source))
+
+
+@lru_cache(maxsize=4096)
+def _statements(text: str, document_id: str, source: str) -> tuple[Statement, ...]:
+    """Passages are immutable once indexed: each is split and classified once per process."""
     out = []
     for sentence in re.split(r"(?<=[.;])\s+", text):
         level = sentence_level(sentence)
         if level:
             out.append(Statement(level, sentence.strip(), document_id, source))
-    return out
+    return tuple(out)
 
 
 def _words(text: str) -> set[str]:
@@ -137,8 +144,34 @@ def _item_regex(item: str) -> re.Pattern[str]:
     return re.compile(rf"\b{pattern}(e?s)?\b")
 
 
-def _mentions(text: str, item: str) -> bool:
-    return _item_regex(item).search(text.lower()) is not None
+_RUN = re.compile(r"[a-z0-9]+")
+
+
+class _Naming:
+    """Which statements name an item, in their original order.
+
+    An inverted index over each statement's words: only statements containing the item's first
+    word (or, for a one-word item, its plural) are searched with the item's regex, so the cost is
+    the matches, not items x statements."""
+
+    def __init__(self, statements: list[Statement]):
+        self._statements = statements
+        self._lowered = [s.text.lower() for s in statements]
+        self._by_word: dict[str, list[int]] = {}
+        for position, text in enumerate(self._lowered):
+            for word in set(_RUN.findall(text)):
+                self._by_word.setdefault(word, []).append(position)
+
+    def __call__(self, item: str) -> list[Statement]:
+        words = _RUN.findall(item.lower())
+        if not words or not item.lower().startswith(words[0]):
+            positions: Iterable[int] = range(len(self._statements))  # no word to look up
+        else:
+            first = words[0]
+            forms = (first, first + "s", first + "es") if len(words) == 1 else (first,)
+            positions = sorted({p for form in forms for p in self._by_word.get(form, ())})
+        named = _item_regex(item).search
+        return [self._statements[p] for p in positions if named(self._lowered[p])]
 
 
 def level_conflicts(
@@ -153,8 +186,7 @@ def level_conflicts(
     """
     conflicts: list[Conflict] = []
     seen: set[tuple[str, str, str]] = set()
-    # Each statement is checked against every item and every other statement: its content
-    # words are computed once here rather than once per pair (pairs are many; statements few).
+    answer_naming, others_naming = _Naming(answer), _Naming(others)
     words: dict[str, set[str]] = {}
 
     def words_of(text: str) -> set[str]:
@@ -163,17 +195,18 @@ def level_conflicts(
         return words[text]
 
     for item in sorted({i for i in items if len(i) >= 4}):
+        named_in_answer = answer_naming(item)
+        if not named_in_answer:
+            continue
+        named_in_others = others_naming(item)
         item_words = _words(item)
-        for a in answer:
-            if not _mentions(a.text, item):
-                continue
-            for b in others:
+        for a in named_in_answer:
+            for b in named_in_others:
                 key = (item, a.document_id, b.document_id)
                 if (
                     b.document_id == a.document_id
                     or b.level == a.level
                     or key in seen
-                    or not _mentions(b.text, item)
                     or len((words_of(a.text) & words_of(b.text)) - item_words) < 2
                 ):
                     continue
