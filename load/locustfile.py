@@ -104,14 +104,16 @@ def _mix(env: Environment) -> TaskMix:
     return _MIX
 
 
-def _wait_time(user: Any) -> float:
-    """Paced profile: constant-throughput pacing, the total rate split over the users."""
-    env = user.environment
+def _per_user_rate(env: Environment) -> float:
+    """Paced profile: each user's calls/s, the total rate split over the users (0: unpaced)."""
     rate = float(_opt(env, "rate", 0.0) or 0.0)
-    if rate <= 0:
-        return constant(0)(user)
-    users = max(1, int(_opt(env, "num_users", 1) or 1))
-    return constant_throughput(rate / users)(user)
+    return rate / max(1, int(_opt(env, "num_users", 1) or 1)) if rate > 0 else 0.0
+
+
+def _wait_time(user: Any) -> float:
+    """Paced profile: constant-throughput pacing; otherwise the next call at once."""
+    rate = _per_user_rate(user.environment)
+    return constant_throughput(rate)(user) if rate > 0 else constant(0)(user)
 
 
 _SCHEMAS_LOCK = gevent.lock.Semaphore()
@@ -149,11 +151,9 @@ class McpUser(FastHttpUser):
         Constant-throughput users spawned together stay in phase: 20 users at 100 calls/s in
         total, spawned 50 ms apart with a 200 ms cycle, arrive five at a time every 50 ms, and
         those bursts, not the rate, set the p95 (a cheap opa.get_section: p50 11 ms, p95 100 ms)."""
-        env = self.environment
-        rate = float(_opt(env, "rate", 0.0) or 0.0)
+        rate = _per_user_rate(self.environment)
         if rate > 0:
-            users = max(1, int(_opt(env, "num_users", 1) or 1))
-            gevent.sleep(random.uniform(0, users / rate))
+            gevent.sleep(random.uniform(0, 1 / rate))
 
     def _post(
         self, body: dict[str, Any], name: str, expect_reply: bool = True

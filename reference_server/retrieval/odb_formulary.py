@@ -177,7 +177,7 @@ def _from_question(db: SqlClient, q: str) -> Found:
     phrases = [p for p in phrases if len(p) > 3]
     if phrases:
         for names in formulary_name_sets(db):
-            hit = max((p for p in phrases if p in names), key=len, default=None)
+            hit = _longest_in(phrases, names)
             if hit:
                 return _by_name(db, hit)
     cls = _class_of(db, q)
@@ -202,7 +202,12 @@ def longest_name(db: SqlClient, phrases: list[str]) -> str | None:
     if not phrases:
         return None
     brands, ingredients = formulary_name_sets(db)
-    return max((p for p in phrases if p in brands or p in ingredients), key=len, default=None)
+    return _longest_in(phrases, brands, ingredients)
+
+
+def _longest_in(phrases: list[str], *name_sets: frozenset[str]) -> str | None:
+    """The longest phrase found in any of `name_sets` (the first of equal length)."""
+    return max((p for p in phrases if any(p in n for n in name_sets)), key=len, default=None)
 
 
 def resolve(db: SqlClient, query: DrugQuery) -> Found:

@@ -95,6 +95,10 @@ def _matches(metadata: dict[str, Any], where: dict[str, Any] | None) -> bool:
     return True
 
 
+def _where_key(collection: str, where: dict[str, Any]) -> tuple[str, str]:
+    return collection, json.dumps(where, sort_keys=True, default=str)
+
+
 class VectorClient:
     """One Chroma client (embedded or a server, see `chroma_client`), shared; collections and
     their payloads are loaded once."""
@@ -204,30 +208,32 @@ class VectorClient:
         return self.get(collection, self._ids_where(collection, where))
 
     def _ids_where(self, collection: str, where: dict[str, Any]) -> list[str]:
-        key = (collection, json.dumps(where, sort_keys=True, default=str))
+        key = _where_key(collection, where)
         ids = self._where_ids.get(key)
         if ids is None:
             payloads = self._payloads[collection]
             ids = [i for i, (_, m) in payloads.items() if _matches(m, where)]
-            with self._lock:
-                if len(self._where_ids) >= WHERE_CACHE_SIZE:
-                    self._where_ids.pop(next(iter(self._where_ids)))
-                self._where_ids[key] = ids
+            self._remember(self._where_ids, key, ids)
         return ids
 
     def _rows_where(self, collection: str, flat: FlatIndex, where: dict[str, Any]) -> np.ndarray:
         """Flat-index rows matching a filter, computed once per filter (like `get_where`)."""
-        key = (collection, json.dumps(where, sort_keys=True, default=str))
+        key = _where_key(collection, where)
         rows = self._where_rows.get(key)
         if rows is None:
-            rows = np.array(
-                sorted(flat.row_of[i] for i in self._ids_where(collection, where)), dtype=np.intp
-            )
-            with self._lock:
-                if len(self._where_rows) >= WHERE_CACHE_SIZE:
-                    self._where_rows.pop(next(iter(self._where_rows)))
-                self._where_rows[key] = rows
+            matching = self._ids_where(collection, where)
+            rows = np.array(sorted(flat.row_of[i] for i in matching), dtype=np.intp)
+            self._remember(self._where_rows, key, rows)
         return rows
+
+    def _remember(
+        self, cache: dict[tuple[str, str], Any], key: tuple[str, str], value: Any
+    ) -> None:
+        """Keep a per-filter result, forgetting the oldest beyond WHERE_CACHE_SIZE filters."""
+        with self._lock:
+            if len(cache) >= WHERE_CACHE_SIZE:
+                cache.pop(next(iter(cache)))
+            cache[key] = value
 
     def ids_by(self, collection: str, field: str, lower: bool = True) -> dict[str, list[str]]:
         """Chunk ids by one metadata field's values (';'-joined lists split), built once.
