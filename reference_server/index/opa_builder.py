@@ -165,7 +165,7 @@ def build_sql(conn: sqlite3.Connection, corpus_dir: Path) -> dict[str, int]:
         n_docs += 1
         topics = " ".join(doc.get("topics") or [])
         for row in chunks(doc):
-            conn.execute(
+            inserted = conn.execute(
                 "INSERT INTO opa_sections VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     row["section_id"],
@@ -183,9 +183,19 @@ def build_sql(conn: sqlite3.Connection, corpus_dir: Path) -> dict[str, int]:
                     superseded,
                 ),
             )
+            # Same rowid as the section row: the keyword search joins on it (a table seek per
+            # match, not an index probe by section_id), which is what keeps it flat as it grows.
             conn.execute(
-                "INSERT INTO opa_sections_fts VALUES (?,?,?,?,?)",
-                (row["section_id"], doc["title"], row["section_heading"], topics, row["text"]),
+                "INSERT INTO opa_sections_fts(rowid, section_id, title, section_heading, topics, text)"
+                " VALUES (?,?,?,?,?,?)",
+                (
+                    inserted.lastrowid,
+                    row["section_id"],
+                    doc["title"],
+                    row["section_heading"],
+                    topics,
+                    row["text"],
+                ),
             )
             n_sections += 1
     return {"opa_documents": n_docs, "opa_sections": n_sections}
