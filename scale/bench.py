@@ -56,6 +56,7 @@ class McpHttp:
 
     def __init__(self, url: str, client: httpx.AsyncClient):
         self.url, self.client, self.next_id = url, client, 0
+        self.last_bytes = 0  # size of the last reply: answers that grow with the corpus cost more
 
     async def initialize(self) -> None:
         await self._rpc(
@@ -87,6 +88,7 @@ class McpHttp:
         body = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
         resp = await self.client.post(self.url, json=body, headers=HEADERS)
         resp.raise_for_status()
+        self.last_bytes = len(resp.content)
         if resp.headers.get("content-type", "").startswith("text/event-stream"):
             data = [line[5:].strip() for line in resp.text.splitlines() if line.startswith("data:")]
             return dict(json.loads(data[-1]))
@@ -104,6 +106,7 @@ async def single_client(urls: dict[int, str], calls: list[Call], rounds: int) ->
     """Per factor and tool: sequential latencies, factors alternating call by call."""
     samples: dict[int, dict[str, list[float]]] = {f: defaultdict(list) for f in urls}
     errors: dict[int, dict[str, int]] = {f: defaultdict(int) for f in urls}
+    sizes: dict[int, dict[str, list[int]]] = {f: defaultdict(list) for f in urls}
     async with httpx.AsyncClient(timeout=30) as http:
         clients = {f: McpHttp(url, http) for f, url in urls.items()}
         for client in clients.values():
@@ -116,6 +119,7 @@ async def single_client(urls: dict[int, str], calls: list[Call], rounds: int) ->
                     started = time.perf_counter()
                     problem = await client.call(tool, args)
                     samples[factor][tool].append((time.perf_counter() - started) * 1000)
+                    sizes[factor][tool].append(client.last_bytes)
                     if problem:
                         errors[factor][tool] += 1
     return {
@@ -125,6 +129,7 @@ async def single_client(urls: dict[int, str], calls: list[Call], rounds: int) ->
                 "p95_ms": round(percentile(xs, 0.95), 2),
                 "calls": len(xs),
                 "errors": errors[f][tool],
+                "answer_bytes": round(statistics.mean(sizes[f][tool])),
             }
             for tool, xs in sorted(samples[f].items())
         }
@@ -252,15 +257,17 @@ def render(result: dict[str, Any], console: Console) -> str:
         table.add_column(f"{f}x rps", justify="right")
         if f != 1:
             table.add_column(f"p95 {f}x/1x", justify="right")
+            table.add_column(f"answer {f}x/1x", justify="right")
     md = [
         "| tool | "
         + " | ".join(
-            f"{f}x p50 | {f}x p95 | {f}x calls/s" + (f" | p95 {f}x/1x" if f != 1 else "")
+            f"{f}x p50 | {f}x p95 | {f}x calls/s"
+            + (f" | p95 {f}x/1x | answer {f}x/1x" if f != 1 else "")
             for f in factors
         )
         + " |"
     ]
-    md.append("|" + " --- |" * (1 + sum(4 if f != 1 else 3 for f in factors)))
+    md.append("|" + " --- |" * (1 + sum(5 if f != 1 else 3 for f in factors)))
     checks = result["targets"]
     for tool in sorted(result["scale"]["1"]):
         cells = []
@@ -272,9 +279,17 @@ def render(result: dict[str, Any], console: Console) -> str:
                 limit = checks.get(str(f), {}).get("limit")
                 mark = "" if ratio is None or limit is None or ratio <= limit else " MISSED"
                 cells.append(f"{ratio:.2f}{mark}" if ratio is not None else "-")
+                cells.append(_answer_growth(result["scale"], tool, f))
         table.add_row(tool, *cells)
         md.append(f"| {tool} | " + " | ".join(cells) + " |")
     console.print(table)
+    note = (
+        "answer Nx/1x: the reply's size against 1x. A tool that lists every matching record "
+        "(freshness of an organisation, a condition's tools, a topic's IPAC sections) answers "
+        "with more as the corpus grows, and its latency follows the answer."
+    )
+    console.print(note)
+    md += ["", note]
     index = Table(title="index per factor")
     for col in ("factor", "chunks", "size MB", "build s"):
         index.add_column(col, justify="right")
@@ -286,6 +301,12 @@ def render(result: dict[str, Any], console: Console) -> str:
         md.append("| " + " | ".join(cells) + " |")
     console.print(index)
     return "\n".join(md) + "\n"
+
+
+def _answer_growth(scale: dict[str, Any], tool: str, factor: int) -> str:
+    base = scale["1"][tool].get("answer_bytes")
+    grown = scale[str(factor)][tool].get("answer_bytes")
+    return f"{grown / base:.1f}" if base and grown is not None else "-"
 
 
 def plot(result: dict[str, Any], path: Path) -> None:

@@ -3,6 +3,7 @@ separate index; the real index is never touched."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 from pathlib import Path
@@ -38,6 +39,12 @@ def test_ids_titles_and_text_are_marked_deterministically() -> None:
     assert mutate_value(text, 4) != text and len(mutate_value(text, 4).split()) == len(text.split())
     # JSON keeps its keys, so tools reading structured columns still parse synthetic rows.
     assert mutate_value('{"name": "Ontario Breast Screening"}', 2).startswith('{"name": ')
+    # Identifiers inside JSON are ids too: a copy of a program block is another program.
+    block = json.loads(mutate_value('{"key": "cervical", "steps": [{"source_id": "a;b"}]}', 2))
+    assert block == {
+        "key": "synthetic-2-cervical",
+        "steps": [{"source_id": "synthetic-2-a;synthetic-2-b"}],
+    }
 
 
 @pytest.mark.parametrize("db", ["opa.db", "ohip.db"])

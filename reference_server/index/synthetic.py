@@ -12,8 +12,11 @@ and every Chroma collection. Copy k of a record:
   `synthetic k: <title>`;
 - **free text** keeps its length and common words but about half of its longer words get a
   copy-specific suffix, so the vocabulary grows with the corpus (as a real larger corpus's
-  does) instead of every query matching `factor` times as many rows; JSON values keep their
-  keys; numbers, dates and categorical columns (few distinct values) are kept;
+  does) instead of every query matching `factor` times as many rows;
+- **JSON blocks** keep their keys and one-word values (levels, topics, codes); longer strings
+  are free text, and strings under an identifier key (`key`, `id`, `*_id`) are ids, so a
+  copy of a program block is another program;
+- numbers, dates and categorical columns (few distinct values) are kept;
 - **vectors** are the original embedding plus small Gaussian noise (cosine ~0.9 to the
   original), renormalised: same dimension and neighbourhood structure, without spending
   an embedding pass per copy (the 10x build must stay under ten minutes on two cores).
@@ -53,6 +56,7 @@ SKIP_TABLES = {"ingestion_log", "query_cache"}  # build records and caches, not 
 FTS_SHADOW = re.compile(r"_(data|idx|content|docsize|config)$")
 TITLE = re.compile(r"^(title|heading)$|_(title|heading|name)$")
 ID_NAME = re.compile(r"^id$|_(id|ids|uid|by|of)$")
+JSON_ID = re.compile(r"^(id|key)$|_(id|key)$")
 WORD = re.compile(r"[A-Za-z]{4,}")
 BATCH = 2000
 
@@ -87,13 +91,20 @@ def mutate_text(text: str, k: int) -> str:
     return WORD.sub(swap, text)
 
 
-def _mutate_json(value: Any, k: int) -> Any:
+def _mutate_json(value: Any, k: int, name: str = "") -> Any:
+    """Strings under an identifier name (`key`, `id`, `*_id`) become copy k's id, like id
+    columns: a program block's `key` names the program, and copies of a document are other
+    programs, not ten more documents of the same one (which would change what real queries
+    answer instead of what they cost)."""
     if isinstance(value, str):
-        return mutate_text(value, k)
+        if JSON_ID.search(name):
+            return synthetic_id(value, k)
+        # One-word values are levels, topics and codes that readers compare with fixed sets.
+        return mutate_text(value, k) if " " in value.strip() else value
     if isinstance(value, list):
-        return [_mutate_json(v, k) for v in value]
+        return [_mutate_json(v, k, name) for v in value]
     if isinstance(value, dict):
-        return {key: _mutate_json(v, k) for key, v in value.items()}
+        return {key: _mutate_json(v, k, key) for key, v in value.items()}
     return value
 
 
@@ -193,10 +204,13 @@ def sql_roles(conn: sqlite3.Connection) -> Roles:
             indexed |= {r[2] for r in conn.execute(f'PRAGMA index_info("{idx[1]}")')}
         total = conn.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
         for _, col, *_rest in info:
-            kind, distinct = conn.execute(
-                f'SELECT max(typeof("{col}")), count(DISTINCT "{col}") FROM "{table}"'
+            kind, distinct, structured = conn.execute(
+                f'SELECT max(typeof("{col}")), count(DISTINCT "{col}"), '
+                f"max(substr(\"{col}\", 1, 1) IN ('{{', '[')) FROM \"{table}\""
             ).fetchone()
             role = _column_role(col, kind, distinct, total, keyed, indexed)
+            if role == "category" and structured:
+                role = "text"  # JSON blocks are records (their ids and text are copied as such)
             if _PRIORITY[role] > _PRIORITY[roles.get(col, "category")] or col not in roles:
                 roles[col] = role
     ids = {name for name, role in roles.items() if role == "id"}
@@ -271,6 +285,8 @@ def metadata_roles(metadatas: list[dict[str, Any]], sql: Roles) -> Roles:
             roles[key] = "id"
         elif TITLE.search(key):
             roles[key] = "title"
+        elif any(v[:1] in ("{", "[") for v in values):
+            roles[key] = "text"  # JSON blocks, as in `sql_roles`
         elif len(set(values)) <= CATEGORICAL_MAX and len(set(values)) * 2 < len(values):
             roles[key] = "category"
         else:

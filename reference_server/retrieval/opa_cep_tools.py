@@ -19,7 +19,7 @@ LIMIT = 20
 
 def keyword_search(sql: SqlClient) -> list[dict[str, Any]]:
     """SQL path: all CEP tool documents, tool block and topics decoded."""
-    rows = sql.query(
+    rows = sql.query_once(
         "SELECT document_id, title, source_url, updated_date, topics, tool FROM opa_documents "
         "WHERE source_org = 'cep' AND tool IS NOT NULL"
     )

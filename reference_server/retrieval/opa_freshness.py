@@ -60,13 +60,21 @@ def sql_documents(
     return {"rows": docs, "built_at": log["built_at"] if log else None}
 
 
-def vector_documents(vectors: VectorClient) -> dict[str, dict[str, Any]]:
-    """Each document's metadata as the vector index holds it (its first parent chunk)."""
+def vector_documents(
+    vectors: VectorClient,
+    document_ids: Sequence[str] | None = None,
+    source_orgs: Sequence[str] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """The asked documents' metadata as the vector index holds it (each one's first parent
+    chunk), read from the asked organisations' collections only: reading every document of
+    every collection on each call grew with the corpus."""
+    clauses: list[dict[str, Any]] = [{"chunk_type": "parent"}, {"section_idx": 1}]
+    if document_ids:
+        clauses.append({"document_id": {"$in": sorted(document_ids)}})
+    orgs = [o for o in COLLECTIONS if not source_orgs or o in source_orgs]
     found: dict[str, dict[str, Any]] = {}
-    for collection in COLLECTIONS.values():
-        for hit in vectors.get_where(
-            collection, {"$and": [{"chunk_type": "parent"}, {"section_idx": 1}]}
-        ):
+    for collection in (COLLECTIONS[o] for o in orgs):
+        for hit in vectors.get_where(collection, {"$and": clauses}):
             m = hit.metadata
             found[str(m.get("document_id"))] = {
                 "document_id": m.get("document_id"),

@@ -29,7 +29,7 @@ class SqlFound:
 
 def ipac_sections(sql: SqlClient, topic: str) -> list[dict[str, Any]]:
     """Current PHO parent sections whose structured IPAC block is about this topic."""
-    rows = sql.query(
+    rows = sql.query_once(
         f"""SELECT {SECTION_COLUMNS} FROM opa_sections s JOIN opa_documents d ON d.document_id = s.document_id
             WHERE s.source_org = 'pho' AND s.chunk_type = 'parent' AND d.is_superseded = 0
             AND json_extract(s.ipac, '$.topic') = ?""",
@@ -41,7 +41,7 @@ def ipac_sections(sql: SqlClient, topic: str) -> list[dict[str, Any]]:
 def cpso_ipac_sections(sql: SqlClient) -> list[dict[str, Any]]:
     """CPSO's own IPAC policy and advice (documents tagged 'ipac'): what opa.ipac_guidance
     compares PHO's requirement levels against."""
-    rows = sql.query(
+    rows = sql.query_once(
         f"""SELECT {SECTION_COLUMNS} FROM opa_sections s JOIN opa_documents d ON d.document_id = s.document_id
             WHERE s.source_org = 'cpso' AND s.chunk_type = 'parent' AND d.is_superseded = 0
             AND EXISTS (SELECT 1 FROM json_each(d.topics) WHERE json_each.value = 'ipac')

@@ -8,6 +8,7 @@ so either path can answer alone. Program names are matched on whole words ("bene
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -58,13 +59,26 @@ def sql_program_docs(sql: SqlClient, key: str | None) -> list[dict[str, Any]]:
     """Current Ontario Health documents whose program block is `key` (none when key is None)."""
     if key is None:
         return []
+    return [
+        _as_program_doc(r | {"program": json.loads(r["program"])})
+        for r in _program_rows_by_key(sql).get(key, [])
+    ]
+
+
+@functools.lru_cache(maxsize=8)
+def _program_rows_by_key(sql: SqlClient) -> dict[str, list[dict[str, Any]]]:
+    """Program documents by program key, read and keyed once per process (the index is
+    read-only): decoding every program block on every call grew with the corpus (10x: most
+    of opa.program_lookup's time). Blocks stay JSON text, so each call decodes its own."""
     rows = sql.query(
         "SELECT document_id, title, source_url, effective_date, updated_date, review_date, program "
         "FROM opa_documents WHERE source_org = 'ontario_health' AND is_superseded = 0 "
         "AND program IS NOT NULL ORDER BY document_id"
     )
-    docs = [_as_program_doc(r | {"program": json.loads(r["program"])}) for r in rows]
-    return [d for d in docs if d["program"].get("key") == key]
+    by_key: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_key.setdefault(json.loads(row["program"]).get("key"), []).append(row)
+    return by_key
 
 
 def vector_program_hits(vectors: VectorClient, query: str, limit: int = 8) -> list[VectorHit]:

@@ -129,7 +129,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     dual = await run_dual(
         rt.settings,
         sql=lambda: sql_documents(rt.opa_sql, req.document_ids, req.source_orgs),
-        vector=lambda: vector_documents(rt.vectors),
+        vector=lambda: vector_documents(rt.vectors, req.document_ids, req.source_orgs),
     )
     if dual.sql.value is None:  # degraded: the vector index's copy of the metadata
         vdocs = (dual.vector.value or {}).values()
