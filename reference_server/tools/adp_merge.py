@@ -5,6 +5,7 @@ and context. Rules come from the SQL rows, or from rule passages when the SQL pa
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -74,13 +75,13 @@ def pick_funding(rows: list[dict[str, Any]], p: Parsed) -> list[dict[str, Any]]:
     return []
 
 
-def manual_of(row: dict[str, Any], sections: list[dict[str, Any]]) -> str:
+def manual_of(row: dict[str, Any], index: SectionIndex) -> str:
     uid, page = row.get("policy_uid"), row.get("page_num")
-    same = [s for s in sections if s["policy_uid"] == uid]
+    same = index.by_uid.get(uid, [])
     best = next((s for s in same if s["page_num"] == page), same[0] if same else None)
     if best is None:  # no section for this rule: use the category's manual when it has only one
-        manuals = {s["manual"] for s in sections if s["adp_doc"] == row.get("adp_doc")}
-        best = {"manual": manuals.pop()} if len(manuals) == 1 else None
+        manuals = index.manuals.get(row.get("adp_doc"), set())
+        best = {"manual": next(iter(manuals))} if len(manuals) == 1 else None
     if best and best.get("manual"):
         return f"ADP {best['manual']}"
     return f"ADP {row.get('adp_doc', '')} manual"
@@ -122,6 +123,41 @@ def exclusion_lines(rows: list[dict[str, Any]], flagged: list[str]) -> list[str]
     return lines
 
 
+@dataclass(frozen=True)
+class SectionIndex:
+    """The manual sections arranged the ways adp.get reads them, built once per SQL read (once
+    per process): scanning every section per call grew with the corpus (10x: a third of
+    adp.get's time went to the fast-track scan, manual lookups and keyword filters)."""
+
+    by_doc: dict[str, list[tuple[dict[str, Any], str]]]  # manual -> (section, lowered text)
+    by_uid: dict[Any, list[dict[str, Any]]]
+    manuals: dict[Any, set[str]]  # adp_doc -> its manuals' names
+    requirements: dict[str, list[dict[str, Any]]]  # manual -> requirement sections
+    fast_track: list[dict[str, Any]]
+
+    @staticmethod
+    def of(sections: list[dict[str, Any]]) -> SectionIndex:
+        index = SectionIndex({}, {}, {}, {}, [])
+        for s in sections:
+            text = f"{s['heading']} {s['summary']}"
+            index.by_doc.setdefault(s["adp_doc"], []).append((s, text.lower()))
+            index.by_uid.setdefault(s["policy_uid"], []).append(s)
+            index.manuals.setdefault(s["adp_doc"], set()).add(s["manual"])
+            if REQUIREMENT_HEADING.search(s["heading"]):
+                index.requirements.setdefault(s["adp_doc"], []).append(s)
+            if FAST_TRACK.search(text):
+                index.fast_track.append(s)
+        return index
+
+
+NO_SECTIONS = SectionIndex.of([])
+
+
+@lru_cache(maxsize=4)
+def section_index(sql: SqlData) -> SectionIndex:
+    return SectionIndex.of(sql.sections)
+
+
 @dataclass
 class Selection:
     """The rows of either path that answer this request (SQL rows, or chunk metadata if SQL failed)."""
@@ -133,35 +169,29 @@ class Selection:
     flagged: list[str]
     device_sections: list[dict[str, Any]]
     requirement_sections: list[dict[str, Any]]
-    sections: list[dict[str, Any]]
+    index: SectionIndex
 
 
 def select(p: Parsed, sql: SqlData | None, passages: list[VectorHit]) -> Selection:
     funding_rows = sql.funding if sql else adp.rows_from_passages(passages, "funding_rule")
     excl_rows = sql.exclusions if sql else adp.rows_from_passages(passages, "exclusion")
-    sections = sql.sections if sql else []
+    index = section_index(sql) if sql else NO_SECTIONS
     scoped = [r for r in funding_rows if in_scope(r, p.category)]
     excl = sorted(
         (r for r in excl_rows if in_scope(r, p.category)),
         key=lambda r: (r["adp_doc"] == CORE, str(r.get("exclusion_id"))),
     )
     not_paid = [r for r in scoped if r["scenario"] in ("repair", "batteries") and not r["covered"]]
-    cat_sections = [s for s in sections if s["adp_doc"] == p.category]
+    cat_sections = index.by_doc.get(p.category or "", [])
     return Selection(
         share_rules=pick_funding(scoped, p),
         repair_rules=sorted(not_paid, key=lambda r: (r["adp_doc"] == CORE, r["scenario"])),
         scoped_funding=scoped,
         exclusions=excl,
         flagged=[k for k in p.flags if any(r["exclusion"] == k for r in excl)],
-        device_sections=[
-            s
-            for s in cat_sections
-            if any(k in f"{s['heading']} {s['summary']}".lower() for k in p.keywords)
-        ][:3],
-        requirement_sections=[s for s in cat_sections if REQUIREMENT_HEADING.search(s["heading"])][
-            :3
-        ],
-        sections=sections,
+        device_sections=[s for s, text in cat_sections if any(k in text for k in p.keywords)][:3],
+        requirement_sections=index.requirements.get(p.category or "", [])[:3],
+        index=index,
     )
 
 
@@ -254,7 +284,7 @@ def eligibility_of(
     if independent_transfer is not None:
         other["independent_transfer"] = independent_transfer
     if p.fast_track:
-        found = [s for s in sel.sections if FAST_TRACK.search(f"{s['heading']} {s['summary']}")]
+        found = sel.index.fast_track
         other["fast_track"] = (
             f"Described in {', '.join(ref(s) for s in found[:3])}."
             if found
@@ -288,7 +318,7 @@ def citations_of(
             seen.add(chunk_id)
             out.append(
                 Citation(
-                    source=manual_of(r, sel.sections),
+                    source=manual_of(r, sel.index),
                     loc=loc(r),
                     page=r.get("page_num"),
                     chunk_id=chunk_id,
