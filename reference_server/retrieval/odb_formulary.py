@@ -315,7 +315,11 @@ def keyword_search(db: SqlClient, query: DrugQuery) -> SqlData:
         pool, data.alt_basis = class_members(db, cls), f"same drug class: {cls}"
     elif p.get("atc_code") and len(p["atc_code"]) >= 5:
         prefix = p["atc_code"][:5]
-        pool = db.query("SELECT * FROM odb_drugs WHERE atc_code LIKE ?", (prefix + "%",))
+        # A range on the indexed column: LIKE is case-insensitive, so it scanned every drug.
+        upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+        pool = db.query(
+            "SELECT * FROM odb_drugs WHERE atc_code >= ? AND atc_code < ?", (prefix, upper)
+        )
         data.alt_basis = f"same ATC class: {prefix}"
     else:
         pool = []

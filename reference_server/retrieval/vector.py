@@ -61,13 +61,16 @@ class FlatIndex:
         self, vector: list[float], n_results: int, rows: np.ndarray | None
     ) -> list[tuple[str, float]]:
         """The n most similar rows (all rows, or only `rows`), ties broken by id."""
-        query = np.asarray(vector, dtype=np.float32)
-        norm = float(np.linalg.norm(query))
-        similarities = self.matrix @ (query / norm if norm else query)
         candidates = np.arange(len(self.ids)) if rows is None else rows
         if len(candidates) == 0 or n_results <= 0:
             return []
-        scores = similarities[candidates]
+        query = np.asarray(vector, dtype=np.float32)
+        norm = float(np.linalg.norm(query))
+        query = query / norm if norm else query
+        if len(candidates) * 2 < len(self.ids):  # a selective filter: score only its rows
+            scores = self.matrix[candidates] @ query
+        else:
+            scores = (self.matrix @ query)[candidates]
         if n_results < len(candidates):
             # Everything tied with the n-th best stays in, so the id tie-break decides.
             cutoff = np.partition(scores, len(scores) - n_results)[len(scores) - n_results]
