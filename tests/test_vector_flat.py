@@ -55,3 +55,24 @@ def test_above_the_limit_chroma_searches_and_finds_the_same_top_hits() -> None:
     top_hnsw = [h.id for h in approximate.search("opa_cpso_corpus", query, 5)]
     assert "opa_cpso_corpus" in exact._flat and not approximate._flat
     assert top_hnsw == top_exact  # HNSW misses are deep in the ranking, not at the top
+
+
+def test_above_the_limit_filters_are_searched_without_chromas_where() -> None:
+    """A large collection: a selective filter is searched exactly over its own vectors, a broad
+    one by an unfiltered HNSW query filtered here; both give the exact search's answer."""
+    settings = make_settings()
+    embedder = make_embedder(settings, for_queries=True)
+    exact = VectorClient(settings, embedder)
+    large = VectorClient(make_settings(exact_search_max=200), embedder)  # cpso: ~970 chunks
+    query = "informed consent capacity"
+    broad = {"chunk_type": {"$in": ["parent", "child"]}}  # all 969 chunks: unfiltered HNSW
+    half = {"policy_level": "expectation"}  # 486 chunks: HNSW, over-fetched and filtered here
+    small = {"$and": [{"chunk_type": "parent"}, {"document_type": "advice"}]}  # < 200: exact
+    for where in (broad, half, small):
+        expected = [h.id for h in exact.search("opa_cpso_corpus", query, 8, where)]
+        found = large.search("opa_cpso_corpus", query, 8, where)
+        assert [h.id for h in found] == expected, where
+    assert "opa_cpso_corpus" not in large._flat
+    n_small = len(large._ids_where("opa_cpso_corpus", small))
+    assert 0 < n_small <= 200, "the advice filter should be small enough for an exact subset"
+    assert any(len(f.ids) == n_small for f in large._subset_flat.values())

@@ -28,6 +28,10 @@ from reference_server.embedding import Embedder
 from reference_server.retrieval import chroma_client
 
 WHERE_CACHE_SIZE = 256  # distinct metadata filters remembered by `get_where`
+SUBSET_CACHE_SIZE = 8  # filtered subsets of an HNSW collection kept as exact indexes
+OVERFETCH = 2.0  # broad filters on HNSW: fetch this many times the expected share, then filter
+MAX_FETCH = 4096  # widest unfiltered HNSW fetch before Chroma's own filtered query
+ID_BATCH = 5000  # ids per Chroma `get` when reading a subset's vectors
 _FANOUT = ThreadPoolExecutor(max_workers=6, thread_name_prefix="chroma")
 
 
@@ -116,6 +120,7 @@ class VectorClient:
         self._where_ids: dict[tuple[str, str], list[str]] = {}
         self._flat: dict[str, FlatIndex] = {}
         self._where_rows: dict[tuple[str, str], np.ndarray] = {}
+        self._subset_flat: dict[tuple[str, str], FlatIndex] = {}
         self._lock = threading.Lock()
 
     def _collection(self, name: str) -> Any:
@@ -153,8 +158,7 @@ class VectorClient:
         where: dict[str, Any] | None = None,
         query_vector: list[float] | None = None,
     ) -> list[VectorHit]:
-        """Nearest chunks matching `where`: exact on a flat index, else Chroma's HNSW (where the
-        filter is applied by Chroma and re-checked on the payloads)."""
+        """Nearest chunks matching `where`: exact on a flat index, else `_search_large`."""
         vector = query_vector if query_vector is not None else self.embed_query(query)
         chroma = self._collection(collection)
         payloads = self._payloads[collection]
@@ -163,14 +167,58 @@ class VectorClient:
         flat = self._flat.get(collection)
         if flat is not None:
             rows = self._rows_where(collection, flat, where) if where else None
-            return [
-                VectorHit(doc_id, *payloads[doc_id], max(0.0, similarity))
-                for doc_id, similarity in flat.nearest(vector, n_results, rows)
-            ]
+            return self._flat_hits(payloads, flat.nearest(vector, n_results, rows))
+        return self._search_large(collection, chroma, vector, n_results, where)
+
+    def _search_large(
+        self,
+        collection: str,
+        chroma: Any,
+        vector: list[float],
+        n_results: int,
+        where: dict[str, Any] | None,
+    ) -> list[VectorHit]:
+        """A collection above the exact-search limit: Chroma's HNSW, unfiltered.
+
+        Chroma applies a `where` filter by checking the metadata of the whole collection, which
+        took ~1 s per query at 300k chunks (odb_documents at 100x). So a filter matching few
+        chunks is searched exactly over just their vectors (read once per filter), and a broad
+        one by an unfiltered HNSW query fetching enough extra hits to filter here; Chroma's own
+        filtered query is the fallback when that still comes up short."""
+        payloads = self._payloads[collection]
+        if where:
+            ids = self._ids_where(collection, where)
+            if not ids:
+                return []
+            if len(ids) <= self.settings.exact_search_max:
+                subset = self._subset_index(collection, chroma, where, ids)
+                return self._flat_hits(payloads, subset.nearest(vector, n_results, None))
+            # Near-duplicates cluster (synthetic copies especially), so the filtered-out share
+            # near a query can be far above the average: widen the fetch before giving up.
+            fetch = int(n_results * OVERFETCH * len(payloads) / len(ids)) + 10
+            while True:
+                fetch = min(fetch, len(payloads), MAX_FETCH)
+                hits = self._hnsw(chroma, payloads, vector, fetch, None, where)
+                if len(hits) >= n_results:
+                    return hits[:n_results]
+                if fetch >= min(len(payloads), MAX_FETCH):
+                    break
+                fetch *= 8
+        return self._hnsw(chroma, payloads, vector, min(n_results, len(payloads)), where, where)
+
+    @staticmethod
+    def _hnsw(
+        chroma: Any,
+        payloads: dict[str, tuple[str, dict[str, Any]]],
+        vector: list[float],
+        n_results: int,
+        chroma_where: dict[str, Any] | None,
+        where: dict[str, Any] | None,
+    ) -> list[VectorHit]:
         result = chroma.query(
             query_embeddings=[vector],
-            n_results=min(n_results, len(payloads)),
-            where=where or None,
+            n_results=n_results,
+            where=chroma_where or None,
             include=["distances"],
         )
         hits = []
@@ -179,6 +227,27 @@ class VectorClient:
             if _matches(metadata, where):
                 hits.append(VectorHit(doc_id, text, metadata, max(0.0, 1.0 - float(distance))))
         return hits
+
+    @staticmethod
+    def _flat_hits(
+        payloads: dict[str, tuple[str, dict[str, Any]]], found: list[tuple[str, float]]
+    ) -> list[VectorHit]:
+        return [VectorHit(i, *payloads[i], max(0.0, similarity)) for i, similarity in found]
+
+    def _subset_index(
+        self, collection: str, chroma: Any, where: dict[str, Any], ids: list[str]
+    ) -> FlatIndex:
+        """The vectors of one filter's chunks as an exact index, read once per filter."""
+        key = _where_key(collection, where)
+        subset = self._subset_flat.get(key)
+        if subset is None:
+            vectors: dict[str, Any] = {}
+            for start in range(0, len(ids), ID_BATCH):
+                data = chroma.get(ids=ids[start : start + ID_BATCH], include=["embeddings"])
+                vectors.update(zip(data["ids"], data["embeddings"], strict=True))
+            subset = FlatIndex.build(vectors)
+            self._remember(self._subset_flat, key, subset, SUBSET_CACHE_SIZE)
+        return subset
 
     def search_many(
         self,
@@ -230,11 +299,15 @@ class VectorClient:
         return rows
 
     def _remember(
-        self, cache: dict[tuple[str, str], Any], key: tuple[str, str], value: Any
+        self,
+        cache: dict[tuple[str, str], Any],
+        key: tuple[str, str],
+        value: Any,
+        size: int = WHERE_CACHE_SIZE,
     ) -> None:
-        """Keep a per-filter result, forgetting the oldest beyond WHERE_CACHE_SIZE filters."""
+        """Keep a per-filter result, forgetting the oldest beyond `size` filters."""
         with self._lock:
-            if len(cache) >= WHERE_CACHE_SIZE:
+            if len(cache) >= size:
                 cache.pop(next(iter(cache)))
             cache[key] = value
 
