@@ -74,11 +74,15 @@ def stem(word: str) -> str:
     return word
 
 
+def _stems(text: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in re.findall(r"[a-z0-9]+", text.lower()))
+
+
 @lru_cache(maxsize=4096)
 def stems(text: str) -> frozenset[str]:
-    """The word stems of a text. Remembered: every call scores q against the same (read-only)
-    commentary rows and fee descriptions, and re-stemming them was most of the SQL path's time."""
-    return frozenset(stem(w) for w in re.findall(r"[a-z0-9]+", text.lower()))
+    """The word stems of a text, remembered: schedule.get scores q against the same fee
+    descriptions again and again (the commentary has its own index, `commentary_index`)."""
+    return _stems(text)
 
 
 def query_terms(q: str) -> dict[str, float]:
@@ -109,15 +113,16 @@ def keyword_search(
 ) -> SqlFound:
     """SQL path: commentary rows scored against q, fee codes by FTS5, the fee rows of every
     code named, matched or listed in the commentary."""
-    terms = query_terms(q)
-    commentary = sql.query_once("SELECT id, title, codes, section, text FROM ohip_commentary")
-    scored = []
-    for row in commentary:
-        codes = [c for c in (row["codes"] or "").split(";") if c]
-        score = 2 * overlap(terms, stems(row["title"])) + overlap(terms, stems(row["text"]))
-        score += 3 * len(set(codes) & set(named))
-        if score > 0:
-            scored.append((score, row))
+    index = commentary_index(sql)
+    scores: dict[int, float] = defaultdict(float)
+    for term, weight in query_terms(q).items():
+        for i, in_title, in_text in index.by_stem.get(term, ()):
+            scores[i] += weight * (2 * in_title + in_text)
+    for code in set(named):
+        for i in index.by_code.get(code, ()):
+            scores[i] += 3
+    commentary = index.rows
+    scored = [(scores[i], commentary[i]) for i in sorted(scores) if scores[i] > 0]
     best = max((score for score, _ in scored), default=0.0)
     ranked = [r for score, r in sorted(scored, key=lambda x: -x[0]) if score >= best / 3]
     fts: list[str] = []
@@ -133,6 +138,31 @@ def keyword_search(
     # same on every call: read once per process; only the named and matched codes are per call.
     rows = ChainMap(_fee_rows(sql, set(named) | set(fts)), _commentary_fee_rows(sql))
     return SqlFound(rows, fts, ranked, commentary)
+
+
+@dataclass(frozen=True)
+class CommentaryIndex:
+    """The commentary rows (shared, read-only) with their title and text stems and their codes
+    inverted, built once per process: scoring q against every row's stems on each call grew
+    with the corpus, and past 4,096 texts the `stems` memo thrashed (100x: 5% of all calls)."""
+
+    rows: list[dict[str, Any]]
+    by_stem: dict[str, list[tuple[int, bool, bool]]]  # stem -> (row, in title, in text)
+    by_code: dict[str, list[int]]
+
+
+@lru_cache(maxsize=4)
+def commentary_index(sql: SqlClient) -> CommentaryIndex:
+    rows = sql.query("SELECT id, title, codes, section, text FROM ohip_commentary")
+    by_stem: dict[str, list[tuple[int, bool, bool]]] = defaultdict(list)
+    by_code: dict[str, list[int]] = defaultdict(list)
+    for i, row in enumerate(rows):
+        title, text = _stems(row["title"]), _stems(row["text"])
+        for stem_ in sorted(title | text):
+            by_stem[stem_].append((i, stem_ in title, stem_ in text))
+        for code in dict.fromkeys(c for c in (row["codes"] or "").split(";") if c):
+            by_code[code].append(i)
+    return CommentaryIndex(rows, dict(by_stem), dict(by_code))
 
 
 FEE_ROWS = (
@@ -155,8 +185,7 @@ def _commentary_fee_rows(sql: SqlClient) -> dict[str, list[dict[str, Any]]]:
     """Fee rows of the codes the commentary lists, read once per process (the index is
     read-only; re-reading them on every call grew with the corpus: 16% of schedule.get at 10x).
     Shared between calls: readers look rows up by code and never edit them."""
-    commentary = sql.query_once("SELECT id, title, codes, section, text FROM ohip_commentary")
-    return _fee_rows(sql, {c for row in commentary for c in (row["codes"] or "").split(";") if c})
+    return _fee_rows(sql, set(commentary_index(sql).by_code))
 
 
 def vector_search(vectors: VectorClient, q: str, limit: int = VECTOR_CANDIDATES) -> VectorFound:
