@@ -9,6 +9,7 @@ local to each replica. Both return the same chromadb client API, so nothing else
 from __future__ import annotations
 
 import atexit
+import os
 import shutil
 import tempfile
 import threading
@@ -22,6 +23,7 @@ from reference_server.errors import IndexMissingError
 
 PAGE = 2000  # rows per `get` page: keeps each HTTP reply small and memory flat
 
+SNAPSHOT_PREFIX = "ocm-chroma-"  # + pid + '-' + random, see `sweep_orphans`
 _snapshots: dict[tuple[Path, int], Path] = {}
 _snapshot_lock = threading.Lock()
 
@@ -60,18 +62,42 @@ def private_snapshot(chroma_dir: Path) -> Path:
     Chroma's embedded store rewrites its HNSW files (`length.bin`, `data_level0.bin`) and its
     SQLite file whenever a collection is loaded, even for reads only; the built index must stay
     byte-for-byte what `make index` wrote (the fuzz and read-only tests checksum it). One copy
-    per source directory and process, removed at exit.
+    per source directory and process, removed at exit; a process killed before its exit
+    handlers ran (SIGKILL, a hung shutdown) leaves its copy behind, and the next snapshot
+    removes it (`sweep_orphans`): at 100x each copy is 4.8 GB.
     """
     source = chroma_dir.resolve()
     marker = source / "chroma.sqlite3"
     key = (source, marker.stat().st_mtime_ns if marker.exists() else 0)  # a rebuilt index: new copy
     with _snapshot_lock:
         if key not in _snapshots or not _snapshots[key].exists():
-            target = Path(tempfile.mkdtemp(prefix="ocm-chroma-")) / "chroma"
+            sweep_orphans(Path(tempfile.gettempdir()))
+            target = Path(tempfile.mkdtemp(prefix=f"{SNAPSHOT_PREFIX}{os.getpid()}-")) / "chroma"
             shutil.copytree(source, target)
             atexit.register(shutil.rmtree, target.parent, True)
             _snapshots[key] = target
         return _snapshots[key]
+
+
+def sweep_orphans(tmp: Path) -> list[Path]:
+    """Remove snapshot copies whose process (the pid in the name) no longer runs."""
+    removed = []
+    for path in tmp.glob(f"{SNAPSHOT_PREFIX}*"):
+        pid = path.name[len(SNAPSHOT_PREFIX) :].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
 
 
 def pages(collection: Any, include: list[str], page: int = PAGE) -> Iterator[dict[str, Any]]:
