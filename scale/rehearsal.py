@@ -151,6 +151,15 @@ def locust_available() -> bool:
     return importlib.util.find_spec("locust") is not None
 
 
+def _percentile(cell: str | None) -> float:
+    """A locust CSV percentile: 'N/A' for a row without requests (tools/list after the
+    warm-up reset), counted as 0."""
+    try:
+        return float(cell or 0)
+    except ValueError:
+        return 0.0
+
+
 def drive_locust(
     url: str, users: int, seconds: float, stop_at: float, stop: Any, out: Path
 ) -> dict[str, Any]:
@@ -200,8 +209,8 @@ def drive_locust(
             "calls": int(row["Request Count"]),
             "failures": int(row["Failure Count"]),
             "failure_kinds": {},
-            "p50_ms": float(row["50%"] or 0),
-            "p95_ms": float(row["95%"] or 0),
+            "p50_ms": _percentile(row["50%"]),
+            "p95_ms": _percentile(row["95%"]),
         }
     total = sum(r["calls"] for r in tools.values())
     failures_csv = out / "paced_failures.csv"
