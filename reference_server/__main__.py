@@ -10,12 +10,16 @@ import argparse
 import ipaddress
 import logging
 import os
+import signal
 import sys
+import tempfile
+from pathlib import Path
 
 from reference_server.config import Settings
 from reference_server.http_app import DEFAULT_PATH
 from reference_server.http_security import HOST_ENV
 from reference_server.index.check import index_problem
+from reference_server.retrieval.chroma_client import sweep_orphans
 from reference_server.server import build_server
 
 
@@ -73,16 +77,28 @@ def _serve_http(host: str, port: int, path: str, workers: int, log_level: str) -
 
     os.environ["OCM_HTTP_PATH"] = path
     os.environ[HOST_ENV] = host
-    uvicorn.run(
-        "reference_server.http_app:create_app",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        log_level=log_level.lower(),
-        timeout_graceful_shutdown=2,
-        lifespan="on",
-    )
+    # uvicorn shuts down gracefully on SIGTERM and then raises the signal again; with the
+    # default action that kills the process before its exit handlers run, leaving its private
+    # Chroma copy in /tmp (4.8 GB at 100x). Exit through SystemExit instead, and remove the
+    # copies of worker processes that have already exited.
+    signal.signal(signal.SIGTERM, _exit_on_signal)
+    try:
+        uvicorn.run(
+            "reference_server.http_app:create_app",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            log_level=log_level.lower(),
+            timeout_graceful_shutdown=2,
+            lifespan="on",
+        )
+    finally:
+        sweep_orphans(Path(tempfile.gettempdir()))
+
+
+def _exit_on_signal(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 if __name__ == "__main__":
