@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
 import jsonschema
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
@@ -605,8 +605,9 @@ class Fuzzer:
         @settings(common, max_examples=max(1, self.config.valid))
         @given(valid_strategy(schema))
         def valid_cases(args: dict[str, Any]) -> None:
-            if not mutations.is_valid(args):
-                return  # hostile text the schema refuses: the invalid families cover it
+            # Hostile text the schema refuses is not a valid example (the invalid families cover
+            # it): Hypothesis draws again.
+            assume(mutations.is_valid(args))
             text = json.dumps(args, ensure_ascii=False)
             family = "hostile_text" if any(h in text for h in HOSTILE_TEXT) else "generated"
             cases.append(Case(tool.name, "valid", family, args))
@@ -625,9 +626,12 @@ class Fuzzer:
         @settings(common, max_examples=max(1, self.config.invalid))
         @given(invalid_args())
         def invalid_cases(made: tuple[str, dict[str, Any], list[str]] | None) -> None:
-            if made is not None:
-                family, args, fields = made
-                cases.append(Case(tool.name, "invalid", family, args, fields))
+            # A mutation that does not apply (or leaves the arguments valid) is not an example:
+            # Hypothesis draws again, so each tool gets about `invalid` cases, not a random share.
+            assume(made is not None)
+            assert made is not None
+            family, args, fields = made
+            cases.append(Case(tool.name, "invalid", family, args, fields))
 
         if self.config.valid:
             valid_cases()
