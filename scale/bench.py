@@ -284,9 +284,9 @@ def render(result: dict[str, Any], console: Console) -> str:
         md.append(f"| {tool} | " + " | ".join(cells) + " |")
     console.print(table)
     note = (
-        "answer Nx/1x: the reply's size against 1x. A tool that lists every matching record "
-        "(freshness of an organisation, a condition's tools, a topic's IPAC sections) answers "
-        "with more as the corpus grows, and its latency follows the answer."
+        "answer Nx/1x: the reply's size against 1x. Tools that list matching records (a "
+        "condition's tools, a topic's IPAC sections, stale documents) keep the best n_results "
+        "(n_sections), so their answers grow with the corpus only up to that bound."
     )
     console.print(note)
     md += ["", note]

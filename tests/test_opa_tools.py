@@ -336,6 +336,21 @@ async def test_ipac_without_checklists(client: Client[Any]) -> None:
     assert out["checklists"] == [] and out["requirements"]
 
 
+async def test_ipac_answer_is_built_from_the_best_n_sections(client: Client[Any]) -> None:
+    """A topic's sections grow with the corpus; the answer keeps the best n_sections of them."""
+    args = {"topic": "reprocessing", "specific_item": "spirometer"}
+    full = await call(client, "opa.ipac_guidance", args)
+    assert full["total_sections"] >= 3
+    cut = await call(client, "opa.ipac_guidance", {**args, "n_sections": 2})
+    assert cut["total_sections"] == full["total_sections"]
+    kept = list(dict.fromkeys(r["source_section_id"] for r in cut["requirements"]))
+    assert len(kept) <= 2
+    best = list(dict.fromkeys(r["source_section_id"] for r in full["requirements"]))
+    assert kept == best[: len(kept)]  # the best-ranked sections, in the same order
+    message = await call_error(client, "opa.ipac_guidance", {**args, "n_sections": 0})
+    assert "'n_sections'" in message
+
+
 async def test_ipac_bad_topic(client: Client[Any]) -> None:
     message = await call_error(client, "opa.ipac_guidance", {"topic": "vaccines"})
     assert "'topic'" in message and "hand_hygiene" in message
@@ -369,6 +384,20 @@ async def test_freshness_topics(client: Client[Any]) -> None:
     assert {d["document_id"] for d in out["stale_documents"]} >= {
         "ontario-health-ocsp-cytology-guidelines-2016"
     }
+
+
+async def test_freshness_lists_the_n_most_urgent(client: Client[Any]) -> None:
+    """The whole-corpus report keeps the n_results most urgent entries; totals count them all."""
+    full = await call(client, "opa.freshness_probe", {})
+    assert full["total_stale"] == len(full["stale_documents"]) > 3
+    assert full["total_provenance_issues"] == len(full["provenance_issues"]) > 1
+    cut = await call(client, "opa.freshness_probe", {"n_results": 3})
+    assert cut["stale_documents"] == full["stale_documents"][:3]
+    assert cut["provenance_issues"] == full["provenance_issues"][:3]
+    assert (cut["total_stale"], cut["documents_checked"]) == (
+        full["total_stale"],
+        full["documents_checked"],
+    )
 
 
 async def test_freshness_unknown_document(client: Client[Any]) -> None:
@@ -419,6 +448,17 @@ async def test_clinical_tools_by_name_without_sections(client: Client[Any]) -> N
     out = await call(client, "opa.clinical_tools", {"tool_name": "insomnia"})
     assert [t["tool_id"] for t in out["tools"]] == ["cep-management-of-chronic-insomnia"]
     assert out["tools"][0]["sections"] == []
+
+
+async def test_clinical_tools_keeps_the_best_n_results(client: Client[Any]) -> None:
+    """A feature or category lists every tool it has; the answer keeps the best n_results."""
+    full = await call(client, "opa.clinical_tools", {"feature_type": "calculator"})
+    assert full["total_tools"] == len(full["tools"]) >= 3
+    cut = await call(client, "opa.clinical_tools", {"feature_type": "calculator", "n_results": 2})
+    assert [t["tool_id"] for t in cut["tools"]] == [t["tool_id"] for t in full["tools"][:2]]
+    assert cut["total_tools"] == full["total_tools"]
+    message = await call_error(client, "opa.clinical_tools", {"n_results": 51})
+    assert "'n_results'" in message and "50" in message
 
 
 async def test_clinical_tools_no_match_is_empty_not_error(client: Client[Any]) -> None:

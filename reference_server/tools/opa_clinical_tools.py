@@ -50,6 +50,12 @@ class Request(StrictModel):
     include_sections: bool = Field(
         default=False, description="Include section summaries with anchor URLs."
     )
+    n_results: int = Field(
+        default=20,
+        ge=1,
+        le=50,
+        description="Most tools returned, best match first (default 20, max 50).",
+    )
 
 
 class FeatureLink(BaseModel):
@@ -92,7 +98,7 @@ class Response(BaseModel):
     provenance: list[Path]
     confidence: float = Field(ge=0.0, le=1.0)
     tools: list[ClinicalTool]
-    total_tools: int
+    total_tools: int = Field(description="Tools matched before truncation to n_results.")
     query_interpretation: str
 
 
@@ -144,7 +150,7 @@ def matching(docs: list[dict[str, Any]], req: Request) -> list[dict[str, Any]]:
 def _interpretation(req: Request) -> str:
     parts = [
         f"{k.replace('_', ' ')} = {v!r}"
-        for k, v in req.model_dump(exclude={"include_sections"}).items()
+        for k, v in req.model_dump(exclude={"include_sections", "n_results"}).items()
         if v
     ]
     return "CEP tools where " + ", ".join(parts) if parts else "All CEP clinical tools"
@@ -181,8 +187,10 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
             d["title"],
         ),
     )
+    # A category or feature lists every tool it has: the answer keeps the best n_results, so
+    # its size (and cost) does not follow the catalogue's (issue 12: 10x corpus, 10x answer).
     tools = []
-    for d in ranked:
+    for d in ranked[: req.n_results]:
         t = d["tool"]
         features = t.get("features") or {}
         base = d["source_url"]
@@ -227,7 +235,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
             num_corroborated=corroborated,
         ),
         tools=tools,
-        total_tools=len(tools),
+        total_tools=len(ranked),
         query_interpretation=_interpretation(req),
     )
     return ToolOutput(response, dual)

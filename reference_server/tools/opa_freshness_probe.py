@@ -43,6 +43,12 @@ class Request(StrictModel):
         default=False,
         description="Fetch source pages for newer dates (needs web access enabled by configuration).",
     )
+    n_results: int = Field(
+        default=100,
+        ge=1,
+        le=500,
+        description="Most entries listed in stale_documents (most urgent first) and in provenance_issues (default 100, max 500).",
+    )
 
 
 class StaleDocument(BaseModel):
@@ -80,7 +86,11 @@ class Response(BaseModel):
     provenance: list[Path]
     documents_checked: int
     stale_documents: list[StaleDocument]
+    total_stale: int = Field(description="Stale documents found before truncation to n_results.")
     provenance_issues: list[ProvenanceIssue]
+    total_provenance_issues: int = Field(
+        description="Documents with provenance issues before truncation to n_results."
+    )
     potential_updates: list[PotentialUpdate]
     last_corpus_update: str | None
     as_of: str
@@ -208,7 +218,10 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
             recommendations.append(
                 "Web checks are disabled by configuration (set OCM_WEB=1 to let check_web fetch source pages)."
             )
-    superseded = [s for s in stale if s.staleness == "superseded"]
+    # The report keeps the n_results most urgent entries, so a corpus ten times larger does not
+    # mean an answer ten times larger (issue 12); counts and totals still cover every document.
+    total_stale = len(stale)
+    superseded = [s for s in stale[: req.n_results] if s.staleness == "superseded"]
     likely = [s for s in stale if s.staleness == "likely_stale"]
     potential = [s for s in stale if s.staleness == "potentially_stale"]
     for s in superseded:
@@ -225,7 +238,8 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         recommendations.append(
             f"Check {len(potential)} potentially stale document(s) against their source pages at the next refresh."
         )
-    issues = [i for d in docs if (i := provenance_issue(d, today))]
+    all_issues = [i for d in docs if (i := provenance_issue(d, today))]
+    issues = all_issues[: req.n_results]
     for i in issues:
         what = [f"{len(i.unverified_facts)} unverified"] if i.unverified_facts else []
         what += (
@@ -248,8 +262,10 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     response = Response(
         provenance=dual.provenance,  # type: ignore[arg-type]
         documents_checked=len(docs),
-        stale_documents=stale,
+        stale_documents=stale[: req.n_results],
+        total_stale=total_stale,
         provenance_issues=issues,
+        total_provenance_issues=len(all_issues),
         potential_updates=updates,
         last_corpus_update=built_at,
         as_of=today.isoformat(),

@@ -50,6 +50,12 @@ class Request(StrictModel):
         description="Specific equipment or procedure, e.g. 'spirometer'.",
     )
     include_checklists: bool = Field(default=True, description="Include checklists.")
+    n_sections: int = Field(
+        default=12,
+        ge=1,
+        le=50,
+        description="Most guidance sections the answer is built from, best ranked first (default 12, max 50).",
+    )
 
 
 class Requirement(BaseModel):
@@ -84,12 +90,20 @@ class Response(Evidence):
     best_practices: list[str]
     checklists: list[Checklist]
     references: list[Reference]
+    total_sections: int = Field(
+        description="Sections on the topic for this setting, before truncation to n_sections."
+    )
 
 
 def _mentions_item(row: dict[str, Any], item: str) -> bool:
     item = item.lower()
     items = [i.lower() for i in (row.get("ipac") or {}).get("items", [])]
     return any(item in i or i in item for i in items) or item in row["text"].lower()
+
+
+def _settings(hit: SectionHit) -> list[str]:
+    """The settings a section applies to (all of them when it names none)."""
+    return (hit.row.get("ipac") or {}).get("settings") or ["office", "clinic", "procedure_room"]
 
 
 def _source(row: dict[str, Any]) -> str:
@@ -144,13 +158,12 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     requirements: list[Requirement] = []
     practices: list[str] = []
     checklists: list[Checklist] = []
-    used: list[SectionHit] = []
-    for h in relevant:
+    in_setting = [h for h in relevant if req.setting in _settings(h)]
+    # A topic's sections grow with the corpus: the answer is built from the best n_sections, so
+    # its size (and cost) does not follow the corpus (issue 12: 10x corpus, 11.6x answer).
+    used = in_setting[: req.n_sections]
+    for h in used:
         block = h.row.get("ipac") or {}
-        settings = block.get("settings") or ["office", "clinic", "procedure_room"]
-        if req.setting not in settings:
-            continue
-        used.append(h)
         for r in sorted(
             block.get("requirements", []), key=lambda r: LEVEL_ORDER.get(r["level"], 3)
         ):
@@ -182,6 +195,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         ],
         citations=[section_citation(h.row) for h in cited],
         conflicts=conflicts,
+        total_sections=len(in_setting),
     )
     return ToolOutput(response, dual, meta)
 
