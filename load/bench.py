@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from load.calibrate import reference_ms
 from load.parallel import run_parallel
 from load.profiles import load_profiles
 from load.records import RECORDS_FILE, read_records
@@ -60,8 +61,15 @@ def _cpu_per_call(summary: dict[str, Any], cpu_s: float) -> None:
 
 
 def _machine() -> dict[str, Any]:
+    """Cores, load and the reference workload's time (load/calibrate.py): a miss measured while
+    the machine ran its fixed work slower than usual is the machine's as much as the server's."""
     load1, load5, _ = os.getloadavg()
-    return {"cores": os.cpu_count(), "load_avg_1m": round(load1, 2), "load_avg_5m": round(load5, 2)}
+    return {
+        "cores": os.cpu_count(),
+        "load_avg_1m": round(load1, 2),
+        "load_avg_5m": round(load5, 2),
+        "reference_ms": reference_ms(),
+    }
 
 
 def run_bench(out_root: Path) -> int:
@@ -270,6 +278,11 @@ def render_markdown(summary: dict[str, Any]) -> str:
         f"{'PASS' if summary['gate_pass'] else 'MISS'}; "
         f"{summary['server_workers']} server workers; machine {summary['machine_at_start']}; "
         f"{summary.get('elapsed_s', 0):.0f} s.",
+        "",
+        "Reference workload (one query embedding, load/calibrate.py): "
+        f"{_fmt(summary['machine_at_start'].get('reference_ms'))} ms at the start, "
+        f"{_fmt((summary.get('machine_at_end') or {}).get('reference_ms'))} ms at the end; "
+        "slower than usual means the machine, not only the server, was slow.",
         "",
         "| tool | latency p50 ms | latency p95 ms | latency p99 ms | paced p95 ms | in-process p50 ms | errors |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
