@@ -163,26 +163,24 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         wanted = [t.lower() for t in req.topics]
         docs = [d for d in docs if any(w in t.lower() for w in wanted for t in d.get("topics", []))]
     today = rt.settings.today()
-    stale: list[StaleDocument] = []
-    for d in docs:
-        level, days = tier(d, today)
-        if level:
-            stale.append(
-                StaleDocument(
-                    document_id=d["document_id"],
-                    title=d["title"],
-                    source_org=d["source_org"],
-                    last_updated=d.get("updated_date"),
-                    days_old=days,
-                    staleness=level,
-                    superseded_by=d.get("superseded_by"),
-                    topics=list(d.get("topics") or []),
-                )
-            )
+    # Every document is tiered, but only the entries the answer lists become models: at 100x
+    # the whole-corpus probe tiers ~7,000 documents and lists 100.
     order = {"superseded": 0, "likely_stale": 1, "potentially_stale": 2}
-    stale.sort(
-        key=lambda s: (order[s.staleness], PRIORITY.get(s.source_org, 9), -(s.days_old or 0))
-    )
+    tiered = [(level, days, d) for d in docs for level, days in [tier(d, today)] if level]
+    tiered.sort(key=lambda t: (order[t[0]], PRIORITY.get(t[2]["source_org"], 9), -(t[1] or 0)))
+    stale = [
+        StaleDocument(
+            document_id=d["document_id"],
+            title=d["title"],
+            source_org=d["source_org"],
+            last_updated=d.get("updated_date"),
+            days_old=days,
+            staleness=level,
+            superseded_by=d.get("superseded_by"),
+            topics=list(d.get("topics") or []),
+        )
+        for level, days, d in tiered[: req.n_results]
+    ]
     conflicts = []
     vdates = {k: str(v.get("updated_date") or "") for k, v in (dual.vector.value or {}).items()}
     for d in docs:
@@ -220,10 +218,9 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
             )
     # The report keeps the n_results most urgent entries, so a corpus ten times larger does not
     # mean an answer ten times larger (issue 12); counts and totals still cover every document.
-    total_stale = len(stale)
-    superseded = [s for s in stale[: req.n_results] if s.staleness == "superseded"]
-    likely = [s for s in stale if s.staleness == "likely_stale"]
-    potential = [s for s in stale if s.staleness == "potentially_stale"]
+    superseded = [s for s in stale if s.staleness == "superseded"]
+    likely = [t[2]["document_id"] for t in tiered if t[0] == "likely_stale"]
+    potential = [t for t in tiered if t[0] == "potentially_stale"]
     for s in superseded:
         recommendations.append(
             f"Stop citing '{s.title}' ({s.document_id}): superseded by {s.superseded_by or 'newer guidance'}."
@@ -231,7 +228,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     if likely:
         recommendations.append(
             "Re-ingest likely stale documents first (most clinically important first): "
-            + ", ".join(s.document_id for s in likely[:10])
+            + ", ".join(likely[:10])
             + ("…" if len(likely) > 10 else "")
         )
     if potential:
@@ -262,8 +259,8 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     response = Response(
         provenance=dual.provenance,  # type: ignore[arg-type]
         documents_checked=len(docs),
-        stale_documents=stale[: req.n_results],
-        total_stale=total_stale,
+        stale_documents=stale,
+        total_stale=len(tiered),
         provenance_issues=issues,
         total_provenance_issues=len(all_issues),
         potential_updates=updates,
