@@ -318,19 +318,18 @@ def plot(result: dict[str, Any], path: Path) -> None:
     factors = sorted(int(f) for f in result["scale"])
     tools = sorted(result["scale"]["1"])
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 5))
-    for tool in tools:
-        ax1.plot(
-            factors,
-            [result["scale"][str(f)][tool]["p95_ms"] for f in factors],
-            marker="o",
-            label=tool,
-        )
-        ax2.plot(
-            factors,
-            [result["scale"][str(f)][tool].get("rps", 0) for f in factors],
-            marker="o",
-            label=tool,
-        )
+    # Twelve tools outnumber the default ten colours (two pairs of lines looked alike): each
+    # tool gets its own colour from tab20, and every other line is dashed.
+    palette = [plt.get_cmap("tab20")(k) for k in range(20)]
+    for i, tool in enumerate(tools):
+        style = {
+            "marker": "o",
+            "label": tool,
+            "color": palette[(2 * i) % 20 + (i >= 10)],
+            "linestyle": "--" if i % 2 else "-",
+        }
+        ax1.plot(factors, [result["scale"][str(f)][tool]["p95_ms"] for f in factors], **style)
+        ax2.plot(factors, [result["scale"][str(f)][tool].get("rps", 0) for f in factors], **style)
     for ax, label in ((ax1, "single-client p95 (ms)"), (ax2, "saturation calls/s")):
         ax.set_xscale("log")
         ax.set_xticks(factors, [f"{f}x" for f in factors])
