@@ -1,9 +1,9 @@
 """A fixed CPU workload timed at the start and end of a bench, to tell a slow machine from a
 slow server.
 
-On shared machines the same code measures very differently from one hour to the next: on this
+On shared machines the same code measures very differently from one moment to the next: on this
 2-core machine, idle by `top` and with no steal time reported, one query embedding took 7.7 ms
-in one hour and 11.5 ms in the next, and `paced` runs of the same code went from no miss to
+and, half an hour later, 11.5 ms, and in that hour `paced` runs of the same code went from no miss to
 twelve. The workload is the server's largest single cost (about half its CPU under load), one
 query embedding with the local model, so its time says how fast this machine ran the server's
 own work around the run.
