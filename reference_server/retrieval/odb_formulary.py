@@ -179,8 +179,8 @@ def _from_question(db: SqlClient, q: str) -> Found:
     phrases = [" ".join(words[i : i + n]) for n in (3, 2, 1) for i in range(len(words) - n + 1)]
     phrases = [p for p in phrases if len(p) > 3]
     if phrases:
-        for names in (_brands_among(db, phrases), _ingredients_among(db, phrases)):
-            hit = _longest_in(phrases, names)
+        for column in NAME_COLUMNS:  # the brand first; the ingredient only when none matched
+            hit = _longest_in(phrases, _names_among(db, column, phrases))
             if hit:
                 return _by_name(db, hit)
     cls = _class_of(db, q)
@@ -190,22 +190,16 @@ def _from_question(db: SqlClient, q: str) -> Found:
 # A question's phrases are looked up through the name indexes, a few dozen keys per call.
 # Reading every distinct name once per process instead cost 424 ms on the first question at
 # 10x (a scan with `lower()` and a temporary B-tree) and more than the SQL timeout at 100x.
-def _brands_among(db: SqlClient, phrases: list[str]) -> set[str]:
-    """The phrases that are brand names (case-insensitively, as the brand index compares)."""
-    marks = ",".join("?" * len(phrases))
-    rows = db.query(
-        f"SELECT DISTINCT lower(brand_name) AS name FROM odb_drugs "
-        f"WHERE brand_name COLLATE NOCASE IN ({marks})",
-        phrases,
-    )
-    return {r["name"] for r in rows}
+# (name as returned, column as compared): brands case-insensitively, as their index compares.
+NAME_COLUMNS = (("lower(brand_name)", "brand_name COLLATE NOCASE"), ("ingredient", "ingredient"))
 
 
-def _ingredients_among(db: SqlClient, phrases: list[str]) -> set[str]:
-    """The phrases that are ingredient keys."""
+def _names_among(db: SqlClient, column: tuple[str, str], phrases: list[str]) -> set[str]:
+    """The phrases that are names in `column` (one indexed IN look-up)."""
+    name, compared = column
     marks = ",".join("?" * len(phrases))
     rows = db.query(
-        f"SELECT DISTINCT ingredient AS name FROM odb_drugs WHERE ingredient IN ({marks})", phrases
+        f"SELECT DISTINCT {name} AS name FROM odb_drugs WHERE {compared} IN ({marks})", phrases
     )
     return {r["name"] for r in rows}
 
@@ -214,7 +208,7 @@ def longest_name(db: SqlClient, phrases: list[str]) -> str | None:
     """The longest of `phrases` that is an ingredient key or a brand name (lower case)."""
     if not phrases:
         return None
-    return _longest_in(phrases, _brands_among(db, phrases), _ingredients_among(db, phrases))
+    return _longest_in(phrases, *(_names_among(db, c, phrases) for c in NAME_COLUMNS))
 
 
 def _longest_in(phrases: list[str], *name_sets: set[str]) -> str | None:

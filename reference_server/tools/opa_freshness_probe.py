@@ -220,7 +220,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     # mean an answer ten times larger (issue 12); counts and totals still cover every document.
     superseded = [s for s in stale if s.staleness == "superseded"]
     likely = [t[2]["document_id"] for t in tiered if t[0] == "likely_stale"]
-    potential = [t for t in tiered if t[0] == "potentially_stale"]
+    potential = sum(t[0] == "potentially_stale" for t in tiered)
     for s in superseded:
         recommendations.append(
             f"Stop citing '{s.title}' ({s.document_id}): superseded by {s.superseded_by or 'newer guidance'}."
@@ -233,7 +233,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         )
     if potential:
         recommendations.append(
-            f"Check {len(potential)} potentially stale document(s) against their source pages at the next refresh."
+            f"Check {potential} potentially stale document(s) against their source pages at the next refresh."
         )
     all_issues = [i for d in docs if (i := provenance_issue(d, today))]
     issues = all_issues[: req.n_results]
