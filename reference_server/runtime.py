@@ -14,6 +14,7 @@ from functools import cached_property
 from reference_server.catalog import ALL_COLLECTIONS
 from reference_server.config import Settings
 from reference_server.embedding import Embedder, make_embedder
+from reference_server.retrieval import opa_freshness
 from reference_server.retrieval.sql import SqlClient
 from reference_server.retrieval.vector import VectorClient
 
@@ -61,6 +62,10 @@ class Runtime:
         self.ohip_sql.one("SELECT 1 AS ok")
         for name in ALL_COLLECTIONS:
             self.vectors.search(name, "warm up", n_results=1)
+        # The freshness probe's decoded documents: built on a first call, they took over the
+        # 500 ms SQL timeout at 100x, so that call answered from the vector path alone.
+        opa_freshness.sql_documents(self.opa_sql, None, None)
+        opa_freshness.vector_documents(self.vectors)
         # What is loaded now lives as long as the process: take it out of the collector's
         # sight, and collect the young generation less often. Full collections re-scanned
         # these ~200k objects and paused every call on the worker for 100-140 ms a few times a

@@ -469,3 +469,13 @@ async def test_clinical_tools_no_match_is_empty_not_error(client: Client[Any]) -
 async def test_clinical_tools_bad_feature(client: Client[Any]) -> None:
     message = await call_error(client, "opa.clinical_tools", {"feature_type": "video"})
     assert "'feature_type'" in message and "calculator" in message
+
+
+async def test_freshness_answers_do_not_depend_on_earlier_calls(client: Client[Any]) -> None:
+    """Documents are decoded once per process and shared between calls: a filtered call in
+    between must not change what the whole-corpus probe answers."""
+    first = await call(client, "opa.freshness_probe", {})
+    await call(client, "opa.freshness_probe", {"topics": ["cervical screening"], "n_results": 2})
+    await call(client, "opa.freshness_probe", {"document_ids": ["cpso-virtual-care"]})
+    again = await call(client, "opa.freshness_probe", {})
+    assert again == first

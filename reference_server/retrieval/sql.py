@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from reference_server.errors import IndexMissingError
+from reference_server.retrieval.derived import DerivedValues
 
 _FTS_WORD = re.compile(r"[A-Za-z0-9]+")
 STOPWORDS = frozenset(
@@ -88,6 +89,7 @@ class SqlClient:
         self._local = threading.local()
         self._memo: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self._memo_lock = threading.Lock()
+        self.derived = DerivedValues()  # decoded whole-table reads (see retrieval/derived.py)
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)

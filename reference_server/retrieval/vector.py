@@ -26,6 +26,7 @@ import numpy as np
 from reference_server.config import Settings
 from reference_server.embedding import Embedder
 from reference_server.retrieval import chroma_client
+from reference_server.retrieval.derived import DerivedValues
 
 WHERE_CACHE_SIZE = 256  # distinct metadata filters remembered by `get_where`
 SUBSET_CACHE_SIZE = 8  # filtered subsets of an HNSW collection kept as exact indexes
@@ -122,6 +123,7 @@ class VectorClient:
         self._where_rows: dict[tuple[str, str], np.ndarray] = {}
         self._subset_flat: dict[tuple[str, str], FlatIndex] = {}
         self._lock = threading.Lock()
+        self.derived = DerivedValues()  # decoded payload views (see retrieval/derived.py)
 
     def _collection(self, name: str) -> Any:
         with self._lock:

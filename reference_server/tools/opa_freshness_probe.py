@@ -12,14 +12,19 @@ reported under `provenance_issues`.
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from reference_server.errors import NotFoundError
 from reference_server.retrieval.dual_path import run_dual
-from reference_server.retrieval.opa_freshness import check_pages, sql_documents, vector_documents
+from reference_server.retrieval.opa_freshness import (
+    FactProvenance,
+    check_pages,
+    sql_documents,
+    vector_documents,
+)
 from reference_server.runtime import Runtime
 from reference_server.scoring.conflicts import Conflict, compare
 from reference_server.tools.base import StrictModel, TextItem, ToolOutput, ToolSpec
@@ -114,24 +119,21 @@ def tier(doc: dict[str, Any], today: date) -> tuple[Staleness | None, int | None
 
 def provenance_issue(doc: dict[str, Any], today: date) -> ProvenanceIssue | None:
     """Unverified facts and facts verified from pages seen over a year ago, for one document."""
-    facts = doc.get("facts") or []
-    unverified = [f["fact"] for f in facts if f["unverified"]]
-    seen = {
-        f["fact"]: min(s["seen"] for s in f["verified_from"]) for f in facts if f["verified_from"]
-    }
-    stale = [
-        k for k, v in seen.items() if (today - date.fromisoformat(v[:10])).days > STALE_SOURCE_DAYS
-    ]
-    if not unverified and not stale:
+    prov: FactProvenance | None = doc.get("fact_provenance")
+    if prov is None:
+        return None
+    cutoff = (today - timedelta(days=STALE_SOURCE_DAYS)).isoformat()
+    stale = [fact for fact, seen in prov.first_seen if seen[:10] < cutoff]  # ISO days sort as dates
+    if not prov.unverified and not stale:
         return None
     return ProvenanceIssue(
         document_id=doc["document_id"],
         title=doc["title"],
         source_org=doc["source_org"],
-        facts=len(facts),
-        unverified_facts=unverified,
+        facts=prov.facts,
+        unverified_facts=list(prov.unverified),
         stale_source_facts=stale,
-        oldest_source_seen=min(seen.values()) if seen else None,
+        oldest_source_seen=min(seen for _, seen in prov.first_seen) if prov.first_seen else None,
     )
 
 

@@ -1,0 +1,40 @@
+"""`DerivedValues`: one build per name, shared by every caller, even when first calls race."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from reference_server.retrieval.derived import DerivedValues
+
+
+def test_built_once_and_shared() -> None:
+    derived = DerivedValues()
+    builds: list[int] = []
+
+    def build() -> list[int]:
+        builds.append(1)
+        return [1, 2, 3]
+
+    first = derived.get("rows", build)
+    assert derived.get("rows", build) is first
+    assert builds == [1]
+    assert derived.get("other", lambda: "x") == "x"
+
+
+def test_racing_first_calls_all_get_the_kept_value() -> None:
+    derived = DerivedValues()
+    seen: list[object] = []
+
+    def build() -> object:
+        time.sleep(0.01)  # both threads build before either stores
+        return object()
+
+    threads = [
+        threading.Thread(target=lambda: seen.append(derived.get("v", build))) for _ in range(4)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len({id(v) for v in seen}) == 1
