@@ -4,8 +4,8 @@ SQL reads each document's dates and its fact provenance from `opa_documents`; th
 reads the same documents' metadata from the first parent chunk in each collection (so a stale
 vector index shows up as a date conflict). Both are decoded once per process (the index is
 read-only) and filtered per call, so a call costs a pass over the documents, not a read and
-decode of them: at 100x that was 205 -> 17 ms median. `check_pages` fetches source pages, bounded and with
-timeouts, and reports the newest "last updated"-style date each shows.
+decode of them: at 100x that was 205 -> 17 ms median. `check_pages` fetches source pages,
+bounded and with timeouts, and reports the newest "last updated"-style date each shows.
 """
 
 from __future__ import annotations
