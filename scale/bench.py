@@ -98,11 +98,14 @@ class McpHttp:
         return dict(resp.json())
 
 
+def _quantile(x: np.ndarray, q: float, axis: int = -1) -> np.ndarray:
+    """The q-quantile along an axis by nearest rank (the table's p50/p95 and the bootstrap's)."""
+    n = x.shape[axis]
+    return np.take(np.sort(x, axis=axis), min(n - 1, round(q * (n - 1))), axis=axis)
+
+
 def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+    return float(_quantile(np.asarray(values, dtype=float), q)) if values else float("nan")
 
 
 async def single_client(urls: dict[int, str], calls: list[Call], rounds: int) -> dict[int, Any]:
@@ -232,12 +235,6 @@ def build_indexes(factors: list[int], console: Console) -> tuple[dict[int, Path]
     return dirs, info
 
 
-def _p95(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    """`percentile(x, 0.95)` along an axis (nearest rank, as the table's p95)."""
-    n = x.shape[axis]
-    return np.take(np.sort(x, axis=axis), min(n - 1, round(0.95 * (n - 1))), axis=axis)
-
-
 def ratio_interval(
     base_ms: list[float], scaled_ms: list[float], *, resamples: int = 2000
 ) -> tuple[float, float] | None:
@@ -249,7 +246,7 @@ def ratio_interval(
         return None
     result = bootstrap(
         (np.asarray(base_ms), np.asarray(scaled_ms)),
-        lambda a, b, axis=-1: _p95(b, axis) / _p95(a, axis),
+        lambda a, b, axis=-1: _quantile(b, 0.95, axis) / _quantile(a, 0.95, axis),
         vectorized=True,
         n_resamples=resamples,
         method="percentile",

@@ -87,9 +87,7 @@ class SqlClient:
     def __init__(self, path: Path):
         self.path = path
         self._local = threading.local()
-        self._memo: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        self._memo_lock = threading.Lock()
-        self.derived = DerivedValues()  # decoded whole-table reads (see retrieval/derived.py)
+        self.derived = DerivedValues()  # whole-table reads, decoded or not (retrieval/derived.py)
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -116,12 +114,7 @@ class SqlClient:
         The index is read-only, so the rows never change: repeating the read on every call
         costs time that grows with the table (63 ms at 10x for the ADP sections, measured).
         Callers get fresh dicts, so a caller that edits a row cannot change the memo."""
-        key = (sql, repr(params))
-        rows = self._memo.get(key)
-        if rows is None:
-            rows = self.query(sql, params)
-            with self._memo_lock:
-                self._memo[key] = rows
+        rows = self.derived.get(f"query_once:{sql}:{params!r}", lambda: self.query(sql, params))
         return [dict(r) for r in rows]
 
     def one(
