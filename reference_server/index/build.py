@@ -23,7 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from reference_server import catalog
 from reference_server.config import CORPUS_DIR, Settings
-from reference_server.embedding import LocalMiniLM, make_embedder
+from reference_server.embedding import LocalMiniLM, embedder_name, make_embedder
 from reference_server.index import off_builder, opa_builder
 from reference_server.index.types import VectorDoc
 from reference_server.ingest import opa_cpso
@@ -108,12 +108,8 @@ def build_index(
 ) -> dict[str, object]:
     """Build the whole index; returns the manifest (skipped=True when already current)."""
     index_dir = settings.index_dir
-    embedder_name = (
-        "openai:" + settings.openai_embedding_model
-        if settings.embedding == "openai"
-        else "all-MiniLM-L6-v2-onnx-int8"
-    )
-    digest = corpus_hash(corpus_dir, embedder_name)
+    embedded_with = embedder_name(settings)
+    digest = corpus_hash(corpus_dir, embedded_with)
     manifest_path = index_dir / "manifest.json"
     if not force and manifest_path.exists():
         manifest = json.loads(manifest_path.read_text())
@@ -140,7 +136,7 @@ def build_index(
     manifest = {
         "corpus_hash": digest,
         "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "embedder": embedder_name,
+        "embedder": embedded_with,
         "tables": {**opa_counts, **off_counts},
         "collections": {name: len(docs) for name, docs in collections.items()},
         "seconds": round(time.perf_counter() - started, 1),
@@ -153,7 +149,7 @@ def build_index(
             digest,
             opa_counts["opa_documents"],
             opa_counts["opa_sections"],
-            embedder_name,
+            embedded_with,
             json.dumps(manifest["collections"]),
         ),
     )

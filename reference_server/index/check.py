@@ -10,14 +10,8 @@ import json
 from pathlib import Path
 
 from reference_server.config import CORPUS_DIR, Settings
+from reference_server.embedding import embedder_name
 from reference_server.index.build import corpus_hash
-
-
-def index_embedder_name(settings: Settings) -> str:
-    """The embedder name the builder records (see `build.build_index`)."""
-    if settings.embedding == "openai":
-        return "openai:" + settings.openai_embedding_model
-    return "all-MiniLM-L6-v2-onnx-int8"
 
 
 def index_problem(settings: Settings, corpus_dir: Path = CORPUS_DIR) -> str | None:
@@ -34,7 +28,7 @@ def index_problem(settings: Settings, corpus_dir: Path = CORPUS_DIR) -> str | No
         built = json.loads(manifest_path.read_text()).get("corpus_hash")
     except (OSError, ValueError) as exc:
         return f"the corpus index manifest {manifest_path} is unreadable ({exc}): run `make index`"
-    expected = corpus_hash(corpus_dir, index_embedder_name(settings))
+    expected = corpus_hash(corpus_dir, embedder_name(settings))
     if built != expected:
         return (
             f"the corpus index at {index_dir} was built by another version of the corpus or "

@@ -1,8 +1,10 @@
 """compare on the reference server and the real golden set (slow: three runs over the index).
 
 The reference server compared with itself shows no significant difference on any metric;
-``hybrid`` against ``keyword`` reports the measured differences with p-values, and the
-keyword-only configuration, whose nDCG@10 is lower, is a significant regression (exit 1).
+``hybrid`` against ``keyword`` reports the measured differences with p-values (keyword-only
+ranks lower, by ~0.04 nDCG@10: significant alone, at the edge of significance after Holm across
+85 tests, so its verdict is not asserted); the vector-only configuration, whose nDCG@10 is far
+lower, is a significant regression after Holm (exit 1).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory, settings: object) -> dict[str
     return {
         "hybrid": _run(f"inprocess:hybrid,{GENEROUS}", root / "hybrid"),
         "keyword": _run(f"inprocess:keyword,{GENEROUS}", root / "keyword"),
+        "vector": _run(f"inprocess:vector,{GENEROUS}", root / "vector"),
         # the same configuration again, on the CPSO scenarios (a second, independent run)
         "hybrid-again": _run(f"inprocess:hybrid,{GENEROUS}", root / "again", ("cpso",)),
     }
@@ -60,10 +63,9 @@ def test_hybrid_against_keyword_reports_measured_differences(runs: dict[str, Run
     result = compare_logs(runs["hybrid"], runs["keyword"])
     ndcg = result.result("overall", "nDCG@10")
     assert ndcg is not None and ndcg.test.n >= 80
-    # keyword-only ranks worse on the golden set: a measured drop, significant after Holm
+    # keyword-only ranks worse on the golden set: a measured drop, its interval below zero
     assert ndcg.test.diff < 0 and ndcg.test.ci_high is not None and ndcg.test.ci_high < 0
-    assert ndcg.test.p_perm < 0.01 and ndcg.p_perm_holm < 0.05 and ndcg.verdict == "worse"
-    assert result.exit_code == EXIT_REGRESSION
+    assert ndcg.test.p_perm < 0.01 and ndcg.p_perm_holm >= ndcg.test.p_perm
     for r in result.results:  # every test carries both p-values, corrected and not
         assert (
             0.0 <= r.test.p_t <= r.p_t_holm <= 1.0 and 0.0 <= r.test.p_perm <= r.p_perm_holm <= 1.0
@@ -72,3 +74,12 @@ def test_hybrid_against_keyword_reports_measured_differences(runs: dict[str, Run
     assert result.contract == []
     # and the other way round keyword -> hybrid is an improvement, not a regression
     assert compare_logs(runs["keyword"], runs["hybrid"]).exit_code == EXIT_OK
+
+
+def test_a_clear_regression_fails_the_comparison(runs: dict[str, RunLog]) -> None:
+    result = compare_logs(runs["hybrid"], runs["vector"])
+    ndcg = result.result("overall", "nDCG@10")
+    assert ndcg is not None and ndcg.test.diff < -0.05
+    assert ndcg.p_perm_holm < 0.05 and ndcg.verdict == "worse"
+    assert result.exit_code == EXIT_REGRESSION
+    assert compare_logs(runs["vector"], runs["hybrid"]).exit_code == EXIT_OK
