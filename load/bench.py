@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from load.calibrate import reference_ms
+from load.hoststat import cpu_shares, cpu_times
 from load.parallel import run_parallel
 from load.profiles import load_profiles
 from load.records import RECORDS_FILE, read_records
@@ -126,6 +127,7 @@ def run_bench(out_root: Path) -> int:
         else:
             progress("one core: no 1-worker comparison needed")
         progress("in-process pytest-benchmark (tests/bench)")
+        host_before = cpu_times()
         codes["inprocess"] = _python(
             "-m",
             "pytest",
@@ -139,6 +141,7 @@ def run_bench(out_root: Path) -> int:
             "no:randomly",
             env={"OCM_LATENCY_RECORDS": str(out / RECORDS_FILE)},
         )
+        summary["profiles"]["inprocess"] = {"machine_cpu": cpu_shares(host_before, cpu_times())}
         progress("golden eval and gate")
         eval_dir = out / "eval"
         eval_code = _python(
@@ -296,6 +299,11 @@ def render_markdown(summary: dict[str, Any]) -> str:
         f"{w} worker(s): {rps:g} calls/s"
         for w, rps in sorted(summary["saturation_rps_by_workers"].items())
     )
+    steal = {
+        name: f"{p['machine_cpu']['steal']:.1%}"
+        for name, p in summary["profiles"].items()
+        if isinstance(p, dict) and p.get("machine_cpu")
+    }
     cpu = {
         name: p.get("server_cpu_ms_per_call")
         for name, p in summary["profiles"].items()
@@ -306,6 +314,9 @@ def render_markdown(summary: dict[str, Any]) -> str:
         f"Saturation (highest sustained, 0 errors): {by_workers}.",
         f"Server cache hit rate by profile: {summary['cache_hit_rate']}.",
         f"Server CPU ms per call by profile (all server processes): {cpu}.",
+        f"CPU time the hypervisor took (steal) by profile: {steal or 'not readable here'}; "
+        "a few % is usual, more means another guest ran on these cores and latency misses "
+        "are partly the machine's.",
     ]
     parallel = summary["profiles"].get("parallel", {})
     if parallel.get("findings"):

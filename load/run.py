@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from load.client import warm_up
+from load.hoststat import cpu_shares, cpu_times
 from load.profiles import LocustProfile, SaturationProfile
 from load.safety import require_loopback
 from load.server import free_port, stop
@@ -23,6 +24,7 @@ from load.server import free_port, stop
 LOAD_DIR = Path(__file__).resolve().parent
 LOCUSTFILE = LOAD_DIR / "locustfile.py"
 SATURATION_LOCUSTFILE = LOAD_DIR / "saturation.py"
+STEAL_WORTH_SAYING = 0.05  # share of CPU time; idle, this machine's steal reads ~1 %
 
 
 @dataclass
@@ -81,6 +83,7 @@ def run_profile(
     require_loopback(url)
     out_dir.mkdir(parents=True, exist_ok=True)
     warm_up(url)
+    host_before = cpu_times()
     if isinstance(settings, SaturationProfile):
         locustfile = SATURATION_LOCUSTFILE
         time_s = settings.time_s + 2 * settings.step_time_s
@@ -168,4 +171,13 @@ def run_profile(
     summary = json.loads(summary_file.read_text()) if summary_file.exists() else {}
     if not summary and code == 0:
         code = 2  # locust exited without a verdict: a harness problem, never a pass
+    if summary:
+        summary["machine_cpu"] = shares = cpu_shares(host_before, cpu_times())
+        summary_file.write_text(json.dumps(summary, indent=2), encoding="utf-8")
+        if shares and shares["steal"] >= STEAL_WORTH_SAYING:
+            print(
+                f"{profile}: the hypervisor took {shares['steal']:.1%} of this machine's CPU time "
+                "during the run (steal): latency misses are partly the machine's",
+                file=sys.stderr,
+            )
     return LocustRun(profile, code, summary)

@@ -237,12 +237,22 @@ def document(directory: Path) -> render.Document:
         [name, key, json.dumps(value) if not isinstance(value, str) else value]
         for name, values in profiles.items()
         if isinstance(values, dict)
-        for key, value in values.items()
-        if isinstance(value, int | float | str | bool)
+        for key, value in _scalars(values)
     ]
     if scalar_rows:
         doc.section("Profiles", render.Table(["profile", "measure", "value"], scalar_rows))
     return doc
+
+
+def _scalars(values: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """A profile's scalar measures, one level of nesting flattened (`machine_cpu.steal`)."""
+    out: list[tuple[str, Any]] = []
+    for key, value in values.items():
+        if isinstance(value, int | float | str | bool):
+            out.append((prefix + key, value))
+        elif isinstance(value, dict) and not prefix:
+            out += _scalars(value, f"{key}.")
+    return out
 
 
 def write(directory: Path) -> dict[str, Path]:
