@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from load.bench import render_markdown
 from load.calibrate import reference_ms
@@ -14,21 +15,30 @@ def test_reference_workload_is_measured() -> None:
     assert ms is not None and 0 < ms < 10_000
 
 
-def test_summary_shows_the_reference_workload_at_start_and_end() -> None:
-    summary = {
+def _summary(**fields: Any) -> dict[str, Any]:
+    """A bench summary as `load.bench` writes it, with the fields a test is about."""
+    return {
         "timestamp": "t",
         "slo_pass": False,
         "gate_pass": True,
         "server_workers": 2,
-        "machine_at_start": {"cores": 2, "reference_ms": 7.7},
-        "machine_at_end": {"cores": 2, "reference_ms": 11.45},
+        "machine_at_start": {"cores": 2, "reference_ms": 2.2},
         "tools": {},
         "saturation_rps_by_workers": {"2": 250.0},
         "profiles": {},
         "cache_hit_rate": {},
-        "misses": ["paced opa.search_sections p95_ms 74.2 <=60"],
+        "misses": [],
         "harness_errors": [],
+        **fields,
     }
+
+
+def test_summary_shows_the_reference_workload_at_start_and_end() -> None:
+    summary = _summary(
+        machine_at_start={"cores": 2, "reference_ms": 7.7},
+        machine_at_end={"cores": 2, "reference_ms": 11.45},
+        misses=["paced opa.search_sections p95_ms 74.2 <=60"],
+    )
     text = render_markdown(summary)
     assert "7.7 ms at the start, 11.45 ms at the end" in text
     assert "opa.search_sections" in text
@@ -49,22 +59,12 @@ def test_steal_share_comes_from_the_kernels_counters(tmp_path: Path) -> None:
 
 
 def test_summary_shows_steal_per_profile() -> None:
-    summary = {
-        "timestamp": "t",
-        "slo_pass": False,
-        "gate_pass": True,
-        "server_workers": 2,
-        "machine_at_start": {"cores": 2, "reference_ms": 2.2},
-        "tools": {},
-        "saturation_rps_by_workers": {"2": 250.0},
-        "profiles": {
+    summary = _summary(
+        profiles={
             "latency": {"machine_cpu": {"busy": 0.41, "steal": 0.012}},
             "paced": {"machine_cpu": {"busy": 0.7, "steal": 0.218}},
             "saturation": {"machine_cpu": None},
-        },
-        "cache_hit_rate": {},
-        "misses": [],
-        "harness_errors": [],
-    }
+        }
+    )
     text = render_markdown(summary)
     assert "'latency': '1.2%', 'paced': '21.8%'" in text and "saturation': '" not in text
