@@ -2,8 +2,8 @@
 
 Run-time code (tools, retrieval, scoring) never imports `index/` or `ingest/`; anything both
 sides need lives here: collection names, chunk-id shapes (what citations carry and
-`source.passages` resolves), the SQL copy of the passages, date parsing and the ODB ingredient
-key. Changing a name here changes it for the writer and every reader at once.
+`source.passages` resolves), the SQL copy of the passages, the OPA sections' filter tags, date
+parsing and the ODB ingredient key. Changing a name here changes it for the writer and every reader at once.
 """
 
 from __future__ import annotations
@@ -27,6 +27,40 @@ OPA_ID_PREFIXES: dict[str, str] = {
 # ohip.db table holding the SQL copy of every Dr. OFF passage (what source.passages shows when
 # the vector store is down, and what it compares the vector payload with)
 OFF_PASSAGES_TABLE = "off_passages"
+
+
+# ------------------------------------------------------------------- OPA section filter tags
+# The OPA keyword search filters inside FTS5: each section's FTS row carries its filter values
+# as tokens in a `filter_tags` column that BM25 weighs 0, so ranking reads nothing outside the
+# full-text index (joining each match to its section row to test the filters was a quarter of
+# the search, at every corpus size). The builder writes these tokens; the search asks for them.
+SECTION_TAGS_COLUMN = "filter_tags"
+SUPERSEDED_TAG = "superseded"
+
+
+def section_tag(kind: str, value: str) -> str:
+    """One token per filter value, kept whole by the FTS tokenizer (it splits on '_'):
+    ('org', 'ontario_health') -> 'orgontariohealth'."""
+    return kind + re.sub(r"[^a-z0-9]", "", value.lower())
+
+
+def section_tags(
+    source_org: str,
+    document_type: str,
+    chunk_type: str,
+    policy_level: str | None,
+    is_superseded: bool,
+) -> str:
+    tags = [
+        section_tag("org", source_org),
+        section_tag("type", document_type),
+        section_tag("chunk", chunk_type),
+    ]
+    if policy_level:
+        tags.append(section_tag("level", policy_level))
+    if is_superseded:
+        tags.append(SUPERSEDED_TAG)
+    return " ".join(tags)
 
 
 def collections_for(chunk_id: str) -> list[str]:

@@ -10,7 +10,12 @@ import pytest
 from fastmcp import Client
 
 from reference_server.retrieval.opa_sections import SectionHit, metadata_conflicts
-from reference_server.scoring.conflicts import Statement, level_conflicts, statements_from_text
+from reference_server.scoring.conflicts import (
+    Statement,
+    StatementIndex,
+    level_conflicts,
+    statements_from_text,
+)
 from tests.conftest import call
 
 PHO_GLOVES = Statement(
@@ -41,6 +46,19 @@ def test_level_conflict_on_the_same_item_and_practice() -> None:
     assert conflict.vector_value.startswith("must (CPSO: IPAC policy)")
     assert "Treat it as 'must'" in conflict.resolution
     # 'keep gloves stocked at reception' names gloves but not the same practice: no conflict.
+
+
+def test_a_prebuilt_reference_gives_what_appending_its_statements_gives() -> None:
+    """opa.ipac_guidance indexes CPSO's statements once per process and passes them as the
+    reference: the conflicts, and their order, must be those of one flat list."""
+    own = [Statement("must", "Wear gloves for contact with blood.", "pho-other", "PHO: other")]
+    lab = Statement(
+        "may", "Gloves may be worn for blood contact in a lab.", "cpso-lab", "CPSO: lab"
+    )
+    fixed = [*statements_from_text(CPSO_TEXT, "cpso-ipac", "CPSO: IPAC policy"), lab]
+    flat = level_conflicts([PHO_GLOVES], own + fixed, ["gloves"])
+    assert len(flat) == 3
+    assert level_conflicts([PHO_GLOVES], own, ["gloves"], reference=StatementIndex(fixed)) == flat
 
 
 @pytest.mark.parametrize(

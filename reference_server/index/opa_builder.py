@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from reference_server.catalog import OPA_COLLECTIONS, OPA_ORGS
+from reference_server.catalog import OPA_COLLECTIONS, OPA_ORGS, SECTION_TAGS_COLUMN, section_tags
 from reference_server.index import provenance
 from reference_server.index.types import VectorDoc
 from reference_server.ingest.opa_cpso import section_level
@@ -22,7 +22,7 @@ from reference_server.ingest.opa_cpso import section_level
 ORGS = OPA_ORGS
 COLLECTIONS = OPA_COLLECTIONS
 
-SCHEMA = """
+SCHEMA = f"""
 CREATE TABLE opa_documents (
   document_id TEXT PRIMARY KEY, source_org TEXT NOT NULL, document_type TEXT NOT NULL,
   title TEXT NOT NULL, source_url TEXT NOT NULL, policy_number TEXT,
@@ -40,7 +40,8 @@ CREATE INDEX idx_sections_doc ON opa_sections(document_id);
 CREATE INDEX idx_sections_parent ON opa_sections(parent_id);
 CREATE INDEX idx_sections_org ON opa_sections(source_org, is_superseded);
 CREATE VIRTUAL TABLE opa_sections_fts USING fts5(
-  section_id UNINDEXED, title, section_heading, topics, text, tokenize = 'porter unicode61'
+  section_id UNINDEXED, title, section_heading, topics, text, {SECTION_TAGS_COLUMN},
+  tokenize = 'porter unicode61'
 );
 CREATE TABLE ingestion_log (
   id INTEGER PRIMARY KEY AUTOINCREMENT, built_at TEXT NOT NULL, corpus_hash TEXT NOT NULL,
@@ -183,11 +184,11 @@ def build_sql(conn: sqlite3.Connection, corpus_dir: Path) -> dict[str, int]:
                     superseded,
                 ),
             )
-            # Same rowid as the section row: the keyword search joins on it (a table seek per
-            # match, not an index probe by section_id), which is what keeps it flat as it grows.
+            # Same rowid as the section row: the keyword search ranks on the FTS row alone
+            # (filters are its tags) and reads the section by rowid for the top rows only.
             conn.execute(
-                "INSERT INTO opa_sections_fts(rowid, section_id, title, section_heading, topics, text)"
-                " VALUES (?,?,?,?,?,?)",
+                f"INSERT INTO opa_sections_fts(rowid, section_id, title, section_heading, topics,"
+                f" text, {SECTION_TAGS_COLUMN}) VALUES (?,?,?,?,?,?,?)",
                 (
                     inserted.lastrowid,
                     row["section_id"],
@@ -195,6 +196,13 @@ def build_sql(conn: sqlite3.Connection, corpus_dir: Path) -> dict[str, int]:
                     row["section_heading"],
                     topics,
                     row["text"],
+                    section_tags(
+                        doc["source_org"],
+                        doc["document_type"],
+                        row["chunk_type"],
+                        row["policy_level"],
+                        bool(superseded),
+                    ),
                 ),
             )
             n_sections += 1

@@ -16,7 +16,7 @@ and every Chroma collection. Copy k of a record:
 - **JSON blocks** keep their keys and one-word values (levels, topics, codes); longer strings
   are free text, and strings under an identifier key (`key`, `id`, `*_id`) are ids, so a
   copy of a program block is another program;
-- numbers, dates and categorical columns (few distinct values) are kept;
+- numbers, dates, categorical columns (few distinct values) and filter tags are kept;
 - **vectors** are the original embedding plus small Gaussian noise (cosine ~0.9 to the
   original), renormalised: same dimension and neighbourhood structure, without spending
   an embedding pass per copy (the 10x build must stay under ten minutes on two cores).
@@ -55,6 +55,7 @@ CATEGORICAL_MAX = 50  # a text column with at most this many distinct values is 
 SKIP_TABLES = {"ingestion_log", "query_cache"}  # build records and caches, not corpus
 FTS_SHADOW = re.compile(r"_(data|idx|content|docsize|config)$")
 TITLE = re.compile(r"^(title|heading)$|_(title|heading|name)$")
+TAGS = re.compile(r"(^|_)tags$")  # filter tokens (an FTS column): kept, so filters still apply
 ID_NAME = re.compile(r"^id$|_(id|ids|uid|by|of)$")
 JSON_ID = re.compile(r"^(id|key)$|_(id|key)$")
 WORD = re.compile(r"[A-Za-z]{4,}")
@@ -144,7 +145,9 @@ class Roles:
     by_name: dict[str, str]
 
     def transform(self, name: str) -> Transform:
-        role = self.by_name.get(name, "title" if TITLE.search(name) else "text")
+        role = self.by_name.get(name) or (
+            "category" if TAGS.search(name) else "title" if TITLE.search(name) else "text"
+        )
         return {"id": _as_id, "title": _as_title, "category": _keep, "text": mutate_value}[role]
 
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
 from reference_server.catalog import OPA_COLLECTIONS as COLLECTIONS
+from reference_server.catalog import SECTION_TAGS_COLUMN, SUPERSEDED_TAG, section_tag
 from reference_server.config import Fusion, Settings
 from reference_server.retrieval import rerank
 from reference_server.retrieval.sql import STOPWORDS, SqlClient, fts_query
@@ -30,8 +32,8 @@ CANDIDATES = 40
 # on common words such as 'requirements' are noisier than embeddings).
 RRF_K = 10
 VEC_W = 2.0
-# BM25 column weights: section_id (unindexed), title, heading, topics, text
-BM25_WEIGHTS = "0.0, 3.0, 4.0, 2.0, 1.5"
+# BM25 column weights: section_id (unindexed), title, heading, topics, text, filter tags
+BM25_WEIGHTS = "0.0, 3.0, 4.0, 2.0, 1.5, 0.0"
 
 
 @dataclass
@@ -83,24 +85,36 @@ def decode_row(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def _filter_sql(filters: Filters) -> tuple[str, list[Any]]:
-    """WHERE clause on section columns only (the builder copies organisation, type and
-    superseded flag onto every section), so ranking needs no join to the documents."""
-    clauses, params = [], []
+ALL_CHUNK_TYPES = {"parent", "child"}
+# The columns a query's words are matched in (the tags column holds filter values only).
+TEXT_COLUMNS = "{title section_heading topics text}"
+
+
+def _any_tag(kind: str, values: Iterable[str]) -> str:
+    return (
+        f"{SECTION_TAGS_COLUMN} : ("
+        + " OR ".join(f'"{section_tag(kind, v)}"' for v in values)
+        + ")"
+    )
+
+
+def filter_match(match: str, filters: Filters) -> str:
+    """The FTS5 expression for the query's terms within the filters: the section columns
+    filters use are tags in the FTS row (catalog.section_tags), so ranking touches no other
+    table. Tags weigh 0 in BM25; a filter that keeps every row adds no term."""
+    required = [f"{TEXT_COLUMNS} : ({match})"]
     if filters.source_orgs:
-        clauses.append(f"s.source_org IN ({','.join('?' * len(filters.source_orgs))})")
-        params.extend(filters.source_orgs)
+        required.append(_any_tag("org", filters.source_orgs))
     if filters.document_type:
-        clauses.append("s.document_type = ?")
-        params.append(filters.document_type)
-    if not filters.include_superseded:
-        clauses.append("s.is_superseded = 0")
+        required.append(_any_tag("type", [filters.document_type]))
     if filters.policy_level:
-        clauses.append("s.policy_level = ?")
-        params.append(filters.policy_level)
-    clauses.append(f"s.chunk_type IN ({','.join('?' * len(filters.chunk_types))})")
-    params.extend(filters.chunk_types)
-    return " AND ".join(clauses), params
+        required.append(_any_tag("level", [filters.policy_level]))
+    if set(filters.chunk_types) != ALL_CHUNK_TYPES:
+        required.append(_any_tag("chunk", filters.chunk_types))
+    expression = " AND ".join(required)
+    if not filters.include_superseded:
+        expression = f'({expression}) NOT {SECTION_TAGS_COLUMN} : "{SUPERSEDED_TAG}"'
+    return expression
 
 
 def _topic_match(topics: list[str], wanted: list[str] | None) -> bool:
@@ -115,25 +129,23 @@ def keyword_search(
 ) -> list[dict[str, Any]]:
     """SQL path: FTS5 BM25 with filters; rows ordered best first.
 
-    Ranking touches only the FTS row and its section (joined on rowid); the wide columns and
-    the document are read for the top rows alone, so the cost per match stays small as the
-    corpus grows (10x corpus: 21 -> 6 ms per query, `python -m scale.query_audit`).
+    Ranking touches only the FTS rows (filters are tags in them, `filter_match`); the section,
+    its wide columns and its document are read by rowid for the top rows alone, so the cost
+    per match stays small as the corpus grows (`python -m scale.query_audit`).
     """
     match = fts_query(query)
     if not match:
         return []
-    where, params = _filter_sql(filters)
     rows = sql.query(
         f"""WITH ranked AS (
-              SELECT s.rowid AS section_rowid, bm25(opa_sections_fts, {BM25_WEIGHTS}) AS bm25
-              FROM opa_sections_fts f JOIN opa_sections s ON s.rowid = f.rowid
-              WHERE opa_sections_fts MATCH ? AND {where}
+              SELECT rowid AS section_rowid, bm25(opa_sections_fts, {BM25_WEIGHTS}) AS bm25
+              FROM opa_sections_fts WHERE opa_sections_fts MATCH ?
               ORDER BY bm25 LIMIT ?)
             SELECT {SECTION_COLUMNS}, ranked.bm25 FROM ranked
             JOIN opa_sections s ON s.rowid = ranked.section_rowid
             JOIN opa_documents d ON d.document_id = s.document_id
             ORDER BY ranked.bm25""",
-        [match, *params, limit * 2],
+        [filter_match(match, filters), limit * 2],
     )
     decoded = [decode_row(r) for r in rows]
     return [r for r in decoded if _topic_match(r["topics"], filters.topics)][:limit]

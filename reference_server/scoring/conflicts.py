@@ -128,12 +128,14 @@ def _statements(text: str, document_id: str, source: str) -> tuple[Statement, ..
     return tuple(out)
 
 
-def _words(text: str) -> set[str]:
-    return {
+@lru_cache(maxsize=8192)
+def _words(text: str) -> frozenset[str]:
+    """A statement's content words; statements are immutable, so each is read once."""
+    return frozenset(
         w.rstrip("s")
         for w in re.findall(r"[a-z0-9]+", text.lower())
         if len(w) > 3 and w not in _STOP
-    }
+    )
 
 
 @lru_cache(maxsize=1024)
@@ -147,12 +149,13 @@ def _item_regex(item: str) -> re.Pattern[str]:
 _RUN = re.compile(r"[a-z0-9]+")
 
 
-class _Naming:
+class StatementIndex:
     """Which statements name an item, in their original order.
 
     An inverted index over each statement's words: only statements containing the item's first
     word (or, for a one-word item, its plural) are searched with the item's regex, so the cost is
-    the matches, not items x statements."""
+    the matches, not items x statements. A fixed comparison set (CPSO's IPAC statements) is
+    indexed once per process and passed to `level_conflicts` as its `reference`."""
 
     def __init__(self, statements: list[Statement]):
         self._statements = statements
@@ -175,9 +178,16 @@ class _Naming:
 
 
 def level_conflicts(
-    answer: list[Statement], others: list[Statement], items: list[str]
+    answer: list[Statement],
+    others: list[Statement],
+    items: list[str],
+    reference: StatementIndex | None = None,
 ) -> list[Conflict]:
     """Where another document states a different level for the same item and practice.
+
+    `others` are this answer's own comparison statements; `reference`, an index built once,
+    holds a fixed set searched after them (same result as appending its statements to
+    `others`, without indexing them on every call).
 
     Two statements are about the same practice when both name the item and share at least two
     further content words (e.g. 'gloves' + 'contact', 'blood'); one conflict per item and pair of
@@ -186,28 +196,25 @@ def level_conflicts(
     """
     conflicts: list[Conflict] = []
     seen: set[tuple[str, str, str]] = set()
-    answer_naming, others_naming = _Naming(answer), _Naming(others)
-    words: dict[str, set[str]] = {}
+    answer_naming, others_naming = StatementIndex(answer), StatementIndex(others)
 
-    def words_of(text: str) -> set[str]:
-        if text not in words:
-            words[text] = _words(text)
-        return words[text]
+    def named_in_others(item: str) -> list[Statement]:
+        return others_naming(item) + (reference(item) if reference else [])
 
     for item in sorted({i for i in items if len(i) >= 4}):
         named_in_answer = answer_naming(item)
         if not named_in_answer:
             continue
-        named_in_others = others_naming(item)
+        compared = named_in_others(item)
         item_words = _words(item)
         for a in named_in_answer:
-            for b in named_in_others:
+            for b in compared:
                 key = (item, a.document_id, b.document_id)
                 if (
                     b.document_id == a.document_id
                     or b.level == a.level
                     or key in seen
-                    or len((words_of(a.text) & words_of(b.text)) - item_words) < 2
+                    or len((_words(a.text) & _words(b.text)) - item_words) < 2
                 ):
                     continue
                 seen.add(key)

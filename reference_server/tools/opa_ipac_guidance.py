@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from reference_server.retrieval import opa_ipac
 from reference_server.retrieval.dual_path import run_dual
+from reference_server.retrieval.opa_ipac import source_label
 from reference_server.retrieval.opa_sections import (
     SectionHit,
     confidence,
@@ -20,8 +21,8 @@ from reference_server.scoring.citations import section_citation
 from reference_server.scoring.conflicts import (
     Conflict,
     Statement,
+    StatementIndex,
     level_conflicts,
-    statements_from_text,
 )
 from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import Evidence
@@ -106,12 +107,8 @@ def _settings(hit: SectionHit) -> list[str]:
     return (hit.row.get("ipac") or {}).get("settings") or ["office", "clinic", "procedure_room"]
 
 
-def _source(row: dict[str, Any]) -> str:
-    return f"{row['source_org'].upper()}: {row['document_title']}"
-
-
 def _conflicts(
-    used: list[SectionHit], requirements: list[Requirement], cpso: list[dict[str, Any]]
+    used: list[SectionHit], requirements: list[Requirement], cpso: StatementIndex | None
 ) -> list[Conflict]:
     """Requirement levels the answer lists that another source states differently (PHO's other
     document, or CPSO's IPAC policy and advice), plus SQL/vector metadata disagreements."""
@@ -121,19 +118,17 @@ def _conflicts(
             r.level,
             r.text,
             by_section[r.source_section_id]["document_id"],
-            _source(by_section[r.source_section_id]),
+            source_label(by_section[r.source_section_id]),
         )
         for r in requirements
     ]
     others = [
-        Statement(q["level"], q["text"], h.row["document_id"], _source(h.row))
+        Statement(q["level"], q["text"], h.row["document_id"], source_label(h.row))
         for h in used
         for q in (h.row.get("ipac") or {}).get("requirements", [])
     ]
-    for row in cpso:
-        others += statements_from_text(row["text"], row["document_id"], _source(row))
     items = [i for h in used for i in (h.row.get("ipac") or {}).get("items", [])]
-    return level_conflicts(answer, others, items) + metadata_conflicts(used)
+    return level_conflicts(answer, others, items, reference=cpso) + metadata_conflicts(used)
 
 
 async def run(rt: Runtime, req: Request) -> ToolOutput:
@@ -178,7 +173,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         practices += [p for p in block.get("best_practices", []) if p not in practices]
         if req.include_checklists:
             checklists += [Checklist(**c) for c in block.get("checklists", [])]
-    conflicts = _conflicts(used, requirements, sql_found.cpso if sql_found else [])
+    conflicts = _conflicts(used, requirements, sql_found.cpso if sql_found else None)
     cited = used[:8]
     docs = {h.row["document_id"]: h.row for h in cited}
     response = Response(
