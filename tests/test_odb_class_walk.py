@@ -1,0 +1,42 @@
+"""odb.get's class answers walk the class's products cheapest first (read and sorted once per
+process): the walk must give what comparing every product gives."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from reference_server.config import Settings
+from reference_server.retrieval import odb_formulary as formulary
+from reference_server.retrieval.sql import SqlClient
+
+
+def _brute_cheapest(rows: list[dict[str, Any]], skip_group: str, skip_ingredient: str) -> list[str]:
+    best: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        if not r["is_benefit"] or r["group_id"] == skip_group or r["ingredient"] == skip_ingredient:
+            continue
+        if r["ingredient"] not in best or formulary.price_order(r) < formulary.price_order(
+            best[r["ingredient"]]
+        ):
+            best[r["ingredient"]] = r
+    return [r["din"] for r in sorted(best.values(), key=formulary.price_order)]
+
+
+@pytest.mark.parametrize("drug_class", ["statin", "ssri", "ppi"])
+def test_the_walk_gives_the_brute_force_answer(settings: Settings, drug_class: str) -> None:
+    db = SqlClient(settings.ohip_db)
+    rows = formulary.class_members(db, drug_class)
+    assert rows, f"no {drug_class} products in the index"
+    assert rows == sorted(rows, key=formulary.price_order)
+    found = formulary.Found("class", rows, class_name=drug_class)
+    primary = formulary.pick_primary(found)
+    covered = [r for r in rows if r["is_benefit"]]
+    assert primary == min(covered or rows, key=formulary.price_order)
+    assert primary is not None
+    got = formulary.cheapest_per_ingredient(rows, primary["group_id"], False, primary["ingredient"])
+    assert [r["din"] for r in got] == _brute_cheapest(
+        rows, primary["group_id"], primary["ingredient"]
+    )
+    assert got, "a class of several ingredients has alternatives"
