@@ -128,9 +128,13 @@ def keyword_search(
     fts: list[str] = []
     match = fts_query(" ".join(w for w in q.split() if w.lower().strip("?.,!") not in GENERIC))
     if match:
+        # Ranked on the FTS rows alone; the fee rows are read for the top `limit` only (joining
+        # every match first cost a quarter more at 10x and 100x, same codes).
         hits = sql.query(
-            "SELECT s.code FROM ohip_fee_fts f JOIN ohip_fee_schedule s ON s.rowid = f.rowid "
-            "WHERE ohip_fee_fts MATCH ? ORDER BY bm25(ohip_fee_fts, 5.0, 2.0, 1.0) LIMIT ?",
+            "WITH ranked AS (SELECT rowid AS fee_rowid, bm25(ohip_fee_fts, 5.0, 2.0, 1.0) AS bm25"
+            " FROM ohip_fee_fts WHERE ohip_fee_fts MATCH ? ORDER BY bm25 LIMIT ?)"
+            " SELECT s.code FROM ranked JOIN ohip_fee_schedule s ON s.rowid = ranked.fee_rowid"
+            " ORDER BY ranked.bm25",
             (match, limit),
         )
         fts = list(dict.fromkeys(h["code"] for h in hits))
