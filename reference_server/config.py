@@ -106,6 +106,13 @@ class Settings(BaseModel):
         description="Collections up to this many vectors are searched exactly (a flat index in "
         "memory); larger ones by Chroma's approximate HNSW index.",
     )
+    http_max_requests_per_connection: int = Field(
+        default=25,
+        ge=0,
+        description="HTTP: answer the N-th request of a keep-alive connection with "
+        "`Connection: close`, so clients reconnect and their connections re-spread over the "
+        "workers (nginx's keepalive_requests); 0 keeps connections open.",
+    )
     embed_cache_size: int = 1024
     embed_threads: int = Field(
         default=1, ge=1, le=16, description="ONNX threads per query embedding."
@@ -157,6 +164,7 @@ class Settings(BaseModel):
             "OCM_EMBED_THREADS": "embed_threads",
             "OCM_CHROMA_URL": "chroma_url",
             "OCM_EXACT_SEARCH_MAX": "exact_search_max",
+            "OCM_HTTP_MAX_REQUESTS_PER_CONNECTION": "http_max_requests_per_connection",
         }
         if env.get("OCM_WEB_URL_REWRITE"):
             data["web_url_rewrite"] = json.loads(env["OCM_WEB_URL_REWRITE"])

@@ -15,6 +15,7 @@ import os
 from starlette.applications import Starlette
 
 from reference_server.config import Settings
+from reference_server.connection_reuse import MaxRequestsPerConnection
 from reference_server.http_security import HttpSecurity, secure_http_app
 from reference_server.index.check import index_problem
 from reference_server.server import bearer_token_from_env, build_server
@@ -40,6 +41,9 @@ def create_app() -> Starlette:
         path=http_path_from_env(),
         json_response=True,
         stateless_http=True,
+    )
+    app.add_middleware(
+        MaxRequestsPerConnection, max_requests=settings.http_max_requests_per_connection
     )
     app.state.mcp_server = server
     return app
