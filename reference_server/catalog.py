@@ -3,7 +3,8 @@
 Run-time code (tools, retrieval, scoring) never imports `index/` or `ingest/`; anything both
 sides need lives here: collection names, chunk-id shapes (what citations carry and
 `source.passages` resolves), the SQL copy of the passages, the OPA sections' filter tags, date
-parsing and the ODB ingredient key. Changing a name here changes it for the writer and every reader at once.
+parsing and the ODB ingredient key. Changing a name here changes it for the writer and every
+reader at once.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ def section_tags(
     policy_level: str | None,
     is_superseded: bool,
 ) -> str:
+    """A section's filter values as the space-separated tokens of its FTS `filter_tags` column."""
     tags = [
         section_tag("org", source_org),
         section_tag("type", document_type),

@@ -51,8 +51,8 @@ def ipac_sections(sql: SqlClient, topic: str) -> list[dict[str, Any]]:
 
 def cpso_ipac_sections(sql: SqlClient) -> list[dict[str, Any]]:
     """CPSO's own IPAC policy and advice (documents tagged 'ipac'): what opa.ipac_guidance
-    compares PHO's requirement levels against."""
-    rows = sql.query_once(
+    compares PHO's requirement levels against. Read once per process, by `cpso_statements`."""
+    rows = sql.query(
         f"""SELECT {SECTION_COLUMNS} FROM opa_sections s JOIN opa_documents d ON d.document_id = s.document_id
             WHERE s.source_org = 'cpso' AND s.chunk_type = 'parent' AND d.is_superseded = 0
             AND EXISTS (SELECT 1 FROM json_each(d.topics) WHERE json_each.value = 'ipac')
