@@ -3,13 +3,14 @@
 Run-time code (tools, retrieval, scoring) never imports `index/` or `ingest/`; anything both
 sides need lives here: collection names, chunk-id shapes (what citations carry and
 `source.passages` resolves), the SQL copy of the passages, the OPA sections' filter tags, date
-parsing and the ODB ingredient key. Changing a name here changes it for the writer and every
-reader at once.
+parsing, the ODB ingredient key and the BM25 impact tables. Changing a name here changes it
+for the writer and every reader at once.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 # ------------------------------------------------------------------------------ collections
 OPA_ORGS: tuple[str, ...] = ("cpso", "ontario_health", "cep", "pho", "moh")
@@ -28,6 +29,40 @@ OPA_ID_PREFIXES: dict[str, str] = {
 # ohip.db table holding the SQL copy of every Dr. OFF passage (what source.passages shows when
 # the vector store is down, and what it compares the vector payload with)
 OFF_PASSAGES_TABLE = "off_passages"
+
+
+# ------------------------------------------------------------------------- BM25 impacts
+@dataclass(frozen=True)
+class Bm25Spec:
+    """An FTS5 table whose bm25() summands are stored per (term, row) at build time
+    (index/bm25_impacts.py writes them, retrieval/bm25_impacts.py ranks with them).
+
+    `weights` are the columns a query term may match, with the weights the search gave bm25();
+    the other columns count towards a row's length only, as in FTS5.
+    """
+
+    fts_table: str
+    weights: tuple[tuple[str, float], ...]
+    k1: float = 1.2  # FTS5's constants
+    b: float = 0.75
+
+    @property
+    def terms_table(self) -> str:
+        return f"{self.fts_table}_impacts"
+
+    @property
+    def rows_table(self) -> str:
+        return f"{self.fts_table}_impact_rows"
+
+
+OPA_SECTIONS_BM25 = Bm25Spec(
+    "opa_sections_fts",
+    (("title", 3.0), ("section_heading", 4.0), ("topics", 2.0), ("text", 1.5)),
+)
+OHIP_FEES_BM25 = Bm25Spec(
+    "ohip_fee_fts", (("code", 5.0), ("description", 2.0), ("requirements", 1.0))
+)
+BM25_SPECS: tuple[Bm25Spec, ...] = (OPA_SECTIONS_BM25, OHIP_FEES_BM25)
 
 
 # ------------------------------------------------------------------- OPA section filter tags

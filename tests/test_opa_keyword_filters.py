@@ -1,4 +1,5 @@
-"""The OPA keyword search filters inside FTS5 (tags in the FTS row, `catalog.section_tags`).
+"""The OPA keyword search's filters are tags in the FTS row (`catalog.section_tags`), applied
+as a row mask over the BM25 impacts.
 
 The tags must select exactly the rows the section columns select; a synthetic copy of the index
 must keep them (they are filters, not text to vary)."""
@@ -12,7 +13,7 @@ import pytest
 from reference_server.catalog import section_tag, section_tags
 from reference_server.config import Settings
 from reference_server.index.synthetic import Roles
-from reference_server.retrieval.opa_sections import Filters, filter_match, keyword_search
+from reference_server.retrieval.opa_sections import Filters, keyword_search, required_tags
 from reference_server.retrieval.sql import SqlClient, fts_query
 
 QUERY = "consent documentation virtual care records cleaning"
@@ -63,15 +64,10 @@ def test_tags_select_the_rows_the_section_columns_select(
     assert scores == sorted(scores)  # best (most negative) first
 
 
-def test_a_filter_that_keeps_every_row_adds_no_term() -> None:
-    match = fts_query("gloves")
-    assert filter_match(match, Filters(include_superseded=True)) == (
-        '{title section_heading topics text} : ("gloves")'
-    )
-    both = filter_match(match, Filters(source_orgs=["ontario_health"], chunk_types=("parent",)))
-    assert 'filter_tags : ("orgontariohealth")' in both
-    assert 'filter_tags : ("chunkparent")' in both
-    assert both.endswith('NOT filter_tags : "superseded"')
+def test_a_filter_that_keeps_every_row_adds_no_group() -> None:
+    assert required_tags(Filters(include_superseded=True)) == []
+    both = required_tags(Filters(source_orgs=["ontario_health", "pho"], chunk_types=("parent",)))
+    assert both == [["orgontariohealth", "orgpho"], ["chunkparent"]]
 
 
 def test_tags_are_single_tokens_and_copies_keep_them() -> None:

@@ -15,6 +15,7 @@ from chromadb.config import Settings as ChromaSettings
 from rich.progress import Progress
 
 from evals.run.scenario import load_scenarios
+from reference_server.catalog import OHIP_FEES_BM25, OPA_SECTIONS_BM25
 from reference_server.config import Settings
 from reference_server.index.synthetic import (
     PREFIX,
@@ -27,6 +28,8 @@ from reference_server.index.synthetic import (
     sql_roles,
     synthetic_id,
 )
+from reference_server.retrieval.bm25_impacts import Bm25Impacts
+from reference_server.retrieval.sql import SqlClient
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 
@@ -98,6 +101,22 @@ def test_every_table_gets_marked_copies_and_originals_stay(
         ).fetchone()[0]
         assert n > 0
     conn.close()
+    # The BM25 impacts are written again for the scaled table: synthetic rows rank, and the
+    # ranking is still FTS5's bm25() over the scaled table (idf and average length changed).
+    spec = OPA_SECTIONS_BM25 if db == "opa.db" else OHIP_FEES_BM25
+    conn = sqlite3.connect(path)
+    weights = ", ".join(
+        repr(dict(spec.weights).get(d[0], 0.0))
+        for d in conn.execute(f"SELECT * FROM {spec.fts_table} LIMIT 0").description
+    )
+    expected = conn.execute(
+        f"SELECT rowid, bm25({spec.fts_table}, {weights}) AS s FROM {spec.fts_table} "
+        f'WHERE {spec.fts_table} MATCH \'"screening" OR "visit"\' ORDER BY s, rowid'
+    ).fetchall()
+    conn.close()
+    got = Bm25Impacts(SqlClient(path), spec).top(["screening", "visit"], 10**6)
+    assert any(row >= ROWID_STRIDE for row, _ in got)
+    assert [s for _, s in got] == pytest.approx([s for _, s in expected], rel=1e-9)
 
 
 def test_no_golden_scenario_names_a_synthetic_record() -> None:

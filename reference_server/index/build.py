@@ -24,7 +24,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from reference_server import catalog
 from reference_server.config import CORPUS_DIR, Settings
 from reference_server.embedding import LocalMiniLM, embedder_name, make_embedder
-from reference_server.index import off_builder, opa_builder
+from reference_server.index import bm25_impacts, off_builder, opa_builder
 from reference_server.index.types import VectorDoc
 from reference_server.ingest import opa_cpso
 
@@ -40,6 +40,7 @@ _CODE_FILES = [
     Path(off_builder.__file__),
     Path(catalog.__file__),
     Path(opa_cpso.__file__),
+    Path(bm25_impacts.__file__),
 ]
 
 

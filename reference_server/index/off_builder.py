@@ -26,6 +26,7 @@ from reference_server.catalog import (
     OFF_COLLECTIONS,
     OFF_PASSAGES_TABLE,
     OHIP_CODES_PER_PASSAGE,
+    OHIP_FEES_BM25,
     adp_rule_id,
     odb_group_id,
     odb_lu_id,
@@ -35,6 +36,7 @@ from reference_server.catalog import (
     ohip_line_extra,
     ohip_subsection_id,
 )
+from reference_server.index.bm25_impacts import write_impacts
 from reference_server.index.types import MetaValue, VectorDoc
 
 GROUP_DRUGS_PER_DOC = 30
@@ -399,6 +401,7 @@ def build_sql(conn: sqlite3.Connection, corpus_dir: Path) -> dict[str, int]:
     counts[OFF_PASSAGES_TABLE] = write_passages(conn, vector_documents(corpus_dir))
     counts["ohip_fee_fts"] = conn.execute("SELECT count(*) FROM ohip_fee_fts").fetchone()[0]
     counts["odb_drugs_fts"] = conn.execute("SELECT count(*) FROM odb_drugs_fts").fetchone()[0]
+    write_impacts(conn, OHIP_FEES_BM25)
     return counts
 
 

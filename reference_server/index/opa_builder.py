@@ -14,8 +14,15 @@ from typing import Any
 
 import yaml
 
-from reference_server.catalog import OPA_COLLECTIONS, OPA_ORGS, SECTION_TAGS_COLUMN, section_tags
+from reference_server.catalog import (
+    OPA_COLLECTIONS,
+    OPA_ORGS,
+    OPA_SECTIONS_BM25,
+    SECTION_TAGS_COLUMN,
+    section_tags,
+)
 from reference_server.index import provenance
+from reference_server.index.bm25_impacts import write_impacts
 from reference_server.index.types import VectorDoc
 from reference_server.ingest.opa_cpso import section_level
 
@@ -206,6 +213,7 @@ def build_sql(conn: sqlite3.Connection, corpus_dir: Path) -> dict[str, int]:
                 ),
             )
             n_sections += 1
+    write_impacts(conn, OPA_SECTIONS_BM25)
     return {"opa_documents": n_docs, "opa_sections": n_sections}
 
 

@@ -45,7 +45,9 @@ from typing import Any
 import numpy as np
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from reference_server.catalog import BM25_SPECS
 from reference_server.config import Settings
+from reference_server.index.bm25_impacts import write_impacts
 from reference_server.retrieval import chroma_client
 
 PREFIX = "synthetic"
@@ -54,6 +56,8 @@ NOISE_SIGMA = 0.025  # per dimension, for 384-d unit vectors: cosine to the orig
 CATEGORICAL_MAX = 50  # a text column with at most this many distinct values is a category
 SKIP_TABLES = {"ingestion_log", "query_cache"}  # build records and caches, not corpus
 FTS_SHADOW = re.compile(r"_(data|idx|content|docsize|config)$")
+# derived from a whole FTS table, so rewritten for the scaled table rather than copied
+IMPACT_TABLES = {t for spec in BM25_SPECS for t in (spec.terms_table, spec.rows_table)}
 TITLE = re.compile(r"^(title|heading)$|_(title|heading|name)$")
 TAGS = re.compile(r"(^|_)tags$")  # filter tokens (an FTS column): kept, so filters still apply
 ID_NAME = re.compile(r"^id$|_(id|ids|uid|by|of)$")
@@ -163,6 +167,7 @@ def corpus_tables(conn: sqlite3.Connection) -> tuple[list[str], list[str]]:
         and not name.startswith("sqlite_")
         and name not in SKIP_TABLES
         and not any(name.startswith(f + "_") and FTS_SHADOW.search(name) for f in fts)
+        and name not in IMPACT_TABLES
     ]
     return base, fts
 
@@ -269,6 +274,12 @@ def scale_database(path: Path, factor: int, progress: Progress) -> dict[str, int
             t: _copy_table(conn, t, roles, factor, lambda n: progress.advance(task, n))
             for t in tables
         }
+        # BM25 impacts depend on the whole FTS table (idf, average length): written again
+        specs = [spec for spec in BM25_SPECS if spec.fts_table in fts]
+        impacts = progress.add_task(f"{path.name}: BM25 impacts", total=len(specs))
+        for spec in specs:
+            write_impacts(conn, spec)
+            progress.advance(impacts)
         conn.commit()  # no VACUUM: it renumbers rowids, and FTS rows are joined by rowid
         return counts
     finally:

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from reference_server.catalog import OFF_COLLECTIONS, ohip_commentary_id
-from reference_server.retrieval.sql import STOPWORDS, SqlClient, fts_query
+from reference_server.catalog import OFF_COLLECTIONS, OHIP_FEES_BM25, ohip_commentary_id
+from reference_server.retrieval.bm25_impacts import Bm25Impacts
+from reference_server.retrieval.sql import STOPWORDS, SqlClient, fts_words
 from reference_server.retrieval.vector import HitsByValue, VectorClient, VectorHit
 
 COLLECTION = OFF_COLLECTIONS["ohip"]
@@ -126,18 +127,24 @@ def keyword_search(
     best = max((score for score, _ in scored), default=0.0)
     ranked = [r for score, r in sorted(scored, key=lambda x: -x[0]) if score >= best / 3]
     fts: list[str] = []
-    match = fts_query(" ".join(w for w in q.split() if w.lower().strip("?.,!") not in GENERIC))
-    if match:
-        # Ranked on the FTS rows alone; the fee rows are read for the top `limit` only (joining
-        # every match first cost a quarter more at 10x and 100x, same codes).
-        hits = sql.query(
-            "WITH ranked AS (SELECT rowid AS fee_rowid, bm25(ohip_fee_fts, 5.0, 2.0, 1.0) AS bm25"
-            " FROM ohip_fee_fts WHERE ohip_fee_fts MATCH ? ORDER BY bm25 LIMIT ?)"
-            " SELECT s.code FROM ranked JOIN ohip_fee_schedule s ON s.rowid = ranked.fee_rowid"
-            " ORDER BY ranked.bm25",
-            (match, limit),
+    words = fts_words(" ".join(w for w in q.split() if w.lower().strip("?.,!") not in GENERIC))
+    if words:
+        # FTS5's BM25 ranking from the stored impacts (retrieval/bm25_impacts.py); the fee rows
+        # are read for the top `limit` only.
+        top_rows = [rowid for rowid, _ in Bm25Impacts(sql, OHIP_FEES_BM25).top(words, limit)]
+        codes = (
+            {
+                r["fee_rowid"]: r["code"]
+                for r in sql.query(
+                    "SELECT rowid AS fee_rowid, code FROM ohip_fee_schedule "
+                    f"WHERE rowid IN ({','.join('?' * len(top_rows))})",
+                    top_rows,
+                )
+            }
+            if top_rows
+            else {}
         )
-        fts = list(dict.fromkeys(h["code"] for h in hits))
+        fts = list(dict.fromkeys(codes[i] for i in top_rows if i in codes))
     # The fee rows of every commentary code (so vector-only context codes resolve too) are the
     # same on every call: read once per process; only the named and matched codes are per call.
     rows = ChainMap(_fee_rows(sql, set(named) | set(fts)), _commentary_fee_rows(sql))

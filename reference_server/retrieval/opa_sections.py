@@ -1,7 +1,8 @@
 """Hybrid section search over the OPA corpus, shared by the section-level `opa.*` tools.
 
 Two paths, run by the dual-path runner:
-- keyword (SQL): FTS5 BM25 over title, heading, topics and text, with metadata filters in SQL;
+- keyword (SQL): FTS5's BM25 over title, heading, topics and text, ranked from the impacts the
+  index stores (retrieval/bm25_impacts.py), with the metadata filters as a row mask;
 - vector: cosine similarity over the per-organisation Chroma collections, with `where` filters.
 Fusion is reciprocal-rank fusion of the two ranked lists, collapsed to one hit per parent
 section (its best chunk), then the spec's boosts: exact phrase +50 %, title match +30 %,
@@ -12,16 +13,23 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+import numpy as np
+
 from reference_server.catalog import OPA_COLLECTIONS as COLLECTIONS
-from reference_server.catalog import SECTION_TAGS_COLUMN, SUPERSEDED_TAG, section_tag
+from reference_server.catalog import (
+    OPA_SECTIONS_BM25,
+    SECTION_TAGS_COLUMN,
+    SUPERSEDED_TAG,
+    section_tag,
+)
 from reference_server.config import Fusion, Settings
 from reference_server.retrieval import rerank
-from reference_server.retrieval.sql import STOPWORDS, SqlClient, fts_query
+from reference_server.retrieval.bm25_impacts import Bm25Impacts
+from reference_server.retrieval.sql import STOPWORDS, SqlClient, fts_words
 from reference_server.retrieval.vector import VectorClient, VectorHit
 from reference_server.scoring.confidence import OPA, calculate_confidence
 from reference_server.scoring.conflicts import Conflict, compare
@@ -32,8 +40,6 @@ CANDIDATES = 40
 # on common words such as 'requirements' are noisier than embeddings).
 RRF_K = 10
 VEC_W = 2.0
-# BM25 column weights: section_id (unindexed), title, heading, topics, text, filter tags
-BM25_WEIGHTS = "0.0, 3.0, 4.0, 2.0, 1.5, 0.0"
 
 
 @dataclass
@@ -86,35 +92,53 @@ def decode_row(row: dict[str, Any]) -> dict[str, Any]:
 
 
 ALL_CHUNK_TYPES = {"parent", "child"}
-# The columns a query's words are matched in (the tags column holds filter values only).
-TEXT_COLUMNS = "{title section_heading topics text}"
 
 
-def _any_tag(kind: str, values: Iterable[str]) -> str:
-    return (
-        f"{SECTION_TAGS_COLUMN} : ("
-        + " OR ".join(f'"{section_tag(kind, v)}"' for v in values)
-        + ")"
-    )
-
-
-def filter_match(match: str, filters: Filters) -> str:
-    """The FTS5 expression for the query's terms within the filters: the section columns
-    filters use are tags in the FTS row (catalog.section_tags), so ranking touches no other
-    table. Tags weigh 0 in BM25; a filter that keeps every row adds no term."""
-    required = [f"{TEXT_COLUMNS} : ({match})"]
+def required_tags(filters: Filters) -> list[list[str]]:
+    """The filters as tag groups: a row passes when it has one tag of every group (and, unless
+    superseded sections are included, not `SUPERSEDED_TAG`). A filter that keeps every row
+    adds no group."""
+    groups = []
     if filters.source_orgs:
-        required.append(_any_tag("org", filters.source_orgs))
+        groups.append([section_tag("org", v) for v in filters.source_orgs])
     if filters.document_type:
-        required.append(_any_tag("type", [filters.document_type]))
+        groups.append([section_tag("type", filters.document_type)])
     if filters.policy_level:
-        required.append(_any_tag("level", [filters.policy_level]))
+        groups.append([section_tag("level", filters.policy_level)])
     if set(filters.chunk_types) != ALL_CHUNK_TYPES:
-        required.append(_any_tag("chunk", filters.chunk_types))
-    expression = " AND ".join(required)
-    if not filters.include_superseded:
-        expression = f'({expression}) NOT {SECTION_TAGS_COLUMN} : "{SUPERSEDED_TAG}"'
-    return expression
+        groups.append([section_tag("chunk", v) for v in filters.chunk_types])
+    return groups
+
+
+def _rows_with_tag(sql: SqlClient) -> dict[str, np.ndarray]:
+    """Per filter tag, which FTS rows carry it (one bool per row position): read once per
+    process from the FTS rows' tag column, which the builder wrote from the section row."""
+
+    def read() -> dict[str, np.ndarray]:
+        rows = sql.query(
+            f"SELECT {SECTION_TAGS_COLUMN} AS tags FROM opa_sections_fts ORDER BY rowid"
+        )
+        has: dict[str, np.ndarray] = {}
+        for position, row in enumerate(rows):
+            for tag in row["tags"].split():
+                has.setdefault(tag, np.zeros(len(rows), dtype=bool))[position] = True
+        return has
+
+    return sql.derived.get("opa_sections_fts.tags", read)
+
+
+def filter_mask(sql: SqlClient, filters: Filters, n_rows: int) -> np.ndarray | None:
+    """The rows the filters let through, or None when they keep every row."""
+    has = _rows_with_tag(sql)
+    none = np.zeros(n_rows, dtype=bool)
+    mask: np.ndarray | None = None
+    for group in required_tags(filters):
+        passes = np.logical_or.reduce([has.get(tag, none) for tag in group])
+        mask = passes if mask is None else mask & passes
+    if not filters.include_superseded and SUPERSEDED_TAG in has:
+        current = ~has[SUPERSEDED_TAG]
+        mask = current if mask is None else mask & current
+    return mask
 
 
 def _topic_match(topics: list[str], wanted: list[str] | None) -> bool:
@@ -127,27 +151,29 @@ def _topic_match(topics: list[str], wanted: list[str] | None) -> bool:
 def keyword_search(
     sql: SqlClient, query: str, filters: Filters, limit: int = CANDIDATES
 ) -> list[dict[str, Any]]:
-    """SQL path: FTS5 BM25 with filters; rows ordered best first.
+    """SQL path: FTS5's BM25 ranking with filters; rows ordered best first.
 
-    Ranking touches only the FTS rows (filters are tags in them, `filter_match`); the section,
-    its wide columns and its document are read by rowid for the top rows alone, so the cost
-    per match stays small as the corpus grows (`python -m scale.query_audit`).
+    The ranking adds the stored impacts of the query's words (the cost per matching row is one
+    numpy addition, `python -m scale.query_audit`); the section rows are read for the top rows
+    alone.
     """
-    match = fts_query(query)
-    if not match:
+    words = fts_words(query)
+    if not words:
         return []
+    ranking = Bm25Impacts(sql, OPA_SECTIONS_BM25)
+    mask = filter_mask(sql, filters, len(ranking.row_ids()))
+    ranked = ranking.top(words, limit * 2, mask)
+    if not ranked:
+        return []
+    bm25 = dict(ranked)
     rows = sql.query(
-        f"""WITH ranked AS (
-              SELECT rowid AS section_rowid, bm25(opa_sections_fts, {BM25_WEIGHTS}) AS bm25
-              FROM opa_sections_fts WHERE opa_sections_fts MATCH ?
-              ORDER BY bm25 LIMIT ?)
-            SELECT {SECTION_COLUMNS}, ranked.bm25 FROM ranked
-            JOIN opa_sections s ON s.rowid = ranked.section_rowid
+        f"""SELECT {SECTION_COLUMNS}, s.rowid AS section_rowid FROM opa_sections s
             JOIN opa_documents d ON d.document_id = s.document_id
-            ORDER BY ranked.bm25""",
-        [filter_match(match, filters), limit * 2],
+            WHERE s.rowid IN ({",".join("?" * len(bm25))})""",
+        list(bm25),
     )
-    decoded = [decode_row(r) for r in rows]
+    by_rowid = {r.pop("section_rowid"): r for r in rows}
+    decoded = [decode_row({**by_rowid[i], "bm25": score}) for i, score in ranked if i in by_rowid]
     return [r for r in decoded if _topic_match(r["topics"], filters.topics)][:limit]
 
 

@@ -63,11 +63,16 @@ STOPWORDS = frozenset(
 )
 
 
+def fts_words(text: str) -> list[str]:
+    """The words of free text a keyword search looks for: lowercased, stopwords and one-letter
+    words dropped (unless nothing else is left), each once."""
+    words = [w.lower() for w in _FTS_WORD.findall(text)]
+    return list(dict.fromkeys([w for w in words if w not in STOPWORDS and len(w) > 1] or words))
+
+
 def fts_query(text: str, mode: str = "OR") -> str:
     """Turn free text into a safe FTS5 MATCH expression (quoted terms, stopwords dropped)."""
-    words = [w.lower() for w in _FTS_WORD.findall(text)]
-    terms = [w for w in words if w not in STOPWORDS and len(w) > 1] or words
-    return f" {mode} ".join(f'"{w}"' for w in dict.fromkeys(terms))
+    return f" {mode} ".join(f'"{w}"' for w in fts_words(text))
 
 
 def _as_dicts(description: Any, rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
