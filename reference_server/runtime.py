@@ -6,13 +6,17 @@ Created once per server and opened lazily on first use, so building a server (e.
 
 from __future__ import annotations
 
+import asyncio
+import copy
 import gc
+import logging
 import threading
 import uuid
+from collections.abc import Awaitable, Callable
 from functools import cached_property
 
 from reference_server.catalog import ALL_COLLECTIONS
-from reference_server.config import Settings
+from reference_server.config import Faults, Settings
 from reference_server.embedding import Embedder, make_embedder
 from reference_server.retrieval import opa_freshness
 from reference_server.retrieval.sql import SqlClient
@@ -21,10 +25,18 @@ from reference_server.retrieval.vector import VectorClient
 PROCESS_ID = uuid.uuid4().hex[:12]
 
 
+WarmUpCall = Callable[["Runtime"], Awaitable[None]]
+# Per-path and per-tool timeouts for the warm-up calls: a first build may take longer than a
+# client call is given (1 s for adp.get's section index at 100x), and it must finish.
+WARM_UP_TIMEOUT_MS = 120_000.0
+
+
 class Runtime:
     def __init__(self, settings: Settings):
         self.settings = settings
         self._lock = threading.Lock()
+        # one ordinary call per tool (`ToolSpec.warm_up_call`), set by `server.build_server`
+        self.warm_up_calls: list[WarmUpCall] = []
 
     @cached_property
     def opa_sql(self) -> SqlClient:
@@ -42,6 +54,40 @@ class Runtime:
     @cached_property
     def vectors(self) -> VectorClient:
         return VectorClient(self.settings, self.embedder)
+
+    def _run_warm_up_calls(self) -> None:
+        """Run each tool once, so the values it builds once per process (indexes over reference
+        tables, decoded documents) exist before the first client call. Built on a client call
+        they took up to 1 s at 100x, past the 500 ms SQL timeout: that call lost its SQL path,
+        and each call that came before the build finished started one of its own.
+
+        The calls run without the client timeouts (so every build completes) and without
+        injected faults, in a thread of
+        their own (uvicorn builds the app inside its event loop). A failing call is logged and
+        skipped: the tool builds what it needs on its first client call instead.
+        """
+        if not self.warm_up_calls:
+            return
+        relaxed = copy.copy(self)  # shares the stores opened above (cached_property values)
+        relaxed.settings = self.settings.model_copy(
+            update={
+                "sql_timeout_ms": WARM_UP_TIMEOUT_MS,
+                "vector_timeout_ms": WARM_UP_TIMEOUT_MS,
+                "tool_timeout_ms": WARM_UP_TIMEOUT_MS,
+                "faults": Faults(),  # injected delays and failures are for client calls
+            }
+        )
+
+        async def run_all() -> None:
+            for call in self.warm_up_calls:
+                try:
+                    await call(relaxed)
+                except Exception as exc:  # a warm-up is best effort
+                    logging.getLogger(__name__).warning("warm-up call failed: %r", exc)
+
+        thread = threading.Thread(target=asyncio.run, args=(run_all(),), name="warm-up")
+        thread.start()
+        thread.join()
 
     def cache_stats(self) -> dict[str, int | str]:
         """This process's cumulative query-embedding cache counts (load runs report the hit rate).
@@ -66,6 +112,7 @@ class Runtime:
         # 500 ms SQL timeout at 100x, so that call answered from the vector path alone.
         opa_freshness.sql_documents(self.opa_sql, None, None)
         opa_freshness.vector_documents(self.vectors)
+        self._run_warm_up_calls()
         # What is loaded now lives as long as the process: take it out of the collector's
         # sight, and collect the young generation less often. Full collections re-scanned
         # these ~200k objects and paused every call on the worker for 100-140 ms a few times a

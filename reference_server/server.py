@@ -93,6 +93,7 @@ def build_server(settings: Settings | None = None, bearer_token: str | None = No
     runtime = Runtime(settings)
     for spec in ALL_SPECS:
         server.add_tool(McpTool.create(spec, runtime))
+    runtime.warm_up_calls = [spec.warm_up_call for spec in ALL_SPECS]
     server.runtime = runtime  # type: ignore[attr-defined]
     logging.getLogger(__name__).debug("registered %d tools", len(ALL_SPECS))
     return server

@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from reference_server.retrieval.derived import DerivedValues
 
 
@@ -38,3 +40,36 @@ def test_racing_first_calls_all_get_the_kept_value() -> None:
     for t in threads:
         t.join()
     assert len({id(v) for v in seen}) == 1
+
+
+def test_racing_first_calls_wait_for_one_build() -> None:
+    derived = DerivedValues()
+    builds: list[int] = []
+    started = threading.Event()
+
+    def build() -> object:
+        builds.append(1)
+        started.set()
+        time.sleep(0.05)  # the others arrive while this build runs
+        return object()
+
+    first = threading.Thread(target=lambda: derived.get("v", build))
+    first.start()
+    started.wait(5)
+    others = [threading.Thread(target=lambda: derived.get("v", build)) for _ in range(4)]
+    for t in others:
+        t.start()
+    for t in [first, *others]:
+        t.join()
+    assert builds == [1]
+
+
+def test_a_failed_build_is_tried_again() -> None:
+    derived = DerivedValues()
+
+    def fail() -> object:
+        raise RuntimeError("store down")
+
+    with pytest.raises(RuntimeError):
+        derived.get("v", fail)
+    assert derived.get("v", lambda: 7) == 7

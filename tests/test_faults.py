@@ -138,7 +138,7 @@ async def test_a_tool_overrunning_its_budget_is_a_clean_tool_error() -> None:
     from fastmcp import FastMCP
 
     server = FastMCP("t")
-    spec = ToolSpec("stuck", "never finishes in time", Req, Resp, stuck)
+    spec = ToolSpec("stuck", "never finishes in time", Req, Resp, stuck, warm_up={})
     server.add_tool(McpTool.create(spec, Runtime(make_settings(tool_timeout_ms=200))))
     async with Client(server) as client:
         result = await client.call_tool("stuck", {}, raise_on_error=False)

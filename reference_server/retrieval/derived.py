@@ -15,16 +15,28 @@ T = TypeVar("T")
 
 
 class DerivedValues:
-    """Named values built on first use; callers share them and must not edit them."""
+    """Named values built on first use; callers share them and must not edit them.
+
+    One build per name: callers that arrive while it runs wait for it rather than start their
+    own (at 100x a build can outlast the 500 ms SQL timeout; the timed-out call's build goes
+    on in its thread, and ten more calls each started another, slowing all of them).
+    """
 
     def __init__(self) -> None:
         self._values: dict[str, Any] = {}
+        self._building: dict[str, threading.RLock] = {}
         self._lock = threading.Lock()
 
     def get(self, name: str, build: Callable[[], T]) -> T:
         with self._lock:
             if name in self._values:
                 return self._values[name]  # type: ignore[no-any-return]
-        value = build()  # outside the lock: two first calls may both build; either is kept
-        with self._lock:
-            return self._values.setdefault(name, value)  # type: ignore[no-any-return]
+            building = self._building.setdefault(name, threading.RLock())
+        with building:  # re-entrant: a build may ask for its own name again
+            with self._lock:
+                if name in self._values:
+                    return self._values[name]  # type: ignore[no-any-return]
+            value = build()
+            with self._lock:
+                self._building.pop(name, None)
+                return self._values.setdefault(name, value)  # type: ignore[no-any-return]

@@ -15,7 +15,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar, Self
 
@@ -93,6 +93,12 @@ class ToolSpec:
     request: type[BaseModel]
     response: type[BaseModel]
     run: Callable[[Runtime, Any], Awaitable[ToolOutput]]
+    # The arguments of one ordinary call, run at start-up (`Runtime.warm_up`) so that what the
+    # tool builds once per process is built before the first client call.
+    warm_up: Mapping[str, Any]
+
+    async def warm_up_call(self, rt: Runtime) -> None:
+        await self.run(rt, self.request.model_validate(dict(self.warm_up)))
 
 
 # ----------------------------------------------------------------------------- published schema

@@ -215,4 +215,5 @@ SPEC = ToolSpec(
     request=Request,
     response=Response,
     run=run,
+    warm_up={"query": "Can my patient get funding for a power wheelchair?"},
 )

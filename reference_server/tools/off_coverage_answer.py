@@ -247,4 +247,5 @@ SPEC = ToolSpec(
     request=Request,
     response=Response,
     run=run,
+    warm_up={"question": "Is a walker covered for my 70-year-old patient?"},
 )

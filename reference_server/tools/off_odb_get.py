@@ -391,4 +391,5 @@ SPEC = ToolSpec(
     request=Request,
     response=Response,
     run=run,
+    warm_up={"q": "is atorvastatin covered"},
 )

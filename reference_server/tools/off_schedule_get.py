@@ -142,4 +142,5 @@ SPEC = ToolSpec(
     request=Request,
     response=Response,
     run=run,
+    warm_up={"q": "intermediate assessment"},
 )

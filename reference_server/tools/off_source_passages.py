@@ -164,4 +164,5 @@ SPEC = ToolSpec(
     request=Request,
     response=Response,
     run=run,
+    warm_up={"chunk_ids": ["adp:cep:thresholds"]},
 )

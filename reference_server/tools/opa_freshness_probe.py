@@ -286,4 +286,5 @@ SPEC = ToolSpec(
     request=Request,
     response=Response,
     run=run,
+    warm_up={},
 )

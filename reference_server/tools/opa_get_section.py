@@ -155,4 +155,5 @@ SPEC = ToolSpec(
     request=Request,
     response=Response,
     run=run,
+    warm_up={"section_id": "cep-alcohol-use-disorder:s01"},
 )

@@ -205,4 +205,5 @@ SPEC = ToolSpec(
     request=Request,
     response=Response,
     run=run,
+    warm_up={"topic": "hand_hygiene"},
 )

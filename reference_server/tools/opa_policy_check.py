@@ -155,4 +155,5 @@ SPEC = ToolSpec(
     request=Request,
     response=Response,
     run=run,
+    warm_up={"query": "prescribing opioids by virtual care"},
 )

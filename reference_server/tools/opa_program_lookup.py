@@ -294,4 +294,5 @@ SPEC = ToolSpec(
     request=Request,
     response=Response,
     run=run,
+    warm_up={"program": "breast screening"},
 )

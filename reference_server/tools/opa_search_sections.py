@@ -135,4 +135,5 @@ SPEC = ToolSpec(
     request=Request,
     response=Response,
     run=run,
+    warm_up={"query": "informed consent documentation"},
 )
