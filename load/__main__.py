@@ -11,7 +11,6 @@ Exit codes: 0 every target met, 1 a target missed, 2 the run itself failed.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -21,12 +20,13 @@ from load.records import RECORDS_FILE, read_records
 from load.safety import NotLoopbackError, require_loopback
 from load.server import running_server
 from load.slo import evaluate, load_slo, miss_table
+from reference_server.config import default_http_workers
 
 
 def _run(args: argparse.Namespace) -> int:
     profiles = load_profiles()
     out = Path(args.out or f"reports/load/{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
-    workers = args.server_workers or os.cpu_count() or 1
+    workers = args.server_workers or default_http_workers()
     if args.url:
         require_loopback(args.url)
 
@@ -98,7 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument(
         "--workers", type=int, default=0, help="locust worker processes (0: one process)"
     )
-    run.add_argument("--server-workers", type=int, default=0, help="default: number of cores")
+    run.add_argument(
+        "--server-workers", type=int, default=0, help="default: the server's (two per core)"
+    )
     run.add_argument("--out", help=f"directory for {RECORDS_FILE}, locust CSV and HTML")
     slo = sub.add_parser("slo", help="check recorded statistics against the SLO file")
     slo.add_argument("--records", required=True)

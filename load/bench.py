@@ -27,7 +27,7 @@ from load.records import RECORDS_FILE, read_records
 from load.run import run_profile
 from load.server import cpu_seconds, running_server
 from load.slo import evaluate, evaluate_saturation, load_slo, miss_table
-from reference_server.config import PROJECT_ROOT
+from reference_server.config import PROJECT_ROOT, default_http_workers
 
 GATE_TARGET = os.environ.get(
     "GATE_TARGET", "inprocess:sql_timeout_ms=5000,vector_timeout_ms=5000,tool_timeout_ms=10000"
@@ -79,7 +79,7 @@ def run_bench(out_root: Path) -> int:
     out.mkdir(parents=True, exist_ok=True)
     profiles = load_profiles()
     slo = load_slo()
-    workers = os.cpu_count() or 1
+    workers = default_http_workers()
     progress = Progress()
     summary: dict[str, Any] = {
         "timestamp": stamp,
@@ -116,16 +116,15 @@ def run_bench(out_root: Path) -> int:
             print(report.table())
             summary["profiles"]["parallel"] = report.to_json()
             codes["parallel"] = 0 if report.passed else 1
-        if workers > 1:
-            progress("saturation profile on a 1-worker server (the scaling ratio)")
-            sat_dir = out / "saturation_1_worker"
-            with running_server(workers=1, log_path=out / "server.log") as one:
-                cpu_before = cpu_seconds(one.pid)
-                run = run_profile("saturation", one, sat_dir, profiles.saturation, quiet=True)
-                _cpu_per_call(run.summary, cpu_seconds(one.pid) - cpu_before)
-            summary["profiles"]["saturation_1_worker"] = run.summary
-        else:
-            progress("one core: no 1-worker comparison needed")
+        # the scaling ratio: the same profile on one worker and on one worker per core
+        for fewer in sorted({1, os.cpu_count() or 1} - {workers}):
+            progress(f"saturation profile on a {fewer}-worker server (the scaling ratio)")
+            key = f"saturation_{fewer}_worker"
+            with running_server(workers=fewer, log_path=out / "server.log") as smaller:
+                cpu_before = cpu_seconds(smaller.pid)
+                run = run_profile("saturation", smaller, out / key, profiles.saturation, quiet=True)
+                _cpu_per_call(run.summary, cpu_seconds(smaller.pid) - cpu_before)
+            summary["profiles"][key] = run.summary
         progress("in-process pytest-benchmark (tests/bench)")
         host_before = cpu_times()
         codes["inprocess"] = _python(
@@ -202,11 +201,11 @@ def _finish(
     misses += evaluate_saturation(summary["saturation_rps"], slo)
     summary["saturation_rps_by_workers"] = {
         str(summary["server_workers"]): summary["saturation_rps"],
-        **(
-            {"1": summary["profiles"]["saturation_1_worker"].get("saturation_rps", 0.0)}
-            if "saturation_1_worker" in summary["profiles"]
-            else {}
-        ),
+        **{
+            key.split("_")[1]: run.get("saturation_rps", 0.0)
+            for key, run in summary["profiles"].items()
+            if key.startswith("saturation_") and key.endswith("_worker")
+        },
     }
     latency = {r.tool: r for r in records if r.profile == "latency"}
     paced = {r.tool: r for r in records if r.profile == "paced"}

@@ -1,7 +1,7 @@
 """`python -m reference_server`: serve the tools over stdio (default) or streamable HTTP.
 
-HTTP runs uvicorn over `http_app.create_app` with `--workers N` processes (default: one per
-core) in stateless mode, so any worker answers any request.
+HTTP runs uvicorn over `http_app.create_app` with `--workers N` processes (default: two per
+core, `config.WORKERS_PER_CORE`) in stateless mode, so any worker answers any request.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from reference_server.config import Settings
+from reference_server.config import Settings, default_http_workers
 from reference_server.http_app import DEFAULT_PATH
 from reference_server.http_security import HOST_ENV
 from reference_server.index.check import index_problem
@@ -41,8 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--workers",
         type=int,
-        default=os.cpu_count() or 1,
-        help="HTTP server processes (default: the number of cores)",
+        default=default_http_workers(),
+        help="HTTP server processes (default: two per core)",
     )
     parser.add_argument(
         "--allow-remote", action="store_true", help="permit binding a non-loopback address"
