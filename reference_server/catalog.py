@@ -32,6 +32,11 @@ OFF_PASSAGES_TABLE = "off_passages"
 
 
 # ------------------------------------------------------------------------- BM25 impacts
+# The tokenizer of every FTS5 table; the impact ranking turns query words into tokens with it,
+# so a table built with another would silently stop matching.
+FTS_TOKENIZER = "porter unicode61"
+
+
 @dataclass(frozen=True)
 class Bm25Spec:
     """An FTS5 table whose bm25() summands are stored per (term, row) at build time

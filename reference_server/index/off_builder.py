@@ -23,6 +23,7 @@ import yaml
 
 from reference_server.catalog import (
     ADP_CEP_ID,
+    FTS_TOKENIZER,
     OFF_COLLECTIONS,
     OFF_PASSAGES_TABLE,
     OHIP_CODES_PER_PASSAGE,
@@ -378,7 +379,7 @@ def build_sql(conn: sqlite3.Connection, corpus_dir: Path) -> dict[str, int]:
     # keyword search
     conn.execute(
         "CREATE VIRTUAL TABLE ohip_fee_fts USING fts5(code, description, requirements, "
-        "tokenize = 'porter unicode61')"
+        f"tokenize = '{FTS_TOKENIZER}')"
     )
     if "ohip_fee_schedule" in counts:
         conn.execute(
@@ -388,7 +389,7 @@ def build_sql(conn: sqlite3.Connection, corpus_dir: Path) -> dict[str, int]:
         )
     conn.execute(
         "CREATE VIRTUAL TABLE odb_drugs_fts USING fts5(din, brand_name, generic_name, ingredient, "
-        "therapeutic_class, atc_class, tokenize = 'porter unicode61')"
+        f"therapeutic_class, atc_class, tokenize = '{FTS_TOKENIZER}')"
     )
     if "odb_drugs" in counts:
         conn.execute(

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from reference_server.catalog import (
+    FTS_TOKENIZER,
     OPA_COLLECTIONS,
     OPA_ORGS,
     OPA_SECTIONS_BM25,
@@ -48,7 +49,7 @@ CREATE INDEX idx_sections_parent ON opa_sections(parent_id);
 CREATE INDEX idx_sections_org ON opa_sections(source_org, is_superseded);
 CREATE VIRTUAL TABLE opa_sections_fts USING fts5(
   section_id UNINDEXED, title, section_heading, topics, text, {SECTION_TAGS_COLUMN},
-  tokenize = 'porter unicode61'
+  tokenize = '{FTS_TOKENIZER}'
 );
 CREATE TABLE ingestion_log (
   id INTEGER PRIMARY KEY AUTOINCREMENT, built_at TEXT NOT NULL, corpus_hash TEXT NOT NULL,

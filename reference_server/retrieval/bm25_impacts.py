@@ -15,10 +15,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from reference_server.catalog import Bm25Spec
+from reference_server.catalog import FTS_TOKENIZER, Bm25Spec
 from reference_server.retrieval.sql import SqlClient
 
-TOKENIZER = "porter unicode61"  # the tokenizer of every FTS5 table in the index
 _local = threading.local()
 
 
@@ -29,7 +28,7 @@ def fts_token(word: str) -> str | None:
     conn = getattr(_local, "conn", None)
     if conn is None:
         conn = sqlite3.connect(":memory:", check_same_thread=False)
-        conn.execute(f"CREATE VIRTUAL TABLE words USING fts5(word, tokenize = '{TOKENIZER}')")
+        conn.execute(f"CREATE VIRTUAL TABLE words USING fts5(word, tokenize = '{FTS_TOKENIZER}')")
         conn.execute("CREATE VIRTUAL TABLE word_tokens USING fts5vocab(words, instance)")
         _local.conn = conn
     with conn:
