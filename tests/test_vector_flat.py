@@ -76,3 +76,24 @@ def test_above_the_limit_filters_are_searched_without_chromas_where() -> None:
     n_small = len(large._ids_where("opa_cpso_corpus", small))
     assert 0 < n_small <= 200, "the advice filter should be small enough for an exact subset"
     assert any(len(f.ids) == n_small for f in large._subset_flat.values())
+
+
+def test_a_selective_filter_is_searched_on_its_kept_rows_with_the_same_answer(
+    server: FastMCP,
+) -> None:
+    """A filter keeping under half a flat collection gets its own copy of its rows, once; the
+    answer (ids, scores, tie-break) is the one scoring those rows in place gives."""
+    vectors: VectorClient = server.runtime.vectors  # type: ignore[attr-defined]
+    collection = "opa_cpso_corpus"
+    where = {"$and": [{"chunk_type": "parent"}, {"policy_level": "advice"}]}
+    query = "closing a practice and patient records"
+    hits = vectors.search(collection, query, 12, where)
+    flat = vectors._flat[collection]
+    rows = vectors._rows_where(collection, flat, where)
+    assert 0 < len(rows) * 2 < len(flat.ids)
+    in_place = flat.nearest(vectors.embed_query(query), 12, rows)
+    assert [(h.id, h.similarity) for h in hits] == [(i, max(0.0, s)) for i, s in in_place]
+    kept = [f for f in vectors._subset_flat.values() if len(f.ids) == len(rows)]
+    assert len(kept) == 1 and kept[0].ids == [flat.ids[r] for r in rows]
+    vectors.search(collection, "another question about records", 5, where)
+    assert [f for f in vectors._subset_flat.values() if len(f.ids) == len(rows)] == kept

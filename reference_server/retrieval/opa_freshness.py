@@ -16,6 +16,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 from email.utils import parsedate_to_datetime
 from functools import partial
 from typing import Any
@@ -40,6 +41,7 @@ class FactProvenance:
     facts: int
     unverified: tuple[str, ...]
     first_seen: tuple[tuple[str, str], ...]  # (fact, earliest day a verifying page was seen)
+    oldest_seen: str | None  # the earliest of those days, so a call can skip a current document
 
 
 def fact_provenance(facts: list[dict[str, Any]]) -> FactProvenance:
@@ -50,7 +52,15 @@ def fact_provenance(facts: list[dict[str, Any]]) -> FactProvenance:
         facts=len(facts),
         unverified=tuple(f["fact"] for f in facts if f["unverified"]),
         first_seen=tuple(seen.items()),
+        oldest_seen=min(seen.values()) if seen else None,
     )
+
+
+def reference_day(doc: dict[str, Any]) -> int | None:
+    """The day a document's age is counted from (its update, else effective, else published
+    date) as an ordinal: decoded once per process, so tiering a call's documents is arithmetic."""
+    day = doc.get("updated_date") or doc.get("effective_date") or doc.get("published_date")
+    return date.fromisoformat(day[:10]).toordinal() if day else None
 
 
 def _decoded_documents(sql: SqlClient) -> list[dict[str, Any]]:
@@ -64,6 +74,7 @@ def _decoded_documents(sql: SqlClient) -> list[dict[str, Any]]:
             "topics": json.loads(r["topics"]),
             "is_superseded": bool(r["is_superseded"]),
             "fact_provenance": fact_provenance(json.loads(r["facts"])) if r.get("facts") else None,
+            "reference_day": reference_day(r),
         }
         for r in rows
     ]
@@ -95,7 +106,7 @@ def _first_chunks(vectors: VectorClient, collection: str) -> dict[str, dict[str,
         collection, {"$and": [{"chunk_type": "parent"}, {"section_idx": 1}]}
     ):
         m = hit.metadata
-        found[str(m.get("document_id"))] = {
+        found[str(m.get("document_id"))] = doc = {
             "document_id": m.get("document_id"),
             "title": m.get("title"),
             "source_org": m.get("source_org"),
@@ -106,6 +117,7 @@ def _first_chunks(vectors: VectorClient, collection: str) -> dict[str, dict[str,
             "topics": [t for t in str(m.get("topics", "")).split(";") if t],
             "fact_provenance": None,
         }
+        doc["reference_day"] = reference_day(doc)
     return found
 
 

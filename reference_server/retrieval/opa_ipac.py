@@ -4,33 +4,63 @@ SQL path: PHO parent sections whose structured IPAC block is about the topic, pl
 for the topic words and the item, plus CPSO's own IPAC policy and advice to compare levels with.
 Vector path: the PHO collection's parent chunks nearest the same words.
 
-CPSO's IPAC sections are a fixed comparison set that grows with the corpus: their level
-statements are split and indexed by word once per process (`cpso_statements`), so a call pays
-for the statements that name its items, not for reading them all (10x corpus, measured with
-`python -m scale.query_audit`).
+A topic's sections grow with the corpus. Which sections carry which topic, and in which
+settings, is read once per process (`topic_rows`); a call ranks the topic's sections by the same
+BM25 impacts as the keyword search and reads only the best `TOPIC_LIMIT` (at 100x, 1,000
+reprocessing sections were read, decoded and fused on every call). CPSO's IPAC sections are a
+fixed comparison set that grows too: their level statements are split and indexed by word once
+per process (`cpso_statements`), so a call pays for the statements that name its items, not for
+reading them all (10x corpus, measured with `python -m scale.query_audit`).
 """
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from reference_server.catalog import OPA_SECTIONS_BM25
 from reference_server.retrieval import opa_sections
+from reference_server.retrieval.bm25_impacts import Bm25Impacts
 from reference_server.retrieval.opa_sections import SECTION_COLUMNS, Filters, decode_row
-from reference_server.retrieval.sql import SqlClient
+from reference_server.retrieval.sql import SqlClient, fts_words
 from reference_server.retrieval.vector import VectorClient, VectorHit
 from reference_server.scoring.conflicts import StatementIndex, statements_from_text
 
 FILTERS = Filters(source_orgs=["pho"], chunk_types=("parent",))
 LIMIT = 10
+# The most sections an answer is built from (opa.ipac_guidance's n_sections, at most 50): more
+# of a topic's sections than this cannot reach the answer, so they are not read.
+TOPIC_LIMIT = 50
+SETTINGS = ("office", "clinic", "procedure_room")
 
 
 @dataclass
 class SqlFound:
-    """PHO sections to fuse, and CPSO's IPAC statements to compare requirement levels with."""
+    """PHO sections to fuse, CPSO's IPAC statements to compare requirement levels with, and how
+    many current sections the topic has in each setting (the read ones are a ranked subset)."""
 
     pho: list[dict[str, Any]]
     cpso: StatementIndex
+    topic_sections: Counter[str]
+
+
+@dataclass(frozen=True)
+class TopicRows:
+    """Current PHO parent sections with an IPAC block: per topic, their FTS row positions (a
+    mask for the impact ranking) and how many apply to each setting."""
+
+    row_ids: dict[str, np.ndarray]  # sorted
+    positions: dict[str, np.ndarray]
+    per_setting: dict[str, Counter[str]]
+
+
+def section_settings(ipac: dict[str, Any]) -> list[str]:
+    """The settings an IPAC block applies to (all of them when it names none)."""
+    return ipac.get("settings") or list(SETTINGS)
 
 
 def source_label(row: dict[str, Any]) -> str:
@@ -38,15 +68,60 @@ def source_label(row: dict[str, Any]) -> str:
     return f"{row['source_org'].upper()}: {row['document_title']}"
 
 
-def ipac_sections(sql: SqlClient, topic: str) -> list[dict[str, Any]]:
-    """Current PHO parent sections whose structured IPAC block is about this topic."""
-    rows = sql.query_once(
-        f"""SELECT {SECTION_COLUMNS} FROM opa_sections s JOIN opa_documents d ON d.document_id = s.document_id
-            WHERE s.source_org = 'pho' AND s.chunk_type = 'parent' AND d.is_superseded = 0
-            AND json_extract(s.ipac, '$.topic') = ?""",
-        (topic,),
+def topic_rows(sql: SqlClient) -> TopicRows:
+    """Read once per process (the index is read-only): a scan of every IPAC block."""
+
+    def read() -> TopicRows:
+        row_ids = Bm25Impacts(sql, OPA_SECTIONS_BM25).row_ids()
+        rows = sql.query(
+            """SELECT s.rowid AS row_id, s.ipac FROM opa_sections s
+               JOIN opa_documents d ON d.document_id = s.document_id
+               WHERE s.source_org = 'pho' AND s.chunk_type = 'parent' AND d.is_superseded = 0
+               AND s.ipac IS NOT NULL ORDER BY s.rowid"""
+        )
+        by_topic: dict[str, list[int]] = {}
+        per_setting: dict[str, Counter[str]] = {}
+        for row in rows:
+            block = json.loads(row["ipac"])
+            topic = block.get("topic")
+            by_topic.setdefault(topic, []).append(row["row_id"])
+            per_setting.setdefault(topic, Counter()).update(section_settings(block))
+        ids = {topic: np.array(found, dtype=np.int64) for topic, found in by_topic.items()}
+        positions = {}
+        for topic, found in ids.items():
+            at = np.searchsorted(row_ids, found).clip(max=len(row_ids) - 1)
+            mask = np.zeros(len(row_ids), dtype=bool)
+            mask[at[row_ids[at] == found]] = True  # a section missing from FTS ranks last
+            positions[topic] = mask
+        return TopicRows(ids, positions, per_setting)
+
+    return sql.derived.get("opa_ipac.topic_rows", read)
+
+
+def ipac_sections(
+    sql: SqlClient, topic: str, query: str, limit: int = TOPIC_LIMIT
+) -> list[dict[str, Any]]:
+    """The topic's current PHO parent sections, best keyword match for the query first, then
+    (when fewer match) the others in index order: at most `limit` of them."""
+    rows_of = topic_rows(sql)
+    if topic not in rows_of.row_ids:
+        return []
+    ranking = Bm25Impacts(sql, OPA_SECTIONS_BM25)
+    ranked = [i for i, _ in ranking.top(fts_words(query), limit, rows_of.positions[topic])]
+    if len(ranked) < limit:
+        found = set(ranked)
+        rest = (i for i in rows_of.row_ids[topic].tolist() if i not in found)
+        ranked += [i for _, i in zip(range(limit - len(ranked)), rest, strict=False)]
+    if not ranked:
+        return []
+    rows = sql.query(
+        f"""SELECT {SECTION_COLUMNS}, s.rowid AS section_rowid FROM opa_sections s
+            JOIN opa_documents d ON d.document_id = s.document_id
+            WHERE s.rowid IN ({",".join("?" * len(ranked))})""",
+        ranked,
     )
-    return [decode_row(r) for r in rows]
+    by_rowid = {r.pop("section_rowid"): r for r in rows}
+    return [decode_row(by_rowid[i]) for i in ranked if i in by_rowid]
 
 
 def cpso_ipac_sections(sql: SqlClient) -> list[dict[str, Any]]:
@@ -80,14 +155,15 @@ def cpso_statements(sql: SqlClient) -> StatementIndex:
 
 def keyword_search(sql: SqlClient, topic: str, query: str, limit: int = LIMIT) -> SqlFound:
     """SQL path: the topic's tagged PHO sections first, then keyword hits not already found."""
-    rows = ipac_sections(sql, topic)
+    rows = ipac_sections(sql, topic, query)
     seen = {r["section_id"] for r in rows}
     rows += [
         r
         for r in opa_sections.keyword_search(sql, query, FILTERS, limit=limit)
         if r["section_id"] not in seen
     ]
-    return SqlFound(pho=rows, cpso=cpso_statements(sql))
+    counts = topic_rows(sql).per_setting.get(topic, Counter())
+    return SqlFound(pho=rows, cpso=cpso_statements(sql), topic_sections=counts)
 
 
 def vector_search(vectors: VectorClient, query: str, limit: int = LIMIT) -> list[VectorHit]:

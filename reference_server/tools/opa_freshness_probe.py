@@ -12,7 +12,7 @@ reported under `provenance_issues`.
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -103,9 +103,10 @@ class Response(BaseModel):
     conflicts: list[Conflict]
 
 
-def tier(doc: dict[str, Any], today: date) -> tuple[Staleness | None, int | None]:
-    updated = doc.get("updated_date") or doc.get("effective_date") or doc.get("published_date")
-    days = (today - date.fromisoformat(updated[:10])).days if updated else None
+def tier(doc: dict[str, Any], today: int) -> tuple[Staleness | None, int | None]:
+    """A document's staleness as of ``today`` (a day ordinal), from its decoded reference day."""
+    ref = doc["reference_day"]
+    days = today - ref if ref is not None else None
     if doc["is_superseded"]:
         return "superseded", days
     if days is None:
@@ -117,15 +118,21 @@ def tier(doc: dict[str, Any], today: date) -> tuple[Staleness | None, int | None
     return None, days
 
 
-def provenance_issue(doc: dict[str, Any], today: date) -> ProvenanceIssue | None:
-    """Unverified facts and facts verified from pages seen over a year ago, for one document."""
+def has_provenance_issue(doc: dict[str, Any], cutoff: str) -> bool:
+    """Unverified facts, or a verifying page seen before ``cutoff`` (an ISO day): cheap enough to
+    ask of every document, so only the listed ones become `ProvenanceIssue` models."""
     prov: FactProvenance | None = doc.get("fact_provenance")
     if prov is None:
-        return None
-    cutoff = (today - timedelta(days=STALE_SOURCE_DAYS)).isoformat()
+        return False
+    return bool(prov.unverified) or (
+        prov.oldest_seen is not None and prov.oldest_seen[:10] < cutoff
+    )
+
+
+def provenance_issue(doc: dict[str, Any], cutoff: str) -> ProvenanceIssue:
+    """Unverified facts and facts verified from pages seen before ``cutoff``, for one document."""
+    prov: FactProvenance = doc["fact_provenance"]
     stale = [fact for fact, seen in prov.first_seen if seen[:10] < cutoff]  # ISO days sort as dates
-    if not prov.unverified and not stale:
-        return None
     return ProvenanceIssue(
         document_id=doc["document_id"],
         title=doc["title"],
@@ -133,8 +140,28 @@ def provenance_issue(doc: dict[str, Any], today: date) -> ProvenanceIssue | None
         facts=prov.facts,
         unverified_facts=list(prov.unverified),
         stale_source_facts=stale,
-        oldest_source_seen=min(seen for _, seen in prov.first_seen) if prov.first_seen else None,
+        oldest_source_seen=prov.oldest_seen,
     )
+
+
+def date_conflicts(
+    docs: list[dict[str, Any]], vector_docs: dict[str, dict[str, Any]]
+) -> list[Conflict]:
+    """Documents whose date the vector index holds differently from SQL (a stale vector index)."""
+    conflicts = []
+    for d in docs:
+        v = vector_docs.get(d["document_id"])
+        if v is None or v.get("updated_date") == d.get("updated_date"):
+            continue  # equal values never conflict; `compare` decides the rest
+        c = compare(
+            f"{d['document_id']}.updated_date",
+            str(d.get("updated_date") or ""),
+            str(v.get("updated_date") or ""),
+            "SQL date used; rebuild the vector index",
+        )
+        if c:
+            conflicts.append(c)
+    return conflicts
 
 
 async def run(rt: Runtime, req: Request) -> ToolOutput:
@@ -168,7 +195,9 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     # Every document is tiered, but only the entries the answer lists become models: at 100x
     # the whole-corpus probe tiers ~7,000 documents and lists 100.
     order = {"superseded": 0, "likely_stale": 1, "potentially_stale": 2}
-    tiered = [(level, days, d) for d in docs for level, days in [tier(d, today)] if level]
+    tiered = [
+        (level, days, d) for d in docs for level, days in [tier(d, today.toordinal())] if level
+    ]
     tiered.sort(key=lambda t: (order[t[0]], PRIORITY.get(t[2]["source_org"], 9), -(t[1] or 0)))
     stale = [
         StaleDocument(
@@ -183,18 +212,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         )
         for level, days, d in tiered[: req.n_results]
     ]
-    conflicts = []
-    vdates = {k: str(v.get("updated_date") or "") for k, v in (dual.vector.value or {}).items()}
-    for d in docs:
-        if dual.sql.value is not None and d["document_id"] in vdates:
-            c = compare(
-                f"{d['document_id']}.updated_date",
-                str(d.get("updated_date") or ""),
-                vdates[d["document_id"]],
-                "SQL date used; rebuild the vector index",
-            )
-            if c:
-                conflicts.append(c)
+    conflicts = date_conflicts(docs, dual.vector.value or {}) if dual.sql.value is not None else []
     updates: list[PotentialUpdate] = []
     recommendations: list[str] = []
     if req.check_web:
@@ -237,8 +255,9 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         recommendations.append(
             f"Check {potential} potentially stale document(s) against their source pages at the next refresh."
         )
-    all_issues = [i for d in docs if (i := provenance_issue(d, today))]
-    issues = all_issues[: req.n_results]
+    cutoff = (today - timedelta(days=STALE_SOURCE_DAYS)).isoformat()
+    with_issues = [d for d in docs if has_provenance_issue(d, cutoff)]
+    issues = [provenance_issue(d, cutoff) for d in with_issues[: req.n_results]]
     for i in issues:
         what = [f"{len(i.unverified_facts)} unverified"] if i.unverified_facts else []
         what += (
@@ -264,7 +283,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         stale_documents=stale,
         total_stale=len(tiered),
         provenance_issues=issues,
-        total_provenance_issues=len(all_issues),
+        total_provenance_issues=len(with_issues),
         potential_updates=updates,
         last_corpus_update=built_at,
         as_of=today.isoformat(),

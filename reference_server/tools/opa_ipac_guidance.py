@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from reference_server.retrieval import opa_ipac
 from reference_server.retrieval.dual_path import run_dual
-from reference_server.retrieval.opa_ipac import source_label
+from reference_server.retrieval.opa_ipac import SqlFound, section_settings, source_label
 from reference_server.retrieval.opa_sections import (
     SectionHit,
     confidence,
@@ -103,8 +103,21 @@ def _mentions_item(row: dict[str, Any], item: str) -> bool:
 
 
 def _settings(hit: SectionHit) -> list[str]:
-    """The settings a section applies to (all of them when it names none)."""
-    return (hit.row.get("ipac") or {}).get("settings") or ["office", "clinic", "procedure_room"]
+    return section_settings(hit.row.get("ipac") or {})
+
+
+def _total_sections(
+    in_setting: list[SectionHit], topic: str, setting: str, found: SqlFound | None
+) -> int:
+    """Sections on the topic for the setting: every current one (counted once per process, as
+    only the best-ranked are read), plus the other sections the answer found relevant."""
+    if found is None:  # degraded: only what the vector path returned
+        return len(in_setting)
+
+    def counted(h: SectionHit) -> bool:
+        return (h.row.get("ipac") or {}).get("topic") == topic and not h.row["is_superseded"]
+
+    return found.topic_sections[setting] + sum(not counted(h) for h in in_setting)
 
 
 def _conflicts(
@@ -190,7 +203,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         ],
         citations=[section_citation(h.row) for h in cited],
         conflicts=conflicts,
-        total_sections=len(in_setting),
+        total_sections=_total_sections(in_setting, req.topic, req.setting, sql_found),
     )
     return ToolOutput(response, dual, meta)
 
