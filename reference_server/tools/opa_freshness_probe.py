@@ -12,6 +12,7 @@ reported under `provenance_issues`.
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any, Literal
 
@@ -144,6 +145,13 @@ def provenance_issue(doc: dict[str, Any], cutoff: str) -> ProvenanceIssue:
     )
 
 
+def on_topics(docs: list[dict[str, Any]], topics: list[str]) -> list[dict[str, Any]]:
+    """Documents with a topic containing any asked one (case-insensitive), tested on the topics
+    text each document carries from decoding (`opa_freshness.topics_text`)."""
+    wanted = re.compile("|".join(re.escape(t.lower()) for t in topics))
+    return [d for d in docs if wanted.search(d["topics_text"])]
+
+
 def date_conflicts(
     docs: list[dict[str, Any]], vector_docs: dict[str, dict[str, Any]]
 ) -> list[Conflict]:
@@ -189,8 +197,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
                     "document", ", ".join(missing), "Use opa.search_sections to find document ids."
                 )
     if req.topics:
-        wanted = [t.lower() for t in req.topics]
-        docs = [d for d in docs if any(w in t.lower() for w in wanted for t in d.get("topics", []))]
+        docs = on_topics(docs, req.topics)
     today = rt.settings.today()
     # Every document is tiered, but only the entries the answer lists become models: at 100x
     # the whole-corpus probe tiers ~7,000 documents and lists 100.
