@@ -73,3 +73,22 @@ def test_a_failed_build_is_tried_again() -> None:
     with pytest.raises(RuntimeError):
         derived.get("v", fail)
     assert derived.get("v", lambda: 7) == 7
+
+
+def test_a_new_version_replaces_the_old_one() -> None:
+    """`get_latest`: one build per version (the day), and only the latest is kept."""
+    derived = DerivedValues()
+    builds: list[str] = []
+
+    def build(day: str) -> str:
+        builds.append(day)
+        return f"review of {day}"
+
+    assert derived.get_latest("review", "d1", lambda: build("d1")) == "review of d1"
+    assert derived.get_latest("review", "d1", lambda: build("d1")) == "review of d1"
+    assert derived.get_latest("review", "d2", lambda: build("d2")) == "review of d2"
+    assert builds == ["d1", "d2"]
+    assert [k for k in derived._values if k.startswith("review@")] == ["review@d2"]
+    derived.get("reviewer", lambda: 1)  # a name sharing the prefix is another value
+    assert derived.get_latest("review", "d2", lambda: build("again")) == "review of d2"
+    assert "reviewer" in derived._values

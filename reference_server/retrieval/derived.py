@@ -8,7 +8,7 @@ shared between calls. `SqlClient.derived` and `VectorClient.derived` hold one ea
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -40,3 +40,13 @@ class DerivedValues:
             with self._lock:
                 self._building.pop(name, None)
                 return self._values.setdefault(name, value)  # type: ignore[no-any-return]
+
+    def get_latest(self, name: str, version: Hashable, build: Callable[[], T]) -> T:
+        """Like `get`, for a value that also depends on something that changes while the server
+        runs (the day): the value of `version` is built once, and it replaces older versions."""
+        key = f"{name}@{version}"
+        value = self.get(key, build)
+        with self._lock:
+            for old in [k for k in self._values if k.startswith(f"{name}@") and k != key]:
+                del self._values[old]
+        return value

@@ -91,6 +91,11 @@ def _decoded_documents(sql: SqlClient) -> list[dict[str, Any]]:
     ]
 
 
+def all_documents(sql: SqlClient) -> list[dict[str, Any]]:
+    """Every document, decoded once per process (shared: callers never edit them)."""
+    return sql.derived.get("opa_freshness.documents", lambda: _decoded_documents(sql))
+
+
 def sql_documents(
     sql: SqlClient, document_ids: Sequence[str] | None, source_orgs: Sequence[str] | None
 ) -> dict[str, Any]:
@@ -99,7 +104,7 @@ def sql_documents(
     The documents are decoded once per process and filtered per call: decoding every
     document's fact provenance on each call cost 140 ms at 100x (6.3 MB of JSON). The rows are
     shared between calls, so callers read them and never edit them."""
-    docs = sql.derived.get("opa_freshness.documents", lambda: _decoded_documents(sql))
+    docs = all_documents(sql)
     if document_ids:
         wanted = set(document_ids)
         docs = [d for d in docs if d["document_id"] in wanted]
@@ -117,6 +122,7 @@ def _first_chunks(vectors: VectorClient, collection: str) -> dict[str, dict[str,
         collection, {"$and": [{"chunk_type": "parent"}, {"section_idx": 1}]}
     ):
         m = hit.metadata
+        topics = [t for t in str(m.get("topics", "")).split(";") if t]
         found[str(m.get("document_id"))] = doc = {
             "document_id": m.get("document_id"),
             "title": m.get("title"),
@@ -125,11 +131,11 @@ def _first_chunks(vectors: VectorClient, collection: str) -> dict[str, dict[str,
             "updated_date": m.get("updated_date") or None,
             "is_superseded": bool(m.get("is_superseded")),
             "superseded_by": m.get("superseded_by") or None,
-            "topics": [t for t in str(m.get("topics", "")).split(";") if t],
+            "topics": topics,
+            "topics_text": topics_text(topics),
             "fact_provenance": None,
         }
         doc["reference_day"] = reference_day(doc)
-        doc["topics_text"] = topics_text(doc["topics"])
     return found
 
 
