@@ -29,10 +29,23 @@ def keyword_search(sql: SqlClient) -> list[dict[str, Any]]:
             "WHERE source_org = 'cep' AND tool IS NOT NULL"
         )
         return [
-            r | {"tool": json.loads(r["tool"]), "topics": json.loads(r["topics"])} for r in rows
+            with_match_names(r | {"tool": json.loads(r["tool"]), "topics": json.loads(r["topics"])})
+            for r in rows
         ]
 
     return list(sql.derived.get("opa_cep_tools.documents", decoded))
+
+
+def with_match_names(doc: dict[str, Any]) -> dict[str, Any]:
+    """The document with its tool's conditions and its topics lower-cased once, as a tuple and as
+    one string joined by a control character (requests refuse those), so matching a condition
+    against every document does not lower the same names on every call (100x: ~3,000 documents)."""
+    names = tuple(n.lower() for n in [*doc["tool"].get("conditions", []), *doc["topics"]])
+    return doc | {
+        "match_names": names,
+        "match_text": "\x00".join(names),
+        "title_lower": doc["title"].lower(),
+    }
 
 
 def vector_search(vectors: VectorClient, query: str, limit: int = LIMIT) -> list[VectorHit]:
@@ -48,12 +61,14 @@ def tools_from_vectors(hits: list[VectorHit]) -> list[dict[str, Any]]:
     for h in hits:
         m = h.metadata
         if m.get("tool") and m.get("document_id") not in found:
-            found[m["document_id"]] = {
-                "document_id": m["document_id"],
-                "title": m.get("title", ""),
-                "source_url": m.get("source_url", ""),
-                "updated_date": m.get("updated_date") or None,
-                "topics": [t for t in str(m.get("topics", "")).split(";") if t],
-                "tool": json.loads(m["tool"]),
-            }
+            found[m["document_id"]] = with_match_names(
+                {
+                    "document_id": m["document_id"],
+                    "title": m.get("title", ""),
+                    "source_url": m.get("source_url", ""),
+                    "updated_date": m.get("updated_date") or None,
+                    "topics": [t for t in str(m.get("topics", "")).split(";") if t],
+                    "tool": json.loads(m["tool"]),
+                }
+            )
     return list(found.values())

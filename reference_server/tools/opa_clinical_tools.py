@@ -122,7 +122,7 @@ def _matches(doc: dict[str, Any], req: Request) -> float:
         return 0.0
     score = 1.0
     if req.tool_name:
-        name = doc["title"].lower()
+        name = doc["title_lower"]
         if req.tool_name.lower() not in name and not all(
             w in name for w in req.tool_name.lower().split()
         ):
@@ -130,10 +130,14 @@ def _matches(doc: dict[str, Any], req: Request) -> float:
         score += 2.0
     if req.condition:
         c = req.condition.lower()
-        names = [x.lower() for x in tool.get("conditions", [])] + [t.lower() for t in doc["topics"]]
-        if any(c == n for n in names):
+        names = doc["match_names"]  # conditions and topics, lower-cased once (opa_cep_tools)
+        if c in names:
             score += 3.0
-        elif any(c in n or n in c for n in names) or c in doc["title"].lower():
+        elif (
+            c in doc["match_text"]  # c inside one of the names: c holds no control character
+            or any(n in c for n in names)
+            or c in doc["title_lower"]
+        ):
             score += 2.0
         else:
             return 0.0
