@@ -114,13 +114,7 @@ def ipac_sections(
         ranked += [i for _, i in zip(range(limit - len(ranked)), rest, strict=False)]
     if not ranked:
         return []
-    rows = sql.query(
-        f"""SELECT {SECTION_COLUMNS}, s.rowid AS section_rowid FROM opa_sections s
-            JOIN opa_documents d ON d.document_id = s.document_id
-            WHERE s.rowid IN ({",".join("?" * len(ranked))})""",
-        ranked,
-    )
-    by_rowid = {r.pop("section_rowid"): r for r in rows}
+    by_rowid = opa_sections.sections_by_rowid(sql, ranked)
     return [decode_row(by_rowid[i]) for i in ranked if i in by_rowid]
 
 

@@ -148,6 +148,17 @@ def _topic_match(topics: list[str], wanted: list[str] | None) -> bool:
     return any(w.lower() in have or any(w.lower() in t for t in have) for w in wanted)
 
 
+def sections_by_rowid(sql: SqlClient, rowids: list[int]) -> dict[int, dict[str, Any]]:
+    """Section rows (with their documents' columns, not decoded) by the ranking's row ids."""
+    rows = sql.query(
+        f"""SELECT {SECTION_COLUMNS}, s.rowid AS section_rowid FROM opa_sections s
+            JOIN opa_documents d ON d.document_id = s.document_id
+            WHERE s.rowid IN ({",".join("?" * len(rowids))})""",
+        rowids,
+    )
+    return {r.pop("section_rowid"): r for r in rows}
+
+
 def keyword_search(
     sql: SqlClient, query: str, filters: Filters, limit: int = CANDIDATES
 ) -> list[dict[str, Any]]:
@@ -165,14 +176,7 @@ def keyword_search(
     ranked = ranking.top(words, limit * 2, mask)
     if not ranked:
         return []
-    bm25 = dict(ranked)
-    rows = sql.query(
-        f"""SELECT {SECTION_COLUMNS}, s.rowid AS section_rowid FROM opa_sections s
-            JOIN opa_documents d ON d.document_id = s.document_id
-            WHERE s.rowid IN ({",".join("?" * len(bm25))})""",
-        list(bm25),
-    )
-    by_rowid = {r.pop("section_rowid"): r for r in rows}
+    by_rowid = sections_by_rowid(sql, [i for i, _ in ranked])
     decoded = [decode_row({**by_rowid[i], "bm25": score}) for i, score in ranked if i in by_rowid]
     return [r for r in decoded if _topic_match(r["topics"], filters.topics)][:limit]
 
