@@ -31,7 +31,7 @@ B ?= keyword
 COMPARE_OVERRIDES ?= sql_timeout_ms=5000,vector_timeout_ms=5000,tool_timeout_ms=10000
 RUN ?= reports/runs/latest
 
-.PHONY: install index serve test test-load check bench load eval gate gate-chroma bench-scale rehearsal baseline compare report fuzz clean
+.PHONY: install index serve test test-load check bench load eval gate gate-chroma bench-scale rehearsal baseline fixture compare report fuzz clean
 
 install: $(STAMP)
 
@@ -102,6 +102,11 @@ rehearsal: index
 baseline: index
 	$(PY) -m evals run --target $(GATE_TARGET) --golden golden --out reports/runs/baseline --ablation --concurrency 2
 	$(PY) -m evals baseline --run reports/runs/baseline
+
+# Re-record the reproducibility fixture (query vectors and top-10 ids that tests/test_reproducibility.py
+# compares on every machine) after a deliberate change of corpus, model or ranking; review its diff.
+fixture: index
+	$(PY) -m evals.run.reproducibility --write
 
 fuzz: index
 	$(PY) -m evals.run.fuzz --target $(FUZZ_TARGET) --profile $(FUZZ_PROFILE) --out reports/runs/fuzz

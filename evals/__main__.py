@@ -86,6 +86,13 @@ def _run_one(
         console.print(f"run log (aborted) written to {out}")
         return None
     console.print(f"run log: {out}")
+    env = log.summary.environment
+    from reference_server.machine import one_line
+
+    console.print(
+        f"model {env.get('embedding_model', 'not reported')}, index "
+        f"{str(env.get('index_fingerprint') or 'not reported')[:12]}, on {one_line(env.get('machine'))}"
+    )
     return log
 
 

@@ -1,4 +1,5 @@
-"""The derived dynamic-int8 model: made once, close to the packaged model, and recorded by name."""
+"""The optional dynamic-int8 model: made once, close to the packaged (default) model, and
+recorded by name, so an index built with one is refused by a server set to the other."""
 
 from __future__ import annotations
 
@@ -21,22 +22,35 @@ TEXTS = [
 ]
 
 
-def test_the_derived_model_is_made_once_and_reused(settings: Settings) -> None:
-    """The configured cache already holds it (the index build made it); asking again neither
-    re-derives nor rewrites it, so starting server workers together costs nothing."""
+@pytest.fixture(scope="module")
+def int8_settings(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """Settings for the dynamic-int8 model, derived once into a private cache."""
+    cache = tmp_path_factory.mktemp("models")
+    return settings.model_copy(update={"embed_model": "dynamic-int8", "model_cache_dir": cache})
+
+
+def test_the_derived_model_is_made_once_and_reused(int8_settings: Settings) -> None:
+    """Asking again neither re-derives nor rewrites it, so server workers starting together
+    cost nothing."""
     source, _ = packaged_files()
-    first = derived_dynamic_int8(source, settings.model_cache_dir)
+    first = derived_dynamic_int8(source, int8_settings.model_cache_dir)
     written = first.stat().st_mtime_ns
-    again = derived_dynamic_int8(source, settings.model_cache_dir)
+    again = derived_dynamic_int8(source, int8_settings.model_cache_dir)
     assert again == first and again.stat().st_mtime_ns == written
-    assert not [p for p in settings.model_cache_dir.iterdir() if p.is_dir()], "no work dir left"
+    assert not [p for p in int8_settings.model_cache_dir.iterdir() if p.is_dir()], "no work dir"
 
 
-def test_derived_vectors_stay_close_to_the_packaged_models(settings: Settings) -> None:
-    fast = LocalMiniLM.from_settings(settings).embed(TEXTS)
-    packaged = LocalMiniLM.from_settings(
-        settings.model_copy(update={"embed_model": "packaged"})
-    ).embed(TEXTS)
+def test_the_default_model_is_the_packaged_float_one(settings: Settings) -> None:
+    """The default must be the model whose vectors do not depend on the CPU (embedding_model)."""
+    assert Settings().embed_model == "packaged"
+    assert embedder_name(settings) == MODEL_NAMES["packaged"]
+
+
+def test_derived_vectors_stay_close_to_the_packaged_models(
+    settings: Settings, int8_settings: Settings
+) -> None:
+    fast = LocalMiniLM.from_settings(int8_settings).embed(TEXTS)
+    packaged = LocalMiniLM.from_settings(settings).embed(TEXTS)
     cosine = (fast * packaged).sum(axis=1)
     assert cosine.min() > 0.97, cosine
     assert not np.allclose(fast, packaged), "the two variants must be different models"
@@ -53,8 +67,8 @@ def test_each_model_names_its_index(settings: Settings, tmp_path: Path) -> None:
     custom = embedder_name(settings.model_copy(update={"model_dir": tmp_path}))
     assert str(tmp_path) in custom
     assert len({corpus_hash(tmp_path, name) for name in [*names, custom]}) == 3
-    # An index built with the default model is refused by a server set to the packaged one.
-    problem = index_problem(settings.model_copy(update={"embed_model": "packaged"}))
+    # An index built with the default model is refused by a server set to the other one.
+    problem = index_problem(settings.model_copy(update={"embed_model": "dynamic-int8"}))
     assert problem and "make index" in problem
 
 

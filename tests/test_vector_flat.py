@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from fastmcp import FastMCP
 
+from reference_server import ranking
 from reference_server.embedding import make_embedder
 from reference_server.retrieval.vector import FlatIndex, VectorClient
 from tests.conftest import make_settings
@@ -16,9 +17,31 @@ def test_the_nearest_rows_are_exact_and_ties_go_to_the_smaller_id() -> None:
     hits = flat.nearest([1.0, 0.0], 3, None)
     assert [doc_id for doc_id, _ in hits] == ["a", "c", "d"]  # a and c tie at 1.0: id order
     assert hits[0][1] == hits[1][1] == 1.0
-    assert abs(hits[2][1] - 2**-0.5) < 1e-6
+    assert hits[2][1] == 0.7071  # 2**-0.5 at the stated precision
     # Ties at the cut: every tied row competes, so the smaller id wins whatever the row order.
     assert [doc_id for doc_id, _ in flat.nearest([1.0, 0.0], 1, None)] == ["a"]
+
+
+def test_last_bit_differences_reorder_nothing() -> None:
+    """Two CPUs computing the same similarity differ in the last bits; rounded to
+    `ranking.SIMILARITY_DECIMALS`, the scores tie and the id decides, on either machine."""
+    base = np.array([0.6, 0.8], dtype=np.float64)
+    nudged = base + np.array([3e-7, -3e-7])  # what another CPU's kernel might compute for "b"
+    for b_vector in (base, nudged):
+        flat = FlatIndex.build({"b": list(b_vector), "a": [0.6, 0.8], "c": [0.0, 1.0]})
+        hits = flat.nearest([0.6, 0.8], 2, None)
+        assert [doc_id for doc_id, _ in hits] == ["a", "b"]
+        assert hits[0][1] == hits[1][1] == 1.0
+    # A difference at the stated precision still ranks.
+    flat = FlatIndex.build({"b": [0.6, 0.8], "a": [0.62, 0.78]})
+    assert [i for i, _ in flat.nearest([0.6, 0.8], 2, None)] == ["b", "a"]
+
+
+def test_ranking_sorts_on_rounded_scores_then_ids() -> None:
+    items = [("z", 0.50000001), ("y", 0.5), ("x", 0.49), ("w", 0.5 - 1e-9)]
+    ordered = ranking.best_first(items, lambda i: i[1], lambda i: i[0])
+    assert [i[0] for i in ordered] == ["w", "y", "z", "x"]
+    assert ranking.similarity(0.123456) == 0.1235 and ranking.score(1 / 3) == 0.333333
 
 
 def test_a_filter_keeps_only_its_rows_and_an_empty_filter_answers_nothing() -> None:
@@ -40,7 +63,9 @@ def test_flat_search_matches_brute_force_on_a_real_collection(server: FastMCP) -
         for row, doc_id in enumerate(flat.ids)
         if vectors._payloads["opa_cpso_corpus"][doc_id][1].get("policy_level") == "expectation"
     ]
-    expected = sorted(allowed, key=lambda row: (-float(flat.matrix[row] @ query), flat.ids[row]))
+    expected = sorted(
+        allowed, key=lambda row: (-ranking.similarity(flat.matrix[row] @ query), flat.ids[row])
+    )
     assert [h.id for h in hits] == [flat.ids[row] for row in expected[:15]]
     assert all(h.metadata["policy_level"] == "expectation" for h in hits)
 

@@ -37,6 +37,9 @@ class Baseline(BaseModel):
     run: str
     target: str
     git: dict[str, Any] = Field(default_factory=dict)
+    # the run's embedding model, index fingerprint and machine: scores are only comparable
+    # with a run made with the same model and index (see `mismatch`)
+    environment: dict[str, Any] = Field(default_factory=dict)
     scenarios: dict[str, BaselineScenario]
 
 
@@ -83,6 +86,7 @@ def from_run(log: RunLog, run_dir: Path | str) -> Baseline:
         run=str(run_dir),
         target=log.summary.target,
         git=dict(log.summary.git),
+        environment=dict(log.summary.environment),
         scenarios=scenarios,
     )
 
@@ -100,3 +104,31 @@ def load(path: Path) -> Baseline:
         raise BaselineError(f"{path}: baseline file not found") from None
     except ValidationError as exc:
         raise BaselineError(f"{path}: invalid baseline: {exc}") from None
+
+
+IDENTITY_KEYS = ("embedding_model", "index_fingerprint")
+
+
+def mismatch(baseline: Baseline, run_environment: dict[str, Any]) -> str | None:
+    """Why this run's scores cannot be compared with the baseline's, or None.
+
+    Scores depend on the embedding model and the index as much as on the backend's code, so a
+    pair made with different ones would report the model change as a regression (or hide one).
+    A baseline that records neither, or a run against a backend that cannot say (another
+    team's server), is compared as before, and the gate notes it; the machine is recorded but never refused: the answers must not depend on it.
+    """
+    recorded = baseline.environment
+    differing = [
+        f"{key}: baseline {recorded[key]!r}, run {run_environment.get(key)!r}"
+        for key in IDENTITY_KEYS
+        if recorded.get(key) and run_environment.get(key) and run_environment[key] != recorded[key]
+    ]
+    if not differing:
+        return None
+    return (
+        "the baseline was made with another embedding model or index ("
+        + "; ".join(differing)
+        + "): its scores are not comparable with this run's. Re-baseline deliberately "
+        "(`make baseline`, then review and commit evals/baseline.json), or run against the "
+        "model and index the baseline records."
+    )

@@ -26,6 +26,7 @@ from evals import registry
 from evals.read import diff, render
 from evals.read.baseline import Baseline, BaselineError
 from evals.read.baseline import load as load_baseline
+from evals.read.baseline import mismatch as baseline_mismatch
 from evals.read.baseline import table as baseline_table
 from evals.read.findings import Finding, drop, fmt, threshold, to_junit
 from evals.read.slo import targets_for
@@ -356,6 +357,10 @@ def evaluate(log: RunLog, config: GateConfig, baseline: Baseline | None) -> Gate
     if not records:
         report.error = "run log has no scenarios (wrong --golden path?)"
         return report
+    refused = baseline_mismatch(baseline, log.summary.environment) if baseline else None
+    if refused:
+        report.error = refused
+        return report
     report.scenarios = list(records)
     agg = aggregates.build(log.records)
     tools = sorted({r.tool for r in records})
@@ -365,8 +370,13 @@ def evaluate(log: RunLog, config: GateConfig, baseline: Baseline | None) -> Gate
     report.findings += required_check_findings(config, records)
     if baseline is None:
         report.notes.append("no baseline file: drop and new-failure checks skipped")
-    else:
-        report.findings += baseline_findings(config, records, baseline, report.notes)
+        return report
+    if baseline.environment and not log.summary.environment.get("index_fingerprint"):
+        report.notes.append(
+            "the backend does not say which model and index it used: compared with the baseline "
+            "without checking they match"
+        )
+    report.findings += baseline_findings(config, records, baseline, report.notes)
     return report
 
 

@@ -112,6 +112,9 @@ class RunSummary(BaseModel):
     finished_at: str
     duration_s: float
     git: dict[str, Any] = Field(default_factory=dict)
+    # embedding_model and index_fingerprint (in-process targets) and machine (every run):
+    # what a gate must match before it compares scores (evals/run/environment.py)
+    environment: dict[str, Any] = Field(default_factory=dict)
     config: dict[str, Any] = Field(default_factory=dict)
     tools: list[str] = Field(default_factory=list)
     missing_tools: list[str] = Field(default_factory=list)

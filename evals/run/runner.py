@@ -31,6 +31,7 @@ from evals.run import aggregates
 from evals.run.checks import CheckContext, CheckFailure, CheckSpec, run_check
 from evals.run.citations import CitationEvidence
 from evals.run.citations import resolve as resolve_citations
+from evals.run.environment import machine
 from evals.run.events import (
     CheckFailed,
     EventBus,
@@ -308,6 +309,13 @@ def git_info(cwd: Path | None = None) -> dict[str, Any]:
     return {"commit": commit, "dirty": bool(status) if status is not None else None}
 
 
+def run_environment(target: Target) -> dict[str, Any]:
+    """The model and index the backend used (where known) and the machine that ran it."""
+    identity = getattr(target, "identity", None)
+    known = identity() if callable(identity) else {}
+    return {**known, "machine": machine()}
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -371,6 +379,7 @@ async def execute(
         finished_at=_now(),
         duration_s=round(time.perf_counter() - clock, 3),
         git=git_info(),
+        environment=run_environment(target),
         config=config,
         tools=names,
         missing_tools=sorted({s.tool for s in scenarios} - set(names)) if listed else [],

@@ -81,12 +81,19 @@ class McpTarget:
         *,
         with_mode: Callable[[str], Target] | None = None,
         timeout_s: float = 30.0,
+        identity: Callable[[], dict[str, Any]] | None = None,
     ) -> None:
         self.spec = spec
         self._make_transport = make_transport
         self._with_mode = with_mode
         self._timeout_s = timeout_s
+        self._identity = identity
         self._client: Any = None
+
+    def identity(self) -> dict[str, Any]:
+        """The backend's embedding model and index fingerprint where the harness can know them
+        (the in-process reference server); empty for other targets."""
+        return self._identity() if self._identity else {}
 
     async def __aenter__(self) -> McpTarget:
         from fastmcp import Client
@@ -250,7 +257,14 @@ def inprocess_target(
     def with_mode(mode: str) -> Target:
         return inprocess_target({**overrides, "mode": mode}, timeout_s)
 
-    return McpTarget(spec, make_transport, with_mode=with_mode, timeout_s=timeout_s)
+    def identity() -> dict[str, Any]:
+        from evals.run.environment import backend_identity
+
+        return backend_identity(overrides)
+
+    return McpTarget(
+        spec, make_transport, with_mode=with_mode, timeout_s=timeout_s, identity=identity
+    )
 
 
 def stdio_target(command_line: str, timeout_s: float = 30.0) -> McpTarget:

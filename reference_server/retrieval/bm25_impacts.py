@@ -15,6 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from reference_server import ranking
 from reference_server.catalog import FTS_TOKENIZER, Bm25Spec
 from reference_server.retrieval.sql import SqlClient
 
@@ -92,7 +93,11 @@ class Bm25Impacts:
         if allowed is not None:
             scores[~allowed] = 0.0
         matched = np.flatnonzero(scores)  # every stored impact is > 0
+        scores = ranking.scores(scores)
         if limit < len(matched):
-            matched = matched[np.argpartition(-scores[matched], limit - 1)[:limit]]
-        best = matched[np.lexsort((matched, -scores[matched]))]
+            # Everything tied with the limit-th best stays in for the id tie-break: which of
+            # several tied rows a partition keeps depends on the CPU's sort kernel.
+            cutoff = np.partition(scores[matched], len(matched) - limit)[len(matched) - limit]
+            matched = matched[scores[matched] >= cutoff]
+        best = matched[np.lexsort((matched, -scores[matched]))][:limit]
         return [(int(row_ids[p]), -float(scores[p])) for p in best]

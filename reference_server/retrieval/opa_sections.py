@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from reference_server import ranking
 from reference_server.catalog import OPA_COLLECTIONS as COLLECTIONS
 from reference_server.catalog import (
     OPA_SECTIONS_BM25,
@@ -354,7 +355,8 @@ def fuse(
             rrf += 1.0 / (rrf_k + hit.sql_rank)
         if hit.vector_rank is not None:
             rrf += vec_w / (rrf_k + hit.vector_rank)
-        hit.score = rrf * (rrf_k + 1) * (boost(hit, query, today) if boosts else 1.0)
+        fused = rrf * (rrf_k + 1) * (boost(hit, query, today) if boosts else 1.0)
+        hit.score = ranking.score(fused)
     return sorted(by_parent.values(), key=lambda h: (-h.score, h.section_id))
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from reference_server import ranking
 from reference_server.config import Settings
 from reference_server.embedding import Embedder
 from reference_server.retrieval import chroma_client
@@ -67,7 +68,8 @@ class FlatIndex:
     def nearest(
         self, vector: list[float], n_results: int, rows: np.ndarray | None
     ) -> list[tuple[str, float]]:
-        """The n most similar rows (all rows, or only `rows`), ties broken by id."""
+        """The n most similar rows (all rows, or only `rows`), by similarity rounded as
+        `ranking` states, ties broken by id."""
         candidates = np.arange(len(self.ids)) if rows is None else rows
         if len(candidates) == 0 or n_results <= 0:
             return []
@@ -75,9 +77,10 @@ class FlatIndex:
         norm = float(np.linalg.norm(query))
         query = query / norm if norm else query
         if len(candidates) * 2 < len(self.ids):  # a selective filter: score only its rows
-            scores = self.matrix[candidates] @ query
+            raw = self.matrix[candidates] @ query
         else:
-            scores = (self.matrix @ query)[candidates]
+            raw = (self.matrix @ query)[candidates]
+        scores = ranking.similarities(raw)  # last-bit differences between CPUs reorder nothing
         if n_results < len(candidates):
             # Everything tied with the n-th best stays in, so the id tie-break decides.
             cutoff = np.partition(scores, len(scores) - n_results)[len(scores) - n_results]
@@ -250,8 +253,9 @@ class VectorClient:
         for doc_id, distance in zip(result["ids"][0], result["distances"][0], strict=True):
             text, metadata = payloads[doc_id]
             if _matches(metadata, where):
-                hits.append(VectorHit(doc_id, text, metadata, max(0.0, 1.0 - float(distance))))
-        return hits
+                similarity = ranking.similarity(max(0.0, 1.0 - float(distance)))
+                hits.append(VectorHit(doc_id, text, metadata, similarity))
+        return ranking.best_first(hits, lambda h: h.similarity, lambda h: h.id)
 
     @staticmethod
     def _flat_hits(
@@ -289,7 +293,7 @@ class VectorClient:
             lambda name: self.search(name, query, n_results, where, vector), collections
         )
         hits = [h for part in parts for h in part]
-        return sorted(hits, key=lambda h: -h.similarity)[:n_results]
+        return ranking.best_first(hits, lambda h: h.similarity, lambda h: h.id)[:n_results]
 
     def get(self, collection: str, ids: list[str]) -> list[VectorHit]:
         self._collection(collection)

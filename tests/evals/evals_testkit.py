@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from evals.run.runlog import CheckOutcome, RunLog, RunSummary, ScenarioRecord
 
@@ -59,6 +60,7 @@ def write_log(
     *,
     status: str = "complete",
     error: str | None = None,
+    environment: dict[str, Any] | None = None,
 ) -> Path:
     summary = RunSummary(
         status=status,  # type: ignore[arg-type]
@@ -67,6 +69,7 @@ def write_log(
         started_at="2026-01-01T00:00:00+00:00",
         finished_at="2026-01-01T00:00:01+00:00",
         duration_s=1.0,
+        environment=environment or {},
         modes=sorted({r.mode for r in records}),
     )
     RunLog(summary=summary, records=records).write(directory)

@@ -102,6 +102,50 @@ def test_lowered_score_beyond_tolerance_fails_with_reason(
     assert gate(within, config, base) == EXIT_PASS
 
 
+MODEL_A = {"embedding_model": "model-a", "index_fingerprint": "f" * 64}
+
+
+@pytest.mark.parametrize(
+    ("run_env", "refused"),
+    [
+        ({**MODEL_A, "embedding_model": "model-b"}, "embedding_model: baseline 'model-a'"),
+        ({**MODEL_A, "index_fingerprint": "0" * 64}, "index_fingerprint: baseline 'fff"),
+    ],
+)
+def test_the_gate_refuses_a_baseline_made_with_another_model_or_index(
+    make_log: Callable[..., Path],
+    config: Path,
+    tmp_path: Path,
+    run_env: dict[str, str],
+    refused: str,
+) -> None:
+    before = make_log([record("q1", metrics=GOOD)], environment=MODEL_A)
+    base = write_baseline(before, tmp_path / "baseline.json")
+    # Identical scores: only the model or index differs, and that alone is refused.
+    after = make_log([record("q1", metrics=GOOD)], environment=run_env)
+    assert gate(after, config, base) == EXIT_HARNESS
+    result = gate_json(after)
+    assert result["result"] == "error"
+    message = str(result["error"])
+    assert refused in message and "Re-baseline deliberately" in message
+    # The same model and index on another machine compare as usual.
+    elsewhere = make_log(
+        [record("q1", metrics=GOOD)], environment={**MODEL_A, "machine": {"cpu_model": "ARM"}}
+    )
+    assert gate(elsewhere, config, base) == EXIT_PASS
+
+
+def test_a_run_that_cannot_name_its_model_is_compared_with_a_note(
+    make_log: Callable[..., Path], config: Path, tmp_path: Path
+) -> None:
+    base = write_baseline(
+        make_log([record("q1", metrics=GOOD)], environment=MODEL_A), tmp_path / "b.json"
+    )
+    run = make_log([record("q1", metrics=GOOD)], environment={"machine": {}})
+    assert gate(run, config, base) == EXIT_PASS
+    assert "does not say which model and index" in (run / "gate.md").read_text()
+
+
 def test_new_failure_of_critical_scenario_fails(
     make_log: Callable[..., Path], config: Path, tmp_path: Path
 ) -> None:

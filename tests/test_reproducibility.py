@@ -1,0 +1,98 @@
+"""Answers that do not depend on the CPU: this machine computes what the fixture recorded.
+
+`tests/fixtures/reproducibility.json` holds query vectors and top-10 ids recorded on another
+machine (its CPU is in the file). A difference here means the CPU changed an answer: the test
+names the texts and calls that moved, where a gate would only see metric drops.
+To try another instruction set on one machine, run this file under Debian's qemu-user:
+`qemu-x86_64 -cpu Nehalem .venv/bin/python -m pytest tests/test_reproducibility.py`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+from fastmcp import FastMCP
+
+from evals.run import reproducibility as repro
+from evals.run.environment import index_fingerprint
+from evals.run.scenario import load_scenarios
+from evals.run.targets import server_target
+from reference_server.config import Settings
+from reference_server.embedding import embedder_name
+from reference_server.machine import one_line
+
+REWRITE = "re-record it deliberately: .venv/bin/python -m evals.run.reproducibility --write"
+
+
+@pytest.fixture(scope="module")
+def fixture() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(repro.FIXTURE.read_text(encoding="utf-8"))
+    return data
+
+
+def test_the_fixture_covers_enough_golden_texts_and_calls(fixture: dict[str, Any]) -> None:
+    scenarios = load_scenarios(repro.GOLDEN)
+    assert len(fixture["vectors"]) >= 50
+    assert len(fixture["calls"]) >= 30
+    assert sum(len(c["top_ids"]) == repro.DEPTH for c in fixture["calls"]) >= 30
+    # Every golden text and retrieval call is pinned, not a convenient subset.
+    assert [v["text"] for v in fixture["vectors"]] == repro.query_texts(scenarios)
+    assert [c["scenario"] for c in fixture["calls"]] == [
+        s.id for s in repro.retrieval_scenarios(scenarios)
+    ]
+
+
+def test_the_fixture_was_recorded_with_this_model_and_index(fixture: dict[str, Any]) -> None:
+    model = embedder_name(Settings.from_env())
+    assert fixture["model"] == model, (
+        f"fixture made with {fixture['model']}, not {model}: {REWRITE}"
+    )
+    fingerprint = index_fingerprint()
+    assert fixture["index_fingerprint"] == fingerprint, (
+        f"the index ({str(fingerprint)[:12]}) is not the one the fixture was recorded on "
+        f"({str(fixture['index_fingerprint'])[:12]}): the corpus, builder or model changed; {REWRITE}"
+    )
+
+
+def test_query_vectors_equal_the_fixture_within_the_tolerance(fixture: dict[str, Any]) -> None:
+    texts = [v["text"] for v in fixture["vectors"]]
+    model, vectors = repro.embed(texts)
+    observed = repro.Observed(model, dict(zip(texts, vectors, strict=True)), {})
+    fixture_vectors_only = {**fixture, "calls": []}
+    problems = repro.differences(fixture_vectors_only, observed)
+    assert not problems, (
+        f"on {one_line()} (fixture recorded on {one_line(fixture['recorded_on'])}):\n"
+        + "\n".join(problems)
+    )
+
+
+def test_the_tolerance_would_catch_a_saturating_kernel(fixture: dict[str, Any]) -> None:
+    """An integer kernel that saturates moved components by ~1e-2; the check must see that."""
+    entry = fixture["vectors"][0]
+    moved = repro.decode(entry["float32_le_base64"]).copy()
+    moved[7] += 5e-3
+    observed = repro.Observed(fixture["model"], {entry["text"]: moved}, {})
+    problems = repro.differences({**fixture, "vectors": [entry], "calls": []}, observed)
+    assert problems and "differs by 5.00e-03" in problems[0]
+
+
+async def test_top_ids_of_golden_retrieval_calls_equal_the_fixture(
+    fixture: dict[str, Any], server: FastMCP
+) -> None:
+    scenarios = repro.retrieval_scenarios(load_scenarios(repro.GOLDEN))
+    ids = await repro.top_ids(scenarios, server_target(server))
+    observed = repro.Observed(fixture["model"], {}, ids)
+    problems = repro.differences({**fixture, "vectors": []}, observed)
+    assert not problems, (
+        f"on {one_line()} (fixture recorded on {one_line(fixture['recorded_on'])}):\n"
+        + "\n".join(problems)
+    )
+    assert sum(len(v) for v in ids.values()) >= 10 * 20  # real rankings, not empty lists
+
+
+def test_vectors_round_trip_through_the_fixture_encoding() -> None:
+    vector = np.linspace(-1, 1, 384, dtype=np.float32)
+    assert np.array_equal(repro.decode(repro.encode(vector)), vector)
