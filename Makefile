@@ -7,8 +7,10 @@ STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 PORT ?= 8000
 TARGET ?= inprocess
 # The gate measures answers, not speed (benchmarks do that): generous path timeouts keep a busy
-# CI machine from turning a slow call into a different answer.
-GATE_TARGET ?= inprocess:sql_timeout_ms=5000,vector_timeout_ms=5000,tool_timeout_ms=10000
+# CI machine from turning a slow call into a different answer, and a pinned date keeps the
+# calendar from changing freshness tiers and date boosts between the baseline and a later run.
+GATE_DATE ?= 2026-11-25
+GATE_TARGET ?= inprocess:as_of_date=$(GATE_DATE),sql_timeout_ms=5000,vector_timeout_ms=5000,tool_timeout_ms=10000
 export RAGAS_DO_NOT_TRACK := true
 export ANONYMIZED_TELEMETRY := False
 
