@@ -4,7 +4,7 @@
 machine (its CPU is in the file). A difference here means the CPU changed an answer: the test
 names the texts and calls that moved, where a gate would only see metric drops.
 To try another instruction set on one machine, run this file under Debian's qemu-user:
-`qemu-x86_64 -cpu Nehalem .venv/bin/python -m pytest tests/test_reproducibility.py`.
+`qemu-x86_64 -cpu Nehalem .venv/bin/python -m pytest --timeout=0 tests/test_reproducibility.py`.
 """
 
 from __future__ import annotations
