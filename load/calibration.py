@@ -43,7 +43,7 @@ class Calibration(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    workload: str = "server-mix"
+    workload: str = "embedding"
     reference_ms: float = Field(gt=0)
     parts_ms: dict[str, float] = Field(default_factory=dict)
     cpu_model: str = ""
