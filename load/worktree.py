@@ -3,7 +3,8 @@ index, and the commands and environment that make the base's code (not the worki
 
 The worktree is `build/bench-base/<sha12>` (build/ is git-ignored), kept and reused while its
 sha is asked for again: building an index takes minutes, checking that it is current seconds
-(`python -m reference_server.index` skips a build whose corpus and builder hashes match).
+(`python -m reference_server.index` skips a build whose corpus and builder hashes match). A new
+worktree starts from a copy of the working tree's index (`seed_build`), kept only if current.
 `git worktree prune` forgets worktrees whose folder is gone (`make clean` removes build/).
 
 The same virtual environment serves both sides (the base's dependencies are the working tree's;
@@ -17,6 +18,7 @@ model locations are the working tree's business and are removed from the base's 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -127,8 +129,25 @@ def check_imports(base: BaseTree) -> None:
         )
 
 
+def seed_build(base: BaseTree, source: Path = PROJECT_ROOT / "build") -> list[str]:
+    """Copy the working tree's index and derived model into a base that has none, so the
+    base's own build can skip: `reference_server.index` keeps an index only when its manifest's
+    hash (corpus files, builder code, embedding model) is what the base would build, and
+    rebuilds it otherwise; a derived model file is named by its source hash and onnxruntime
+    version, so a base that derives another one gets its own. A change in tools/ or retrieval/
+    then costs a copy (seconds), not an index build (minutes on this machine)."""
+    copied = []
+    for name in ("index", "models"):
+        src, dst = source / name, base.path / "build" / name
+        if src.is_dir() and not dst.exists():
+            shutil.copytree(src, dst)
+            copied.append(name)
+    return copied
+
+
 def build_index(base: BaseTree, log: Path) -> None:
     """`make index` for the base, in its worktree (a current index is left as it is)."""
+    seed_build(base)
     with log.open("ab") as out:
         code = subprocess.call(
             base.index_command(),

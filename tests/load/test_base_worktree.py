@@ -20,6 +20,7 @@ from load.worktree import (
     base_env,
     checkout,
     resolve_command,
+    seed_build,
     worktree_path,
 )
 
@@ -93,3 +94,16 @@ def test_bench_with_an_unknown_base_exits_2(tmp_path: Path) -> None:
     code = main(["bench", "--base", "no-such-rev-xyz", "--out-root", str(tmp_path)])
     assert code == 2
     assert list((tmp_path / "latest").glob("summary.*"))
+
+
+def test_a_new_base_starts_from_a_copy_of_the_working_trees_index(tmp_path: Path) -> None:
+    source = tmp_path / "work" / "build"
+    (source / "index").mkdir(parents=True)
+    (source / "index" / "manifest.json").write_text("{}")
+    (source / "models").mkdir()
+    base = BaseTree("HEAD~1", SHA, tmp_path / "base")
+    assert seed_build(base, source) == ["index", "models"]
+    assert (base.path / "build" / "index" / "manifest.json").read_text() == "{}"
+    (base.path / "build" / "index" / "manifest.json").write_text('{"own": 1}')
+    assert seed_build(base, source) == []  # an index of its own is never overwritten
+    assert "own" in (base.path / "build" / "index" / "manifest.json").read_text()
