@@ -177,16 +177,17 @@ def render_markdown(summary: dict[str, Any]) -> str:
         "",
         f"Ratios are working / base; {regression.get('bootstrap', '')}, "
         f"{regression.get('confidence', 0.95):.0%} intervals, percentiles by "
-        f"{regression.get('percentile', 'linear interpolation')}. A tool is slower when a lower "
-        f"bound is above {1 + margin:g}.",
+        f"{regression.get('percentile', 'linear interpolation')}; the paired ratio is the median "
+        "over pairs of working call / its base call. A tool is slower when a lower bound is "
+        f"above {1 + margin:g}.",
         "",
         "| tool | pairs | p50 working / base ms | p50 ratio [95 % CI] | p95 working / base ms "
-        "| p95 ratio [95 % CI] | verdict |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| p95 ratio [95 % CI] | paired ratio [95 % CI] | verdict |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for tool, t in (regression.get("tools") or {}).items():
         cells = []
-        for name in ("p50", "p95"):
+        for name in ("p50", "p95", "paired"):
             r = t["ratios"].get(name)
             cells += (
                 [
@@ -197,7 +198,8 @@ def render_markdown(summary: dict[str, Any]) -> str:
                 else ["-", "-"]
             )
         verdict = "**slower**" if t["slower"] else (t.get("note") or "ok")
-        lines.append(f"| {tool} | {t['pairs']} | {' | '.join(cells)} | {verdict} |")
+        row = [*cells[:4], cells[5]] if len(cells) == 6 else cells
+        lines.append(f"| {tool} | {t['pairs']} | {' | '.join(row)} | {verdict} |")
     slower = regression.get("slower") or []
     lines += [
         "",

@@ -129,7 +129,7 @@ def regression_document(directory: Path, summary: Mapping[str, Any]) -> render.D
     rows, tones = [], []
     for tool, t in (reg.get("tools") or {}).items():
         cells = []
-        for name in ("p50", "p95"):
+        for name in ("p50", "p95", "paired"):
             r = (t.get("ratios") or {}).get(name)
             cells += (
                 [
@@ -154,11 +154,15 @@ def regression_document(directory: Path, summary: Mapping[str, Any]) -> render.D
                 "p95 w / b ms",
                 "p95 ratio",
                 "95 % CI",
+                "paired: medians w / b ms",
+                "paired ratio",
+                "95 % CI",
                 "verdict",
             ],
             rows,
             tones=tones,  # type: ignore[arg-type]
-            note=f"{reg.get('bootstrap')}; percentiles by {reg.get('percentile')}; slower when a "
+            note=f"{reg.get('bootstrap')}; percentiles by {reg.get('percentile')}; paired: the "
+            "median over pairs of working call / its base call; slower when a "
             f"lower bound > {1 + float(reg.get('margin', 0.1)):g}",
         ),
     )

@@ -73,3 +73,14 @@ def test_the_verdict_is_reproducible() -> None:
     work = _base(sigma=0.4, seed=9)
     first = judge({"t": (work, base)}).to_json()
     assert judge({"t": (work, base)}).to_json() == first
+
+
+def test_the_paired_ratio_divides_out_drift_between_pairs() -> None:
+    # each pair shares a machine-speed factor that swings 3x over the run; the working call
+    # is 20 % slower than its base call (+/- 3 %)
+    rng = np.random.default_rng(11)
+    drift = rng.uniform(1.0, 3.0, 100)
+    base = 10.0 * drift * rng.lognormal(0.0, 0.03, 100)
+    work = 12.0 * drift * rng.lognormal(0.0, 0.03, 100)
+    tool = judge({"opa.policy_check": (work, base)}).tools[0]
+    assert tool.slower and 1.15 < tool.ratios["paired"].low < 1.2 < tool.ratios["paired"].high
