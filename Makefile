@@ -60,9 +60,14 @@ test-load: index
 	$(PY) -m pytest -q -m load tests/load tests/test_scale_rehearsal.py -p no:randomly
 
 # Server with all workers -> latency, paced, saturation, parallel -> pytest-benchmark -> golden
-# eval + gate -> reports/bench/<timestamp>/ and reports/latest/ (load/bench.py). Non-zero on any miss.
+# eval + gate -> reports/bench/<timestamp>/ and reports/latest/ (load/bench.py). Non-zero on any miss;
+# the tight bars are scaled to this machine by a reference workload (load/calibration.py).
+# BASE=<git rev>: instead, the working tree against that revision, calls interleaved on both
+# servers -> per-tool ratios; exit 1 when a tool is slower beyond the margin (load/against_base.py).
+BASE ?=
+ROUNDS ?=
 bench: index
-	$(PY) -m load bench
+	$(PY) -m load bench $(if $(BASE),--base '$(BASE)') $(if $(ROUNDS),--rounds $(ROUNDS))
 	@if [ -n "$(SCALE)" ]; then $(MAKE) --no-print-directory bench-scale SCALE=$(SCALE) SCALE_SUMMARY=reports/latest/summary.json; fi
 
 # One load profile (latency | paced | saturation | parallel) against a fresh reference server

@@ -3,7 +3,8 @@
   run       one profile (latency | paced | saturation | parallel); starts the reference server
             with all workers unless --url names a running loopback server
   slo       check recorded statistics (latency.jsonl) against load/slo.yaml
-  bench     the whole `make bench` sequence (see load/bench.py)
+  bench     the whole `make bench` sequence (see load/bench.py); with --base REV the
+            regression verdict against that revision instead (load/against_base.py)
 
 Exit codes: 0 every target met, 1 a target missed, 2 the run itself failed.
 """
@@ -108,12 +109,22 @@ def main(argv: list[str] | None = None) -> int:
     slo.add_argument("--slo")
     bench = sub.add_parser("bench", help="the full benchmark (make bench)")
     bench.add_argument("--out-root", default="reports")
+    bench.add_argument(
+        "--base", help="a git revision: judge the working tree against it (make bench BASE=)"
+    )
+    bench.add_argument(
+        "--rounds", type=int, default=0, help="with --base: calls per tool and side (default 100)"
+    )
     args = parser.parse_args(argv)
     try:
         if args.command == "run":
             return _run(args)
         if args.command == "slo":
             return _slo(args)
+        if args.base:
+            from load.against_base import ROUNDS, run_against_base
+
+            return run_against_base(args.base, Path(args.out_root), rounds=args.rounds or ROUNDS)
         from load.bench import run_bench
 
         return run_bench(Path(args.out_root))

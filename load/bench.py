@@ -6,6 +6,14 @@ pytest-benchmark -> golden eval + gate -> `reports/bench/<timestamp>/` and `repo
 (`summary.json`, `summary.md`, `latency.jsonl`, locust CSV and HTML, the eval run log).
 Every server it starts is stopped, also on failure or Ctrl-C. Exit 0 only if every SLO and
 the gate passed; 1 if a target or the gate missed; 2 if a step could not run.
+
+The verdict is the bench's, not its parts': the reference workload is timed at the start and
+the end (load/calibrate.py), the tight bars are scaled by the factor (load/calibration.py) and
+every latency record is judged here against the scaled bars, raw and scaled side by side in
+the summary. Locust runs get the bars as scaled at the start (the saturation step bar needs
+one before the run); their exit code 1 (a miss) is re-judged here, any other is a harness
+failure. The in-process pytest-benchmark gets the hard bars only (`LOAD_SLO_FILE`), so its
+exit code 1 means a tool failed or a spec ceiling missed, never a machine-dependent bar.
 """
 
 from __future__ import annotations
@@ -19,20 +27,36 @@ import time
 from pathlib import Path
 from typing import Any
 
-from load.calibrate import reference_ms
+from load.calibrate import DEFAULT_WORKLOAD, measure
+from load.calibration import Factor, factor
 from load.hoststat import cpu_shares, cpu_times
+from load.machine import describe, one_line
 from load.parallel import run_parallel
 from load.profiles import load_profiles
 from load.records import RECORDS_FILE, read_records
 from load.run import run_profile
 from load.server import cpu_seconds, running_server
-from load.slo import evaluate, evaluate_saturation, load_slo, miss_table
+from load.slo import (
+    SLO_FILE_ENV,
+    Miss,
+    Slo,
+    evaluate,
+    evaluate_saturation,
+    load_slo,
+    miss_table,
+    write_slo,
+)
 from reference_server.config import PROJECT_ROOT, default_http_workers
 
 GATE_TARGET = os.environ.get(
     "GATE_TARGET", "inprocess:sql_timeout_ms=5000,vector_timeout_ms=5000,tool_timeout_ms=10000"
 )
 STEPS = 8
+LOCUST_PROFILES = ("latency", "paced", "saturation")
+# locust's exit codes that are a verdict (re-judged here with the scaled bars); others: harness
+VERDICT_CODES = (0, 1)
+# the profiles whose tight bars are shown raw and scaled per tool
+TIGHT_PROFILES = ("latency", "paced", "inprocess")
 
 
 class Progress:
@@ -61,16 +85,26 @@ def _cpu_per_call(summary: dict[str, Any], cpu_s: float) -> None:
     summary["server_cpu_ms_per_call"] = round(cpu_s * 1000 / calls, 2) if calls else None
 
 
-def _machine() -> dict[str, Any]:
+def _machine(workload: str) -> dict[str, Any]:
     """Cores, load and the reference workload's time (load/calibrate.py): a miss measured while
     the machine ran its fixed work slower than usual is the machine's as much as the server's."""
     load1, load5, _ = os.getloadavg()
+    reference = measure(workload)
     return {
         "cores": os.cpu_count(),
         "load_avg_1m": round(load1, 2),
         "load_avg_5m": round(load5, 2),
-        "reference_ms": reference_ms(),
+        "reference_ms": reference["ms"] if reference else None,
+        "reference": reference,
     }
+
+
+def _workload(slo: Slo) -> str:
+    return slo.calibration.workload if slo.calibration else DEFAULT_WORKLOAD
+
+
+def _factor(slo: Slo, *machines: dict[str, Any] | None) -> Factor:
+    return factor([(m or {}).get("reference_ms") for m in machines], slo.calibration)
 
 
 def run_bench(out_root: Path) -> int:
@@ -83,12 +117,18 @@ def run_bench(out_root: Path) -> int:
     progress = Progress()
     summary: dict[str, Any] = {
         "timestamp": stamp,
-        "machine_at_start": _machine(),
+        "machine": describe(),
+        "machine_at_start": _machine(_workload(slo)),
         "server_workers": workers,
         "profiles": {},
         "harness_errors": [],
     }
+    at_start = _factor(slo, summary["machine_at_start"])
+    print(f"calibration at the start: factor {at_start.value:g} ({at_start.note})")
+    slo_start = write_slo(slo.scaled(at_start.value), out / "slo.start.yaml")
+    slo_hard = write_slo(slo.hard_only(), out / "slo.hard.yaml")
     codes: dict[str, int] = {}
+    raw_codes: dict[str, int] = {}
     try:
         progress(f"starting the reference server with {workers} workers")
         with running_server(workers=workers, log_path=out / "server.log") as url:
@@ -96,8 +136,9 @@ def run_bench(out_root: Path) -> int:
                 settings = getattr(profiles, name)
                 progress(f"{name} profile ({settings.time_s:.0f} s) against {url}")
                 cpu_before = cpu_seconds(url.pid)
-                run = run_profile(name, url, out, settings, quiet=True)
-                codes[name] = run.exit_code
+                run = run_profile(name, url, out, settings, quiet=True, slo_file=slo_start)
+                raw_codes[name] = run.exit_code
+                codes[name] = 0 if run.exit_code in VERDICT_CODES else run.exit_code
                 summary["profiles"][name] = run.summary
                 _cpu_per_call(run.summary, cpu_seconds(url.pid) - cpu_before)
             progress("parallel profile: (c) on this server, (a), (b), (d) on their own")
@@ -122,7 +163,14 @@ def run_bench(out_root: Path) -> int:
             key = f"saturation_{fewer}_worker"
             with running_server(workers=fewer, log_path=out / "server.log") as smaller:
                 cpu_before = cpu_seconds(smaller.pid)
-                run = run_profile("saturation", smaller, out / key, profiles.saturation, quiet=True)
+                run = run_profile(
+                    "saturation",
+                    smaller,
+                    out / key,
+                    profiles.saturation,
+                    quiet=True,
+                    slo_file=slo_start,
+                )
                 _cpu_per_call(run.summary, cpu_seconds(smaller.pid) - cpu_before)
             summary["profiles"][key] = run.summary
         progress("in-process pytest-benchmark (tests/bench)")
@@ -138,7 +186,7 @@ def run_bench(out_root: Path) -> int:
             "tests/bench",
             "-p",
             "no:randomly",
-            env={"OCM_LATENCY_RECORDS": str(out / RECORDS_FILE)},
+            env={"OCM_LATENCY_RECORDS": str(out / RECORDS_FILE), SLO_FILE_ENV: str(slo_hard)},
         )
         summary["profiles"]["inprocess"] = {"machine_cpu": cpu_shares(host_before, cpu_times())}
         progress("golden eval and gate")
@@ -183,7 +231,43 @@ def run_bench(out_root: Path) -> int:
         print(f"\nbench step failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         summary["harness_errors"].append(f"{type(exc).__name__}: {exc}")
         codes["harness"] = 2
+    summary["locust_exit_codes"] = raw_codes
     return _finish(out, out_root, summary, codes, slo, progress)
+
+
+def _bar_table(raw: Slo, scaled: Slo, tools: list[str]) -> dict[str, Any]:
+    """{profile: {tool: {metric: {raw, calibrated}}}} for the tight profiles, and saturation."""
+    table: dict[str, Any] = {
+        profile: {
+            tool: {
+                metric: {"raw": bound, "calibrated": scaled.bars(profile, tool)[metric]}
+                for metric, bound in raw.bars(profile, tool).items()
+            }
+            for tool in tools
+        }
+        for profile in TIGHT_PROFILES
+    }
+    table["saturation"] = {
+        metric: {"raw": bound, "calibrated": scaled.profiles.get("saturation", {}).get(metric)}
+        for metric, bound in raw.profiles.get("saturation", {}).items()
+    }
+    return table
+
+
+def _run_misses(summary: dict[str, Any], records: list[Any], slo: Slo) -> list[Miss]:
+    """What a locust run's own verdict held beyond its records: calls that failed before any
+    tool (initialize, tools/list) and a run that recorded no tool at all."""
+    misses = []
+    for name, run in summary["profiles"].items():
+        if name.split("_")[0] not in LOCUST_PROFILES or not isinstance(run, dict) or not run:
+            continue
+        tool_errors = sum(r.errors for r in records if r.profile == name)
+        setup = int(run.get("errors") or 0) - tool_errors
+        if name in LOCUST_PROFILES and setup > slo.max_errors:
+            misses.append(Miss(name, "initialize/tools/list", "errors", setup, slo.max_errors))
+        if not run.get("calls"):
+            misses.append(Miss(name, "all tools", "min_calls", 0, 1))
+    return misses
 
 
 def _finish(
@@ -191,11 +275,21 @@ def _finish(
     out_root: Path,
     summary: dict[str, Any],
     codes: dict[str, int],
-    slo: Any,
+    raw_slo: Slo,
     progress: Progress,
 ) -> int:
+    summary["machine_at_end"] = _machine(_workload(raw_slo))
+    used = _factor(raw_slo, summary["machine_at_start"], summary["machine_at_end"])
+    slo = raw_slo.scaled(used.value)
+    cal = raw_slo.calibration
+    summary["calibration"] = {
+        "factor": used.to_json(),
+        "workload": _workload(raw_slo),
+        "reference": cal.model_dump() if cal else None,
+    }
     records = read_records(out / RECORDS_FILE) if (out / RECORDS_FILE).exists() else []
-    misses = evaluate(records, slo)
+    summary["bars"] = _bar_table(raw_slo, slo, sorted({r.tool for r in records}))
+    misses = evaluate(records, slo) + _run_misses(summary, records, slo)
     sat = summary["profiles"].get("saturation", {})
     summary["saturation_rps"] = sat.get("saturation_rps", 0.0)
     misses += evaluate_saturation(summary["saturation_rps"], slo)
@@ -243,7 +337,6 @@ def _finish(
     )
     summary.setdefault("gate_pass", False)
     summary["exit_codes"] = codes
-    summary["machine_at_end"] = _machine()
     summary["elapsed_s"] = round(time.monotonic() - progress.start, 1)
     exit_code = 0 if summary["slo_pass"] and summary["gate_pass"] else 1
     if summary["harness_errors"] and exit_code == 0:
@@ -271,6 +364,44 @@ def _fmt(value: Any) -> str:
     return "-" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 
 
+def _bar(summary: dict[str, Any], profile: str, tool: str, metric: str) -> str:
+    """`15 -> 16.5` (raw bar, scaled bar), or `-` when the profile has no such bar."""
+    bar = ((summary.get("bars") or {}).get(profile) or {}).get(tool, {}).get(metric)
+    if not bar:
+        return "-"
+    return f"{_fmt(bar['raw'])} -> {_fmt(bar['calibrated'])}"
+
+
+def calibration_lines(summary: dict[str, Any]) -> list[str]:
+    """The machine, the reference readings and the factor the tight bars were scaled by."""
+    start = summary.get("machine_at_start") or {}
+    end = summary.get("machine_at_end") or {}
+    cal = summary.get("calibration") or {}
+    f = cal.get("factor") or {}
+    ref = cal.get("reference") or {}
+    lines = []
+    if summary.get("machine"):
+        lines.append(f"Machine: {one_line(summary['machine'])}.")
+    lines.append(
+        f"Reference workload ({cal.get('workload', 'embedding')}, load/calibrate.py): "
+        f"{_fmt(start.get('reference_ms'))} ms at the start, {_fmt(end.get('reference_ms'))} ms "
+        "at the end; slower than usual means the machine, not only the server, was slow."
+    )
+    if f:
+        where = (
+            f"{_fmt(ref.get('reference_ms'))} ms on {ref.get('cpu_model') or '?'} "
+            f"(flags {', '.join(k for k, v in (ref.get('flags') or {}).items() if v) or '-'}, "
+            f"onnxruntime {ref.get('onnxruntime') or '-'})"
+            if ref
+            else "no calibration recorded"
+        )
+        lines.append(
+            f"Tight bars scaled by **{_fmt(f.get('value'))}** ({f.get('note')}); calibration: "
+            f"{where}. Spec ceilings, errors and the parallel guarantees are never scaled."
+        )
+    return lines
+
+
 def render_markdown(summary: dict[str, Any]) -> str:
     """A short, plain summary; the full numbers are in summary.json and the locust HTML."""
     lines = [
@@ -278,22 +409,34 @@ def render_markdown(summary: dict[str, Any]) -> str:
         "",
         f"SLO {'PASS' if summary['slo_pass'] else 'MISS'}, gate "
         f"{'PASS' if summary['gate_pass'] else 'MISS'}; "
-        f"{summary['server_workers']} server workers; machine {summary['machine_at_start']}; "
+        f"{summary['server_workers']} server workers; "
         f"{summary.get('elapsed_s', 0):.0f} s.",
         "",
-        "Reference workload (one query embedding, load/calibrate.py): "
-        f"{_fmt(summary['machine_at_start'].get('reference_ms'))} ms at the start, "
-        f"{_fmt((summary.get('machine_at_end') or {}).get('reference_ms'))} ms at the end; "
-        "slower than usual means the machine, not only the server, was slow.",
+        *[line for text in calibration_lines(summary) for line in (text, "")],
+        "Bars are `raw -> calibrated` (ms).",
         "",
-        "| tool | latency p50 ms | latency p95 ms | latency p99 ms | paced p95 ms | in-process p50 ms | errors |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| tool | latency p50 ms | bar | latency p95 ms | bar | latency p99 ms | paced p95 ms | bar "
+        "| in-process p50 ms | bar | in-process p95 ms | bar | errors |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for tool, t in summary["tools"].items():
         lines.append(
-            f"| {tool} | {_fmt(t['p50_ms'])} | {_fmt(t['p95_ms'])} | {_fmt(t['p99_ms'])} | "
-            f"{_fmt(t['paced_p95_ms'])} | {_fmt(t['inprocess_p50_ms'])} | {t['errors']} |"
+            f"| {tool} | {_fmt(t['p50_ms'])} | {_bar(summary, 'latency', tool, 'p50_ms')} | "
+            f"{_fmt(t['p95_ms'])} | {_bar(summary, 'latency', tool, 'p95_ms')} | "
+            f"{_fmt(t['p99_ms'])} | {_fmt(t['paced_p95_ms'])} | "
+            f"{_bar(summary, 'paced', tool, 'p95_ms')} | {_fmt(t['inprocess_p50_ms'])} | "
+            f"{_bar(summary, 'inprocess', tool, 'p50_ms')} | {_fmt(t.get('inprocess_p95_ms'))} | "
+            f"{_bar(summary, 'inprocess', tool, 'p95_ms')} | {t['errors']} |"
         )
+    sat_bars = (summary.get("bars") or {}).get("saturation") or {}
+    if sat_bars.get("min_rps"):
+        lines += [
+            "",
+            f"Saturation floor: {_fmt(sat_bars['min_rps']['raw'])} -> "
+            f"{_fmt(sat_bars['min_rps']['calibrated'])} calls/s (divided by the factor); step "
+            f"p95 bar {_fmt((sat_bars.get('step_p95_ms') or {}).get('raw'))} -> "
+            f"{_fmt((sat_bars.get('step_p95_ms') or {}).get('calibrated'))} ms.",
+        ]
     by_workers = ", ".join(
         f"{w} worker(s): {rps:g} calls/s"
         for w, rps in sorted(summary["saturation_rps_by_workers"].items())

@@ -69,7 +69,11 @@ class McpClient:
             )
         )
 
-    def call(self, tool: str, arguments: dict[str, Any]) -> Reply:
+    def call(
+        self, tool: str, arguments: dict[str, Any], schemas: OutputSchemas | None = None
+    ) -> Reply:
+        """One timed call (the reply is judged after the clock stops, against `schemas`'
+        published outputSchema when given)."""
         body = call_body(tool, arguments)
         start = time.perf_counter()
         response = self._post(body)
@@ -81,7 +85,7 @@ class McpClient:
                 response.text,
                 body["id"],
             )
-            structured = check_tool_result(tool, result)
+            structured = check_tool_result(tool, result, schemas)
             return Reply(tool, latency, structured, result.get("_meta") or {})
         except McpCallError as exc:
             return Reply(tool, latency, None, {}, str(exc))

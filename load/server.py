@@ -99,8 +99,13 @@ def running_server(
     env: dict[str, str] | None = None,
     command: Sequence[str] = DEFAULT_COMMAND,
     log_path: Path | None = None,
+    cwd: Path | None = None,
+    replace_env: bool = False,
 ) -> Iterator[ServerUrl]:
-    """Yield the `/mcp` URL of a server started with `--workers` and extra `OCM_*` env."""
+    """Yield the `/mcp` URL of a server started with `--workers` and extra `OCM_*` env.
+
+    `cwd` and `replace_env` (env is the whole environment, not additions) start another
+    checkout's server, e.g. the base of `make bench BASE=` (load/worktree.py)."""
     port = free_port()
     args = [
         *command,
@@ -113,13 +118,13 @@ def running_server(
         "--workers",
         str(workers),
     ]
-    full_env = {**os.environ, **(env or {})}
+    full_env = dict(env or {}) if replace_env else {**os.environ, **(env or {})}
     url = ServerUrl(f"http://127.0.0.1:{port}/mcp")
     with log_path.open("ab") if log_path else tempfile.TemporaryFile() as log:
         proc = subprocess.Popen(
             args,
             env=full_env,
-            cwd=PROJECT_ROOT,
+            cwd=cwd or PROJECT_ROOT,
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,

@@ -2,11 +2,18 @@
 
 Every run that measures latency ends with `miss_table` and exits non-zero if anything missed.
 `python -m load slo --records latency.jsonl` checks recorded statistics after the fact.
+
+Two kinds of bar: the hard ones (errors, the spec ceilings, the parallel guarantees) hold on
+any machine; the tight ones (the `profiles` bars) were set on the machine `calibration:` names
+and a bench restates them for its own machine with `Slo.scaled` (see `load/calibration.py`).
+`LOAD_SLO_FILE` names another SLO file for a process the bench starts (the in-process
+benchmark gets the hard bars only and the bench judges the tight ones after it).
 """
 
 from __future__ import annotations
 
 import fnmatch
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,10 +21,15 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from load.calibration import Calibration
 from load.records import LatencyRecord
 
 SLO_FILE = Path(__file__).with_name("slo.yaml")
+SLO_FILE_ENV = "LOAD_SLO_FILE"
 LATENCY_METRICS = ("p50_ms", "p95_ms", "p99_ms")
+# tight latency bars (scaled by the factor) and throughput floors (divided by it)
+SCALED_LATENCY = (*LATENCY_METRICS, "step_p95_ms")
+SCALED_RATE = ("min_rps",)
 
 
 class Ceiling(BaseModel):
@@ -53,6 +65,39 @@ class Slo(BaseModel):
     max_errors: int = 0
     parallel: ParallelSlo = Field(default_factory=ParallelSlo)
     per_tool: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict)
+    calibration: Calibration | None = None
+
+    def scaled(self, factor: float) -> Slo:
+        """The same SLO with every tight bar restated for a machine `factor` times slower:
+        latency bars x factor, throughput floors / factor. Spec ceilings, errors and the
+        parallel guarantees are the contract and stay as they are."""
+
+        def scale(bars: dict[str, float]) -> dict[str, float]:
+            return {
+                metric: round(
+                    bound * factor
+                    if metric in SCALED_LATENCY
+                    else bound / factor
+                    if metric in SCALED_RATE
+                    else bound,
+                    3,
+                )
+                for metric, bound in bars.items()
+            }
+
+        return self.model_copy(
+            update={
+                "profiles": {name: scale(bars) for name, bars in self.profiles.items()},
+                "per_tool": {
+                    tool: {name: scale(bars) for name, bars in by_profile.items()}
+                    for tool, by_profile in self.per_tool.items()
+                },
+            }
+        )
+
+    def hard_only(self) -> Slo:
+        """Only what holds on any machine: spec ceilings, errors, the parallel guarantees."""
+        return self.model_copy(update={"profiles": {}, "per_tool": {}})
 
     @property
     def saturation(self) -> SaturationSlo:
@@ -80,8 +125,19 @@ class Slo(BaseModel):
 
 
 def load_slo(path: Path | None = None) -> Slo:
-    raw = yaml.safe_load((path or SLO_FILE).read_text(encoding="utf-8")) or {}
+    """`path`, else `$LOAD_SLO_FILE`, else `load/slo.yaml`."""
+    path = path or Path(os.environ.get(SLO_FILE_ENV) or SLO_FILE)
+    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     return Slo.model_validate(raw)
+
+
+def write_slo(slo: Slo, path: Path) -> Path:
+    """An SLO file another process (locust, pytest) reads with `load_slo(path)`."""
+    path.write_text(
+        yaml.safe_dump(slo.model_dump(mode="json", exclude_none=True), sort_keys=False),
+        encoding="utf-8",
+    )
+    return path
 
 
 @dataclass(frozen=True)

@@ -37,16 +37,27 @@ def default_http_workers() -> int:
 
 
 class Faults(BaseModel):
-    """Delays (ms) or failures injected into one retrieval path, for tests and load runs."""
+    """Delays (ms) or failures injected into one retrieval path, for tests and load runs; and
+    two seeded defects a bench must catch: the paths run one after the other
+    (`serial_paths`), and each path burns `cpu_extra` x its own CPU time more (0.25: +25 %)."""
 
     sql_delay_ms: float = 0.0
     vector_delay_ms: float = 0.0
     sql_fail: bool = False
     vector_fail: bool = False
+    serial_paths: bool = False
+    cpu_extra: float = Field(default=0.0, ge=0.0)
 
     @property
     def active(self) -> bool:
-        return bool(self.sql_delay_ms or self.vector_delay_ms or self.sql_fail or self.vector_fail)
+        return bool(
+            self.sql_delay_ms
+            or self.vector_delay_ms
+            or self.sql_fail
+            or self.vector_fail
+            or self.serial_paths
+            or self.cpu_extra
+        )
 
 
 class Fusion(BaseModel):

@@ -2,8 +2,10 @@
 records beside it) through the shared renderer, as ``bench.md`` + ``bench.html``.
 
 Reads files only. Shows the SLO and gate verdicts with every miss, per-tool p50/p95/p99,
-calls/s and errors against the targets, latency records per profile, saturation, and
-throughput and p95 over time from locust's ``*_stats_history.csv``.
+calls/s and errors against the targets (raw and calibrated to the bench's machine, with the
+factor and the machine, when the summary has them), latency records per profile, saturation,
+and throughput and p95 over time from locust's ``*_stats_history.csv``. A ``make bench BASE=``
+summary (``kind: regression``) shows its per-tool ratios against the base instead.
 """
 
 from __future__ import annotations
@@ -79,9 +81,107 @@ def _profile_name(path: Path, directory: Path) -> str:
     return str(path.relative_to(directory)).removesuffix("_stats_history.csv")
 
 
+def _machine_line(machine: Mapping[str, Any]) -> str:
+    flags = machine.get("flags") or {}
+    return (
+        f"machine: {machine.get('cpu_model') or '?'}, {machine.get('cores')} cores, flags "
+        + ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in flags.items())
+        + f", onnxruntime {machine.get('onnxruntime') or '-'}"
+    )
+
+
+def _calibration(summary: Mapping[str, Any]) -> tuple[str, Any] | None:
+    """(a paragraph on the factor, the per-profile bar table) when the bench was calibrated."""
+    cal = summary.get("calibration") or {}
+    factor = cal.get("factor") or {}
+    if not factor:
+        return None
+    ref = cal.get("reference") or {}
+    text = (
+        f"Tight bars scaled by {factor.get('value')} ({factor.get('note')}); reference workload "
+        f"{cal.get('workload')}, calibrated at {ref.get('reference_ms', '-')} ms on "
+        f"{ref.get('cpu_model') or '?'}. Spec ceilings, errors and the parallel guarantees are "
+        "never scaled."
+    )
+    return text, summary.get("bars") or {}
+
+
+def _bar_cell(bars: Mapping[str, Any], profile: str, tool: str, metric: str) -> str:
+    bar = ((bars.get(profile) or {}).get(tool) or {}).get(metric)
+    return f"{_num(bar['raw'], 0)} -> {_num(bar['calibrated'])}" if bar else "-"
+
+
+def regression_document(directory: Path, summary: Mapping[str, Any]) -> render.Document:
+    """``make bench BASE=``: per tool working / base ratios with intervals, the verdict."""
+    doc = render.Document("Bench against a base revision", meta=[f"bench directory: {directory}"])
+    doc.meta.append(f"base: {summary.get('base_rev')} ({str(summary.get('base_sha', ''))[:12]})")
+    if summary.get("machine"):
+        doc.meta.append(_machine_line(summary["machine"]))
+    reg = summary.get("regression") or {}
+    slower = reg.get("slower") or []
+    hard = summary.get("hard_failures") or []
+    doc.verdict = render.Paragraph(
+        (f"slower than base: {', '.join(slower)}" if slower else "no tool slower than base")
+        + (f"; {len(hard)} hard failure(s)" if hard else "")
+        + f"; exit {summary.get('exit_code')}",
+        "bad" if slower or hard else "good",
+    )
+    rows, tones = [], []
+    for tool, t in (reg.get("tools") or {}).items():
+        cells = []
+        for name in ("p50", "p95", "paired"):
+            r = (t.get("ratios") or {}).get(name)
+            cells += (
+                [
+                    f"{r['working_ms']:.1f} / {r['base_ms']:.1f}",
+                    f"{r['ratio']:.3f}",
+                    f"[{r['low']:.3f}, {r['high']:.3f}]",
+                ]
+                if r
+                else ["-", "-", "-"]
+            )
+        rows.append([tool, str(t.get("pairs")), *cells, "SLOWER" if t.get("slower") else "ok"])
+        tones.append("bad" if t.get("slower") else "neutral")
+    doc.section(
+        "Working tree / base, per tool",
+        render.Table(
+            [
+                "tool",
+                "pairs",
+                "p50 w / b ms",
+                "p50 ratio",
+                "95 % CI",
+                "p95 w / b ms",
+                "p95 ratio",
+                "95 % CI",
+                "paired: medians w / b ms",
+                "paired ratio",
+                "95 % CI",
+                "verdict",
+            ],
+            rows,
+            tones=tones,  # type: ignore[arg-type]
+            note=f"{reg.get('bootstrap')}; percentiles by {reg.get('percentile')}; paired: the "
+            "median over pairs of working call / its base call; slower when a "
+            f"lower bound > {1 + float(reg.get('margin', 0.1)):g}",
+        ),
+    )
+    problems = [f"working tree: {x}" for x in hard] + [
+        f"harness: {e}" for e in summary.get("harness_errors") or []
+    ]
+    if problems:
+        doc.section("What failed", render.Bullets(problems))
+    return doc
+
+
 def document(directory: Path) -> render.Document:
     summary = read_summary(directory)
+    if summary.get("kind") == "regression":
+        return regression_document(directory, summary)
     doc = render.Document("Bench report", meta=[f"bench directory: {directory}"])
+    if summary.get("machine"):
+        doc.meta.append(_machine_line(summary["machine"]))
+    calibration = _calibration(summary)
     for key in ("started_at", "server_workers", "elapsed_s"):
         if key in summary:
             doc.meta.append(f"{key.replace('_', ' ')}: {summary[key]}")
@@ -101,9 +201,20 @@ def document(directory: Path) -> render.Document:
     if misses or errors:
         doc.section("What missed", render.Bullets(misses + [f"harness: {e}" for e in errors]))
 
+    if calibration:
+        doc.section("Calibration", render.Paragraph(calibration[0]))
+    bars: Mapping[str, Any] = calibration[1] if calibration else {}
+
     tools: Mapping[str, Mapping[str, Any]] = summary.get("tools") or {}
     if tools:
         targets = {t: slo.targets_for(t, "latency") for t in tools}
+        for t in tools:  # the bench's own (calibrated) bars when it recorded them
+            own = (bars.get("latency") or {}).get(t) or {}
+            if own:
+                targets[t] = (
+                    (own.get("p50_ms") or {}).get("calibrated", targets[t][0]),
+                    (own.get("p95_ms") or {}).get("calibrated", targets[t][1]),
+                )
         rows, tones = [], []
         for tool, values in tools.items():
             target = targets[tool]
@@ -118,12 +229,18 @@ def document(directory: Path) -> render.Document:
                     _num(values.get("p50_ms")),
                     _num(values.get("p95_ms")),
                     _num(values.get("p99_ms")),
-                    f"{_num(target[0], 0)} / {_num(target[1], 0)}",
+                    f"{_bar_cell(bars, 'latency', tool, 'p50_ms')} / "
+                    f"{_bar_cell(bars, 'latency', tool, 'p95_ms')}"
+                    if bars
+                    else f"{_num(target[0], 0)} / {_num(target[1], 0)}",
                     _num(values.get("rps")),
                     str(values.get("errors", "-")),
                     _num(values.get("paced_p95_ms")),
+                    _bar_cell(bars, "paced", tool, "p95_ms"),
                     _num(values.get("inprocess_p50_ms")),
                     _num(values.get("inprocess_p95_ms")),
+                    f"{_bar_cell(bars, 'inprocess', tool, 'p50_ms')} / "
+                    f"{_bar_cell(bars, 'inprocess', tool, 'p95_ms')}",
                 ]
             )
         section = doc.section(
@@ -134,12 +251,14 @@ def document(directory: Path) -> render.Document:
                     "p50 ms",
                     "p95 ms",
                     "p99 ms",
-                    "target p50 / p95",
+                    "target p50 / p95 (raw -> calibrated)",
                     "calls/s",
                     "errors",
                     "paced p95 ms",
+                    "paced bar",
                     "in-process p50 ms",
                     "in-process p95 ms",
+                    "in-process bars",
                 ],
                 rows,
                 tones=tones,  # type: ignore[arg-type]

@@ -4,7 +4,8 @@ Both paths are always attempted (unless the configured mode switches one off), i
 with `asyncio.gather`; blocking work runs in a thread pool so the event loop keeps serving.
 A path that fails or times out yields `None` and an error string; the tool then answers with
 what the other path found, a lower confidence, and a `provenance` naming only the paths that
-answered. Fault injection (config only) delays or fails a path here, in one place.
+answered. Fault injection (config only) delays or fails a path here, in one place; so do the
+seeded defects a bench must catch (paths run serially, extra CPU per path).
 
 The whole-tool timeout reaches in here as a deadline (`tool_deadline`, set by the tool
 wrapper): no path waits past it, minus a reserve for merging and scoring. So when one path
@@ -107,11 +108,28 @@ async def run_blocking(fn: Callable[[], Any]) -> Any:
     return await asyncio.get_running_loop().run_in_executor(_POOL, fn)
 
 
+def _with_extra_cpu(fn: Callable[[], Any], share: float) -> Callable[[], Any]:
+    """Seeded defect (`OCM_FAULT_CPU_EXTRA`): after the path's work, busy-loop in the same
+    thread (holding the GIL, as Python work does) for `share` x the CPU time that work took."""
+
+    def run() -> Any:
+        start = time.thread_time()
+        value = fn()
+        until = time.thread_time() + (time.thread_time() - start) * share
+        while time.thread_time() < until:
+            pass
+        return value
+
+    return run
+
+
 async def _one_path(
     name: str, fn: Callable[[], Any] | None, settings: Settings
 ) -> PathOutcome[Any]:
     if fn is None:
         return PathOutcome(name, attempted=False)
+    if settings.faults.cpu_extra:
+        fn = _with_extra_cpu(fn, settings.faults.cpu_extra)
     timeout_s = (settings.sql_timeout_ms if name == "sql" else settings.vector_timeout_ms) / 1000
     delay_ms = settings.faults.sql_delay_ms if name == "sql" else settings.faults.vector_delay_ms
     fail = settings.faults.sql_fail if name == "sql" else settings.faults.vector_fail
@@ -159,7 +177,11 @@ async def run_dual(
     elif settings.mode == "vector":
         sql = None
     start = time.perf_counter()
-    sql_out, vec_out = await asyncio.gather(
-        _one_path("sql", sql, settings), _one_path("vector", vector, settings)
-    )
+    if settings.faults.serial_paths:  # seeded defect (`OCM_FAULT_SERIAL_PATHS`): SQL, then vector
+        sql_out = await _one_path("sql", sql, settings)
+        vec_out = await _one_path("vector", vector, settings)
+    else:
+        sql_out, vec_out = await asyncio.gather(
+            _one_path("sql", sql, settings), _one_path("vector", vector, settings)
+        )
     return DualResult(sql_out, vec_out, (time.perf_counter() - start) * 1000)

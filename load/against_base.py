@@ -1,0 +1,217 @@
+"""`make bench BASE=<rev>`: the working tree against a base revision, on this machine, now.
+
+base worktree + its index (load/worktree.py) -> two servers, one per checkout, one worker each
+(`OCM_FAULT_*` reach the working tree's only) -> both warmed up -> the golden task mix, every
+tool in turn, each call sent to both servers back to back with the same arguments, the order
+alternating (working first, then base first) so a drift or a cache effect in between falls on
+both sides alike -> per tool p50/p95 ratios with bootstrap intervals (load/regression.py) ->
+`reports/bench/<timestamp>-base-<sha12>/` (`summary.json`, `summary.md`, the servers' logs),
+copied to `reports/latest/`.
+
+What holds on any machine is checked too, on the working tree's calls: no errors, every
+answer valid against its published outputSchema, p50/p95 within the spec ceilings. The tight
+bars of `load/slo.yaml` are not used here: both sides run on the same machine in the same
+minutes, so the base is the bar.
+
+Exit 0: no tool slower beyond the margin and nothing hard failed; 1: a tool slower (named, with
+its ratio) or a hard failure; 2: a step could not run (worktree, index, a server, too few calls).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from collections import defaultdict
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from load.client import McpClient, warm_up
+from load.hoststat import cpu_shares, cpu_times
+from load.machine import describe, one_line
+from load.records import LatencyRecord
+from load.regression import MARGIN, judge, table
+from load.server import running_server
+from load.slo import load_slo
+from load.taskmix import TaskMix
+from load.worktree import WorktreeError, build_index, check_imports, checkout
+
+ROUNDS = 100  # calls per tool and side: ~1 min on this 2-core machine
+SIDES = ("working", "base")
+
+
+def interleave(
+    urls: dict[str, str], rounds: int, *, seed: int = 0
+) -> tuple[dict[str, dict[str, list[float]]], dict[str, list[str]]]:
+    """Per side and tool the latencies of `rounds` calls per tool; per side the problems
+    (errors, schema violations) as `tool: message`. Pairs are index-aligned per tool."""
+    mix = TaskMix.from_golden(seed=seed)
+    clients = {side: McpClient(url) for side, url in urls.items()}
+    schemas = {side: client.schemas() for side, client in clients.items()}
+    samples: dict[str, dict[str, list[float]]] = {side: defaultdict(list) for side in urls}
+    problems: dict[str, list[str]] = {side: [] for side in urls}
+    try:
+        for r in range(rounds):
+            for i, tool in enumerate(mix.tools):
+                call = mix.pick(tool)  # seeded: the same arguments for both sides
+                order = SIDES if (r + i) % 2 == 0 else SIDES[::-1]
+                for side in order:
+                    reply = clients[side].call(tool, call.arguments, schemas[side])
+                    samples[side][tool].append(reply.latency_ms)
+                    if reply.error:
+                        problems[side].append(f"{tool}: {reply.error}")
+    finally:
+        for client in clients.values():
+            client.close()
+    return samples, problems
+
+
+def _ceiling_misses(samples: dict[str, list[float]]) -> list[str]:
+    slo = load_slo()
+    misses = []
+    for tool, xs in sorted(samples.items()):
+        record = LatencyRecord.from_samples("base-compare", tool, xs)
+        for metric, bound in slo.ceiling(tool).items():
+            actual = getattr(record, metric)
+            if actual > bound:
+                misses.append(f"{tool} {metric} {actual:g} > spec ceiling {bound:g}")
+    return misses
+
+
+def run_against_base(rev: str, out_root: Path, *, rounds: int = ROUNDS) -> int:
+    started = time.monotonic()
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    summary: dict[str, Any] = {
+        "timestamp": stamp,
+        "kind": "regression",
+        "base_rev": rev,
+        "machine": describe(),
+        "rounds": rounds,
+        "harness_errors": [],
+    }
+    out = (out_root / "bench" / f"{stamp}-base").resolve()
+    code = 2
+    try:
+        print(f"[1/4] base worktree for {rev}", flush=True)
+        base = checkout(rev)
+        summary["base_sha"] = base.sha
+        out = out.with_name(f"{stamp}-base-{base.sha[:12]}")
+        out.mkdir(parents=True, exist_ok=True)
+        print(f"      {base.path}; checking which code it imports, building its index", flush=True)
+        check_imports(base)
+        build_index(base, out / "base-index.log")
+        print("[2/4] starting both servers (one worker each) and warming them up", flush=True)
+        with ExitStack() as stack:
+            urls = {
+                "working": stack.enter_context(
+                    running_server(workers=1, log_path=out / "server-working.log")
+                ),
+                "base": stack.enter_context(
+                    running_server(
+                        workers=1,
+                        command=base.server_command(),
+                        cwd=base.path,
+                        env=base.env(),
+                        replace_env=True,
+                        log_path=out / "server-base.log",
+                    )
+                ),
+            }
+            for url in urls.values():
+                warm_up(url)
+            print(f"[3/4] {rounds} interleaved calls per tool and side", flush=True)
+            host_before = cpu_times()
+            samples, problems = interleave(dict(urls), rounds)
+            summary["machine_cpu"] = cpu_shares(host_before, cpu_times())
+        print("[4/4] verdict", flush=True)
+        pairs = {t: (samples["working"][t], samples["base"][t]) for t in samples["working"]}
+        verdict = judge(pairs)
+        hard = [f"error: {p}" for p in problems["working"]]
+        hard += [f"spec ceiling: {m}" for m in _ceiling_misses(samples["working"])]
+        summary["regression"] = verdict.to_json()
+        summary["hard_failures"] = hard
+        summary["base_problems"] = problems["base"]
+        summary["samples_ms"] = {
+            side: {t: [round(x, 2) for x in xs] for t, xs in by_tool.items()}
+            for side, by_tool in samples.items()
+        }
+        print(table(verdict))
+        if problems["base"]:
+            print(f"the base answered {len(problems['base'])} call(s) with an error (not judged)")
+        if hard:
+            print("hard failures (working tree):\n  " + "\n  ".join(hard[:20]))
+        code = 1 if verdict.slower or hard else 0
+        if not verdict.tools or all(t.note for t in verdict.tools):
+            summary["harness_errors"].append("too few calls to judge any tool")
+            code = 2
+    except (WorktreeError, RuntimeError, TimeoutError, OSError) as exc:
+        print(f"\nbench BASE={rev} could not run: {type(exc).__name__}: {exc}", file=sys.stderr)
+        summary["harness_errors"].append(f"{type(exc).__name__}: {exc}")
+        code = 2
+    except KeyboardInterrupt:
+        summary["harness_errors"].append("interrupted")
+        code = 130
+    summary["exit_code"] = code
+    summary["elapsed_s"] = round(time.monotonic() - started, 1)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    (out / "summary.md").write_text(render_markdown(summary), encoding="utf-8")
+    latest = out_root / "latest"
+    shutil.rmtree(latest, ignore_errors=True)
+    shutil.copytree(out, latest)
+    print(f"\nreports: {out} (copied to {latest}); exit {code}")
+    return code
+
+
+def render_markdown(summary: dict[str, Any]) -> str:
+    regression = summary.get("regression") or {}
+    margin = regression.get("margin", MARGIN)
+    lines = [
+        f"# Bench against base {summary.get('base_rev')} ({str(summary.get('base_sha', ''))[:12]})",
+        "",
+        f"Exit {summary.get('exit_code')}; machine {one_line(summary['machine'])}; "
+        f"{summary.get('rounds')} interleaved calls per tool and side; "
+        f"{summary.get('elapsed_s', 0):.0f} s; CPU during the calls: {summary.get('machine_cpu')}.",
+        "",
+        f"Ratios are working / base; {regression.get('bootstrap', '')}, "
+        f"{regression.get('confidence', 0.95):.0%} intervals, percentiles by "
+        f"{regression.get('percentile', 'linear interpolation')}; the paired ratio is the median "
+        "over pairs of working call / its base call. A tool is slower when a lower bound is "
+        f"above {1 + margin:g}.",
+        "",
+        "| tool | pairs | p50 working / base ms | p50 ratio [95 % CI] | p95 working / base ms "
+        "| p95 ratio [95 % CI] | paired ratio [95 % CI] | verdict |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for tool, t in (regression.get("tools") or {}).items():
+        cells = []
+        for name in ("p50", "p95", "paired"):
+            r = t["ratios"].get(name)
+            cells += (
+                [
+                    f"{r['working_ms']:.1f} / {r['base_ms']:.1f}",
+                    f"{r['ratio']:.3f} [{r['low']:.3f}, {r['high']:.3f}]",
+                ]
+                if r
+                else ["-", "-"]
+            )
+        verdict = "**slower**" if t["slower"] else (t.get("note") or "ok")
+        row = [*cells[:4], cells[5]] if len(cells) == 6 else cells
+        lines.append(f"| {tool} | {t['pairs']} | {' | '.join(row)} | {verdict} |")
+    slower = regression.get("slower") or []
+    lines += [
+        "",
+        f"Slower than base by more than {margin:.0%}: {', '.join(slower)}."
+        if slower
+        else f"No tool slower than base by more than {margin:.0%}.",
+    ]
+    for title, items in (
+        ("Hard failures (working tree)", summary.get("hard_failures")),
+        ("Base errors (not judged)", summary.get("base_problems")),
+        ("Could not run", summary.get("harness_errors")),
+    ):
+        if items:
+            lines += ["", f"## {title}", "", *[f"- {x}" for x in items[:50]]]
+    return "\n".join(lines) + "\n"

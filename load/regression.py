@@ -1,0 +1,223 @@
+"""The regression verdict of `make bench BASE=<rev>`: per tool, is the working tree slower than
+the base by more than a margin, beyond the noise?
+
+Input: per tool, paired latency samples (the same call sent to the working tree's server and the
+base's, back to back, the order alternating), so machine drift hits both sides of a pair alike.
+Per tool three ratios working / base, each with a 95 % percentile-bootstrap interval from
+resampling the pairs jointly (seeded numpy; the pairs keep the mix of arguments the same on both
+sides of every resample):
+- `p50`, `p95`: the percentile of the working side's calls over the base side's;
+- `paired`: the median over pairs of (working call / its base call). This is the one that uses
+  the interleaving: a pair is measured within milliseconds, so a slow minute on a shared
+  machine divides out. In the first `make bench BASE=` run here (opa.policy_check made 25 %
+  slower server-side, 100 pairs per tool, load average 3-5 from other jobs) the p50 ratio read
+  1.147 [1.089, 1.258] and missed the margin, the paired ratio 1.225 [1.124, 1.277] cleared it;
+  the other eleven tools' paired lower bounds were 0.93-1.03.
+
+A tool is flagged when the interval's lower bound of any ratio is above 1 + `MARGIN`: slower
+by more than 10 % with 97.5 % one-sided confidence. Why 10 %: on this shared 2-core machine
+two servers of the same code measured p50 ratios within a few % of 1 and p95 ratios within
+~10 %, so a smaller margin would read the machine; a 25 % regression clears it. Why the lower
+bound and not the point estimate: a p95 of a hundred calls moves by tens of percent, and a
+verdict a CI trusts must not flag noise. Twelve tools x two ratios are 24 tests; a tool whose
+true ratio is 1 clears a 10 % margin at 97.5 % confidence far less often than 2.5 % of the
+time, so no multiple-testing correction is applied.
+
+Percentiles: linear interpolation between order statistics (numpy's default, as in
+`load/records.py`), for the point estimates and inside the bootstrap alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+MARGIN = 0.10
+CONFIDENCE = 0.95
+RESAMPLES = 4000
+SEED = 20260523
+MIN_PAIRS = 20
+PERCENTILES = {"p50": 50.0, "p95": 95.0}
+RATIOS = (*PERCENTILES, "paired")
+PERCENTILE_METHOD = "linear"
+
+
+def percentile(values: np.ndarray, q: float, axis: int = -1) -> np.ndarray:
+    """The q-th percentile (0-100), linear interpolation (the one definition used here)."""
+    return np.asarray(np.percentile(values, q, axis=axis, method="linear"))
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """One percentile of one tool: working / base with its bootstrap interval."""
+
+    working_ms: float
+    base_ms: float
+    ratio: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class ToolVerdict:
+    tool: str
+    pairs: int
+    ratios: dict[str, Ratio]
+    slower: bool
+    note: str = ""
+
+    @property
+    def worst(self) -> tuple[str, Ratio] | None:
+        """The percentile whose interval sits highest (the one a flag is about)."""
+        if not self.ratios:
+            return None
+        return max(self.ratios.items(), key=lambda kv: kv[1].low)
+
+
+@dataclass
+class Verdict:
+    margin: float
+    confidence: float
+    tools: list[ToolVerdict] = field(default_factory=list)
+
+    @property
+    def slower(self) -> list[ToolVerdict]:
+        return [t for t in self.tools if t.slower]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "margin": self.margin,
+            "confidence": self.confidence,
+            "percentile": f"{PERCENTILE_METHOD} interpolation",
+            "bootstrap": f"paired percentile bootstrap, {RESAMPLES} resamples, seed {SEED}",
+            "slower": [t.tool for t in self.slower],
+            "tools": {
+                t.tool: {k: v for k, v in asdict(t).items() if k != "tool"} for t in self.tools
+            },
+        }
+
+
+def ratio_interval(
+    working_ms: Sequence[float],
+    base_ms: Sequence[float],
+    q: float,
+    *,
+    confidence: float = CONFIDENCE,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> Ratio:
+    """percentile_q(working) / percentile_q(base) and its paired percentile-bootstrap interval."""
+    w = np.asarray(working_ms, dtype=float)
+    b = np.asarray(base_ms, dtype=float)
+    if w.shape != b.shape:
+        raise ValueError(f"paired samples differ in length: {w.size} vs {b.size}")
+    point = float(percentile(w, q) / percentile(b, q))
+    idx = np.random.default_rng(seed).integers(0, w.size, size=(resamples, w.size))
+    stats = percentile(w[idx], q, axis=1) / percentile(b[idx], q, axis=1)
+    return _ratio(float(percentile(w, q)), float(percentile(b, q)), point, stats, confidence)
+
+
+def _ratio(
+    working: float, base: float, point: float, stats: np.ndarray, confidence: float
+) -> Ratio:
+    alpha = (1 - confidence) / 2
+    low, high = np.percentile(stats, [100 * alpha, 100 * (1 - alpha)])
+    return Ratio(
+        round(working, 3),
+        round(base, 3),
+        round(point, 4),
+        round(float(low), 4),
+        round(float(high), 4),
+    )
+
+
+def paired_interval(
+    working_ms: Sequence[float],
+    base_ms: Sequence[float],
+    *,
+    confidence: float = CONFIDENCE,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> Ratio:
+    """The median over pairs of working / base, with its percentile-bootstrap interval
+    (`working_ms`/`base_ms` of the result are the two sides' medians, for reading)."""
+    w = np.asarray(working_ms, dtype=float)
+    b = np.asarray(base_ms, dtype=float)
+    if w.shape != b.shape:
+        raise ValueError(f"paired samples differ in length: {w.size} vs {b.size}")
+    r = w / b
+    idx = np.random.default_rng(seed).integers(0, r.size, size=(resamples, r.size))
+    stats = percentile(r[idx], 50, axis=1)
+    point = float(percentile(r, 50))
+    return _ratio(float(percentile(w, 50)), float(percentile(b, 50)), point, stats, confidence)
+
+
+def judge(
+    samples: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    *,
+    margin: float = MARGIN,
+    confidence: float = CONFIDENCE,
+    resamples: int = RESAMPLES,
+) -> Verdict:
+    """Per tool, (working_ms, base_ms) paired samples -> which tools are slower, by how much."""
+    verdict = Verdict(margin, confidence)
+    for tool, (working, base) in sorted(samples.items()):
+        if min(len(working), len(base)) < MIN_PAIRS:
+            verdict.tools.append(
+                ToolVerdict(tool, min(len(working), len(base)), {}, False, "too few pairs")
+            )
+            continue
+        ratios = {
+            name: ratio_interval(working, base, q, confidence=confidence, resamples=resamples)
+            for name, q in PERCENTILES.items()
+        }
+        ratios["paired"] = paired_interval(
+            working, base, confidence=confidence, resamples=resamples
+        )
+        slower = any(r.low > 1 + margin for r in ratios.values())
+        verdict.tools.append(ToolVerdict(tool, len(working), ratios, slower))
+    return verdict
+
+
+def table(verdict: Verdict) -> str:
+    """Plain text: every tool's ratios with intervals, flagged ones marked."""
+    head = (
+        f"regression verdict: working / base, {verdict.confidence:.0%} paired bootstrap "
+        f"intervals; flagged when a lower bound > {1 + verdict.margin:g}"
+    )
+    lines = [
+        head,
+        f"  {'tool':24} {'pairs':>5} {'p50 w/b ms':>15} {'p50 ratio [CI]':>22} "
+        f"{'p95 w/b ms':>15} {'p95 ratio [CI]':>22} {'paired ratio [CI]':>22}  verdict",
+    ]
+    for t in verdict.tools:
+        cells = []
+        for name in RATIOS:
+            r = t.ratios.get(name)
+            cells += (
+                [
+                    f"{r.working_ms:.1f}/{r.base_ms:.1f}",
+                    f"{r.ratio:.3f} [{r.low:.3f}, {r.high:.3f}]",
+                ]
+                if r
+                else ["-", "-"]
+            )
+        mark = "SLOWER" if t.slower else (t.note or "ok")
+        lines.append(
+            f"  {t.tool:24} {t.pairs:5d} {cells[0]:>15} {cells[1]:>22} {cells[2]:>15} "
+            f"{cells[3]:>22} {cells[5]:>22}  {mark}"
+        )
+    slower = verdict.slower
+    if slower:
+        named = ", ".join(
+            f"{t.tool} ({w[0]} x{w[1].ratio:.2f}, CI low {w[1].low:.2f})"
+            for t in slower
+            if (w := t.worst)
+        )
+        lines.append(f"slower than base by more than {verdict.margin:.0%}: {named}")
+    else:
+        lines.append(f"no tool slower than base by more than {verdict.margin:.0%}")
+    return "\n".join(lines)

@@ -1,0 +1,59 @@
+"""The bench report shows what the bench judged by: raw and calibrated bars, the factor and the
+machine; and, for `make bench BASE=`, the per-tool ratios against the base."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from evals.read import bench_report
+from load.calibration import Calibration, factor
+from load.machine import describe
+from load.regression import judge
+
+MACHINE = {**describe(), "cpu_model": "AMD EPYC"}
+
+
+def test_bench_report_shows_raw_and_calibrated_bars(tmp_path: Path) -> None:
+    cal = Calibration(reference_ms=10.0, cpu_model="AMD EPYC")
+    summary = {
+        "timestamp": "t",
+        "slo_pass": True,
+        "gate_pass": True,
+        "machine": MACHINE,
+        "calibration": {
+            "workload": "server-mix",
+            "factor": factor([14.0, 12.0], cal).to_json(),
+            "reference": cal.model_dump(),
+        },
+        "bars": {
+            "latency": {
+                "odb.get": {
+                    "p50_ms": {"raw": 15, "calibrated": 21},
+                    "p95_ms": {"raw": 40, "calibrated": 56},
+                }
+            }
+        },
+        "tools": {"odb.get": {"p50_ms": 5.0, "p95_ms": 9.0, "errors": 0}},
+    }
+    (tmp_path / "summary.json").write_text(json.dumps(summary))
+    text = bench_report.write(tmp_path)["markdown"].read_text()
+    assert "Tight bars scaled by 1.4" in text and "15 -> 21.0 / 40 -> 56.0" in text
+    assert "AMD EPYC" in text and "avx512_vnni no" in text
+
+
+def test_bench_report_of_a_base_comparison_names_the_slower_tool(tmp_path: Path) -> None:
+    base = [10.0 + 0.1 * (i % 7) for i in range(60)]
+    verdict = judge({"odb.get": ([x * 1.3 for x in base], base), "adp.get": (base, base)})
+    summary = {
+        "kind": "regression",
+        "base_rev": "HEAD~1",
+        "base_sha": "0123456789abcdef",
+        "machine": MACHINE,
+        "regression": verdict.to_json(),
+        "hard_failures": [],
+        "exit_code": 1,
+    }
+    (tmp_path / "summary.json").write_text(json.dumps(summary))
+    text = bench_report.write(tmp_path)["markdown"].read_text()
+    assert "slower than base: odb.get" in text and "SLOWER" in text and "HEAD~1" in text
