@@ -67,7 +67,7 @@ test-load: index
 BASE ?=
 ROUNDS ?=
 bench: index
-	$(PY) -m load bench $(if $(BASE),--base '$(BASE)') $(if $(ROUNDS),--rounds $(ROUNDS))
+	GATE_TARGET='$(GATE_TARGET)' $(PY) -m load bench $(if $(BASE),--base '$(BASE)') $(if $(ROUNDS),--rounds $(ROUNDS))
 	@if [ -n "$(SCALE)" ]; then $(MAKE) --no-print-directory bench-scale SCALE=$(SCALE) SCALE_SUMMARY=reports/latest/summary.json; fi
 
 # One load profile (latency | paced | saturation | parallel) against a fresh reference server

@@ -1,38 +1,34 @@
-"""What machine computed a result: recorded beside every figure and every run log.
+"""What machine a result was computed on: CPU model, the instruction sets that pick
+onnxruntime's and BLAS's kernels, cores, and the numeric libraries' versions.
 
-The same code gives last-bit different floats on different instruction sets, and a latency is
-the machine's as much as the server's, so a number without its machine cannot be compared.
-Only the features that change what onnxruntime or BLAS run are named: AVX2, AVX-512, VNNI (its
-AVX-512 and AVX forms), AMX on x86; the dot-product extension on ARM.
+One function, `describe()`, returning a plain dict that run logs, baselines, the reproducibility
+fixture and bench summaries store as is. The flags listed are the ones that change which kernels
+run, so both how fast the server's work is and, for integer models, what it computes: AVX2,
+FMA, AVX-512, VNNI (AVX-512 and AVX forms), AMX on x86, the dot-product extension on ARM. A
+latency bar or a vector from one of these machines says little about another without it.
+Linux reads `/proc/cpuinfo`; elsewhere the model is `platform.processor()` and the flags are
+unknown (all False).
 """
 
 from __future__ import annotations
 
 import os
 import platform
-from functools import cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-ISA_FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx_vnni", "amx_tile", "asimddp")
-
-
-def _cpuinfo() -> tuple[str, set[str]]:
-    """(CPU model, flags) from /proc/cpuinfo; empty where there is none (not Linux)."""
-    try:
-        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return platform.processor() or "unknown", set()
-    model, flags = "", set[str]()
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
-        key = key.strip().lower()
-        if key in ("model name", "cpu model", "hardware") and not model:
-            model = value.strip()
-        elif key in ("flags", "features") and not flags:
-            flags = set(value.split())
-    return model or platform.processor() or "unknown", flags
+CPUINFO = Path("/proc/cpuinfo")
+# our names -> the kernel's flag names (any one present counts)
+FLAGS: dict[str, tuple[str, ...]] = {
+    "avx2": ("avx2",),
+    "fma": ("fma",),
+    "avx512f": ("avx512f",),
+    "avx512_vnni": ("avx512_vnni",),
+    "avx_vnni": ("avx_vnni",),
+    "amx": ("amx_tile", "amx_int8", "amx_bf16"),
+    "asimddp": ("asimddp",),  # ARM's int8 dot product
+}
 
 
 def _version(package: str) -> str | None:
@@ -42,15 +38,35 @@ def _version(package: str) -> str | None:
         return None
 
 
-@cache
-def describe() -> dict[str, Any]:
-    """The machine as a plain record: CPU model, the ISA flags that matter, versions."""
-    model, flags = _cpuinfo()
+def read_cpuinfo(path: Path = CPUINFO) -> tuple[str | None, set[str]]:
+    """The first processor's model name and flags, or (None, empty) when unreadable."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None, set()
+    model: str | None = None
+    flags: set[str] = set()
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        key = key.strip().lower()
+        if key in ("model name", "cpu model") and model is None:
+            model = value.strip()
+        elif key in ("flags", "features") and not flags:
+            flags = set(value.split())
+        if model is not None and flags:
+            break
+    return model, flags
+
+
+def describe(cpuinfo: Path = CPUINFO) -> dict[str, Any]:
+    """{cpu_model, flags: {avx2, fma, avx512f, avx512_vnni, avx_vnni, amx, asimddp}, arch, cores,
+    onnxruntime, numpy, python}: plain values only."""
+    model, flags = read_cpuinfo(cpuinfo)
     return {
-        "cpu_model": model,
+        "cpu_model": model or platform.processor() or None,
+        "flags": {name: any(f in flags for f in kernel) for name, kernel in FLAGS.items()},
         "arch": platform.machine(),
         "cores": os.cpu_count(),
-        "flags": {name: name in flags for name in ISA_FLAGS},
         "onnxruntime": _version("onnxruntime"),
         "numpy": _version("numpy"),
         "python": platform.python_version(),
@@ -58,12 +74,13 @@ def describe() -> dict[str, Any]:
 
 
 def one_line(machine: dict[str, Any] | None = None) -> str:
-    """`AMD EPYC (x86_64, 2 cores; avx2 fma; onnxruntime 1.31.1)` for reports and notes."""
-    m = machine or describe()
-    flags = (
-        " ".join(name for name, on in (m.get("flags") or {}).items() if on) or "no listed ISA flags"
-    )
-    return (
-        f"{m.get('cpu_model')} ({m.get('arch')}, {m.get('cores')} cores; {flags}; "
-        f"onnxruntime {m.get('onnxruntime')})"
-    )
+    """`AMD EPYC, 2 cores, avx2 (no avx512f, avx512_vnni, amx), onnxruntime 1.31.1`."""
+    machine = machine if machine is not None else describe()
+    flags = machine.get("flags") or {}
+    have = [f for f, on in flags.items() if on]
+    lack = [f for f, on in flags.items() if not on]
+    text = f"{machine.get('cpu_model') or 'unknown CPU'}, {machine.get('cores')} cores"
+    text += f", {', '.join(have) or 'no listed flags'}"
+    if lack:
+        text += f" (no {', '.join(lack)})"
+    return text + f", onnxruntime {machine.get('onnxruntime') or '-'}"

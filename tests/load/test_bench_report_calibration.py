@@ -8,8 +8,8 @@ from pathlib import Path
 
 from evals.read import bench_report
 from load.calibration import Calibration, factor
-from load.machine import describe
 from load.regression import judge
+from reference_server.machine import describe
 
 MACHINE = {**describe(), "cpu_model": "AMD EPYC"}
 

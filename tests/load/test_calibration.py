@@ -12,8 +12,8 @@ import pytest
 
 from load.bench import _bar_table, render_markdown
 from load.calibration import Calibration, factor
-from load.machine import describe, one_line, read_cpuinfo
 from load.slo import load_slo, write_slo
+from reference_server.machine import describe, one_line, read_cpuinfo
 
 CAL = Calibration(reference_ms=10.0, cpu_model="AMD EPYC", flags={"avx2": True})
 
@@ -135,7 +135,22 @@ def test_machine_description_from_cpuinfo(tmp_path: Path) -> None:
         {"fpu", "avx2", "avx512f", "avx512_vnni", "amx_tile", "amx_int8"},
     )
     machine = describe(info)
-    assert machine["flags"] == {"avx2": True, "avx512f": True, "avx512_vnni": True, "amx": True}
+    assert machine["flags"] == {
+        "avx2": True,
+        "fma": False,
+        "avx512f": True,
+        "avx512_vnni": True,
+        "avx_vnni": False,
+        "amx": True,
+        "asimddp": False,
+    }
     assert set(machine) == {"cpu_model", "flags", "arch", "cores", "onnxruntime", "numpy", "python"}
     assert "Xeon" in one_line(machine)
     assert read_cpuinfo(tmp_path / "absent") == (None, set())
+
+
+def test_an_arm_machine_names_its_dot_product_extension(tmp_path: Path) -> None:
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nFeatures\t: fp asimd crc32 atomics asimddp\n")
+    machine = describe(info)
+    assert machine["flags"]["asimddp"] and not machine["flags"]["avx2"]
