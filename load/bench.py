@@ -40,6 +40,7 @@ from load.slo import (
     Miss,
     Slo,
     evaluate,
+    evaluate_cpu_per_call,
     evaluate_saturation,
     load_slo,
     miss_table,
@@ -258,6 +259,29 @@ def _bar_table(raw: Slo, scaled: Slo, tools: list[str]) -> dict[str, Any]:
     return table
 
 
+def _cpu_per_call_verdict(summary: dict[str, Any], slo: Slo) -> list[Miss]:
+    """The server's CPU per call against the mean of the run's two reference readings."""
+    if slo.cpu_per_call is None:
+        return []
+    readings = [
+        m.get("reference_ms")
+        for m in (summary.get("machine_at_start") or {}, summary.get("machine_at_end") or {})
+        if m.get("reference_ms")
+    ]
+    reference = round(sum(readings) / len(readings), 3) if readings else None
+    run = summary["profiles"].get(slo.cpu_per_call.profile) or {}
+    cpu = run.get("server_cpu_ms_per_call")
+    ratio, misses = evaluate_cpu_per_call(cpu, reference, slo)
+    summary["cpu_per_call"] = {
+        "profile": slo.cpu_per_call.profile,
+        "server_cpu_ms": cpu,
+        "reference_ms": reference,
+        "ratio": ratio,
+        "max_ratio": slo.cpu_per_call.max_reference_ratio,
+    }
+    return misses
+
+
 def _run_misses(summary: dict[str, Any], records: list[Any], slo: Slo) -> list[Miss]:
     """What a locust run's own verdict held beyond its records: calls that failed before any
     tool (initialize, tools/list) and a run that recorded no tool at all."""
@@ -297,6 +321,7 @@ def _finish(
     sat = summary["profiles"].get("saturation", {})
     summary["saturation_rps"] = sat.get("saturation_rps", 0.0)
     misses += evaluate_saturation(summary["saturation_rps"], slo)
+    misses += _cpu_per_call_verdict(summary, raw_slo)
     summary["saturation_rps_by_workers"] = {
         str(summary["server_workers"]): summary["saturation_rps"],
         **{
@@ -402,6 +427,14 @@ def calibration_lines(summary: dict[str, Any]) -> list[str]:
         lines.append(
             f"Tight bars scaled by **{_fmt(f.get('value'))}** ({f.get('note')}); calibration: "
             f"{where}. Spec ceilings, errors and the parallel guarantees are never scaled."
+        )
+    cpu = summary.get("cpu_per_call")
+    if cpu:
+        lines.append(
+            f"Server CPU per call ({cpu['profile']} profile): {_fmt(cpu['server_cpu_ms'])} ms, "
+            f"**{_fmt(cpu['ratio'])}x** the reference workload's {_fmt(cpu['reference_ms'])} ms "
+            f"(bar <= {_fmt(cpu['max_ratio'])}x): a slower machine slows both, a costlier server "
+            "only the first."
         )
     return lines
 

@@ -57,6 +57,18 @@ class ParallelSlo(BaseModel):
     known_gaps: dict[str, str] = Field(default_factory=dict)
 
 
+class CpuPerCallSlo(BaseModel):
+    """The server's CPU per call in one profile, as a multiple of the reference workload timed
+    in the same run. A slower machine slows both, so the ratio stays; a server that does more
+    work per call moves it, whatever the machine (latency bars, even calibrated, carry the
+    machine's noise: a queue, a neighbour's burst)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    profile: str = "latency"
+    max_reference_ratio: float
+
+
 class Slo(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -66,6 +78,7 @@ class Slo(BaseModel):
     parallel: ParallelSlo = Field(default_factory=ParallelSlo)
     per_tool: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict)
     calibration: Calibration | None = None
+    cpu_per_call: CpuPerCallSlo | None = None
 
     def scaled(self, factor: float) -> Slo:
         """The same SLO with every tight bar restated for a machine `factor` times slower:
@@ -172,6 +185,24 @@ def evaluate_saturation(rps: float, slo: Slo | None = None) -> list[Miss]:
     slo = slo or load_slo()
     bound = slo.saturation.min_rps
     return [] if rps >= bound else [Miss("saturation", "all tools", "min_rps", rps, bound)]
+
+
+def evaluate_cpu_per_call(
+    cpu_ms_per_call: float | None, reference_ms: float | None, slo: Slo
+) -> tuple[float | None, list[Miss]]:
+    """(ratio, misses): the server's CPU per call over the reference workload's time. Without
+    either reading there is no ratio, and that is a miss too: the check could not run."""
+    bar = slo.cpu_per_call
+    if bar is None:
+        return None, []
+    if not cpu_ms_per_call or not reference_ms:
+        return None, [Miss(bar.profile, "server", "cpu_per_call_ratio", float("nan"), 0.0)]
+    ratio = round(cpu_ms_per_call / reference_ms, 3)
+    if ratio <= bar.max_reference_ratio:
+        return ratio, []
+    return ratio, [
+        Miss(bar.profile, "server", "cpu_per_call_ratio", ratio, bar.max_reference_ratio)
+    ]
 
 
 def miss_table(misses: list[Miss], title: str = "SLO") -> str:

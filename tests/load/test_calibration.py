@@ -154,3 +154,17 @@ def test_an_arm_machine_names_its_dot_product_extension(tmp_path: Path) -> None:
     info.write_text("processor\t: 0\nFeatures\t: fp asimd crc32 atomics asimddp\n")
     machine = describe(info)
     assert machine["flags"]["asimddp"] and not machine["flags"]["avx2"]
+
+
+def test_cpu_per_call_is_judged_against_the_same_runs_reference() -> None:
+    from load.slo import CpuPerCallSlo, evaluate_cpu_per_call, load_slo
+
+    slo = load_slo().model_copy(update={"cpu_per_call": CpuPerCallSlo(max_reference_ratio=1.5)})
+    # A machine twice as slow doubles both readings: same ratio, no miss.
+    assert evaluate_cpu_per_call(12.0, 10.0, slo) == (1.2, [])
+    assert evaluate_cpu_per_call(24.0, 20.0, slo) == (1.2, [])
+    # 30 % more work per call on the same machine moves the ratio past the bar.
+    ratio, misses = evaluate_cpu_per_call(15.6 * 1.3, 10.0, slo)
+    assert ratio == 2.028 and misses and misses[0].metric == "cpu_per_call_ratio"
+    # A missing reading is a miss, never a pass.
+    assert evaluate_cpu_per_call(None, 10.0, slo)[1]
