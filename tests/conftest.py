@@ -153,6 +153,26 @@ async def call_error(client: Client[Any], tool: str, args: dict[str, Any]) -> st
     return text
 
 
+# The one HTTP server of the suite (tests/test_transports.py, tests/test_http_contract.py).
+HTTP_TOKEN = "test-token-not-a-secret"
+HTTP_ALLOWED_ORIGIN = "https://ehr.example.org"
+
+
+@pytest.fixture(scope="session")
+def http_server(settings: Settings) -> Iterator[str]:
+    """The reference server over streamable HTTP: one worker, a bearer token and one allowed
+    Origin; yields its /mcp URL. Each start loads the model and warms every tool in every worker
+    (12 s for one worker, 55 s for the default four on a busy 2-core machine), so the HTTP tests
+    share one; several workers are started by the load run (tests/load/test_load_runs.py)."""
+    env = {
+        "OCM_INDEX_DIR": str(settings.index_dir),
+        "OCM_BEARER_TOKEN": HTTP_TOKEN,
+        "OCM_ALLOWED_ORIGINS": HTTP_ALLOWED_ORIGIN,
+    }
+    with http_server_process(env, "--workers", "1") as url:
+        yield url
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
