@@ -19,7 +19,6 @@ from pydantic import BaseModel, Field
 from evals.run.fuzz import FuzzConfig, FuzzReport, render_table, run_fuzz
 from evals.run.targets import make_target, server_target
 from reference_server.config import Settings
-from reference_server.server import build_server
 
 SMALL = FuzzConfig(valid=10, invalid=30, seed=1)
 
@@ -36,9 +35,8 @@ def _messages(report: FuzzReport, check: str) -> list[str]:
 
 
 @pytest.mark.timeout(900)  # about 40 s on an idle 2-core machine; far more on a shared one
-def test_reference_server_passes_the_default_profile(settings: Settings) -> None:
-    server = build_server(settings)
-    server.runtime.warm_up()  # type: ignore[attr-defined]
+def test_reference_server_passes_the_default_profile(server: FastMCP, settings: Settings) -> None:
+    # The shared server: the functional tests that run after this one answer from it too.
     report = run_fuzz(
         server_target(server, "inprocess"),
         FuzzConfig(valid=5, invalid=20),
