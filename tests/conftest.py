@@ -14,6 +14,7 @@ import time
 from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import date
+from functools import cache
 from typing import Any
 
 import pytest
@@ -29,6 +30,30 @@ os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 AS_OF = date(2026, 11, 1)
+# The shared server answers the functional tests, which assert answers: generous path timeouts
+# keep a busy machine from turning a slow call into a degraded answer. Timeout and fault
+# behaviour is tested with explicit settings (tests/test_dual_path.py).
+GENEROUS = {"sql_timeout_ms": 5000, "vector_timeout_ms": 5000, "tool_timeout_ms": 10000}
+# Settings that a tool call reads from its runtime's settings (`rt.settings`: dual_path's faults,
+# mode and timeouts, the whole-tool deadline, fusion, reranking); the stores never read them.
+# A server that differs from the shared one in these alone can answer from the shared stores.
+PER_CALL_SETTINGS = frozenset(
+    {
+        "faults",
+        "mode",
+        "fusion",
+        "sql_timeout_ms",
+        "vector_timeout_ms",
+        "tool_timeout_ms",
+        "rerank",
+        "rerank_model",
+        "rerank_timeout_ms",
+        "rerank_candidates",
+    }
+)
+# The runtime's opened stores (Runtime's cached properties) and what they built once per process
+# (their `derived` values, the vector payloads and flat indexes, the query embedding cache).
+STORES = ("embedder", "vectors", "opa_sql", "ohip_sql")
 
 
 def make_settings(**overrides: Any) -> Settings:
@@ -37,20 +62,26 @@ def make_settings(**overrides: Any) -> Settings:
 
 @pytest.fixture(scope="session")
 def settings() -> Settings:
-    # The shared server answers the functional tests, which assert answers: generous path
-    # timeouts keep a busy machine from turning a slow call into a degraded answer. Timeout and
-    # fault behaviour is tested with explicit settings (tests/test_dual_path.py).
-    s = make_settings(sql_timeout_ms=5000, vector_timeout_ms=5000, tool_timeout_ms=10000)
+    s = make_settings(**GENEROUS)
     if not s.opa_db.exists():
         pytest.exit(f"index not built at {s.index_dir}: run `make index`", returncode=2)
     return s
 
 
-@pytest.fixture(scope="session")
-def server(settings: Settings) -> FastMCP:
-    srv = build_server(settings)
+@cache
+def shared_server() -> FastMCP:
+    """The one warmed in-process server of this test process (the `server` fixture).
+
+    Loading the model, copying and reading the Chroma store and building the per-process values
+    cost 2-5 s per server on a 2-core machine; `run_fresh` servers reuse what this one opened."""
+    srv = build_server(make_settings(**GENEROUS))
     srv.runtime.warm_up()  # type: ignore[attr-defined]
     return srv
+
+
+@pytest.fixture(scope="session")
+def server(settings: Settings) -> FastMCP:
+    return shared_server()
 
 
 @pytest.fixture(scope="session")
@@ -80,13 +111,29 @@ async def run_fresh(
     collections: Iterable[str] = (),
     **overrides: Any,
 ) -> Any:
-    """Call `tool` on a fresh server built with Settings overrides (e.g. faults); the raw result."""
+    """Call `tool` on a fresh server built with Settings overrides (e.g. faults); the raw result.
+
+    When every override is one a call reads at run time (PER_CALL_SETTINGS), the fresh server
+    is built over the shared server's opened stores, as the server's own warm-up calls run over
+    a copy of its runtime with other settings (`Runtime._run_warm_up_calls`): it is then warm
+    already, like a server after `warm_up`. Any other override (another index, another model,
+    a Chroma server) gets stores of its own, warmed only when `warm_up` is set."""
     server = build_server(make_settings(**overrides))
-    if warm_up:
+    if set(overrides) <= PER_CALL_SETTINGS:
+        share_stores(server)
+    elif warm_up:
         server.runtime.warm_up()  # type: ignore[attr-defined]
     load_collections(server, collections)
     async with Client(server) as client:
         return await client.call_tool(tool, args, raise_on_error=False)
+
+
+def share_stores(server: FastMCP) -> None:
+    """Give `server`'s runtime the shared server's opened (and warmed) stores."""
+    shared = shared_server().runtime  # type: ignore[attr-defined]
+    runtime = server.runtime  # type: ignore[attr-defined]
+    for name in STORES:
+        runtime.__dict__[name] = shared.__dict__[name]  # KeyError: not a cached store any more
 
 
 async def call(client: Client[Any], tool: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -104,6 +151,26 @@ async def call_error(client: Client[Any], tool: str, args: dict[str, Any]) -> st
     text: str = result.content[0].text  # type: ignore[union-attr]
     assert "Traceback" not in text and 'File "' not in text
     return text
+
+
+# The one HTTP server of the suite (tests/test_transports.py, tests/test_http_contract.py).
+HTTP_TOKEN = "test-token-not-a-secret"
+HTTP_ALLOWED_ORIGIN = "https://ehr.example.org"
+
+
+@pytest.fixture(scope="session")
+def http_server(settings: Settings) -> Iterator[str]:
+    """The reference server over streamable HTTP: one worker, a bearer token and one allowed
+    Origin; yields its /mcp URL. Each start loads the model and warms every tool in every worker
+    (12 s for one worker, 55 s for the default four on a busy 2-core machine), so the HTTP tests
+    share one; several workers are started by the load run (tests/load/test_load_runs.py)."""
+    env = {
+        "OCM_INDEX_DIR": str(settings.index_dir),
+        "OCM_BEARER_TOKEN": HTTP_TOKEN,
+        "OCM_ALLOWED_ORIGINS": HTTP_ALLOWED_ORIGIN,
+    }
+    with http_server_process(env, "--workers", "1") as url:
+        yield url
 
 
 def free_port() -> int:

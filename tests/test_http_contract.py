@@ -8,36 +8,22 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from reference_server.config import Settings
 from reference_server.server import INVALID_PARAMS, project_version
-from tests.conftest import http_server_process
+from tests.conftest import HTTP_ALLOWED_ORIGIN as ALLOWED_ORIGIN
+from tests.conftest import HTTP_TOKEN as TOKEN
 
 pytestmark = pytest.mark.slow
-TOKEN = "contract-test-token-not-a-secret"
-ALLOWED_ORIGIN = "https://ehr.example.org"
 C124_FEE = 61.15  # OHIP Schedule of Benefits, C124 (corpus/off/ohip_fee_schedule.csv)
 SCHEDULE_ARGS = {"q": "discharge day MRP", "codes": ["C124"]}
 NODE_CACHE = Path(os.environ.get("OCM_NODE_CACHE", Path.home() / ".cache" / "ocm-node"))
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
 NPM_INSTALL = ["npm", "install", "--no-audit", "--no-fund"]
-
-
-@pytest.fixture(scope="module")
-def server_url(settings: Settings) -> Iterator[str]:
-    env = {
-        "OCM_INDEX_DIR": str(settings.index_dir),
-        "OCM_BEARER_TOKEN": TOKEN,
-        "OCM_ALLOWED_ORIGINS": ALLOWED_ORIGIN,
-    }
-    with http_server_process(env, "--workers", "1") as url:
-        yield url
 
 
 def _headers(**extra: str) -> dict[str, str]:
@@ -72,41 +58,41 @@ def _fee(structured: dict[str, Any], code: str) -> float:
 # ----------------------------------------------------------------------------- security
 
 
-def test_foreign_origin_is_refused_with_403(server_url: str) -> None:
-    response = httpx.post(server_url, json=INIT, headers=_headers(Origin="http://evil.example"))
+def test_foreign_origin_is_refused_with_403(http_server: str) -> None:
+    response = httpx.post(http_server, json=INIT, headers=_headers(Origin="http://evil.example"))
     assert response.status_code == 403
 
 
-def test_loopback_and_configured_origins_are_accepted(server_url: str) -> None:
+def test_loopback_and_configured_origins_are_accepted(http_server: str) -> None:
     for origin in ["http://localhost:6274", "http://127.0.0.1:3000", ALLOWED_ORIGIN]:
-        response = httpx.post(server_url, json=INIT, headers=_headers(Origin=origin))
+        response = httpx.post(http_server, json=INIT, headers=_headers(Origin=origin))
         assert response.status_code == 200, (origin, response.status_code)
 
 
-def test_foreign_host_header_is_refused(server_url: str) -> None:
-    response = httpx.post(server_url, json=INIT, headers=_headers(Host="evil.example"))
+def test_foreign_host_header_is_refused(http_server: str) -> None:
+    response = httpx.post(http_server, json=INIT, headers=_headers(Host="evil.example"))
     assert response.status_code == 421
-    port = server_url.split(":")[2].split("/")[0]
-    ok = httpx.post(server_url, json=INIT, headers=_headers(Host=f"localhost:{port}"))
+    port = http_server.split(":")[2].split("/")[0]
+    ok = httpx.post(http_server, json=INIT, headers=_headers(Host=f"localhost:{port}"))
     assert ok.status_code == 200
 
 
-def test_missing_or_wrong_token_is_401_with_www_authenticate(server_url: str) -> None:
+def test_missing_or_wrong_token_is_401_with_www_authenticate(http_server: str) -> None:
     headers = _headers()
     del headers["Authorization"]
     for auth in [None, "Bearer wrong", f"Bearer {TOKEN}x", "Basic abc"]:
         response = httpx.post(
-            server_url, json=INIT, headers={**headers, **({"Authorization": auth} if auth else {})}
+            http_server, json=INIT, headers={**headers, **({"Authorization": auth} if auth else {})}
         )
         assert response.status_code == 401, auth
         assert response.headers.get("www-authenticate", "").lower().startswith("bearer"), auth
 
 
-def test_oversized_body_is_413(server_url: str) -> None:
+def test_oversized_body_is_413(http_server: str) -> None:
     body = json.dumps(
         _rpc("tools/call", {"name": "schedule.get", "arguments": {"q": "x" * 5_000_000}})
     )
-    response = httpx.post(server_url, content=body, headers=_headers())
+    response = httpx.post(http_server, content=body, headers=_headers())
     assert response.status_code == 413
     assert "too large" in response.text.lower()
 
@@ -114,37 +100,37 @@ def test_oversized_body_is_413(server_url: str) -> None:
 # ----------------------------------------------------------------------------- three clients
 
 
-def test_plain_json_rpc_client(server_url: str) -> None:
+def test_plain_json_rpc_client(http_server: str) -> None:
     with httpx.Client(headers=_headers(), timeout=60) as http:
-        init = http.post(server_url, json=INIT).json()
+        init = http.post(http_server, json=INIT).json()
         assert init["result"]["serverInfo"]["version"] == project_version()
         headers = {"MCP-Protocol-Version": init["result"]["protocolVersion"]}
-        session = http.post(server_url, json=INIT).headers.get("mcp-session-id")
+        session = http.post(http_server, json=INIT).headers.get("mcp-session-id")
         if session:
             headers["Mcp-Session-Id"] = session
         call = http.post(
-            server_url,
+            http_server,
             json=_rpc("tools/call", {"name": "schedule.get", "arguments": SCHEDULE_ARGS}, 2),
             headers=headers,
         ).json()
         assert not call["result"].get("isError"), call
         assert _fee(call["result"]["structuredContent"], "C124") == C124_FEE
         unknown = http.post(
-            server_url,
+            http_server,
             json=_rpc("tools/call", {"name": "no.such_tool", "arguments": {}}, 3),
             headers=headers,
         ).json()
         assert unknown["error"]["code"] == INVALID_PARAMS and "result" not in unknown
 
 
-async def test_official_mcp_sdk_client(server_url: str) -> None:
+async def test_official_mcp_sdk_client(http_server: str) -> None:
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
     async with (
         create_mcp_http_client(headers={"Authorization": f"Bearer {TOKEN}"}) as http,
-        streamable_http_client(server_url, http_client=http) as (read, write, *_),
+        streamable_http_client(http_server, http_client=http) as (read, write, *_),
         ClientSession(read, write) as session,
     ):
         init = await session.initialize()
@@ -205,27 +191,27 @@ def _inspector_call(url: str, tmp_path: Path, tool: str, *args: str) -> dict[str
     return result
 
 
-def test_inspector_cli_fills_array_parameters(server_url: str, tmp_path: Path) -> None:
+def test_inspector_cli_fills_array_parameters(http_server: str, tmp_path: Path) -> None:
     result = _inspector_call(
-        server_url, tmp_path, "schedule.get", f"q={SCHEDULE_ARGS['q']}", 'codes=["C124"]'
+        http_server, tmp_path, "schedule.get", f"q={SCHEDULE_ARGS['q']}", 'codes=["C124"]'
     )
     assert _fee(result["structuredContent"], "C124") == C124_FEE
 
 
-def test_inspector_cli_fills_object_parameters(server_url: str, tmp_path: Path) -> None:
-    result = _inspector_call(server_url, tmp_path, "adp.get", 'device={"type": "walker"}')
+def test_inspector_cli_fills_object_parameters(http_server: str, tmp_path: Path) -> None:
+    result = _inspector_call(http_server, tmp_path, "adp.get", 'device={"type": "walker"}')
     assert "walker" in json.dumps(result["structuredContent"]).lower(), result["structuredContent"]
 
 
 def test_fuzz_runs_against_the_http_target(
-    server_url: str, monkeypatch: pytest.MonkeyPatch
+    http_server: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from evals.run.fuzz import FuzzConfig, run_fuzz
     from evals.run.targets import BEARER_ENV, make_target
 
     monkeypatch.setenv(BEARER_ENV, TOKEN)
     report = run_fuzz(
-        make_target(server_url), FuzzConfig(valid=3, invalid=15, tools=["opa.get_section"])
+        make_target(http_server), FuzzConfig(valid=3, invalid=15, tools=["opa.get_section"])
     )
     assert report.tools and report.tools[0].invalid >= 10
     assert not report.failures, [f.describe() for f in report.failures]

@@ -6,7 +6,6 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -15,10 +14,9 @@ from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
 
 from reference_server.config import Settings
-from tests.conftest import http_server_process
+from tests.conftest import HTTP_TOKEN as TOKEN
 
 pytestmark = pytest.mark.slow
-TOKEN = "test-token-not-a-secret"
 
 
 def _free_port() -> int:
@@ -29,14 +27,6 @@ def _free_port() -> int:
 
 def _env(settings: Settings, **extra: str) -> dict[str, str]:
     return {**os.environ, "OCM_INDEX_DIR": str(settings.index_dir), **extra}
-
-
-@pytest.fixture(scope="module")
-def http_server(settings: Settings) -> Iterator[str]:
-    with http_server_process(
-        {"OCM_INDEX_DIR": str(settings.index_dir), "OCM_BEARER_TOKEN": TOKEN}, startup_s=60
-    ) as url:
-        yield url
 
 
 @pytest.mark.asyncio
