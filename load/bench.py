@@ -263,8 +263,8 @@ def _cpu_per_call_verdict(summary: dict[str, Any], slo: Slo) -> list[Miss]:
     """The server's CPU per call against the mean of the run's two reference readings."""
     if slo.cpu_per_call is None:
         return []
-    readings = [
-        m.get("reference_ms")
+    readings: list[float] = [
+        float(m["reference_ms"])
         for m in (summary.get("machine_at_start") or {}, summary.get("machine_at_end") or {})
         if m.get("reference_ms")
     ]

@@ -75,6 +75,7 @@ class Runtime:
                 "vector_timeout_ms": WARM_UP_TIMEOUT_MS,
                 "tool_timeout_ms": WARM_UP_TIMEOUT_MS,
                 "faults": Faults(),  # injected delays and failures are for client calls
+                "rerank": "off",  # a warm-up must not send billable requests to a reranker
             }
         )
 

@@ -23,11 +23,12 @@ def _rec(profile: str, tool: str, p50: float, p95: float, errors: int = 0) -> La
 
 def test_slo_file_holds_spec_ceilings_and_default_bars() -> None:
     slo = load_slo()
-    assert slo.bars("latency", "opa.get_section") == {"p50_ms": 15, "p95_ms": 40}
-    assert slo.bars("paced", "odb.get") == {"p50_ms": 800, "p95_ms": 60}  # spec p50, our p95
+    assert slo.bars("latency", "opa.get_section") == {"p50_ms": 30, "p95_ms": 50}
+    assert slo.bars("paced", "odb.get") == {"p50_ms": 800, "p95_ms": 80}  # spec p50, our p95
     assert slo.bars("paced", "opa.policy_check")["p50_ms"] == 500
     assert slo.ceiling("coverage.answer") == {"p50_ms": 800, "p95_ms": 1500}
-    assert slo.saturation.min_rps == 200 and slo.max_errors == 0
+    assert slo.saturation.min_rps == 130 and slo.max_errors == 0
+    assert slo.cpu_per_call and slo.cpu_per_call.max_reference_ratio == 1.95
 
 
 def test_recorded_miss_exits_1_and_names_the_tool(
@@ -52,7 +53,7 @@ def test_recorded_pass_exits_0(tmp_path: Path) -> None:
 def test_errors_and_saturation_are_misses() -> None:
     misses = evaluate([_rec("paced", "adp.get", 5, 10, errors=1)])
     assert [(m.tool, m.metric) for m in misses] == [("adp.get", "errors")]
-    assert evaluate_saturation(150.0)[0].metric == "min_rps"
+    assert evaluate_saturation(120.0)[0].metric == "min_rps"
     assert not evaluate_saturation(250.0)
     assert "adp.get" in miss_table(misses) and "every target met" in miss_table([])
 
