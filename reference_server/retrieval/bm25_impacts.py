@@ -93,11 +93,12 @@ class Bm25Impacts:
         if allowed is not None:
             scores[~allowed] = 0.0
         matched = np.flatnonzero(scores)  # every stored impact is > 0
-        scores = ranking.scores(scores)
+        rounded = ranking.scores(scores[matched])  # only the matches: rounding is per query
         if limit < len(matched):
             # Everything tied with the limit-th best stays in for the id tie-break: which of
             # several tied rows a partition keeps depends on the CPU's sort kernel.
-            cutoff = np.partition(scores[matched], len(matched) - limit)[len(matched) - limit]
-            matched = matched[scores[matched] >= cutoff]
-        best = matched[np.lexsort((matched, -scores[matched]))][:limit]
-        return [(int(row_ids[p]), -float(scores[p])) for p in best]
+            cutoff = np.partition(rounded, len(matched) - limit)[len(matched) - limit]
+            keep = rounded >= cutoff
+            matched, rounded = matched[keep], rounded[keep]
+        order = np.lexsort((matched, -rounded))[:limit]
+        return [(int(row_ids[matched[i]]), -float(rounded[i])) for i in order]
