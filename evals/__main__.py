@@ -109,6 +109,28 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_derive(args: argparse.Namespace) -> int:
+    from evals.derive.build import derive, write
+    from evals.derive.corpus import Corpus
+
+    console = Console(stderr=True)
+    try:
+        cases = derive(
+            Corpus(Path(args.corpus)) if args.corpus else Corpus(),
+            families=args.family or (),
+            per_family=args.per_family,
+            seed=args.seed,
+        )
+    except (ValueError, OSError) as exc:
+        console.print(f"[red]error:[/] {exc}")
+        return EXIT_HARNESS
+    write(cases, Path(args.out))
+    total = sum(len(c) for c in cases.values())
+    sizes = ", ".join(f"{name} {len(c)}" for name, c in cases.items())
+    console.print(f"{total} derived cases in {args.out} ({sizes})")
+    return EXIT_OK
+
+
 def cmd_gate(args: argparse.Namespace) -> int:
     from evals.read.gate import run_gate
 
@@ -341,6 +363,26 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--print-dir", action="store_true", help="print the run directory on stdout")
     _add_run_options(run)
     run.set_defaults(func=cmd_run)
+
+    der = sub.add_parser(
+        "derive",
+        help="write evaluation cases derived from the corpus facts (one .jsonl per case family), "
+        "to run with 'run --golden DIR'",
+    )
+    der.add_argument("--out", default="reports/derived/cases", help="case directory")
+    der.add_argument(
+        "--family", action="append", metavar="NAME", help="only this family (repeatable)"
+    )
+    der.add_argument(
+        "--per-family",
+        type=int,
+        default=None,
+        metavar="N",
+        help="a seeded sample of N cases per family (default: every case)",
+    )
+    der.add_argument("--seed", type=int, default=0, help="sampling seed (default: 0)")
+    der.add_argument("--corpus", default=None, help="corpus folder (default: the committed one)")
+    der.set_defaults(func=cmd_derive)
 
     gate = sub.add_parser(
         "gate", help="apply thresholds and the baseline to a run log (exit 0/1/2)"

@@ -146,6 +146,10 @@ class MissingToolError(CheckFailure):
     """tool_error: a result came back where an error was expected, or the message is wrong."""
 
 
+class WrongProduct(CheckFailure):
+    """asked_product: the answer is about another product or strength, and does not say so."""
+
+
 class RankOrderFailure(CheckFailure):
     """ranked_before: id A did not rank above id B."""
 
@@ -443,6 +447,55 @@ def any_item(ctx: CheckContext, spec: CheckSpec) -> None:
             f"0/{len(items)} passing",
             shown,
         )
+
+
+@check("contains_record", needs=("value",))
+def contains_record(ctx: CheckContext, spec: CheckSpec) -> None:
+    """Some element of the list at path has every field of the mapping ``value`` with that
+    value (numbers within ``tolerance`` when given; strings case-folded with ``ignore_case``)."""
+    if not isinstance(spec.value, dict) or not spec.value:
+        raise ValueMismatch(spec.check, spec.path, "a non-empty mapping as value", spec.value)
+    items = _items(ctx, spec)
+    for item in items:
+        if isinstance(item, dict) and all(
+            key in item and _same(item[key], want, spec) for key, want in spec.value.items()
+        ):
+            return
+    raise ContainmentFailure(
+        spec.check, spec.path, f"an item with {_show(spec.value)}", items, f"{len(items)} items"
+    )
+
+
+@check("asked_product", needs=("value", "field"))
+def asked_product(ctx: CheckContext, spec: CheckSpec) -> None:
+    """The product answered (the id at path) is one of ``value``, the ids of the product asked
+    for; when it is not, or nothing asked for is listed (``value`` empty), the boolean at
+    ``field`` (e.g. needs_more_info) must say the answer is not the product asked for. An
+    answer about another product that does not say so fails as WrongProduct."""
+    wanted = {str(v) for v in (spec.value or [])}
+    found = resolve(ctx.data, spec.path)
+    got = found[0] if found else None
+    flagged = resolve(ctx.data, spec.field or "")
+    says_so = bool(flagged and flagged[0] is True)
+    if got is not None and str(got) in wanted:
+        return
+    if says_so:
+        if wanted:
+            raise ValueMismatch(
+                spec.check,
+                spec.path,
+                f"one of {_show(sorted(wanted))}",
+                got,
+                f"{spec.field} is true: the product asked for was not found",
+            )
+        return
+    if got is None:
+        expected = f"one of {_show(sorted(wanted))}" if wanted else f"{spec.field} true"
+        raise ValueMismatch(spec.check, spec.path, expected, None, "no product answered")
+    expected = f"one of {_show(sorted(wanted))}" if wanted else f"no product, or {spec.field} true"
+    raise WrongProduct(
+        spec.check, spec.path, expected, got, f"answered another product with {spec.field} false"
+    )
 
 
 @check("schema_valid")

@@ -7,6 +7,7 @@ scenario's meaning changes (the gate then stops comparing it with an older basel
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -97,8 +98,28 @@ def _format_validation(path: Path, index: int | None, error: ValidationError, ra
     return "\n".join(lines)
 
 
+def _parse_jsonl(path: Path) -> list[Scenario]:
+    """One scenario record per line (derived case sets: large, machine-written)."""
+    scenarios: list[Scenario] = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ScenarioLoadError(f"{path}:{number}: not valid JSON: {exc}") from None
+        try:
+            scenarios.append(Scenario.model_validate(raw))
+        except ValidationError as exc:
+            raise ScenarioLoadError(_format_validation(path, number - 1, exc, raw)) from None
+    return scenarios
+
+
 def parse_file(path: Path) -> list[Scenario]:
-    """Scenarios in one YAML file: a single record, or a list under ``scenarios:``."""
+    """Scenarios in one file: YAML (a single record, or a list under ``scenarios:``) or JSON
+    lines (one record per line)."""
+    if path.suffix == ".jsonl":
+        return _parse_jsonl(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
@@ -132,7 +153,7 @@ def parse_file(path: Path) -> list[Scenario]:
 
 
 def golden_files(root: Path) -> list[Path]:
-    """``root/**/*.yaml`` (and ``.yml``) in a stable order; ``root`` may also be one file.
+    """``root/**/*.yaml`` (and ``.yml``, ``.jsonl``) in a stable order; ``root`` may also be one file.
 
     Files or folders whose name starts with ``_`` or ``.`` (templates, notes) are skipped.
     """
@@ -143,7 +164,7 @@ def golden_files(root: Path) -> list[Path]:
     return sorted(
         p
         for p in root.rglob("*")
-        if p.suffix in (".yaml", ".yml")
+        if p.suffix in (".yaml", ".yml", ".jsonl")
         and p.is_file()
         and not any(part.startswith(("_", ".")) for part in p.relative_to(root).parts)
     )

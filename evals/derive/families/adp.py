@@ -1,0 +1,3 @@
+"""adp cases (families registered here)."""
+
+from __future__ import annotations

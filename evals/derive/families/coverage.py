@@ -1,0 +1,3 @@
+"""coverage cases (families registered here)."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""ohip cases (families registered here)."""
+
+from __future__ import annotations

@@ -1,0 +1,41 @@
+"""The case families: each turns corpus rows into derived cases for one tool and one question shape."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from evals.derive.corpus import Corpus
+from evals.run.scenario import Scenario
+
+Derive = Callable[[Corpus], Iterable[Scenario]]
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    tool: str
+    derive: Derive
+    doc: str
+
+
+FAMILIES: dict[str, Family] = {}
+
+
+def family(name: str, *, tool: str) -> Callable[[Derive], Derive]:
+    """Register ``fn(corpus) -> cases`` as the family ``name``; cases come in a stable order."""
+
+    def register(fn: Derive) -> Derive:
+        if name in FAMILIES:
+            raise ValueError(f"case family {name!r} registered twice")
+        FAMILIES[name] = Family(name, tool, fn, (fn.__doc__ or "").strip().splitlines()[0])
+        return fn
+
+    return register
+
+
+def all_families() -> dict[str, Family]:
+    """Every registered family (importing the family modules registers them)."""
+    import evals.derive.families  # noqa: F401  (registers on import)
+
+    return dict(sorted(FAMILIES.items()))
