@@ -33,7 +33,7 @@ B ?= keyword
 COMPARE_OVERRIDES ?= sql_timeout_ms=5000,vector_timeout_ms=5000,tool_timeout_ms=10000
 RUN ?= reports/runs/latest
 
-.PHONY: install index serve test test-load check bench load eval gate gate-chroma bench-scale rehearsal baseline fixture compare report fuzz clean
+.PHONY: install index serve test test-load check bench load eval eval-derived gate gate-chroma bench-scale rehearsal baseline fixture compare report fuzz clean
 
 install: $(STAMP)
 
@@ -53,6 +53,7 @@ serve: index
 test: index
 	$(PY) -m pytest -q
 	$(MAKE) --no-print-directory gate
+	$(MAKE) --no-print-directory eval-derived PER_FAMILY=32 DERIVED=reports/derived-sample
 
 # The load tests that start extra server configurations (150 ms on SQL, seeded defects; the
 # nginx rehearsal with two replicas and a Chroma server).
@@ -89,6 +90,18 @@ eval: index
 gate: index
 	$(PY) -m evals run --target $(GATE_TARGET) --golden golden --out reports/runs/gate --ablation --concurrency 2
 	$(PY) -m evals gate --run reports/runs/gate --config evals/gate.yaml --baseline evals/baseline.json --require-baseline
+
+# Evaluation cases derived from every corpus fact (evals/derive): derive -> run -> per-family
+# report (accuracy, answers about another product, misses) -> gate on the per-family floors of
+# evals/gate.yaml. PER_FAMILY=N runs a seeded sample of N cases per family instead of all.
+PER_FAMILY ?=
+DERIVED ?= reports/derived
+eval-derived: index
+	$(PY) -m evals derive --out $(DERIVED)/cases $(if $(PER_FAMILY),--per-family $(PER_FAMILY))
+	$(PY) -m evals run --target $(GATE_TARGET) --golden $(DERIVED)/cases --out $(DERIVED)/run --no-ragas --quiet
+	$(PY) -m evals report --run $(DERIVED)/run > $(DERIVED)/report.txt
+	@awk '/^## Per case family/{f=1} /^## Per source/{f=0} f' $(DERIVED)/run/report.md
+	$(PY) -m evals gate --run $(DERIVED)/run --config evals/gate.yaml --no-baseline
 
 compare: index
 	$(PY) -m evals compare --a '$(A)' --b '$(B)' --golden golden --overrides $(COMPARE_OVERRIDES) --concurrency 2

@@ -23,11 +23,13 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evals import registry
+from evals.derive.case import DERIVED_TAG
 from evals.read import diff, render
 from evals.read.baseline import Baseline, BaselineError
 from evals.read.baseline import load as load_baseline
 from evals.read.baseline import mismatch as baseline_mismatch
 from evals.read.baseline import table as baseline_table
+from evals.read.families import family_stats
 from evals.read.findings import Finding, drop, fmt, threshold, to_junit
 from evals.read.slo import targets_for
 from evals.run import aggregates
@@ -51,6 +53,11 @@ class Floors(BaseModel):
     overall: dict[str, float] = Field(default_factory=dict)
     per_tool: dict[str, dict[str, float]] = Field(default_factory=dict)
     per_mode: dict[str, dict[str, float]] = Field(default_factory=dict)
+    # derived case families (tag family:<name>): pass_rate is a floor, wrong_product (answers
+    # about another product than the one asked, not flagged) a ceiling on the count
+    per_family: dict[str, dict[Literal["pass_rate", "wrong_product"], float]] = Field(
+        default_factory=dict
+    )
 
 
 class AblationRule(BaseModel):
@@ -223,6 +230,49 @@ def ablation_findings(config: GateConfig, agg: Mapping[str, Any]) -> list[Findin
     return findings
 
 
+def family_findings(
+    config: GateConfig, records: Sequence[ScenarioRecord], notes: list[str]
+) -> list[Finding]:
+    """Per-family floors, for the families this run has (a golden run has none)."""
+    stats = family_stats(records)
+    findings: list[Finding] = []
+    for name, limits in config.floors.per_family.items():
+        entry = stats.get(name)
+        if entry is None:
+            if stats:
+                notes.append(f"family {name}: floors configured but no case of it ran")
+            continue
+        if "pass_rate" in limits:
+            floor = limits["pass_rate"]
+            ok = entry.accuracy >= floor
+            findings.append(
+                Finding(
+                    f"family {name} pass_rate",
+                    "floor",
+                    ok,
+                    f"family {name}: {entry.passed}/{entry.cases} right = {entry.accuracy:.4f} "
+                    f"{'>=' if ok else '<'} floor {floor}",
+                    entry.accuracy,
+                    floor,
+                )
+            )
+        if "wrong_product" in limits:
+            ceiling = limits["wrong_product"]
+            ok = entry.wrong_product <= ceiling
+            findings.append(
+                Finding(
+                    f"family {name} wrong_product",
+                    "floor",
+                    ok,
+                    f"family {name}: {entry.wrong_product} answers about another product than "
+                    f"the one asked, unflagged ({'<=' if ok else '>'} {ceiling:g})",
+                    float(entry.wrong_product),
+                    ceiling,
+                )
+            )
+    return findings
+
+
 def critical_findings(
     config: GateConfig, records: Sequence[ScenarioRecord], baseline: Baseline | None
 ) -> list[Finding]:
@@ -364,8 +414,15 @@ def evaluate(log: RunLog, config: GateConfig, baseline: Baseline | None) -> Gate
     report.scenarios = list(records)
     agg = aggregates.build(log.records)
     tools = sorted({r.tool for r in records})
-    report.findings += floor_findings(config, agg, tools)
-    report.findings += ablation_findings(config, agg)
+    if all(DERIVED_TAG in r.tags for r in records):
+        report.notes.append(
+            "a run of derived cases only: the golden floors and ablation rules do not apply; "
+            "the per-family floors do"
+        )
+    else:
+        report.findings += floor_findings(config, agg, tools)
+        report.findings += ablation_findings(config, agg)
+    report.findings += family_findings(config, records, report.notes)
     report.findings += critical_findings(config, records, baseline)
     report.findings += required_check_findings(config, records)
     if baseline is None:

@@ -2,7 +2,8 @@
 ``report.html`` through the shared renderer, with plots.
 
 Reads the log only. Tables: overall retrieval metrics, per tool (pass counts, metrics,
-latency), per source organisation, the hybrid / vector / keyword ablation, ragas, failures.
+latency), per derived case family (accuracy, answers about another product, misses), per source
+organisation, the hybrid / vector / keyword ablation, ragas, failures.
 Plots: metric bars per tool with bootstrap intervals, the ablation, latency per tool against
 its p50/p95 targets.
 """
@@ -20,12 +21,15 @@ from rich.table import Table
 
 from evals import registry
 from evals.read import plots, render, slo, stats
+from evals.read.families import family_stats
 from evals.read.render import Table as Section
 from evals.run import aggregates
 from evals.run.metrics import METRIC_NAMES, aggregate, metrics_frame
-from evals.run.runlog import DEFAULT_MODE, RunLog
+from evals.run.runlog import DEFAULT_MODE, RunLog, ScenarioRecord
 
 ABLATION_MODES = ("hybrid", "vector", "keyword")
+MAX_FAILING_ROWS = 200
+MISSES_PER_FAMILY = 10
 PLOTTED = ("nDCG@10", "R@5", "RR@10")
 label = registry.label
 
@@ -84,6 +88,8 @@ def build_tables(log: RunLog) -> list[Section]:
         Section(["tool", "passed", "queries", *metric_cols, "p50 ms", "p95 ms"], rows, "Per tool")
     )
 
+    sections += family_sections(main)
+
     sections.append(
         Section(
             ["org", "queries", *metric_cols],
@@ -122,18 +128,55 @@ def build_tables(log: RunLog) -> list[Section]:
     sections.append(Section(["", *names], ragas_rows, "ragas"))
 
     failing = [r for r in main if not r.passed]
+    shown = failing[:MAX_FAILING_ROWS]
+    note = "none" if not failing else ""
+    if len(failing) > len(shown):
+        note = f"first {len(shown)} of {len(failing)}; every miss is in scenarios.jsonl"
     sections.append(
         Section(
             ["scenario", "tool", "status", "reason"],
             [
                 [r.id, r.tool, r.status + (" (critical)" if r.critical else ""), r.reason()[:200]]
-                for r in failing
+                for r in shown
             ],
             "Failing scenarios",
-            "" if failing else "none",
+            note,
         )
     )
     return sections
+
+
+def family_sections(records: Sequence[ScenarioRecord]) -> list[Section]:
+    """Accuracy per derived case family, and each family's first misses (none for golden runs)."""
+    stats = family_stats(records)
+    if not stats:
+        return []
+    table = Section(
+        ["family", "tool", "cases", "right", "accuracy", "another product, unsaid"],
+        [
+            [
+                s.family,
+                s.tool,
+                str(s.cases),
+                str(s.passed),
+                f"{s.accuracy:.1%}",
+                str(s.wrong_product),
+            ]
+            for s in stats.values()
+        ],
+        "Per case family",
+    )
+    misses = Section(
+        ["family", "case", "reason"],
+        [
+            [s.family, r.id, r.reason()[:200]]
+            for s in stats.values()
+            for r in s.misses[:MISSES_PER_FAMILY]
+        ],
+        f"Misses by family (first {MISSES_PER_FAMILY} each)",
+        "" if any(s.misses for s in stats.values()) else "none",
+    )
+    return [table, misses]
 
 
 def header_lines(log: RunLog) -> list[str]:
