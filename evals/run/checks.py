@@ -175,6 +175,7 @@ class CheckDef:
 
 
 CHECKS: dict[str, CheckDef] = {}
+NEEDS_MORE_INFO = "needs_more_info"
 
 
 def check(
@@ -468,16 +469,20 @@ def contains_record(ctx: CheckContext, spec: CheckSpec) -> None:
 
 @check("asked_product", needs=("value", "field"))
 def asked_product(ctx: CheckContext, spec: CheckSpec) -> None:
-    """The product answered (the id at path) is one of ``value``, the ids of the product asked
-    for; when it is not, or nothing asked for is listed (``value`` empty), the boolean at
-    ``field`` (e.g. needs_more_info) must say the answer is not the product asked for. An
-    answer about another product that does not say so fails as WrongProduct."""
+    """The product answered (the id at path; with ``pattern``, its first group found in the
+    text at path) is one of ``value``, the ids of the product asked for. When it is not, or
+    nothing asked for is listed (``value`` empty), the value at ``field`` must say the answer is
+    not the product asked for: true, or the decision ``needs_more_info``. An answer about
+    another product that does not say so fails as WrongProduct."""
     wanted = {str(v) for v in (spec.value or [])}
     found = resolve(ctx.data, spec.path)
     got = found[0] if found else None
+    if spec.pattern is not None and got is not None:
+        match = re.search(spec.pattern, str(got))
+        got = (match.group(1) if match.groups() else match.group(0)) if match else None
     flagged = resolve(ctx.data, spec.field or "")
-    says_so = bool(flagged and flagged[0] is True)
-    if got is not None and str(got) in wanted:
+    says_so = bool(flagged and flagged[0] in (True, NEEDS_MORE_INFO))
+    if (got is not None and str(got) in wanted) or (got is None and not wanted):
         return
     if says_so:
         if wanted:

@@ -108,6 +108,22 @@ CASES: list[tuple[dict[str, Any], type[c.CheckFailure] | None]] = [
     ({"check": "ranked_before", "before": "doc-c:s03", "after": "doc-a:s01"}, c.RankOrderFailure),
     ({"check": "ranked_before", "before": "doc-z:s09", "after": "doc-a:s01"}, c.RankOrderFailure),
     ({"check": "citations_resolve"}, None),  # no runner evidence: nothing cited to resolve
+    (
+        {"check": "contains_record", "path": "items", "value": {"code": "K013", "fee": 64.15}},
+        None,
+    ),
+    (
+        {"check": "contains_record", "path": "items", "value": {"code": "K013", "fee": 37.95}},
+        c.ContainmentFailure,
+    ),
+    (
+        {"check": "asked_product", "path": "coverage.din", "value": ["02443937"], "field": "x"},
+        None,
+    ),
+    (
+        {"check": "asked_product", "path": "coverage.din", "value": ["00000001"], "field": "x"},
+        c.WrongProduct,
+    ),
 ]
 
 
