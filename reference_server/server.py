@@ -6,17 +6,20 @@ import hmac
 import logging
 import os
 from importlib import metadata
+from typing import Any
 
 import mcp.types as mt
 from fastmcp import FastMCP
 from fastmcp.server.auth import AccessToken, TokenVerifier
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import ToolResult
+from mcp.server.lowlevel.server import NotificationOptions
 from mcp.shared.exceptions import MCPError
+from mcp.types import ServerCapabilities
 
 from reference_server.config import Settings
 from reference_server.runtime import Runtime
-from reference_server.tools import ALL_SPECS
+from reference_server.tools import ALL_SPECS, TITLES
 from reference_server.tools.base import McpTool
 
 INSTRUCTIONS = (
@@ -78,6 +81,24 @@ class ConstantTimeTokenVerifier(TokenVerifier):
         return AccessToken(token=token, client_id="ocm-client", scopes=[])
 
 
+def announce_only_tools(server: FastMCP) -> None:
+    """Announce what is served and nothing else: tools, whose list never changes while the
+    server runs (a stateless server could not send the notification anyway); no prompts,
+    resources or log messages are offered, so none are announced."""
+    low = server._mcp_server
+    low.notification_options = NotificationOptions(
+        prompts_changed=False, resources_changed=False, tools_changed=False
+    )
+    announced = low.get_capabilities
+
+    def get_capabilities(*args: Any, **kwargs: Any) -> ServerCapabilities:
+        return announced(*args, **kwargs).model_copy(
+            update={"prompts": None, "resources": None, "logging": None}
+        )
+
+    low.get_capabilities = get_capabilities  # type: ignore[method-assign]
+
+
 def build_server(settings: Settings | None = None, bearer_token: str | None = None) -> FastMCP:
     """A server with all tools registered; `bearer_token` protects the HTTP transport."""
     settings = settings or Settings.from_env()
@@ -92,7 +113,8 @@ def build_server(settings: Settings | None = None, bearer_token: str | None = No
     )
     runtime = Runtime(settings)
     for spec in ALL_SPECS:
-        server.add_tool(McpTool.create(spec, runtime))
+        server.add_tool(McpTool.create(spec, runtime, TITLES[spec.name]))
+    announce_only_tools(server)
     runtime.warm_up_calls = [spec.warm_up_call for spec in ALL_SPECS]
     server.runtime = runtime  # type: ignore[attr-defined]
     logging.getLogger(__name__).debug("registered %d tools", len(ALL_SPECS))

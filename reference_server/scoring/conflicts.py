@@ -10,11 +10,19 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+# What a source can say about a field: text, a number, a flag, or a list of them. Typed so the
+# published output schema says what a client may receive.
+ConflictValue = str | int | float | bool | list[str] | list[float] | None
+
 
 class Conflict(BaseModel):
     field: str = Field(description="What the sources disagree on.")
-    sql_value: Any = Field(default=None, description="What the structured (SQL) source says.")
-    vector_value: Any = Field(default=None, description="What the passage (vector) source says.")
+    sql_value: ConflictValue = Field(
+        default=None, description="What the structured (SQL) source says."
+    )
+    vector_value: ConflictValue = Field(
+        default=None, description="What the passage (vector) source says."
+    )
     resolution: str = Field(description="Which value the answer uses, and why.")
 
 

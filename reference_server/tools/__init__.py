@@ -32,3 +32,19 @@ ALL_SPECS: list[ToolSpec] = [
     off_odb_get.SPEC,
     off_source_passages.SPEC,
 ]
+
+# Human titles, as a host shows them in its tool picker (the names are for the model).
+TITLES: dict[str, str] = {
+    "opa.search_sections": "Search Ontario practice guidance",
+    "opa.get_section": "Read a guidance section",
+    "opa.policy_check": "Check CPSO policy expectations",
+    "opa.program_lookup": "Ontario Health screening programs",
+    "opa.ipac_guidance": "Infection prevention and control guidance",
+    "opa.freshness_probe": "Check guidance freshness",
+    "opa.clinical_tools": "Find CEP clinical tools",
+    "coverage.answer": "Answer an Ontario coverage question",
+    "schedule.get": "OHIP Schedule of Benefits fee codes",
+    "adp.get": "Assistive Devices Program funding",
+    "odb.get": "Ontario Drug Benefit formulary",
+    "source.passages": "Show cited source passages",
+}

@@ -21,7 +21,7 @@ from typing import Annotated, Any, ClassVar, Self
 
 from fastmcp.exceptions import ToolError
 from fastmcp.tools.base import Tool, ToolResult
-from mcp.types import TextContent
+from mcp.types import TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, model_validator
 
 from reference_server.errors import Problem, ToolInputError
@@ -284,6 +284,21 @@ def input_error(
     return ToolInputError.from_problems(problems)
 
 
+# Tools that may reach beyond the local index (the freshness probe checks publishers' pages when
+# the web is enabled); every other tool reads only the built, read-only index.
+OPEN_WORLD_TOOLS = frozenset({"opa.freshness_probe"})
+
+
+def annotations_for(name: str) -> ToolAnnotations:
+    """What a host may rely on: every tool only reads, and the same call gives the same answer."""
+    return ToolAnnotations(
+        read_only_hint=True,
+        destructive_hint=False,
+        idempotent_hint=True,
+        open_world_hint=name in OPEN_WORLD_TOOLS,
+    )
+
+
 class McpTool(Tool):
     """A FastMCP tool backed by a ToolSpec and the shared runtime."""
 
@@ -291,9 +306,11 @@ class McpTool(Tool):
     runtime: Any = None
 
     @classmethod
-    def create(cls, spec: ToolSpec, runtime: Runtime) -> McpTool:
+    def create(cls, spec: ToolSpec, runtime: Runtime, title: str | None = None) -> McpTool:
         return cls(
             name=spec.name,
+            title=title,
+            annotations=annotations_for(spec.name),
             description=spec.description,
             parameters=published_input_schema(spec.request),
             output_schema=spec.response.model_json_schema(),
