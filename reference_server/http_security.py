@@ -23,6 +23,8 @@ from typing import Any
 from fastmcp import FastMCP
 from starlette.applications import Starlette
 
+from reference_server.jsonrpc_envelope import JsonRpcEnvelope
+
 ORIGINS_ENV = "OCM_ALLOWED_ORIGINS"
 HOSTS_ENV = "OCM_ALLOWED_HOSTS"
 HOST_ENV = "OCM_HTTP_HOST"  # the bound address, set by `python -m reference_server` for workers
@@ -74,10 +76,13 @@ def secure_http_app(
     json_response: bool = True,
     stateless_http: bool = False,
 ) -> Starlette:
-    """The streamable-HTTP ASGI app of `server` with the security settings applied."""
-    return server.http_app(
+    """The streamable-HTTP ASGI app of `server` with the security settings applied, and
+    malformed JSON-RPC envelopes answered as the specification names them."""
+    app = server.http_app(
         path=path,
         json_response=json_response,
         stateless_http=stateless_http,
         **security.app_options(),
     )
+    app.add_middleware(JsonRpcEnvelope, path=path)
+    return app

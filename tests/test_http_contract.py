@@ -215,3 +215,34 @@ def test_fuzz_runs_against_the_http_target(
     )
     assert report.tools and report.tools[0].invalid >= 10
     assert not report.failures, [f.describe() for f in report.failures]
+
+
+# ----------------------------------------------------------------------------- JSON-RPC envelope
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        ("[" + json.dumps(_rpc("tools/list", {})) + "]", -32600),
+        (json.dumps({**_rpc("tools/list", {}), "jsonrpc": "1.0"}), -32600),
+        (json.dumps({**_rpc("tools/list", {}), "id": None}), -32600),
+        (json.dumps({**_rpc("tools/list", {}), "id": True}), -32600),
+        (json.dumps({"jsonrpc": "2.0", "id": 1, "method": 7}), -32600),
+        ("{not json", -32700),
+    ],
+    ids=["batch", "jsonrpc-1.0", "id-null", "id-bool", "method-number", "not-json"],
+)
+def test_malformed_envelopes_get_the_codes_json_rpc_names(
+    http_server: str, body: str, code: int
+) -> None:
+    response = httpx.post(http_server, content=body, headers=_headers())
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["code"] == code
+    assert "validation error" not in error["message"].lower()
+
+
+def test_a_well_formed_request_still_passes_the_envelope_check(http_server: str) -> None:
+    response = httpx.post(http_server, json=INIT, headers=_headers())
+    assert response.status_code == 200
+    assert response.json()["result"]["serverInfo"]["name"]
