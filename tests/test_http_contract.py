@@ -191,6 +191,32 @@ def _inspector_call(url: str, tmp_path: Path, tool: str, *args: str) -> dict[str
     return result
 
 
+def test_inspector_strict_finds_no_schema_portability_problem(
+    http_server: str, tmp_path: Path
+) -> None:
+    proc = subprocess.run(
+        [
+            *_inspector(),
+            "--cli",
+            http_server,
+            "--transport",
+            "http",
+            "--header",
+            f"Authorization: Bearer {TOKEN}",
+            "--method",
+            "tools/list",
+            "--strict",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "MCP_CATALOG_PATH": str(tmp_path / "mcp.json")},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Warning" not in proc.stderr and "Error" not in proc.stderr, proc.stderr[-2000:]
+    assert len(json.loads(proc.stdout)["tools"]) == 12
+
+
 def test_inspector_cli_fills_array_parameters(http_server: str, tmp_path: Path) -> None:
     result = _inspector_call(
         http_server, tmp_path, "schedule.get", f"q={SCHEDULE_ARGS['q']}", 'codes=["C124"]'
