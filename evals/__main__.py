@@ -131,6 +131,23 @@ def cmd_derive(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_families(args: argparse.Namespace) -> int:
+    from evals.read.families import before_after, family_stats, markdown
+    from evals.run.runlog import RunLog, RunLogError
+
+    try:
+        after = family_stats(RunLog.read(Path(args.run)).records)
+        before = family_stats(RunLog.read(Path(args.against)).records) if args.against else None
+    except RunLogError as exc:
+        Console(stderr=True).print(f"[red]error:[/] {exc}")
+        return EXIT_HARNESS
+    if not after:
+        Console(stderr=True).print(f"[red]error:[/] {args.run} has no derived cases")
+        return EXIT_HARNESS
+    print(before_after(before, after) if before is not None else markdown(after), end="")
+    return EXIT_OK
+
+
 def cmd_gate(args: argparse.Namespace) -> int:
     from evals.read.gate import run_gate
 
@@ -383,6 +400,14 @@ def build_parser() -> argparse.ArgumentParser:
     der.add_argument("--seed", type=int, default=0, help="sampling seed (default: 0)")
     der.add_argument("--corpus", default=None, help="corpus folder (default: the committed one)")
     der.set_defaults(func=cmd_derive)
+
+    fam = sub.add_parser(
+        "families",
+        help="accuracy per derived case family of a run log (with --against: before and after)",
+    )
+    fam.add_argument("--run", required=True, help="run log directory")
+    fam.add_argument("--against", default=None, help="an earlier run log of the same cases")
+    fam.set_defaults(func=cmd_families)
 
     gate = sub.add_parser(
         "gate", help="apply thresholds and the baseline to a run log (exit 0/1/2)"

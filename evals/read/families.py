@@ -78,3 +78,22 @@ def markdown(stats: dict[str, FamilyStats], *, misses_per_family: int = 10) -> s
         if len(s.misses) > misses_per_family:
             lines.append(f"- ... {len(s.misses) - misses_per_family} more in the run log")
     return "\n".join(lines) + "\n"
+
+
+def before_after(before: dict[str, FamilyStats], after: dict[str, FamilyStats]) -> str:
+    """Both runs' accuracy per family side by side (a family missing from one run shows '-')."""
+    lines = [
+        "| family | tool | cases | before | after | another product, unsaid (before -> after) |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for name in sorted(set(before) | set(after)):
+        b, a = before.get(name), after.get(name)
+        either = a or b
+        tool, cases = (either.tool, either.cases) if either else ("", 0)
+
+        def cell(s: FamilyStats | None) -> str:
+            return f"{s.passed}/{s.cases} ({s.accuracy:.1%})" if s else "-"
+
+        wrong = f"{b.wrong_product if b else '-'} -> {a.wrong_product if a else '-'}"
+        lines.append(f"| {name} | {tool} | {cases} | {cell(b)} | {cell(a)} | {wrong} |")
+    return "\n".join(lines) + "\n"

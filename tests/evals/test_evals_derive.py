@@ -143,3 +143,13 @@ def test_family_floors_fail_on_accuracy_and_on_an_unflagged_other_product() -> N
     )
     findings = {f.name: f.passed for f in family_findings(config, records, [])}
     assert findings == {"family odb.x pass_rate": True, "family odb.x wrong_product": False}
+
+
+def test_before_and_after_tables_show_both_runs_per_family() -> None:
+    from evals.read.families import before_after
+
+    before = family_stats([_record("odb.x", False, "WrongProduct"), _record("odb.x", True)])
+    after = family_stats([_record("odb.x", True), _record("odb.y", True)])
+    table = before_after(before, after)
+    assert "| odb.x | odb.get | 1 | 1/2 (50.0%) | 1/1 (100.0%) | 1 -> 0 |" in table
+    assert "| odb.y | odb.get | 1 | - | 1/1 (100.0%) | - -> 0 |" in table
