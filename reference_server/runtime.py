@@ -116,9 +116,8 @@ class Runtime:
         self._run_warm_up_calls()
         # What is loaded now lives as long as the process: take it out of the collector's
         # sight, and collect the young generation less often. Full collections re-scanned
-        # these ~200k objects and paused every call on the worker for 100-140 ms a few times a
-        # minute (the `paced` profile's p99, issue 10); after this, over 2,900 calls: no full
-        # collection, young ones 0.09 ms typical, measured with gc.callbacks.
+        # these long-lived objects and paused every call on the worker, which showed as the
+        # tail of paced load; frozen, they are no longer scanned.
         gc.collect()
         gc.freeze()
         gc.set_threshold(5_000, 20, 20)

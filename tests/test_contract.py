@@ -91,7 +91,7 @@ async def test_schema_valid_program_names_are_accepted(client: Client[Any]) -> N
         )
         assert not result.is_error, (program, result.content)
     # Spec 000 takes any Ontario Health program; one without local corpus is answered as such
-    # (issue 8 item 7), not refused: the schema accepts it and the answer says it is not covered.
+    # not refused: the schema accepts it and the answer says it is not covered.
     assert validator.is_valid({"program": "kidney care"})
     result = await client.call_tool(
         "opa.program_lookup", {"program": "kidney care"}, raise_on_error=False

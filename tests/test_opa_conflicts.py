@@ -1,4 +1,4 @@
-"""opa.ipac_guidance surfaces conflicts (issue 8 item 5): requirement levels that disagree between
+"""opa.ipac_guidance surfaces conflicts: requirement levels that disagree between
 PHO and CPSO (or PHO's two documents), and SQL/vector metadata that disagree (a stale index)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """CPSO expectation/advice levels: derived for every section at index time, and opa.policy_check's
-'expectations ranked higher than advice' applied to the whole candidate pool (issue 8 item 6)."""
+'expectations ranked higher than advice' applied to the whole candidate pool."""
 
 from __future__ import annotations
 

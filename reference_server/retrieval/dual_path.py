@@ -40,8 +40,8 @@ _POOL = ThreadPoolExecutor(max_workers=16, thread_name_prefix="retrieval")
 # Monotonic time by which retrieval must have finished for the current tool call (None: no limit).
 _DEADLINE: ContextVar[float | None] = ContextVar("retrieval_deadline", default=None)
 # Share of the whole-tool budget kept for merging, scoring and the event loop's own latency after
-# retrieval (at least 100 ms). 10% was not enough on a starved 2-core machine: `make fuzz` saw a
-# not-found opa.get_section overrun 1500 ms by its reserve and answer a timeout error instead.
+# retrieval (at least 100 ms): on a starved machine a smaller reserve let a tool that had its
+# retrieval results overrun the whole-tool limit and answer a timeout error instead.
 MERGE_RESERVE = 0.25
 
 

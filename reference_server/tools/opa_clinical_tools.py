@@ -192,7 +192,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         ),
     )
     # A category or feature lists every tool it has: the answer keeps the best n_results, so
-    # its size (and cost) does not follow the catalogue's (issue 12: 10x corpus, 10x answer).
+    # its size (and cost) does not follow the catalogue's.
     tools = []
     for d in ranked[: req.n_results]:
         t = d["tool"]

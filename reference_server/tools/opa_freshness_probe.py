@@ -299,7 +299,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
                 "Web checks are disabled by configuration (set OCM_WEB=1 to let check_web fetch source pages)."
             )
     # The report keeps the n_results most urgent entries, so a corpus ten times larger does not
-    # mean an answer ten times larger (issue 12); counts and totals still cover every document.
+    # mean an answer ten times larger; counts and totals still cover every document.
     superseded = [s for s in stale if s.staleness == "superseded"]
     likely, potential = status.likely_stale, status.potentially_stale
     for s in superseded:

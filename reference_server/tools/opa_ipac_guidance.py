@@ -168,7 +168,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     checklists: list[Checklist] = []
     in_setting = [h for h in relevant if req.setting in _settings(h)]
     # A topic's sections grow with the corpus: the answer is built from the best n_sections, so
-    # its size (and cost) does not follow the corpus (issue 12: 10x corpus, 11.6x answer).
+    # its size (and cost) does not follow the corpus.
     used = in_setting[: req.n_sections]
     for h in used:
         block = h.row.get("ipac") or {}

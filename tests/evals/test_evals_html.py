@@ -74,7 +74,7 @@ def golden_fake_dir() -> Path:
 
 
 def write_bench_dir(directory: Path) -> Path:
-    """A bench directory in the shape issue 10 fixes for ``reports/bench/<timestamp>/``."""
+    """A bench directory in the shape of ``reports/bench/<timestamp>/``."""
     directory.mkdir(parents=True)
     tools = {
         tool: {
