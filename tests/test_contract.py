@@ -90,7 +90,7 @@ async def test_schema_valid_program_names_are_accepted(client: Client[Any]) -> N
             "opa.program_lookup", {"program": program}, raise_on_error=False
         )
         assert not result.is_error, (program, result.content)
-    # Spec 000 takes any Ontario Health program; one without local corpus is answered as such
+    # Spec 000 takes any Ontario Health program; one without local corpus is answered as such,
     # not refused: the schema accepts it and the answer says it is not covered.
     assert validator.is_valid({"program": "kidney care"})
     result = await client.call_tool(
