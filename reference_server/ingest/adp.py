@@ -16,6 +16,9 @@ section references and page numbers:
   only, alternative transport / car substitute, backup/spare/duplicate, cosmetic, therapy or
   training only, bought before approval, unregistered or out-of-province supplier, warranties
   and fees, used devices, other payer) matched in not-funded contexts.
+- descriptive rules: rows of the rule table that say who does what (equipment pool, leases,
+  suppliers, repairs, service agreements, social-assistance co-payment), one own-words sentence
+  per topic (`adp_descriptive`).
 - sections: heading, part, page, manual title, topics, amounts found, and a summary made by
   `textrules.summarise` (no 8-word run of the manual survives).
 """
