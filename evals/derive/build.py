@@ -59,6 +59,7 @@ def write(cases: dict[str, list[Scenario]], out: Path) -> list[Path]:
         path = out / f"{name}.jsonl"
         with path.open("w", encoding="utf-8") as fh:
             for case in scenarios:
-                fh.write(json.dumps(case.model_dump(mode="json", exclude_defaults=True)) + "\n")
+                # exclude_unset, not exclude_defaults: an expected `value: null` is a value.
+                fh.write(json.dumps(case.model_dump(mode="json", exclude_unset=True)) + "\n")
         written.append(path)
     return written
