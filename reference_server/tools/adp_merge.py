@@ -482,7 +482,11 @@ def assistance_sentence(p: Parsed, sel: Selection, device: str) -> str:
     """The split for a client on OW/ODSP/ACSD: the standard rule, and why the client pays nothing."""
     rule, top = sel.assistance_rules[0], sel.share_rules[0]
     program = PROGRAM_NAMES.get(p.assistance_program or "", "social assistance")
-    copay = [loc(r) for r in sel.descriptive if r["topic"] == "social_assistance_copay"]
+    copay = [
+        loc(r)
+        for r in sel.descriptive
+        if r["topic"] == "social_assistance_copay" and loc(r) != loc(rule)
+    ]
     standard = (
         f"The usual split for a {device} is ADP {top['adp_share_percent']:g}% / client "
         f"{top['client_share_percent']:g}% ({loc(top)}); "
