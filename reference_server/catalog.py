@@ -136,7 +136,7 @@ def ohip_subsection_id(subsection_n: int | str, part: int = 1) -> str:
 
 
 def adp_rule_id(adp_doc: str, section_ref: str, kind: str, rule_id: str) -> str:
-    """'adp:mobility:110.01:funding:F001' (kind: funding | exclusion)."""
+    """'adp:mobility:110.01:funding:F001' (kind: funding | exclusion | descriptive)."""
     return f"adp:{adp_doc}:{section_ref}:{kind}:{rule_id}"
 
 

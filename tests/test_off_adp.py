@@ -134,6 +134,7 @@ async def test_walker_structured_is_75_25(client: Client[Any]) -> None:
         "adp_contribution": 75.0,
         "max_contribution": None,
         "repair_coverage": out["funding"]["repair_coverage"],
+        "client_share_paid_by": "client",
     }
     assert locs(out)[:2] == ["adp:mobility:Section 705", "adp:mobility:Section 110.01"]
     assert out["eligibility"]["basic_mobility"] is True  # daily use at home
@@ -307,3 +308,39 @@ async def test_failed_sql_path_answers_from_passages(client: Client[Any]) -> Non
     assert 0.6 <= out["confidence"] <= 0.75
     # Passages adp:mobility:225:exclusion:X003 (batteries) carry the exclusion in their metadata.
     assert any(e.startswith("Batteries not covered") for e in out["exclusions"])
+
+
+async def test_price_in_the_question_is_not_income(client: Client[Any]) -> None:
+    out = await call(client, TOOL, {"query": "Is a $2,400 power wheelchair covered by ADP?"})
+    assert out["cep"] is None
+    # F004 (mobility 705) <- shared rule_id 49: ADP 75%; F001 (110.01) <- rule_id 39: client 25%.
+    assert out["funding"]["client_share_percent"] == 25.0
+    assert out["funding"]["client_share_paid_by"] == "client"
+
+
+async def test_odsp_client_has_no_copayment(client: Client[Any]) -> None:
+    out = await call(
+        client, TOOL, {"query": "My patient on ODSP needs a walker. What will she pay?"}
+    )
+    # F037 (core 310.00) <- adp_extraction.json core_manual 310.00 p.36: 100% for OW/ODSP/ACSD;
+    # D007 (mobility 710) <- shared rule_id 50: co-payment of social-assistance recipients.
+    assert out["funding"]["client_share_percent"] == 0.0
+    assert out["funding"]["client_share_paid_by"] == "social_assistance"
+    assert {"adp:core_manual:Section 310.00", "adp:mobility:Section 710"} <= set(locs(out))
+
+
+async def test_social_assistance_field_none_keeps_the_client_share(client: Client[Any]) -> None:
+    out = await call(
+        client, TOOL, {"query": "walker for a patient on ODSP", "social_assistance": "none"}
+    )
+    assert out["funding"]["client_share_percent"] == 25.0
+    assert out["funding"]["client_share_paid_by"] == "client"
+
+
+async def test_descriptive_rule_answers_who_operates_the_pool(client: Client[Any]) -> None:
+    out = await call(
+        client, TOOL, {"query": "Who operates the Central Equipment Pool for power wheelchairs?"}
+    )
+    # D003 (mobility 510) <- shared rule_id 45: the CEP is operated by Motion Specialties.
+    assert "adp:mobility:Section 510" in locs(out)
+    assert any("Motion Specialties" in r for r in out["policy_rules"])

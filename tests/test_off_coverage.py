@@ -278,3 +278,14 @@ async def test_setting_adds_billing_context(client: Client[Any]) -> None:
         {"question": "Can I bill an assessment?", "patient": {"setting": "ltc"}},
     )
     assert out["trace"][0]["args"]["q"].endswith("(long-term care)")
+
+
+async def test_social_assistance_in_another_sentence_reaches_adp_get(client: Client[Any]) -> None:
+    out = await call(
+        client,
+        "coverage.answer",
+        {"question": "My patient is on ODSP. She needs a walker - what does ADP cover?"},
+    )
+    (adp,) = [t for t in out["trace"] if t["tool"] == "adp.get"]
+    # The device sentence leaves ODSP out; the structured field carries it (core manual 310.00).
+    assert adp["args"]["social_assistance"] == "odsp"

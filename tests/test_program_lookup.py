@@ -62,6 +62,20 @@ def test_most_specific_risk_match_leads() -> None:
     assert [r["text"] for r in chosen] == ["counsel", "general"]
 
 
+def test_condition_match_leads_the_general_recommendations() -> None:
+    # ontario-health-hpv-testing-hub (self-collected negative: 3 years) and
+    # ontario-health-ocsp-hpv-screening (HPV negative: 5 years), in the order the tool pools them.
+    recs = [
+        {"text": "begin at 25", "risk_factors": [], "conditions": ["has a cervix"]},
+        {"text": "5 years", "risk_factors": [], "conditions": ["HPV negative"]},
+        {"text": "3 years", "risk_factors": [], "conditions": ["self-collected HPV negative"]},
+        {"text": "immunocompromised", "risk_factors": ["hiv"], "conditions": ["HPV negative"]},
+    ]
+    chosen = applicable(recs, 40, ["self-collected HPV-negative"])
+    assert [r["text"] for r in chosen] == ["3 years", "5 years", "begin at 25"]
+    assert applicable(recs, 40, ["HPV negative"])[0]["text"] == "5 years"
+
+
 def test_conflicting_intervals_between_documents_are_surfaced() -> None:
     docs = [
         {"document_id": "a", "program": {"intervals": {"average_risk": "every 5 years"}}},
@@ -98,6 +112,20 @@ def test_intervals_are_pooled_across_documents_primary_first() -> None:
         "intervals.a": "unverified",
         "intervals.b": [{"url": "u", "seen": "s"}],
     }
+
+
+@pytest.mark.asyncio
+async def test_self_collected_hpv_negative_gets_the_self_collected_interval(
+    client: Client[Any],
+) -> None:
+    out = await call(
+        client,
+        "opa.program_lookup",
+        {"program": "cervical", "patient_age": 42, "risk_factors": ["self-collected HPV-negative"]},
+    )
+    # ontario-health-hpv-testing-hub section 4: self-collected negative -> re-screen in 3 years.
+    text = out["patient_specific"]["recommendation"]
+    assert "3 years" in text and "5 years" not in text
 
 
 @pytest.mark.asyncio

@@ -113,6 +113,7 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
         },
     ),
     "adp_exclusion": ("adp_exclusion.csv", {"page_num": "INTEGER"}),
+    "adp_descriptive_rule": ("adp_descriptive_rule.csv", {"page_num": "INTEGER"}),
     "act_eligibility_rule": (
         "act_eligibility_rule.csv",
         {
@@ -139,6 +140,7 @@ PRIMARY_KEYS = {
     "ohip_subsections": "subsection_n",
     "adp_funding_rule": "rule_id",
     "adp_exclusion": "exclusion_id",
+    "adp_descriptive_rule": "rule_id",
     "act_eligibility_rule": "rule_id",
     "act_health_card_rule": "rule_id",
 }
@@ -158,6 +160,7 @@ INDEXES = [
     ("adp_funding_rule", "scenario"),
     ("adp_exclusion", "adp_doc"),
     ("adp_exclusion", "exclusion"),
+    ("adp_descriptive_rule", "topic"),
     ("adp_sections", "adp_doc"),
     ("act_eligibility_rule", "section_ref"),
     ("act_eligibility_rule", "topic"),
@@ -573,6 +576,14 @@ def adp_exclusion_text(r: Mapping[str, Any]) -> str:
     )
 
 
+def adp_descriptive_text(r: Mapping[str, Any]) -> str:
+    """Passage text of one ADP descriptive rule (source.passages rebuilds it from the SQL row)."""
+    return (
+        f"ADP rule ({r['adp_doc']}, section {r['section_ref']}, "
+        f"{r['topic'].replace('_', ' ')}): {r['summary']}"
+    )
+
+
 def _adp_rule_meta(r: dict[str, str]) -> dict[str, Any]:
     """Where an ADP funding rule or exclusion stands: manual, category, section, page, policy."""
     return {
@@ -660,6 +671,20 @@ def adp_documents(corpus_dir: Path) -> list[VectorDoc]:
                     **_adp_rule_meta(r),
                     exclusion=r["exclusion"],
                     exclusion_id=r["exclusion_id"],
+                ),
+            )
+        )
+    for r in read_csv(corpus_dir / "adp_descriptive_rule.csv"):
+        docs.append(
+            VectorDoc(
+                id=adp_rule_id(r["adp_doc"], r["section_ref"], "descriptive", r["rule_id"]),
+                text=adp_descriptive_text(r),
+                metadata=_meta(
+                    source="adp_descriptive_rule",
+                    doc_type="descriptive_rule",
+                    **_adp_rule_meta(r),
+                    topic=r["topic"],
+                    rule_id=r["rule_id"],
                 ),
             )
         )

@@ -16,6 +16,9 @@ section references and page numbers:
   only, alternative transport / car substitute, backup/spare/duplicate, cosmetic, therapy or
   training only, bought before approval, unregistered or out-of-province supplier, warranties
   and fees, used devices, other payer) matched in not-funded contexts.
+- descriptive rules: rows of the rule table that say who does what (equipment pool, leases,
+  suppliers, repairs, service agreements, social-assistance co-payment), one own-words sentence
+  per topic (`adp_descriptive`).
 - sections: heading, part, page, manual title, topics, amounts found, and a summary made by
   `textrules.summarise` (no 8-word run of the manual survives).
 """
@@ -30,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .adp_descriptive import descriptive_rules
 from .dates import MONTH
 from .textrules import guarding, keep_label, norm_words, summarise
 
@@ -223,6 +227,7 @@ class AdpResult:
     exclusions: list[dict[str, Any]]
     sections: list[dict[str, Any]]
     meta: dict[str, Any] = field(default_factory=dict)
+    descriptive: list[dict[str, Any]] = field(default_factory=list)
 
 
 FUNDING_COLUMNS = [
@@ -475,6 +480,7 @@ def _load(data: dict[str, Any], funding_csv: Path | None, exclusion_csv: Path | 
                     add_rule(
                         x.get("adp_doc", ""), str(x.get("section_id") or ""), r, "extraction_rule"
                     )
+    rows: list[dict[str, str]] = []
     if funding_csv and funding_csv.exists():
         with funding_csv.open(encoding="utf-8", newline="") as fh:
             rows = list(csv.DictReader(fh))
@@ -493,6 +499,9 @@ def _load(data: dict[str, Any], funding_csv: Path | None, exclusion_csv: Path | 
                 for s in sentences(clean_text(row.get("details") or "")):
                     for r in _funding_from_sentence(s, ctx):
                         add_rule(doc, sid, r, "rules_csv")
+
+    # ---- descriptive rules: rows that say who does what, not what share is paid ----------
+    descriptive, stats["csv_rows_without_a_topic"] = descriptive_rules(rows, by_uid)
 
     # ---- exclusions -------------------------------------------------------------------
     excl: dict[tuple[str, str, str], dict[str, Any]] = {}
@@ -560,6 +569,12 @@ def _load(data: dict[str, Any], funding_csv: Path | None, exclusion_csv: Path | 
     )
     for i, r in enumerate(e_rows, 1):
         r["exclusion_id"] = f"X{i:03d}"
+    d_rows = sorted(
+        descriptive,
+        key=lambda r: (doc_order.get(r["adp_doc"], 99), sid_key(r["section_ref"]), r["topic"]),
+    )
+    for i, r in enumerate(d_rows, 1):
+        r["rule_id"] = f"D{i:03d}"
     for sec in sections:
         sec.pop("_text", None)
         if not sec["manual"]:
@@ -574,4 +589,4 @@ def _load(data: dict[str, Any], funding_csv: Path | None, exclusion_csv: Path | 
         },
         **dict(stats),
     }
-    return AdpResult(f_rows, e_rows, sections, meta)
+    return AdpResult(f_rows, e_rows, sections, meta, d_rows)

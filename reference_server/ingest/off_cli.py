@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from . import act, adp, dpd, odb, ohip
+from . import act, adp, adp_descriptive, dpd, odb, ohip
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared" / "data"
@@ -245,6 +245,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             },
             "notes": "Fixed exclusion vocabulary matched in not-funded contexts, plus the CSV rows "
             "(merged on adp_doc, section, exclusion).",
+        }
+        n = write_csv(
+            out / "adp_descriptive_rule.csv", adp_descriptive.DESCRIPTIVE_COLUMNS, res_a.descriptive
+        )
+        files["adp_descriptive_rule.csv"] = {
+            **src,
+            "rows_in": {"csv_rows": res_a.meta.get("csv_funding_rows", 0)},
+            "rows_out": n,
+            "dropped": {
+                "csv_rows_without_a_topic": res_a.meta.get("csv_rows_without_a_topic", 0),
+            },
+            "notes": "Rows of the official rule table that say who does what (equipment pool, "
+            "leases, suppliers, repairs, service agreements, social-assistance co-payment): one "
+            "sentence per topic in our own words; source_rule is the official rule_id.",
         }
         n = write_jsonl(out / "adp_sections.jsonl", res_a.sections)
         files["adp_sections.jsonl"] = {

@@ -28,13 +28,14 @@ class SqlData:
     exclusions: list[dict[str, Any]]
     cep: dict[str, dict[str, Any]]
     sections: list[dict[str, Any]]
+    descriptive: list[dict[str, Any]]
 
 
 def keyword_search(db: SqlClient) -> SqlData:
-    """SQL path: every rule, exclusion, CEP threshold and summarised manual section. The index
-    is read-only, so they are read once per process and shared (readers never edit a row):
-    re-reading them cost ~6.5 ms of each adp.get at 1x and 63 ms at 10x, copying them ~9% of
-    its time at 10x (issues 10 and 12)."""
+    """SQL path: every rule (share, exclusion, descriptive), CEP threshold and summarised
+    manual section. The index is read-only, so they are read once per process and shared
+    (readers never edit a row): re-reading them cost ~6.5 ms of each adp.get at 1x and 63 ms
+    at 10x, copying them ~9% of its time at 10x."""
     return _sql_data(db)
 
 
@@ -48,6 +49,7 @@ def _sql_data(db: SqlClient) -> SqlData:
             "SELECT id, policy_uid, adp_doc, manual, section_ref, heading, page_num, topics, summary "
             "FROM adp_sections WHERE kind = 'policy' AND summary != '' ORDER BY id"
         ),
+        descriptive=db.query("SELECT * FROM adp_descriptive_rule ORDER BY rule_id"),
     )
 
 
@@ -72,7 +74,8 @@ def rows_from_passages(hits: list[VectorHit], doc_type: str) -> list[dict[str, A
     for h in hits:
         m = h.metadata
         if m.get("doc_type") == doc_type:
-            rows.append(
-                {**m, "id": h.id, "section_ref": m.get("section"), "page_num": m.get("page")}
-            )
+            row = {**m, "id": h.id, "section_ref": m.get("section"), "page_num": m.get("page")}
+            if doc_type == "descriptive_rule":  # its sentence is the passage after the label
+                row["summary"] = h.text.split("): ", 1)[-1]
+            rows.append(row)
     return rows

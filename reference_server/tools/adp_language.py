@@ -122,6 +122,12 @@ FLAGS: dict[str, str] = {
     "used_devices": r"second-?hand|refurbished|rebuilt|\bused (device|chair|scooter|wheelchair)",
     "bought_before_approval": r"already (bought|purchased)|(bought|purchased) before|before approval",
     "other_payer": r"\bwsib\b|veterans|workers'? comp",
+    "unregistered_supplier": r"unregistered|not registered with (the )?adp|supplier (located )?outside "
+    r"(of )?ontario|out[- ]of[- ]province (supplier|vendor|store)",
+    "warranty_fees": r"extended warrant|service plans?|handling fees?",
+    "cosmetic": r"\bcosmetic",
+    "general_not_funded": r"non-?eligible items|ineligible items|items .{0,50}\bnot funded|"
+    r"list of .{0,30}not funded",
 }
 EXCLUSION_LABELS = {
     "batteries": "Batteries not covered",
@@ -139,8 +145,52 @@ EXCLUSION_LABELS = {
     "general_not_funded": "Items listed as not funded by ADP",
 }
 FAST_TRACK = re.compile(r"fast[- ]?track|expedit|urgent|priority|rush", re.I)
-_MONEY = re.compile(r"\$\s?(\d[\d,]*(?:\.\d+)?)\s?(k\b)?|\b(\d+(?:\.\d+)?)\s?k\b", re.I)
-_INCOME_NUMBER = re.compile(r"income[^\d$]{0,25}(\d[\d,]{3,})", re.I)
+# Income: an amount counts only where the question states it as income ("income of $28,000",
+# "earns $30k", "makes $22,000 a year"); a price ("a $2,400 wheelchair", "costs $900") is not.
+_AMOUNT = r"(\$\s?)?(\d[\d,]*(?:\.\d+)?)\s?(k\b|thousand\b)?"
+_NOT_PRICE = r"(?:(?!cost|pric|quot|worth|pay|paid|charge)[^.;$\d])"
+_INCOME_PATTERNS = [
+    # "income of $28,000", "household income: 19k", "salary $40,000", "pension is $21,500"
+    re.compile(
+        rf"\b(?:income|salary|earnings|wages?|pension)\b{_NOT_PRICE}{{0,30}}?{_AMOUNT}", re.I
+    ),
+    # "earns $30,000", "makes about $22k", "brings in $1,800 a month" (the month is kept below)
+    re.compile(
+        r"\b(?:earns?|earning|makes?|making|made|brings? in|takes? home)\s+(?:about |around |"
+        rf"roughly |approximately |only |just |under |over |less than |more than |~)?{_AMOUNT}",
+        re.I,
+    ),
+    # "$22,000 a year", "19k per annum", "$25,000 annual income", "$30,000 annually"
+    re.compile(
+        rf"{_AMOUNT}\s*(?:/|a|per|each)\s*(?:year|yr|annum)\b|{_AMOUNT}\s+(?:annually|yearly|"
+        r"(?:annual |yearly |household |family )?income)\b",
+        re.I,
+    ),
+]
+_PER_MONTH = re.compile(r"^\s*(?:/|a|per|each)\s*month\b", re.I)
+
+
+def _amount(dollar: str | None, number: str, k: str | None) -> float:
+    return float(number.replace(",", "")) * (1000 if k else 1)
+
+
+def income_of(text: str) -> float | None:
+    """The annual income the text states, or None: amounts not stated as income are prices.
+    Bare numbers need a dollar sign, a 'k' or four digits, so '3 years' is never income."""
+    for pattern in _INCOME_PATTERNS:
+        for m in pattern.finditer(text):
+            groups = [g for g in range(1, (m.lastindex or 0) + 1, 3) if m.group(g + 1)]
+            if not groups:
+                continue
+            g = groups[0]
+            dollar, number, k = m.group(g), m.group(g + 1), m.group(g + 2)
+            if not (dollar or k or len(number.replace(",", "").split(".")[0]) >= 4):
+                continue
+            value = _amount(dollar, number, k)
+            return value * 12 if _PER_MONTH.match(text[m.end() :]) else value
+    return None
+
+
 _FAMILY = re.compile(
     r"\b(family|families|married|spouse|partner|husband|wife|couple|children|kids|dependants?)\b",
     re.I,
@@ -152,6 +202,7 @@ _NOT_RESIDENT = re.compile(
 _RESIDENT = re.compile(r"ontario resident|resident of ontario|\bohip\b|health card", re.I)
 _NO_RX = re.compile(r"no (valid )?prescription|without (a )?(valid )?prescription", re.I)
 _RX = re.compile(r"(has|have|with) (a |an )?(valid )?(prescription|authori[sz]ation)", re.I)
+_LEASE = re.compile(r"\bleas(?:e|ed|es|ing)\b|\brent(?:al|ed|ing)?\b", re.I)
 _DAILY = re.compile(r"\bdaily\b|every ?day|all day", re.I)
 REQUIREMENT_HEADING = re.compile(r"requirement|eligib|functional status|criteria", re.I)
 
@@ -167,26 +218,93 @@ class Parsed:
     household_stated: bool = False
     flags: list[str] = field(default_factory=list)
     fast_track: bool = False
-    social_assistance: bool = False
+    social_assistance: bool | None = None  # None: the request does not say
+    assistance_program: str | None = None  # ontario_works | odsp | acsd | social_assistance
+    topics: list[str] = field(default_factory=list)  # descriptive-rule topics asked about
+    lease: bool = False  # the question is about a leased device
     daily: bool | None = None
     resident: bool | None = None
     prescription: bool | None = None
 
 
-# Ontario Works, ODSP and ACSD recipients: their own co-payment rules (comm_aids 710, core 310.00).
-_SOCIAL_ASSISTANCE = re.compile(
-    r"\b(ontario works|odsp|ontario disability support|acsd|assistance to children with severe disabilities|social assistance)\b",
+# Ontario Works, ODSP and ACSD recipients: the manuals cover their co-payment (core 310.00, the
+# categories' section 710). A negation just before the name ("not on ODSP") means the opposite.
+ASSISTANCE_PROGRAMS: dict[str, re.Pattern[str]] = {
+    "ontario_works": re.compile(r"\bontario works\b|(?-i:\bOW\b)|\bwelfare\b", re.I),
+    "odsp": re.compile(r"\bodsp\b|\bontario disability support\b", re.I),
+    "acsd": re.compile(r"\bacsd\b|\bassistance (?:to|for) children with severe disabilit", re.I),
+    "social_assistance": re.compile(r"\bsocial assistance\b|\bincome support\b", re.I),
+}
+_NEGATION = re.compile(
+    r"\b(?:not|no|isn'?t|aren'?t|never|neither|nor|without|doesn'?t|does not|no longer|"
+    r"ineligible for)\b[^.;,]{0,25}$",
     re.I,
 )
 
 
-def _money(text: str) -> float | None:
-    m = _MONEY.search(text)
-    if m:
-        number, k = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), "k")
-        return float(number.replace(",", "")) * (1000 if k else 1)
-    m = _INCOME_NUMBER.search(text)
-    return float(m.group(1).replace(",", "")) if m else None
+def assistance_of(text: str) -> tuple[bool | None, str | None]:
+    """(on social assistance?, which program) as the text states it; (None, None) when silent."""
+    negated: str | None = None
+    for program, pattern in ASSISTANCE_PROGRAMS.items():
+        for m in pattern.finditer(text):
+            if _NEGATION.search(text[max(0, m.start() - 40) : m.start()]):
+                negated = negated or program
+                continue
+            return True, program
+    return (False, negated) if negated else (None, None)
+
+
+# Questions about who does what (equipment pool, leases, suppliers, repairs, agreements): the
+# words that ask about each descriptive-rule topic (adp_descriptive_rule.topic).
+_POOL = r"(?:\bcep\b|equipment pool|\bpool\b)"
+TOPIC_QUESTIONS: dict[str, re.Pattern[str]] = {
+    name: re.compile(pattern, re.I)
+    for name, pattern in {
+        "pool_operator": rf"\bwho\b.{{0,40}}\b(?:operat|runs?\b|manag)|\b(?:operat\w*|run by|"
+        rf"runs?)\b.{{0,40}}{_POOL}|{_POOL}.{{0,40}}\b(?:operat\w*|run by|runs?\b)",
+        "pool_service_only": rf"\b(?:servic\w*|modif\w*)\b.{{0,60}}{_POOL}|{_POOL}.{{0,60}}"
+        r"\b(?:servic\w*|modif\w*)",
+        "pool_support": r"loaner|on-?call|emergency service|technical support|warranty repairs?|"
+        r"prevent(?:a|i)t?ive maintenance|no cost to|free of charge",
+        "pool_supply": r"recycled|discount|new or used|new and used",
+        "pool_application": r"\b(?:tilt|recline)\b.{0,80}\b(?:apply|application|through|where)|"
+        r"\b(?:apply|application)\b.{0,80}\b(?:tilt|recline)\b",
+        "pool_lease": r"\bleas(?:e|ed|es|ing)\b.{0,80}\b(?:communication|aac|sgd|speech)|"
+        r"\b(?:communication|aac|sgd|speech)\b.{0,80}\bleas|\bwho leases\b",
+        "lease_order": rf"\border\w*\b.{{0,80}}(?:\blease|{_POOL})|(?:\blease\w*|{_POOL}).{{0,80}}"
+        r"\border",
+        "lease_order_fill": rf"\border\w*\b.{{0,80}}(?:\blease|{_POOL})|(?:\blease\w*|{_POOL})"
+        r".{0,80}\border",
+        "lease_fee_payment": r"(?:annual|yearly) (?:lease )?fee|lease fee|\bpay\w*\b.{0,40}\blease|"
+        r"\blease\w*\b.{0,40}\bpay",
+        "lease_fee_basis": r"\bfees?\b.{0,60}\b(?:based|calculat\w*|set|determin\w*|worked out)|"
+        r"how (?:are|is) .{0,40}\bfees?\b",
+        "lease_writing_aid": r"writing aid",
+        "lease_preliminary": r"prelim|\b(?:start|begin)\w*\b.{0,30}\bleas|\bleas\w*\b.{0,60}"
+        r"\b(?:start|begin)|first lease|new lease",
+        "lease_reapplication": r"\$\s?500\b|\b500 dollars|new application|re-?appl",
+        "lease_to_purchase": r"\bleas\w*\b.{0,60}\b(?:purchase|buy|own)|\b(?:convert|transform|"
+        r"turn)\w*\b.{0,40}\b(?:purchase|buy)|\b(?:buy|purchase)\b.{0,60}\bleas(?:ed|ing)\b|"
+        r"rent-?to-?own",
+        "supplier_choice": r"\bsuppliers?\b|where (?:can|do|does|should)\b.{0,40}\b(?:buy|purchase)|"
+        r"\bbuy\b.{0,20}\bfrom\b|\b(?:store|retailer)\b",
+        "vendor_after_sale": r"\bvendors?\b.{0,60}\b(?:stock|warrant\w*|after-?sale|repairs?)|"
+        r"after-?sale|manufacturer'?s? warrant",
+        "repair_quotes": r"\bquot(?:e|es|ation|ations)\b",
+        "service_agreements": r"service agreements?|\brepair\w*\b.{0,40}\b(?:premises|on[- ]site|"
+        r"in-?house)|(?:premises|on[- ]site|in-?house)\b.{0,40}\brepair",
+        "device_replacement": r"\breplac\w*\b(?!\s+batter)|irrepar|beyond repair|one third|"
+        r"third of|\b1/3\b",
+        "funding_period": r"funding period|good repair|how long .{0,40}\b(?:last|expected)",
+        "invoice_over_approved_price": r"\binvoice|(?:costs?|price\w*)\b.{0,40}\b(?:more than|"
+        r"above|exceed\w*|over)\b.{0,10}\bapproved",
+        "valve_no_approved_price": r"approved price.{0,60}\b(?:valve|voice restoration)|"
+        r"\b(?:valve|voice restoration)\b.{0,60}\bapproved price",
+        "authorizer_qualifications": r"\bauthori[sz]ers?\b|who can (?:authori[sz]e|assess)|"
+        r"\bcaslpo\b|\bcoto\b",
+        "vendor_staffing": r"\bstaff(?:ing)?\b|\bemploy(?:s|ees?)?\b",
+    }.items()
+}
 
 
 def read(
@@ -196,10 +314,19 @@ def read(
     income: float | None = None,
     daily: bool | None = None,
     location: str | None = None,
+    assistance: str | None = None,
 ) -> Parsed:
-    """Rule-based extraction (regex + alias table) from the request text and structured fields."""
+    """Rule-based extraction (regex + alias table) from the request text and structured fields
+    (a structured field wins over the text; `assistance` 'none' = not on social assistance)."""
     p = Parsed(text=text)
-    p.social_assistance = bool(_SOCIAL_ASSISTANCE.search(text))
+    if assistance is not None:
+        on = assistance != "none"
+        p.social_assistance, p.assistance_program = on, (assistance if on else None)
+    else:
+        p.social_assistance, p.assistance_program = assistance_of(text)
+        if not p.social_assistance:
+            p.assistance_program = None
+    p.topics = [name for name, pattern in TOPIC_QUESTIONS.items() if pattern.search(text)]
     for pattern, dtype, device_category, words in DEVICES:
         if re.search(pattern, text, re.I):
             p.device_type, p.category, p.keywords = dtype, device_category, words
@@ -208,7 +335,7 @@ def read(
         if p.category != category:
             p.keywords = ()  # the alias belongs to another manual: its section words do not apply
         p.category = category
-    p.income = income if income is not None else _money(text)
+    p.income = income if income is not None else income_of(text)
     if _FAMILY.search(text):
         p.household, p.household_stated = "family", True
     elif _SINGLE.search(text):
@@ -219,6 +346,7 @@ def read(
     if (daily is False or outdoor_only) and "alternative_transport" not in p.flags:
         p.flags.append("alternative_transport")
     p.fast_track = bool(FAST_TRACK.search(text))
+    p.lease = bool(_LEASE.search(text))
     p.daily = daily if daily is not None else (True if _DAILY.search(text) else None)
     p.resident = False if _NOT_RESIDENT.search(text) else (True if _RESIDENT.search(text) else None)
     p.prescription = False if _NO_RX.search(text) else (True if _RX.search(text) else None)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -31,11 +31,25 @@ class Eligibility(BaseModel):
     other_criteria: dict[str, Any]
 
 
+PaidBy = Literal["client", "social_assistance"]
+
+
 class Funding(BaseModel):
-    client_share_percent: float | None = Field(description="Typically 25%; 0% when CEP-eligible.")
-    adp_contribution: float | None = Field(description="ADP share in percent, typically 75%.")
+    client_share_percent: float | None = Field(
+        description="The client's own share in percent: typically 25%; 0% when social assistance "
+        "covers the co-payment (Ontario Works, ODSP, ACSD) or when CEP-eligible."
+    )
+    adp_contribution: float | None = Field(
+        description="ADP share in percent: typically 75%; the rule for OW/ODSP/ACSD recipients "
+        "(core manual 310.00) sets program funding at 100%."
+    )
     max_contribution: float | None = Field(description="Dollar cap where the manual sets one.")
     repair_coverage: str | None
+    client_share_paid_by: PaidBy | None = Field(
+        description="Who pays the client's share (co-payment): 'client', or 'social_assistance' "
+        "when the client receives Ontario Works, ODSP or ACSD (core manual 310.00 and the "
+        "category's co-payment section 710); null when no client share applies or none was found."
+    )
 
 
 class Cep(BaseModel):
@@ -49,17 +63,12 @@ def in_scope(row: dict[str, Any], category: str | None) -> bool:
 
 
 def pick_funding(rows: list[dict[str, Any]], p: Parsed) -> list[dict[str, Any]]:
-    """The share rules for the device: its category's purchase/lease rules, else the core manual's."""
-    # The 0% share (comm_aids 710: ADP pays 100% of the valve price) sits in the manual's section on
-    # social-assistance recipients (OW/ODSP/ACSD); everyone else pays the standard 25% (115.03).
-    valve_for_assistance = p.device_type == "voice_restoration_valve" and p.social_assistance
-    if valve_for_assistance:
-        found = [r for r in rows if r["adp_doc"] == "comm_aids" and r["client_share_percent"] == 0]
-        if found:
-            return found
+    """The standard share rules for the device: its category's purchase/lease rules, else the core
+    manual's. The 0% rules of social-assistance recipients are `assistance_rules`."""
     rows = [r for r in rows if r.get("client_share_percent") != 0]
+    order = ("lease", "purchase") if p.lease else ("purchase", "lease")
     for doc in (p.category, CORE):
-        for scenarios in (("purchase",), ("lease",), ("grant_social_assistance",)):
+        for scenarios in ((order[0],), (order[1],), ("grant_social_assistance",)):
             found = [
                 r
                 for r in rows
@@ -73,6 +82,32 @@ def pick_funding(rows: list[dict[str, Any]], p: Parsed) -> list[dict[str, Any]]:
                     found, key=lambda r: not str(r["section_ref"]).startswith(("7", "305"))
                 )
     return []
+
+
+def assistance_rules(rows: list[dict[str, Any]], p: Parsed) -> list[dict[str, Any]]:
+    """The share rules of clients on Ontario Works, ODSP or ACSD: the category's own (only where
+    its rule names this device, e.g. comm_aids 710 for speaking valves), then the core manual's
+    (310.00: program funding at 100%, so the client pays no co-payment)."""
+    found = [r for r in rows if r["scenario"] == "social_assistance"]
+    own = [
+        r
+        for r in found
+        if r["adp_doc"] == p.category != CORE
+        and any(k in str(r.get("summary", "")).lower() for k in p.keywords)
+    ]
+    return own + [r for r in found if r["adp_doc"] == CORE]
+
+
+def descriptive_rules(rows: list[dict[str, Any]], p: Parsed) -> list[dict[str, Any]]:
+    """The who-does-what rules the question asks about (its topics; the category's co-payment
+    section for a client on social assistance), in the device's manual, or any manual when the
+    question names no device."""
+    topics = set(p.topics) | ({"social_assistance_copay"} if p.social_assistance else set())
+    return [
+        r
+        for r in rows
+        if r["topic"] in topics and (p.category in (None, CORE) or r["adp_doc"] == p.category)
+    ]
 
 
 def manual_of(row: dict[str, Any], index: SectionIndex) -> str:
@@ -94,6 +129,8 @@ def loc(row: dict[str, Any]) -> str:
 def passage_id(row: dict[str, Any]) -> str:
     """The passage a funding rule, exclusion or manual section row came from (section numbers
     collide inside a manual, so sections keep their own ids: 'adp:prosthesis:205-2')."""
+    if row.get("topic") and row.get("rule_id"):
+        return adp_rule_id(row["adp_doc"], row["section_ref"], "descriptive", row["rule_id"])
     for kind, key in (("funding", "rule_id"), ("exclusion", "exclusion_id")):
         if row.get(key):
             return adp_rule_id(row["adp_doc"], row["section_ref"], kind, row[key])
@@ -110,7 +147,8 @@ def device_label(p: Parsed) -> str:
 
 
 def exclusion_lines(rows: list[dict[str, Any]], flagged: list[str]) -> list[str]:
-    """One line per exclusion kind (category before core manual), flagged kinds first."""
+    """One line per exclusion kind (category before core manual), flagged kinds first; a kind
+    the question asks about lists every section that states it, the others their first three."""
     by_kind: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         by_kind.setdefault(r["exclusion"], []).append(r)
@@ -119,7 +157,7 @@ def exclusion_lines(rows: list[dict[str, Any]], flagged: list[str]) -> list[str]
     for kind in kinds:
         refs = list(dict.fromkeys(ref(r) for r in by_kind[kind]))
         label = EXCLUSION_LABELS.get(kind, kind.replace("_", " "))
-        lines.append(f"{label} ({'; '.join(refs[:3])})")
+        lines.append(f"{label} ({'; '.join(refs if kind in flagged else refs[:3])})")
     return lines
 
 
@@ -163,6 +201,8 @@ class Selection:
     """The rows of either path that answer this request (SQL rows, or chunk metadata if SQL failed)."""
 
     share_rules: list[dict[str, Any]]
+    assistance_rules: list[dict[str, Any]]  # OW/ODSP/ACSD share rules (when the client is on one)
+    descriptive: list[dict[str, Any]]  # who-does-what rules the question asks about
     repair_rules: list[dict[str, Any]]
     scoped_funding: list[dict[str, Any]]
     exclusions: list[dict[str, Any]]
@@ -175,6 +215,7 @@ class Selection:
 def select(p: Parsed, sql: SqlData | None, passages: list[VectorHit]) -> Selection:
     funding_rows = sql.funding if sql else adp.rows_from_passages(passages, "funding_rule")
     excl_rows = sql.exclusions if sql else adp.rows_from_passages(passages, "exclusion")
+    desc_rows = sql.descriptive if sql else adp.rows_from_passages(passages, "descriptive_rule")
     index = section_index(sql) if sql else NO_SECTIONS
     scoped = [r for r in funding_rows if in_scope(r, p.category)]
     excl = sorted(
@@ -182,10 +223,23 @@ def select(p: Parsed, sql: SqlData | None, passages: list[VectorHit]) -> Selecti
         key=lambda r: (r["adp_doc"] == CORE, str(r.get("exclusion_id"))),
     )
     not_paid = [r for r in scoped if r["scenario"] in ("repair", "batteries") and not r["covered"]]
+    asked = {"repair"} if "repairs_maintenance" in p.flags else set()
+    asked |= {"batteries"} if "batteries" in p.flags else set()
+    share_rules = pick_funding(scoped, p)
+    # A grant category's rules for OW/ODSP/ACSD clients are its grants; percentage splits have
+    # the recipients' own rule.
+    with_percent = bool(share_rules) and share_rules[0].get("client_share_percent") is not None
     cat_sections = index.by_doc.get(p.category or "", [])
     return Selection(
-        share_rules=pick_funding(scoped, p),
-        repair_rules=sorted(not_paid, key=lambda r: (r["adp_doc"] == CORE, r["scenario"])),
+        share_rules=share_rules,
+        assistance_rules=assistance_rules(scoped, p)
+        if p.social_assistance and with_percent
+        else [],
+        descriptive=descriptive_rules(desc_rows, p)[:6],
+        repair_rules=sorted(
+            not_paid,
+            key=lambda r: (r["scenario"] not in asked, r["adp_doc"] == CORE, r["scenario"]),
+        ),
         scoped_funding=scoped,
         exclusions=excl,
         flagged=[k for k in p.flags if any(r["exclusion"] == k for r in excl)],
@@ -242,6 +296,8 @@ def share_conflicts(p: Parsed, sel: Selection, passages: list[VectorHit]) -> lis
 
 
 def funding_of(sel: Selection, cep: Cep | None) -> Funding:
+    """The device's split; for a client on social assistance, their rule (client share 0%, the
+    co-payment not the client's); a CEP-eligible income also takes the client share to 0%."""
     top = sel.share_rules[0] if sel.share_rules else {}
     repair_note = None
     if sel.repair_rules:
@@ -256,11 +312,22 @@ def funding_of(sel: Selection, cep: Cep | None) -> Funding:
         if r.get("max_contribution") and r["section_ref"] == top.get("section_ref")
     ]
     client = top.get("client_share_percent")
+    if sel.assistance_rules:
+        rule = sel.assistance_rules[0]
+        return Funding(
+            client_share_percent=rule.get("client_share_percent"),
+            adp_contribution=rule.get("adp_share_percent"),
+            max_contribution=max(maxes) if maxes else None,
+            repair_coverage=repair_note,
+            client_share_paid_by="social_assistance",
+        )
+    cep_eligible = bool(cep and cep.eligible)
     return Funding(
-        client_share_percent=0.0 if cep and cep.eligible else client,
+        client_share_percent=0.0 if cep_eligible else client,
         adp_contribution=top.get("adp_share_percent"),
         max_contribution=max(maxes) if maxes else None,
         repair_coverage=repair_note,
+        client_share_paid_by="client" if client and not cep_eligible else None,
     )
 
 
@@ -303,8 +370,10 @@ def citations_of(
     p: Parsed, sel: Selection, corroborating: list[VectorHit], cep: Cep | None
 ) -> list[Citation]:
     """The SQL rows used (rules, flagged exclusions, device sections), then the top passages."""
-    rows = [
-        *sel.share_rules[:2],
+    rows = [  # the rule the split comes from leads: a social-assistance client's, else the device's
+        *sel.assistance_rules[:3],
+        *sel.share_rules[:3],
+        *sel.descriptive,
         *sel.repair_rules[:2],
         *[r for r in sel.exclusions if r["exclusion"] in sel.flagged][:3],
         *sel.device_sections,
@@ -351,6 +420,9 @@ def citations_of(
 def summary(p: Parsed, sel: Selection, cep: Cep | None, eligibility: Eligibility | None) -> str:
     share_rules, flagged, not_covered = sel.share_rules, sel.flagged, sel.repair_rules
     device = device_label(p)
+    rules = [f"{r['summary']} ({loc(r)})" for r in sel.descriptive if r["topic"] in p.topics]
+    if p.category is None and rules:
+        return " ".join(rules)
     if p.category is None:
         return (
             "Could not tell which device is meant; name it (e.g. walker, power wheelchair, CPAP, "
@@ -372,7 +444,9 @@ def summary(p: Parsed, sel: Selection, cep: Cep | None, eligibility: Eligibility
         parts.append("Flagged exclusions: " + ", ".join(k.replace("_", " ") for k in others) + ".")
     if share_rules and "alternative_transport" not in flagged:
         top = share_rules[0]
-        if top.get("client_share_percent") is not None:
+        if sel.assistance_rules:
+            parts.append(assistance_sentence(p, sel, device))
+        elif top.get("client_share_percent") is not None:
             parts.append(
                 f"ADP funds a {device}: ADP pays {top['adp_share_percent']:g}% of the approved price "
                 f"and the client {top['client_share_percent']:g}% ({loc(top)})."
@@ -392,16 +466,52 @@ def summary(p: Parsed, sel: Selection, cep: Cep | None, eligibility: Eligibility
             )
     if eligibility and "fast_track" in eligibility.other_criteria:
         parts.append(str(eligibility.other_criteria["fast_track"]))
-    return " ".join(parts) or f"No ADP funding rule found for a {device}."
+    # A who-does-what question is answered first; the device's split follows.
+    return " ".join(rules + parts) or f"No ADP funding rule found for a {device}."
+
+
+PROGRAM_NAMES = {
+    "ontario_works": "Ontario Works",
+    "odsp": "ODSP",
+    "acsd": "ACSD",
+    "social_assistance": "social assistance",
+}
+
+
+def assistance_sentence(p: Parsed, sel: Selection, device: str) -> str:
+    """The split for a client on OW/ODSP/ACSD: the standard rule, and why the client pays nothing."""
+    rule, top = sel.assistance_rules[0], sel.share_rules[0]
+    program = PROGRAM_NAMES.get(p.assistance_program or "", "social assistance")
+    copay = [
+        loc(r)
+        for r in sel.descriptive
+        if r["topic"] == "social_assistance_copay" and loc(r) != loc(rule)
+    ]
+    standard = (
+        f"The usual split for a {device} is ADP {top['adp_share_percent']:g}% / client "
+        f"{top['client_share_percent']:g}% ({loc(top)}); "
+        if top.get("client_share_percent") is not None
+        else ""
+    )
+    return (
+        f"{standard}for a client on {program} the co-payment is not the client's: program "
+        f"funding for Ontario Works, ODSP and ACSD recipients is {rule['adp_share_percent']:g}% "
+        f"and the client's own share {rule['client_share_percent']:g}% ({loc(rule)}"
+        + (f"; co-payment section {', '.join(copay)}" if copay else "")
+        + ")."
+    )
 
 
 def context(
-    passages: list[VectorHit], share_rules: list[dict[str, Any]], exclusions: list[str], n: int
+    passages: list[VectorHit], rules: list[dict[str, Any]], exclusions: list[str], n: int
 ) -> str:
     lines = [
         f"[{h.id}] {h.text[:500]}" for h in passages[:n] if h.metadata.get("doc_type") == "section"
     ]
-    lines += [f"Funding rule {loc(r)}: {r.get('summary', '')}" for r in share_rules[:2]]
+    lines += [
+        f"{'Rule' if r.get('topic') else 'Funding rule'} {loc(r)}: {r.get('summary', '')}"
+        for r in rules
+    ]
     if exclusions:
         lines.append("Exclusions: " + "; ".join(exclusions[:5]))
     return "\n".join(lines)

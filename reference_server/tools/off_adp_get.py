@@ -56,6 +56,7 @@ Category = Literal[
     "core_manual",
 ]
 Check = Literal["eligibility", "exclusions", "funding", "cep"]
+Assistance = Literal["ontario_works", "odsp", "acsd", "social_assistance", "none"]
 CHECKS: tuple[Check, ...] = get_args(Check)
 
 
@@ -106,6 +107,14 @@ class Request(StrictModel):
     patient_income: float | None = Field(
         default=None, ge=0, le=10_000_000, description="Annual income (CAD) for the CEP check."
     )
+    social_assistance: Assistance | None = Field(
+        default=None,
+        description=(
+            "The client's social-assistance program: 'ontario_works', 'odsp', 'acsd', "
+            "'social_assistance' (program not named) or 'none' (not on assistance). Recipients "
+            "pay no co-payment (core manual 310.00); when omitted it is read from the query."
+        ),
+    )
 
 
 class Response(Evidence):
@@ -114,6 +123,10 @@ class Response(Evidence):
     context: str = Field(description="Policy snippets and the funding rules used.")
     eligibility: Eligibility | None
     exclusions: list[str]
+    policy_rules: list[str] = Field(
+        description="Who-does-what rules the question asks about (equipment pool, leases, "
+        "suppliers, repairs, service agreements, co-payment), each with its section."
+    )
     funding: Funding | None
     cep: Cep | None
 
@@ -131,6 +144,7 @@ def parse(req: Request) -> Parsed:
         income=req.patient_income,
         daily=use.daily if use else None,
         location=use.location if use else None,
+        assistance=req.social_assistance,
     )
 
 
@@ -159,7 +173,15 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     cep, conflicts = cep_check(p, sql, cep_hit, standard_client) if want_cep else (None, [])
     if sql:
         conflicts += share_conflicts(p, sel, passages)
-    corroborating = [h for h in passages if in_scope(h.metadata, p.category)]
+    # A who-does-what rule corroborates an answer only when the question asks about its topic.
+    corroborating = [
+        h
+        for h in passages
+        if in_scope(h.metadata, p.category)
+        and (
+            h.metadata.get("doc_type") != "descriptive_rule" or h.metadata.get("topic") in p.topics
+        )
+    ]
     eligibility = (
         eligibility_of(p, sel, req.use_case.independent_transfer if req.use_case else None)
         if "eligibility" in checks
@@ -168,6 +190,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     exclusions = exclusion_lines(sel.exclusions, sel.flagged) if "exclusions" in checks else []
     # SQL records only count when SQL answered (rows rebuilt from passages are vector evidence).
     n_sql = len(sel.share_rules) + len(sel.repair_rules) + len(sel.flagged) + int(cep is not None)
+    n_sql += len(sel.assistance_rules) + len(sel.descriptive)
     n_sql = n_sql if sql else 0
     notes = {
         "null_values": "null means 'not determined from the request'.",
@@ -179,6 +202,9 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
             "communication aids. The manuals set a 0% client share for Ontario Works, ODSP and ACSD "
             "recipients (adp:core_manual:Section 310.00)."
         ),
+        "income": "An amount counts as income only when the request states it as income "
+        "('income of $28,000', 'earns', 'makes $X a year', or patient_income); a device price "
+        "is never read as income.",
         "household": f"Household '{p.household}' "
         + ("stated in the request." if p.household_stated else "assumed (not stated)."),
         "extraction": "Device, income and household were extracted by rules (no LLM).",
@@ -193,9 +219,15 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         confidence=calculate_confidence(n_sql, len(corroborating), len(conflicts), OFF),
         summary=summary(p, sel, cep, eligibility),
         interpretation_notes=notes,
-        context=context(passages, sel.share_rules, exclusions, 3 if sql else 5),
+        context=context(
+            passages,
+            [*sel.share_rules, *sel.assistance_rules, *sel.descriptive],
+            exclusions,
+            3 if sql else 5,
+        ),
         eligibility=eligibility,
         exclusions=exclusions,
+        policy_rules=[f"{r['summary']} ({loc(r)})" for r in sel.descriptive],
         funding=funding_of(sel, cep) if "funding" in checks else None,
         cep=cep,
         citations=citations_of(p, sel, corroborating, cep),
@@ -208,9 +240,11 @@ SPEC = ToolSpec(
     name=NAME,
     description=(
         "Ontario Assistive Devices Program (ADP): funding split (ADP 75% / client 25%), eligibility, "
-        "exclusions (batteries, repairs, car-substitute use, ...) and the CEP income check for a device. "
-        "Ask in plain language (`query`, optional `patient_income`) or give `device` {category, type}, "
-        "`check`, `use_case`. Returns summary, funding, exclusions, CEP, citations, provenance, confidence."
+        "exclusions (batteries, repairs, car-substitute use, ...), the co-payment of clients on Ontario "
+        "Works / ODSP / ACSD, who-does-what rules (equipment pool, leases, suppliers, repairs) and the "
+        "CEP income check for a device. Ask in plain language (`query`, optional `patient_income`, "
+        "`social_assistance`) or give `device` {category, type}, `check`, `use_case`. Returns summary, "
+        "funding, exclusions, policy rules, CEP, citations, provenance, confidence."
     ),
     request=Request,
     response=Response,

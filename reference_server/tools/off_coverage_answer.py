@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field, ValidationError
 from reference_server.runtime import Runtime
 from reference_server.scoring.conflicts import Conflict
 from reference_server.tools import off_adp_get, off_odb_get, off_schedule_get
+from reference_server.tools.adp_language import assistance_of
 from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.coverage_routing import (
     SETTING_WORDS,
@@ -151,6 +152,10 @@ def plan_calls(req: Request, intents: Intents) -> list[Call]:
                 args = {"query": text}
             if patient.income is not None:
                 args["patient_income"] = patient.income
+            # Social assistance may be stated in a sentence the device text leaves out.
+            on_assistance, program = assistance_of(req.question)
+            if on_assistance is not None:
+                args["social_assistance"] = program if on_assistance else "none"
             calls.append(Call(intent, off_adp_get.SPEC, args))
         else:
             args = {"q": text}

@@ -9,6 +9,7 @@ ages, and lists which answered facts are unverified and which pages verify the r
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,12 +43,17 @@ class Source(BaseModel):
         return [cls(url=s["url"], seen=str(s["seen"])) for s in raw if isinstance(s, dict)]
 
 
+def _words(text: str) -> str:
+    """Lower case, punctuation as spaces: 'HPV-negative' and 'hpv negative' are the same term."""
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
 def _match_score(wanted: list[str], patient: list[str]) -> int:
-    """How specifically the patient's risk factors match a recommendation's: 3 exact, 2 the
+    """How specifically the patient's risk factors match a recommendation's terms: 3 exact, 2 the
     recommendation's term inside the patient's, 1 the patient's term inside a longer one, 0 none."""
     best = 0
-    for w in (x.lower() for x in wanted):
-        for r in (x.lower().strip() for x in patient):
+    for w in filter(None, (_words(x) for x in wanted)):
+        for r in filter(None, (_words(x) for x in patient)):
             best = max(best, 3 if w == r else 2 if w in r else 1 if r in w else 0)
     return best
 
@@ -56,19 +62,21 @@ def applicable(
     recs: list[dict[str, Any]], age: int | None, risks: list[str]
 ) -> list[dict[str, Any]]:
     """Recommendations for this patient: in the age range, and risk-specific ones only with a matching
-    factor; the most specifically matching risk-specific ones lead, then the general ones."""
-    specific: list[tuple[int, dict[str, Any]]] = []
-    general = []
-    for rec in recs:
+    factor. They are ranked by how specifically they match: first on their risk factors, then on
+    the conditions they apply to (a patient's 'self-collected HPV negative' is the condition of
+    the self-collected rule, and only contains the general 'HPV negative'); ties keep corpus order.
+    """
+    ranked: list[tuple[int, int, int, dict[str, Any]]] = []
+    for i, rec in enumerate(recs):
         rng = rec.get("age_range")
         if age is not None and rng and not (rng[0] <= age <= rng[1]):
             continue
-        if not rec.get("risk_factors"):
-            general.append(rec)
-        elif score := _match_score(rec["risk_factors"], risks):
-            specific.append((score, rec))
-    specific.sort(key=lambda pair: -pair[0])
-    return [r for _, r in specific] + general
+        risk = _match_score(rec["risk_factors"], risks) if rec.get("risk_factors") else 0
+        if rec.get("risk_factors") and not risk:
+            continue
+        ranked.append((risk, _match_score(rec.get("conditions") or [], risks), i, rec))
+    ranked.sort(key=lambda t: (-t[0], -t[1], t[2]))
+    return [rec for *_, rec in ranked]
 
 
 def outside_ages(

@@ -1,3 +1,578 @@
-"""adp cases (families registered here)."""
+"""ADP cases: every share rule, every exclusion, the co-payment of social-assistance clients,
+prices that are not incomes, and every descriptive (who-does-what) rule.
+
+Expected values come from the corpus rows (adp_funding_rule.csv, adp_exclusion.csv,
+adp_descriptive_rule.csv, adp_cep.yaml), never from adp.get; the questions name a device of the
+row's category in the words a clinician uses.
+"""
 
 from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Iterator
+from typing import Any
+
+import yaml
+
+from evals.derive.case import derived_case
+from evals.derive.corpus import Corpus
+from evals.derive.registry import family
+from evals.run.scenario import Scenario
+
+TOOL = "adp.get"
+FUNDING = "adp_funding_rule.csv"
+EXCLUSIONS = "adp_exclusion.csv"
+DESCRIPTIVE = "adp_descriptive_rule.csv"
+CEP = "adp_cep.yaml"
+CORE = "core_manual"
+OFFICIAL = "../shared/data/adp (adp_funding_rule.csv, adp_exclusion.csv, adp_extraction.json)"
+
+# A device of each category, as a clinician names it (first: the usual one, then variants).
+DEVICES: dict[str, tuple[str, ...]] = {
+    "mobility": ("walker", "power wheelchair", "manual wheelchair", "scooter"),
+    "comm_aids": ("speech generating device", "communication aid", "electrolarynx"),
+    "hearing_devices": ("hearing aid", "pair of hearing aids"),
+    "visual_aids": ("magnifier", "CCTV reading system"),
+    "respiratory": ("CPAP machine", "ventilator"),
+    "insulin_pump": ("insulin pump",),
+    "glucose_monitoring": ("continuous glucose monitor",),
+    "prosthesis": ("prosthetic leg", "ocular prosthesis"),
+    "maxillofacial": ("facial prosthesis",),
+    "grants": ("breast prosthesis",),
+    CORE: ("orthotic brace", "custom knee brace"),
+}
+
+
+def _pick(key: str, options: tuple[str, ...]) -> str:
+    return options[zlib.crc32(key.encode()) % len(options)]
+
+
+def loc(doc: str, section: str) -> str:
+    """How adp.get names a manual section in citations (the loc of its golden scenarios)."""
+    return f"adp:{doc}:Section {section}"
+
+
+def _num(value: str) -> float | None:
+    return float(value) if value not in ("", None) else None
+
+
+def _source(corpus: Corpus, name: str, rows: str) -> str:
+    return f"corpus {name} {rows}, ingested from {corpus.edition(name)} ({OFFICIAL})"
+
+
+def _cep_source(what: str) -> str:
+    return (
+        f"corpus {CEP} {what}: written by hand from the project's Dr. OFF tools specification "
+        "(adp.get CEP routing); the ADP manuals state no income thresholds"
+    )
+
+
+def _cited(doc: str, section: str) -> dict[str, Any]:
+    return {"check": "contains", "path": "citations[*].loc", "value": loc(doc, section)}
+
+
+# ------------------------------------------------------------------------------ funding rules
+SHARE_QUESTIONS = {
+    "purchase": (
+        "What does ADP pay for a {device}, and what is the client's share?",
+        "ADP funding split for a {device}?",
+        "How much of a {device} does the Assistive Devices Program cover?",
+    ),
+    "lease": (
+        "What does ADP pay towards a leased {device}?",
+        "My patient will lease a {device} - what share does ADP fund?",
+    ),
+    "batteries": (
+        "Does ADP pay for new batteries for a {device}?",
+        "Are batteries for a {device} covered by ADP?",
+    ),
+    "repair": (
+        "Will ADP cover repairs to my patient's {device}?",
+        "The {device} needs a repair - does ADP pay?",
+    ),
+    "social_assistance": (
+        "My patient on ODSP needs a {device} - what does ADP pay and what does she pay?",
+        "Client receives Ontario Works and needs a {device}: funding split?",
+        "A {device} for a child on ACSD - who pays the co-payment?",
+    ),
+    "grant_social_assistance": (
+        "What grant does ADP give towards a {device} for a client on ODSP?",
+        "ADP grant amount for a {device}, patient on Ontario Works?",
+    ),
+}
+# The device a category's own social-assistance rule names (comm_aids 710: speaking valves).
+ITEM_DEVICES = {"voice restoration": "speaking valve"}
+
+
+def _device_for(row: dict[str, str]) -> str:
+    for word, device in ITEM_DEVICES.items():
+        if word in row["summary"].lower():
+            return device
+    return _pick(row["rule_id"], DEVICES[row["adp_doc"]])
+
+
+@family("adp.funding_rule", tool=TOOL)
+def funding_rules(corpus: Corpus) -> Iterator[Scenario]:
+    """Every share rule asked for its category and scenario: its shares and its section cited."""
+    for row in corpus.rows(FUNDING):
+        scenario, doc, section = row["scenario"], row["adp_doc"], row["section_ref"]
+        device = _device_for(row)
+        question = _pick(row["rule_id"], SHARE_QUESTIONS[scenario]).format(device=device)
+        args: dict[str, Any] = {"query": question}
+        if doc == CORE:  # the core manual's own rule: asked as the category, not a device's
+            args["device"] = {"category": CORE, "type": device}
+        client, adp_share = _num(row["client_share_percent"]), _num(row["adp_share_percent"])
+        expect: list[dict[str, Any]] = [_cited(doc, section)]
+        if row["covered"] == "0":
+            expect.append(
+                {"check": "matches", "path": "funding.repair_coverage", "pattern": "^Not covered"}
+            )
+        elif scenario.startswith("grant"):
+            expect.append(
+                {
+                    "check": "contains",
+                    "path": "context",
+                    "value": f"${_num(row['max_contribution']):,.2f}",
+                }
+            )
+        else:
+            expect += [
+                {
+                    "check": "equals",
+                    "path": "funding.client_share_percent",
+                    "value": client,
+                    "tolerance": 0.001,
+                },
+                {
+                    "check": "equals",
+                    "path": "funding.adp_contribution",
+                    "value": adp_share,
+                    "tolerance": 0.001,
+                },
+            ]
+        yield derived_case(
+            "adp.funding_rule",
+            row["rule_id"],
+            tool=TOOL,
+            args=args,
+            expect=expect,
+            title=f"{row['rule_id']} {doc} {section} {scenario}: {question}",
+            source=_source(
+                corpus, FUNDING, f"rule_id {row['rule_id']} ({doc} {section}, {scenario})"
+            ),
+        )
+
+
+# ------------------------------------------------------------------------------ exclusions
+EXCLUSION_QUESTIONS: dict[str, tuple[str, ...]] = {
+    "batteries": ("Does ADP pay for replacement batteries for a {device}?",),
+    "repairs_maintenance": ("Will ADP cover repairs and maintenance of a {device}?",),
+    "alternative_transport": (
+        "Patient wants a {device} only for outdoor use as a car substitute - funded?",
+        "Is a {device} used intermittently, instead of a car, funded by ADP?",
+    ),
+    "education_work_recreation_only": (
+        "Can ADP fund a {device} needed only for school?",
+        "Is a {device} used only for work funded by ADP?",
+    ),
+    "therapy_training_only": ("Is a {device} for therapy only funded by ADP?",),
+    "backup_spare_duplicate": ("Will ADP fund a spare {device} as a back-up?",),
+    "used_devices": ("Can ADP pay for a second-hand {device}?",),
+    "bought_before_approval": (
+        "My patient already bought a {device} before approval - can ADP reimburse it?",
+    ),
+    "unregistered_supplier": ("Is a {device} from a supplier not registered with ADP funded?",),
+    "warranty_fees": ("Does ADP cover an extended warranty on a {device}?",),
+    "cosmetic": ("Are cosmetic features of a {device} funded by ADP?",),
+    "other_payer": ("My patient's {device} is covered by WSIB - does ADP fund it too?",),
+    "general_not_funded": ("Which items for a {device} are listed as not funded by ADP?",),
+}
+
+
+@family("adp.exclusion", tool=TOOL)
+def exclusions(corpus: Corpus) -> Iterator[Scenario]:
+    """Every exclusion row asked for its category: its code flagged and its section listed."""
+    for row in corpus.rows(EXCLUSIONS):
+        doc, kind, section = row["adp_doc"], row["exclusion"], row["section_ref"]
+        devices = (
+            DEVICES[doc] if kind != "alternative_transport" else ("scooter", "power wheelchair")
+        )
+        device = _pick(row["exclusion_id"], devices)
+        question = _pick(row["exclusion_id"], EXCLUSION_QUESTIONS[kind]).format(device=device)
+        args: dict[str, Any] = {"query": question}
+        if doc == CORE:
+            args["device"] = {"category": CORE, "type": device}
+        where = re.escape(loc(doc, section)) + r"(?=[,;)])"
+        yield derived_case(
+            "adp.exclusion",
+            row["exclusion_id"],
+            tool=TOOL,
+            args=args,
+            expect=[
+                {
+                    "check": "contains",
+                    "path": "eligibility.other_criteria.flagged_exclusions",
+                    "value": kind,
+                },
+                {
+                    "check": "any_item",
+                    "path": "exclusions",
+                    "item": {"check": "matches", "path": "$", "pattern": where},
+                },
+            ],
+            title=f"{row['exclusion_id']} {doc} {section} {kind}: {question}",
+            source=_source(
+                corpus, EXCLUSIONS, f"exclusion_id {row['exclusion_id']} ({doc} {section}, {kind})"
+            ),
+        )
+
+
+# ------------------------------------------------------------------------------ social assistance
+ASSISTANCE_QUESTIONS = (
+    ("odsp", "My patient is on ODSP and needs a {device}. What will she pay?"),
+    ("ontario_works", "Client receives Ontario Works; ADP funding for a {device}?"),
+    ("acsd", "A child whose family gets ACSD needs a {device} - who pays the 25%?"),
+    ("odsp", "{device} for a patient on the Ontario Disability Support Program - co-payment?"),
+    ("ontario_works", "Patient on OW needs a {device}: what is the client's share?"),
+    (
+        "acsd",
+        "{device} for a child funded through Assistance for Children with Severe Disabilities?",
+    ),
+)
+NOT_ASSISTED = (
+    "My patient is not on ODSP or Ontario Works and needs a {device}. What does she pay?",
+    "What share of a {device} does the client pay herself?",
+)
+
+
+def _assistance_rule(corpus: Corpus) -> dict[str, str]:
+    """The core manual's rule for OW/ODSP/ACSD recipients (310.00): client share 0%."""
+    return next(
+        r
+        for r in corpus.rows(FUNDING)
+        if r["adp_doc"] == CORE and r["scenario"] == "social_assistance"
+    )
+
+
+@family("adp.social_assistance", tool=TOOL)
+def social_assistance(corpus: Corpus) -> Iterator[Scenario]:
+    """Each category with a purchase rule, client on OW/ODSP/ACSD (varied phrasings, and the
+    structured field): the co-payment paid by social assistance; others: by the client."""
+    rule = _assistance_rule(corpus)
+    copay = {
+        r["adp_doc"]: r for r in corpus.rows(DESCRIPTIVE) if r["topic"] == "social_assistance_copay"
+    }
+    purchase: dict[str, dict[str, str]] = {}
+    for r in corpus.rows(FUNDING):
+        if r["scenario"] == "purchase":
+            purchase.setdefault(r["adp_doc"], r)
+    for doc, standard in purchase.items():
+        for i, device in enumerate(DEVICES[doc]):
+            for j, (program, template) in enumerate(ASSISTANCE_QUESTIONS):
+                if (i + j) % 2:  # half of the device x phrasing grid keeps the family small
+                    continue
+                question = template.format(device=device)
+                question = question[:1].upper() + question[1:]
+                args: dict[str, Any] = {"query": question}
+                if doc == CORE:
+                    args["device"] = {"category": CORE, "type": device}
+                expect: list[dict[str, Any]] = [
+                    {
+                        "check": "equals",
+                        "path": "funding.client_share_paid_by",
+                        "value": "social_assistance",
+                    },
+                    {
+                        "check": "equals",
+                        "path": "funding.client_share_percent",
+                        "value": _num(rule["client_share_percent"]),
+                        "tolerance": 0.001,
+                    },
+                    _cited(CORE, rule["section_ref"]),
+                ]
+                rows = f"rule_id {rule['rule_id']} (core 310.00)"
+                if doc in copay:
+                    expect.append(_cited(doc, copay[doc]["section_ref"]))
+                    rows += f"; {DESCRIPTIVE} {copay[doc]['rule_id']} ({doc} {copay[doc]['section_ref']})"
+                yield derived_case(
+                    "adp.social_assistance",
+                    f"{doc}-{device}-{j}",
+                    tool=TOOL,
+                    args=args,
+                    expect=expect,
+                    title=f"{doc} {device}, client on {program}: co-payment not the client's",
+                    source=_source(corpus, FUNDING, rows),
+                    critical=True,
+                )
+            structured: dict[str, Any] = {
+                "query": f"ADP funding for a {device}?",
+                "social_assistance": "odsp",
+            }
+            if doc == CORE:
+                structured["device"] = {"category": CORE, "type": device}
+            yield derived_case(
+                "adp.social_assistance",
+                f"{doc}-{device}-field",
+                tool=TOOL,
+                args=structured,
+                expect=[
+                    {
+                        "check": "equals",
+                        "path": "funding.client_share_paid_by",
+                        "value": "social_assistance",
+                    },
+                    _cited(CORE, rule["section_ref"]),
+                ],
+                title=f"{doc} {device}, social_assistance field 'odsp'",
+                source=_source(corpus, FUNDING, f"rule_id {rule['rule_id']} (core 310.00)"),
+            )
+            question = _pick(f"{doc}{device}", NOT_ASSISTED).format(device=device)
+            args = {"query": question}
+            if doc == CORE:
+                args["device"] = {"category": CORE, "type": device}
+            yield derived_case(
+                "adp.social_assistance",
+                f"{doc}-{device}-client",
+                tool=TOOL,
+                args=args,
+                expect=[
+                    {"check": "equals", "path": "funding.client_share_paid_by", "value": "client"},
+                    {
+                        "check": "equals",
+                        "path": "funding.client_share_percent",
+                        "value": _num(standard["client_share_percent"]),
+                        "tolerance": 0.001,
+                    },
+                ],
+                title=f"{doc} {device}, client not on social assistance: the client pays",
+                source=_source(
+                    corpus, FUNDING, f"purchase rules of {doc} (e.g. rule_id {standard['rule_id']})"
+                ),
+            )
+
+
+# ------------------------------------------------------------------------------ price vs income
+PRICE_QUESTIONS = (
+    "Is a ${price:,} {device} covered by ADP?",
+    "The {device} costs ${price:,} - what does ADP pay?",
+    "Quote for a {device} is ${price:,}; funding?",
+    "My patient needs a {device} priced at ${price:,}.",
+)
+INCOME_QUESTIONS = (
+    "A ${price:,} {device} for a patient with an income of ${income:,}{household}?",
+    "Patient earns ${income:,} a year{household} and needs a {device} that costs ${price:,}.",
+    "{device} (${price:,}) for a client who makes ${income:,} a year{household}.",
+    "{device} for a patient{household}, annual income ${income:,}; price ${price:,}.",
+)
+PRICES = (900, 2400, 3150, 8700, 24500)
+INCOMES = (
+    ("single", 19000),
+    ("single", 28000),
+    ("single", 31500),
+    ("family", 39000),
+    ("family", 45000),
+    ("family", 26000),
+)
+HOUSEHOLD_WORDS = {"single": " (lives alone)", "family": " (married, two children)"}
+
+
+def _thresholds(corpus: Corpus) -> dict[str, float]:
+    data = yaml.safe_load((corpus.root / CEP).read_text(encoding="utf-8"))
+    return {k: float(v) for k, v in data["thresholds"].items()}
+
+
+@family("adp.price_not_income", tool=TOOL)
+def price_not_income(corpus: Corpus) -> Iterator[Scenario]:
+    """A device question with a price only: no CEP check; with a stated income: CEP on it."""
+    thresholds = _thresholds(corpus)
+    for doc, devices in DEVICES.items():
+        for i, device in enumerate(devices):
+            price = PRICES[(i + len(doc)) % len(PRICES)]
+            template = PRICE_QUESTIONS[(i + len(doc)) % len(PRICE_QUESTIONS)]
+            question = template.format(device=device, price=price)
+            yield derived_case(
+                "adp.price_not_income",
+                f"{doc}-{device}-price",
+                tool=TOOL,
+                args={"query": question[:1].upper() + question[1:]},
+                expect=[{"check": "equals", "path": "cep", "value": None}],
+                title=f"A ${price:,} price is not income: no CEP check ({device})",
+                source=f"the question states a price only; {_cep_source('thresholds')}",
+                critical=True,
+            )
+            household, income = INCOMES[(i + len(doc)) % len(INCOMES)]
+            template = INCOME_QUESTIONS[(i * 3 + len(doc)) % len(INCOME_QUESTIONS)]
+            question = template.format(
+                device=device, price=price, income=income, household=HOUSEHOLD_WORDS[household]
+            )
+            threshold = thresholds[household]
+            yield derived_case(
+                "adp.price_not_income",
+                f"{doc}-{device}-income",
+                tool=TOOL,
+                args={"query": question[:1].upper() + question[1:]},
+                expect=[
+                    {
+                        "check": "equals",
+                        "path": "cep.income_threshold",
+                        "value": threshold,
+                        "tolerance": 0.001,
+                    },
+                    {"check": "equals", "path": "cep.eligible", "value": income <= threshold},
+                ],
+                title=f"{household} income ${income:,} vs ${threshold:,.0f}, price ${price:,} ignored",
+                source=_cep_source(f"thresholds.{household} = {threshold:,.0f}"),
+            )
+
+
+# ------------------------------------------------------------------------------ descriptive rules
+TOPIC_QUESTIONS: dict[str, tuple[str, ...]] = {
+    "pool_supply": (
+        "Can my patient get a recycled {device} at a discount through ADP?",
+        "Does ADP's equipment pool offer new or recycled {device}s at reduced prices?",
+    ),
+    "pool_support": (
+        "Does the equipment pool give loaner equipment or emergency service for a {device}?",
+        "Is technical support for a CEP {device} free of charge?",
+    ),
+    "pool_operator": (
+        "Who operates the Central Equipment Pool for a {device}?",
+        "Which company runs the equipment pool that supplies a {device}?",
+    ),
+    "pool_application": (
+        "Where does a patient needing a {device} with power tilt apply?",
+        "How does my patient apply for a {device} with tilt and recline?",
+    ),
+    "pool_service_only": (
+        "Who may service or modify a {device} that belongs to the CEP?",
+        "Can any vendor do modifications on a CEP {device}?",
+    ),
+    "device_replacement": (
+        "When can ADP replace a {device} damaged beyond repair?",
+        "The {device} keeps breaking and repairs add up - can it be replaced?",
+    ),
+    "social_assistance_copay": (
+        "Who pays the co-payment for a {device} when the client is on ODSP?",
+        "My patient receives Ontario Works - does she pay the 25% for a {device}?",
+    ),
+    "service_agreements": (
+        "Must a {device} vendor that does not repair on its premises file service agreements?",
+        "What must a {device} vendor without in-house repairs give ADP?",
+    ),
+    "lease_fee_payment": (
+        "Does the client pay an annual lease fee for a leased {device}?",
+        "What does a client pay to lease a {device}?",
+    ),
+    "repair_quotes": (
+        "Who gets repair quotes for a {device}?",
+        "Who obtains the quotation when a {device} needs repair?",
+    ),
+    "valve_no_approved_price": (
+        "Is there an ADP approved price for a {device}?",
+        "How is a {device} priced when ADP sets no approved price?",
+    ),
+    "vendor_after_sale": (
+        "What after-sale service must a {device} vendor provide?",
+        "Does the vendor have to honour the manufacturer's warranty on a {device}?",
+    ),
+    "lease_order": (
+        "Who orders a leased {device} from the equipment pool?",
+        "Does the AAC clinic order the {device} from the CEP?",
+    ),
+    "lease_order_fill": (
+        "Who fills the AAC clinic's orders for a leased {device}?",
+        "Where do AAC clinics send orders for a {device} to lease?",
+    ),
+    "pool_lease": (
+        "Where is a {device} leased from?",
+        "Can my patient lease a {device} instead of buying it?",
+    ),
+    "lease_writing_aid": (
+        "Should a {device} be leased or bought?",
+        "When is a {device} leased rather than purchased?",
+    ),
+    "lease_preliminary": (
+        "What is the first lease a client gets for a {device} from the CEP?",
+        "How does leasing a {device} from the CEP start?",
+    ),
+    "lease_reapplication": (
+        "A leased {device} cost $650 - does the authorizer need a new application?",
+        "Does a {device} that cost $500 or more need a new application form to the CEP?",
+    ),
+    "lease_to_purchase": (
+        "Can a leased {device} be converted to a purchase?",
+        "Can my patient buy the {device} she has been leasing?",
+    ),
+    "lease_fee_basis": (
+        "How are the equipment pool's fees for a {device} calculated?",
+        "What are CEP fees for a {device} based on?",
+    ),
+    "funding_period": (
+        "What is the designated funding period for a {device}?",
+        "How long should a {device} stay in good repair?",
+    ),
+    "invoice_over_approved_price": (
+        "Will ADP pay an invoice for a {device} that costs more than the approved price?",
+        "The {device} price exceeds the approved price - does ADP still pay the invoice?",
+    ),
+    "supplier_choice": (
+        "Can my patient buy a {device} from any Ontario supplier?",
+        "Where can a client buy a {device}?",
+    ),
+    "authorizer_qualifications": (
+        "Who can be an authorizer for a {device}?",
+        "Which professionals are ADP authorizers for a {device}?",
+    ),
+    "vendor_staffing": (
+        "What staff must a vendor of a {device} employ?",
+        "What are the staffing requirements for a {device} vendor?",
+    ),
+}
+# The device a topic's question names in each manual.
+TOPIC_DEVICES: dict[str, dict[str, str]] = {
+    "mobility": {"default": "power wheelchair", "device_replacement": "walker"},
+    "comm_aids": {
+        "default": "communication aid",
+        "valve_no_approved_price": "speaking valve",
+        "lease_writing_aid": "writing aid",
+        "supplier_choice": "computer-based communication aid",
+    },
+}
+
+
+@family("adp.descriptive_rule", tool=TOOL)
+def descriptive_rules(corpus: Corpus) -> Iterator[Scenario]:
+    """Every descriptive rule asked about its topic (two phrasings): its section cited."""
+    for row in corpus.rows(DESCRIPTIVE):
+        doc, topic = row["adp_doc"], row["topic"]
+        words = TOPIC_DEVICES[doc]
+        device = words.get(topic, words["default"])
+        for n, template in enumerate(TOPIC_QUESTIONS[topic]):
+            yield _descriptive_case(corpus, row, template.format(device=device), n)
+
+
+def _descriptive_case(corpus: Corpus, row: dict[str, str], question: str, n: int) -> Scenario:
+    doc, topic, section = row["adp_doc"], row["topic"], row["section_ref"]
+    question = question[:1].upper() + question[1:]
+    return derived_case(
+        "adp.descriptive_rule",
+        f"{row['rule_id']}-{n}",
+        tool=TOOL,
+        args={"query": question},
+        expect=[
+            _cited(doc, section),
+            {
+                "check": "any_item",
+                "path": "policy_rules",
+                "item": {"check": "contains", "path": "$", "value": loc(doc, section)},
+            },
+        ],
+        title=f"{row['rule_id']} {doc} {section} {topic}: {question}",
+        source=_source(
+            corpus,
+            DESCRIPTIVE,
+            f"rule_id {row['rule_id']} ({doc} {section}, {topic}; official rule_id "
+            f"{row['source_rule']})",
+        ),
+    )
