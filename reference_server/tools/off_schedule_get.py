@@ -84,10 +84,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     )
     sql, vec = dual.sql.value, dual.vector.value
     found = rank(req.q, named, sql, vec)
-    ordered = sorted(
-        found,
-        key=lambda c: (found[c].named is None, found[c].named or 0, -found[c].score, c),
-    )
+    ordered = sorted(found, key=lambda c: found[c].order(c))
     if "codes" not in include and named:
         ordered = [c for c in ordered if found[c].named is not None]
     # Passages per code: the vector store's, or the SQL copy of the commentary when it failed.
