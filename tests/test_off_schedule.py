@@ -157,6 +157,69 @@ async def test_virtual_care_codes(client: Client[Any]) -> None:
     assert [i["code"] for i in out["items"]][:2] == ["A101", "A102"]
 
 
+# -- fee components, listings and descriptions --------------------------------------------------
+
+
+async def test_technical_and_professional_components_are_both_answered(
+    client: Client[Any],
+) -> None:
+    out = await call(client, "schedule.get", {"q": "chest x-ray fee", "codes": ["X090"]})
+    item = out["items"][0]
+    # section_D_E_F_G_H_extracted.json, 'Chest and Abdomen' (D10, page 358): X090 'single view'
+    # fee 14.9, h_fee 14.9, p_fee 6.35
+    assert item["code"] == "X090" and item["fee"] == 14.9
+    assert item["fee_components"] == [
+        {"component": "H", "fee": 14.9},
+        {"component": "P", "fee": 6.35},
+    ]
+    assert "technical component (H) $14.90" in item["fee_note"]
+    assert "professional component (P) $6.35" in item["fee_note"]
+    assert item["fee_variants"] == []
+
+
+async def test_a_code_priced_only_by_its_professional_component_has_a_fee(
+    client: Client[Any],
+) -> None:
+    out = await call(client, "schedule.get", {"q": "spinal sonography", "codes": ["J290"]})
+    item = out["items"][0]
+    # section_D_E_F_G_H_extracted.json, 'Miscellaneous' (G10, page 392): J290 'Spinal sonography'
+    # with no fee and p_fee 30.6 (the J6 row lists no amount at all)
+    assert item["fee"] == 30.6
+    assert item["fee_components"] == [{"component": "P", "fee": 30.6}]
+    assert "professional component (P)" in item["fee_note"]
+
+
+async def test_every_listing_of_a_code_with_two_fees_is_shown(client: Client[Any]) -> None:
+    out = await call(client, "schedule.get", {"q": "ED assessment", "codes": ["A100"]})
+    item = out["items"][0]
+    # section_A_extracted.json A1 (and five more tables): A100 fee 76.9, no component columns;
+    # section_GP_extracted.json GP110 'Emergency Department Alternative Funding Agreements': fee 0
+    # with every component column 0
+    assert item["fee"] == 76.9
+    assert [(v["fee"], v["page_ref"]) for v in item["fee_variants"]] == [
+        (76.9, "A1"),
+        (0.0, "GP110"),
+    ]
+    assert {"component": "P", "fee": 0.0} in item["fee_components"]
+    assert "$76.90 in A1" in item["fee_note"] and "$0.00 in GP110" in item["fee_note"]
+
+
+async def test_a_question_restating_a_description_finds_its_code_first(
+    client: Client[Any],
+) -> None:
+    out = await call(
+        client,
+        "schedule.get",
+        {
+            "q": "What is the OHIP code for laser retinopexy for retinopathy of prematurity, one eye?"
+        },
+    )
+    # section_T_U_V_W_Y_Z_extracted.json, 'Retina and Extra Ocular Muscles' (Y7): E125 'Laser
+    # retinopexy for Retinopathy of Prematurity - one eye' 750.0; E126 is 'both eyes'
+    assert [i["code"] for i in out["items"][:2]] == ["E125", "E126"]
+    assert out["items"][0]["fee"] == 750.0
+
+
 # -- options ------------------------------------------------------------------------------------
 
 

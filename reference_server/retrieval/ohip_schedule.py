@@ -18,13 +18,15 @@ from typing import Any
 
 from reference_server.catalog import OFF_COLLECTIONS, OHIP_FEES_BM25, ohip_commentary_id
 from reference_server.retrieval.bm25_impacts import Bm25Impacts
+from reference_server.retrieval.ohip_descriptions import Described, rank_descriptions
+from reference_server.retrieval.ohip_text import CODE_IN_TEXT, GENERIC, stem
 from reference_server.retrieval.sql import STOPWORDS, SqlClient, fts_words
 from reference_server.retrieval.vector import HitsByValue, VectorClient, VectorHit
 
 COLLECTION = OFF_COLLECTIONS["ohip"]
-CODE_IN_TEXT = re.compile(r"\b([A-Za-z]{1,2}\d{3}[A-Za-z]?)\b")
 VECTOR_CANDIDATES = 12
 FTS_CANDIDATES = 60
+DESCRIPTION_CANDIDATES = 20
 
 # Small query expansion: clinicians' words -> the words the Schedule and commentary use.
 SYNONYMS: dict[str, tuple[str, ...]] = {
@@ -42,10 +44,6 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "counseling": ("counselling",),
     "mrp": ("responsible",),
 }
-GENERIC = frozenset(
-    {"bill", "billing", "billed", "code", "codes", "fee", "fees", "ohip", "claim", "claims"}
-    | {"use", "get", "many", "much", "apply", "valid"}
-)
 LINE_RE = re.compile(
     r"^(?P<code>[A-Z]{1,2}\d{3}[A-Z]?) (?P<desc>.*?): "
     r"(?P<fee>\$[\d,]+\.\d{2}(?: per unit| per diem| add-on)?|\+[\d.]+% premium|"
@@ -58,6 +56,7 @@ LINE_RE = re.compile(
 class SqlFound:
     rows: Mapping[str, list[dict[str, Any]]]  # code -> rows (two when the fee differs by table)
     fts: list[str]  # codes ranked by keyword match
+    described: list[Described]  # codes whose descriptions q restates, best first
     commentary: list[dict[str, Any]]  # commentary rows matching q, best first
     all_commentary: list[dict[str, Any]]
 
@@ -66,13 +65,6 @@ class SqlFound:
 class VectorFound:
     hits: list[VectorHit]  # passages nearest to q
     by_code: Mapping[str, list[VectorHit]]  # every passage, indexed by the codes it mentions
-
-
-def stem(word: str) -> str:
-    for suffix in ("ing", "es", "s", "ed"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)]
-    return word
 
 
 def _stems(text: str) -> frozenset[str]:
@@ -112,8 +104,9 @@ def overlap(terms: dict[str, float], stems: frozenset[str]) -> float:
 def keyword_search(
     sql: SqlClient, q: str, named: list[str], limit: int = FTS_CANDIDATES
 ) -> SqlFound:
-    """SQL path: commentary rows scored against q, fee codes by FTS5, the fee rows of every
-    code named, matched or listed in the commentary."""
+    """SQL path: commentary rows scored against q, fee codes by FTS5 and by how closely q
+    restates their description, the fee rows of every code named, matched or listed in the
+    commentary."""
     index = commentary_index(sql)
     scores: dict[int, float] = defaultdict(float)
     for term, weight in query_terms(q).items():
@@ -147,8 +140,10 @@ def keyword_search(
         fts = list(dict.fromkeys(codes[i] for i in top_rows if i in codes))
     # The fee rows of every commentary code (so vector-only context codes resolve too) are the
     # same on every call: read once per process; only the named and matched codes are per call.
-    rows = ChainMap(_fee_rows(sql, set(named) | set(fts)), _commentary_fee_rows(sql))
-    return SqlFound(rows, fts, ranked, commentary)
+    described = rank_descriptions(sql, q, DESCRIPTION_CANDIDATES)
+    matched = set(named) | set(fts) | {d.code for d in described}
+    rows = ChainMap(_fee_rows(sql, matched), _commentary_fee_rows(sql))
+    return SqlFound(rows, fts, described, ranked, commentary)
 
 
 @dataclass(frozen=True)
@@ -176,10 +171,13 @@ def commentary_index(sql: SqlClient) -> CommentaryIndex:
     return CommentaryIndex(rows, dict(by_stem), dict(by_code))
 
 
+# A code's listings, the one most source tables give first (ties: corpus order), so the item's
+# main fee is the same on every machine and in the derived cases.
 FEE_ROWS = (
-    "SELECT code, description, fee, fee_kind, fee_percent, requirements, limits, "
-    "subsection_title, page_ref, pdf_pages, n_source_rows, conflict_group, chunk_id "
-    "FROM ohip_fee_schedule WHERE code IN ({marks}) ORDER BY code, n_source_rows DESC"
+    "SELECT code, description, fee, fee_kind, fee_percent, h_fee, p_fee, t_fee, asst_fee, "
+    "surg_fee, anae_fee, units, requirements, limits, subsection_title, page_ref, pdf_pages, "
+    "n_source_rows, conflict_group, n_fee_variants, chunk_id "
+    "FROM ohip_fee_schedule WHERE code IN ({marks}) ORDER BY code, n_source_rows DESC, rowid"
 )
 
 

@@ -93,6 +93,8 @@ def billing_part(call: Call, codes: list[str]) -> Part:
     highlights = []
     for item in shown:
         point = f"{item['code']} {item['description']}: {_money(item['fee'])}."
+        if item.get("fee_note"):  # components and other listings, as schedule.get words them
+            point += f" {item['fee_note']}"
         for label, key in (("Limits", "limits"), ("Requirements", "requirements")):
             note = _lead(item.get(key))
             if note:

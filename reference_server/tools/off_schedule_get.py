@@ -1,15 +1,17 @@
 """schedule.get: OHIP Schedule of Benefits lookup, fee rows from SQL, context from passages.
 
-SQL answers by code (named in `codes` or written in `q`), by keyword (FTS5 over the fee table)
-and through the hand-written commentary table, whose code lists carry context a keyword search
+SQL answers by code (named in `codes` or written in `q`), by keyword (FTS5 over the fee
+table), by description (a q that restates a code's description ranks that code first) and
+through the hand-written commentary table, whose code lists carry context a keyword search
 misses ('ED consultation as an internist' -> A135). The vector path ranks `ohip_chunks` passages
 for `q` and indexes every passage by the codes it mentions, so each item gets the requirement
 and limit sentences that mention its code, and the answer survives an SQL outage (fees are then
-read from the schedule passages). A code the extract lists with two fees is a conflict: the item
-shows the fee most source tables give and `conflicts` names both; limits and requirements that
-the fee table and the schedule passages state differently are conflicts too. Codes are accepted
-in any case; when every requested code is unknown the answer says so (`unknown_codes`,
-`needs_more_info`) instead of failing. The merge lives in `schedule_merge.py`.
+read from the schedule passages). Each item lists every fee component column the Schedule gives
+(`schedule_fees.py`). A code the extract lists with two fees is a conflict: the item shows the
+fee most source tables give, `fee_variants` every listing, and `conflicts` names both; limits
+and requirements that the fee table and the schedule passages state differently are conflicts
+too. Codes are accepted in any case; when every requested code is unknown the answer says so
+(`unknown_codes`, `needs_more_info`) instead of failing. The merge lives in `schedule_merge.py`.
 """
 
 from __future__ import annotations
@@ -84,10 +86,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     )
     sql, vec = dual.sql.value, dual.vector.value
     found = rank(req.q, named, sql, vec)
-    ordered = sorted(
-        found,
-        key=lambda c: (found[c].named is None, found[c].named or 0, -found[c].score, c),
-    )
+    ordered = sorted(found, key=lambda c: found[c].order(c))
     if "codes" not in include and named:
         ordered = [c for c in ordered if found[c].named is not None]
     # Passages per code: the vector store's, or the SQL copy of the commentary when it failed.
@@ -133,9 +132,10 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
 SPEC = ToolSpec(
     name=NAME,
     description=(
-        "Look up OHIP Schedule of Benefits fee codes by code or by description: fee, description, "
-        "billing requirements, service limits and PDF page, with citations. Codes the schedule lists "
-        "with two different fees are reported in conflicts. Use for 'what is the fee for C124', "
+        "Look up OHIP Schedule of Benefits fee codes by code or by description: fee, its "
+        "components (H technical, P professional, surgical columns), description, billing "
+        "requirements, service limits and PDF page, with citations. Codes the schedule lists "
+        "with two different fees show every listing and are reported in conflicts. Use for 'what is the fee for C124', "
         "'can I bill a consultation in the ED as an internist', psychotherapy limits, virtual care "
         "codes and house-call premiums."
     ),

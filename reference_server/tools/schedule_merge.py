@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from reference_server import ranking
 from reference_server.catalog import OHIP_LINE_EXTRA_CHARS
 from reference_server.retrieval.ohip_schedule import (
     SqlFound,
@@ -26,11 +27,24 @@ from reference_server.retrieval.ohip_schedule import (
 from reference_server.retrieval.vector import VectorHit
 from reference_server.scoring.citations import Citation
 from reference_server.scoring.conflicts import Conflict
+from reference_server.tools.schedule_fees import (
+    COMPONENT_HELP,
+    FeeComponent,
+    FeeVariant,
+    all_components,
+    fee_note,
+    listing_fee,
+    variants,
+)
 
 MAX_PLAUSIBLE_SPAN = 100  # subsections spanning more PDF pages were mis-extracted: no page
 RRF_K = 10
 MAX_SENTENCES = 3
 SIMILARITY_BAND = 0.15  # commentary passages this close to the best one add their codes
+# A description q restates this closely (F1 of the weighted word sets, retrieval/
+# ohip_descriptions.py) ranks its code ahead of codes that are only near q: questions that
+# restate a description score about 0.9-1.0 on it, open questions at most about 0.65.
+RESTATED = 0.75
 
 LIMIT_WORDS = re.compile(
     r"\b(max(imum)?|at most|limited|limit|once|only one|only 1|per (patient|admission|day|week|"
@@ -49,7 +63,25 @@ SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
 class ScheduleItem(BaseModel):
     code: str = Field(description="Fee code, e.g. 'C124'.")
     description: str = Field(description="Service description.")
-    fee: float | None = Field(description="Dollar amount (null for percentage premiums).")
+    fee: float | None = Field(
+        description=(
+            "Dollar amount of the main listing (null for percentage premiums and fees the "
+            "Schedule leaves to independent consideration). For a code priced by component it "
+            "is the first column listed (the technical component, H, where there is one): read "
+            "fee_components for every component; a code priced only by one component answers "
+            "that component's amount."
+        )
+    )
+    fee_components: list[FeeComponent] = Field(description=COMPONENT_HELP)
+    fee_variants: list[FeeVariant] = Field(
+        description=(
+            "Every listing of a code the Schedule lists with different fees (e.g. a specialty's "
+            "table against the general one), main listing first; empty when listed once."
+        ),
+    )
+    fee_note: str | None = Field(
+        description="The fee components and listings in words, when there is more than a fee.",
+    )
     requirements: str | None = Field(description="Billing requirements and documentation.")
     limits: str | None = Field(description="Service limits and restrictions.")
     page_num: int | None = Field(description="First PDF page of the Schedule table listing it.")
@@ -59,13 +91,25 @@ class ScheduleItem(BaseModel):
 class Candidate:
     score: float = 0.0
     named: int | None = None
+    restated: float = 0.0  # how closely q restates the code's description, when >= RESTATED
     passages: dict[str, VectorHit] = field(default_factory=dict)
+
+    def order(self, code: str) -> tuple[bool, int, float, float, str]:
+        """Named codes in request order, then restated descriptions, then fused score."""
+        return (
+            self.named is None,
+            self.named or 0,
+            -self.restated,
+            -ranking.score(self.score),
+            code,
+        )
 
 
 def rank(
     q: str, named: list[str], sql: SqlFound | None, vec: VectorFound | None
 ) -> dict[str, Candidate]:
-    """Reciprocal-rank fusion of the code lists each path produced; named codes come first."""
+    """Reciprocal-rank fusion of the code lists each path produced; named codes come first,
+    then codes whose description q restates (`Candidate.order`)."""
     found: dict[str, Candidate] = defaultdict(Candidate)
     for i, code in enumerate(named):
         found[code].named = i
@@ -83,6 +127,11 @@ def rank(
     if sql:
         add(from_commentary([(i, r["codes"] or "") for i, r in enumerate(sql.commentary)]))
         add([(float(i), c) for i, c in enumerate(sql.fts)])
+        # Only close restatements count: as one more fused list, descriptions sharing a word
+        # or two with an open question pushed the commentary's answers down.
+        for d in sql.described:
+            if d.score >= RESTATED:
+                found[d.code].restated = d.score
     if vec:
         terms = query_terms(q)
         best = vec.hits[0].similarity if vec.hits else 0.0
@@ -156,6 +205,10 @@ def _fee_basis(row: dict[str, Any]) -> str | None:
     }.get(kind or "")
 
 
+def _money(value: float | None) -> str:
+    return "no fee" if value is None else f"{value:.2f}"
+
+
 def _squash(text: str | None) -> str:
     return " ".join((text or "").split())
 
@@ -218,16 +271,17 @@ def build_item(
     vector_fees = passage_fees(code, mentions)
     if rows:
         row = rows[0]  # ordered by n_source_rows: the fee most source tables give
-        description, fee = row["description"], row["fee"]
+        description, (fee, _) = row["description"], listing_fee(row)
         requirements = _join(_fee_basis(row), row["requirements"])
         limits = row["limits"]
         page = _page(row["pdf_pages"])
         source = f"OHIP Schedule of Benefits, {row['subsection_title']} ({row['page_ref']})"
         chunk_id = row["chunk_id"]
-        fees = sorted({r["fee"] for r in rows if r["fee"] is not None})
+        fees = sorted({f for f in (listing_fee(r)[0] for r in rows) if f is not None})
         if len(fees) > 1:
             listed = "; ".join(
-                f"{r['fee']:.2f} ({r['page_ref']} {r['subsection_title']})" for r in rows
+                f"{_money(listing_fee(r)[0])} ({r['page_ref']} {r['subsection_title']})"
+                for r in rows
             )
             conflicts.append(
                 Conflict(
@@ -236,8 +290,9 @@ def build_item(
                     vector_value=vector_fees or None,
                     resolution=(
                         f"The schedule extract lists {code} with {len(fees)} different fees; the "
-                        f"item shows {fee:.2f}, the fee in most source tables "
-                        f"({row['n_source_rows']} rows). Confirm against the current Schedule."
+                        f"item shows {_money(fee)}, the fee in most source tables "
+                        f"({row['n_source_rows']} rows), and every listing in fee_variants. "
+                        "Confirm against the current Schedule."
                     ),
                 )
             )
@@ -281,10 +336,14 @@ def build_item(
     doc_notes = _sentences(code, texts, DOC_WORDS, skip=limit_notes)
     requirements = _join(requirements, *doc_notes) if "documentation" in include else None
     limits = _join(limits, *limit_notes) if "limits" in include else None
+    show_fee = "fee" in include
     item = ScheduleItem(
         code=code,
         description=description,
-        fee=fee if "fee" in include else None,
+        fee=fee if show_fee else None,
+        fee_components=all_components(rows) if show_fee else [],
+        fee_variants=variants(rows) if show_fee else [],
+        fee_note=fee_note(code, rows) if show_fee else None,
         requirements=requirements,
         limits=limits,
         page_num=page,
