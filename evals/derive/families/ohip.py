@@ -226,3 +226,30 @@ def description_top5(corpus: Corpus) -> Iterator[Scenario]:
             source=_source(corpus, rows),
             relevant={code: 3},
         )
+
+
+def paraphrase(code: str, description: str) -> str:
+    """The description as a clinician might retype it: lower case, without one of its content
+    words (chosen by the code, not by what the tool answers), punctuation dropped."""
+    words = re.findall(r"[A-Za-z0-9]+", description)
+    content = [i for i, w in enumerate(words) if w.casefold() not in STOPWORDS and len(w) >= 3]
+    drop = content[_choice(code + ":drop", len(content))] if len(content) > 3 else None
+    return " ".join(w.lower() for i, w in enumerate(words) if i != drop)
+
+
+@family("schedule.description_paraphrase", tool=TOOL)
+def description_paraphrase(corpus: Corpus) -> Iterator[Scenario]:
+    """The same services asked in looser words (lower case, one content word left out, no
+    punctuation): the code in the first five. Guards against matching only verbatim text."""
+    for code, description, rows in _described(corpus):
+        q = _question(code, paraphrase(code, description))
+        yield derived_case(
+            "schedule.description_paraphrase",
+            code,
+            tool=TOOL,
+            args={"q": q, "top_k": 5},
+            expect=[{"check": "contains_record", "path": "items", "value": {"code": code}}],
+            title=f"'{q}' answers {code} in the first five",
+            source=_source(corpus, rows),
+            relevant={code: 3},
+        )
