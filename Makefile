@@ -134,7 +134,8 @@ fuzz: index
 check: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy reference_server evals scale load
+	$(VENV)/bin/mypy reference_server evals scale load ocm_common
+	$(VENV)/bin/lint-imports
 
 clean:
 	rm -rf $(VENV) build reports/runs reports/bench reports/load reports/latest .pytest_cache .mypy_cache .ruff_cache .benchmarks

@@ -88,10 +88,6 @@ def get(name: str) -> MetricDef:
         raise KeyError(f"unknown metric {name!r}; known: {', '.join(METRICS)}") from None
 
 
-def is_known(name: str) -> bool:
-    return canonical(name) in METRICS
-
-
 def label(name: str) -> str:
     definition = METRICS.get(canonical(name))
     return definition.label if definition else name

@@ -19,8 +19,9 @@ from pathlib import Path
 from load.profiles import NAMES, LocustProfile, load_profiles
 from load.records import RECORDS_FILE, read_records
 from load.safety import NotLoopbackError, require_loopback
-from load.server import running_server
 from load.slo import evaluate, load_slo, miss_table
+from ocm_common.durations import duration_arg
+from ocm_common.launcher import running_server
 from reference_server.config import default_http_workers
 
 
@@ -95,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--url", help="a running loopback MCP endpoint (default: start one)")
     run.add_argument("--users", type=int)
     run.add_argument("--rate", type=float, help="total calls/s (paced)")
-    run.add_argument("--time", type=float, help="seconds")
+    run.add_argument("--time", type=duration_arg, help="how long: 20s, 1m30s, 2h or bare seconds")
     run.add_argument(
         "--workers", type=int, default=0, help="locust worker processes (0: one process)"
     )

@@ -32,10 +32,10 @@ from load.client import McpClient, warm_up
 from load.hoststat import cpu_shares, cpu_times
 from load.records import LatencyRecord
 from load.regression import MARGIN, judge, table
-from load.server import running_server
 from load.slo import load_slo
 from load.taskmix import TaskMix
 from load.worktree import WorktreeError, build_index, check_imports, checkout
+from ocm_common.launcher import running_server
 from reference_server.machine import describe, one_line
 
 ROUNDS = 100  # calls per tool and side: ~1 min on this 2-core machine

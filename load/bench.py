@@ -34,7 +34,6 @@ from load.parallel import run_parallel
 from load.profiles import load_profiles
 from load.records import RECORDS_FILE, read_records
 from load.run import run_profile
-from load.server import cpu_seconds, running_server
 from load.slo import (
     SLO_FILE_ENV,
     Miss,
@@ -46,6 +45,8 @@ from load.slo import (
     miss_table,
     write_slo,
 )
+from ocm_common.launcher import cpu_seconds, running_server
+from ocm_common.percentiles import DEFINITION
 from reference_server.config import PROJECT_ROOT, default_http_workers
 from reference_server.machine import describe, one_line
 
@@ -450,7 +451,7 @@ def render_markdown(summary: dict[str, Any]) -> str:
         f"{summary.get('elapsed_s', 0):.0f} s.",
         "",
         *[line for text in calibration_lines(summary) for line in (text, "")],
-        "Bars are `raw -> calibrated` (ms).",
+        f"Bars are `raw -> calibrated` (ms); p50/p95/p99: {DEFINITION}.",
         "",
         "| tool | latency p50 ms | bar | latency p95 ms | bar | latency p99 ms | paced p95 ms | bar "
         "| in-process p50 ms | bar | in-process p95 ms | bar | errors |",

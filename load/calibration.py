@@ -35,24 +35,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from ocm_common.slo_file import Calibration
 
-
-class Calibration(BaseModel):
-    """Where the tight bars were set: the reference workload's time on that machine."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    workload: str = "embedding"
-    reference_ms: float = Field(gt=0)
-    parts_ms: dict[str, float] = Field(default_factory=dict)
-    cpu_model: str = ""
-    flags: dict[str, bool] = Field(default_factory=dict)
-    cores: int | None = None
-    onnxruntime: str | None = None
-    embed_model: str | None = None
-    recorded: str = ""
-    min_factor: float = Field(default=1.0, gt=0)
+__all__ = ["Calibration", "Factor", "factor"]
 
 
 @dataclass(frozen=True)

@@ -21,21 +21,21 @@ from locust import FastHttpUser, LoadTestShape, constant, constant_throughput, e
 from locust.env import Environment
 from locust.runners import WorkerRunner
 
-from load.mcp_http import (
+from load.records import RECORDS_FILE, LatencyRecord, write_records
+from load.safety import require_loopback
+from load.slo import Miss, evaluate, evaluate_saturation, load_slo, miss_table
+from load.taskmix import TaskMix
+from ocm_common.durations import duration_arg
+from ocm_common.mcp_http import (
     McpCallError,
+    McpSession,
     OutputSchemas,
     call_body,
     check_tool_result,
     initialize_body,
     initialized_notification,
-    parse_reply,
-    request_headers,
     rpc,
 )
-from load.records import RECORDS_FILE, LatencyRecord, write_records
-from load.safety import require_loopback
-from load.slo import Miss, evaluate, evaluate_saturation, load_slo, miss_table
-from load.taskmix import TaskMix
 
 log = logging.getLogger("load")
 
@@ -51,10 +51,12 @@ def _options(parser: Any) -> None:
     parser.add_argument("--validate-fraction", type=float, default=0.1)
     parser.add_argument("--slo-file", default="")
     parser.add_argument("--steps", default="", help="saturation: comma-separated user counts")
-    parser.add_argument("--step-time", type=float, default=8.0, help="saturation: seconds per step")
+    parser.add_argument(
+        "--step-time", type=duration_arg, default=8.0, help="saturation: time per step (8s)"
+    )
     parser.add_argument("--mix-seed", type=int, default=None)
     parser.add_argument(
-        "--warmup", type=float, default=0.0, help="seconds run before statistics are reset"
+        "--warmup", type=duration_arg, default=0.0, help="time run before statistics are reset"
     )
 
 
@@ -130,8 +132,9 @@ class McpUser(FastHttpUser):
     def on_start(self) -> None:
         require_loopback(self.host or "")
         self.path = _opt(self.environment, "mcp_path", "/mcp")
-        self.token = os.environ.get("EVALS_BEARER_TOKEN") or os.environ.get("OCM_BEARER_TOKEN")
-        self.session_id: str | None = None
+        self.mcp = McpSession(
+            token=os.environ.get("EVALS_BEARER_TOKEN") or os.environ.get("OCM_BEARER_TOKEN")
+        )
         self.validate_fraction = float(_opt(self.environment, "validate_fraction", 0.1))
         body = initialize_body()
         reply = self._post(body, "initialize")
@@ -161,7 +164,7 @@ class McpUser(FastHttpUser):
         with self.client.post(
             self.path,
             data=json.dumps(body),
-            headers=request_headers(self.session_id, self.token),
+            headers=self.mcp.headers(),
             name=name,
             catch_response=True,
         ) as response:
@@ -171,14 +174,14 @@ class McpUser(FastHttpUser):
                         raise McpCallError(f"HTTP {response.status_code}")
                     response.success()
                     return None
-                result = parse_reply(
+                headers = response.headers or {}
+                result = self.mcp.read(
+                    body,
                     response.status_code or 0,
-                    response.headers.get("content-type", "") if response.headers else "",
+                    headers.get("content-type", ""),
                     response.text or "",
-                    body["id"],
+                    headers.get("mcp-session-id"),
                 )
-                if name == "initialize" and response.headers:
-                    self.session_id = response.headers.get("mcp-session-id") or None
                 response.success()
                 return result
             except McpCallError as exc:
@@ -192,16 +195,16 @@ class McpUser(FastHttpUser):
         with self.client.post(
             self.path,
             data=json.dumps(body),
-            headers=request_headers(self.session_id, self.token),
+            headers=self.mcp.headers(),
             name=call.tool,
             catch_response=True,
         ) as response:
             try:
-                result = parse_reply(
+                result = self.mcp.read(
+                    body,
                     response.status_code or 0,
                     response.headers.get("content-type", "") if response.headers else "",
                     response.text or "",
-                    body["id"],
                 )
                 sampled = random.random() < self.validate_fraction
                 check_tool_result(call.tool, result, self.schemas if sampled else None)

@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
+from ocm_common.percentiles import pct
+
 RECORDS_FILE = "latency.jsonl"
 
 
@@ -57,9 +59,9 @@ class LatencyRecord(BaseModel):
             tool=tool,
             source=source,
             n=int(ms.size),
-            p50_ms=round(float(np.percentile(ms, 50)), 2),
-            p95_ms=round(float(np.percentile(ms, 95)), 2),
-            p99_ms=round(float(np.percentile(ms, 99)), 2),
+            p50_ms=round(pct(ms, 50), 2),
+            p95_ms=round(pct(ms, 95), 2),
+            p99_ms=round(pct(ms, 99), 2),
             max_ms=round(float(ms.max()), 2),
             rps=round(ms.size / duration_s, 2) if duration_s > 0 else 0.0,
             errors=errors,

@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from ocm_common.percentiles import METHOD, percentile
+
 MARGIN = 0.10
 CONFIDENCE = 0.95
 RESAMPLES = 4000
@@ -42,12 +44,7 @@ SEED = 20260523
 MIN_PAIRS = 20
 PERCENTILES = {"p50": 50.0, "p95": 95.0}
 RATIOS = (*PERCENTILES, "paired")
-PERCENTILE_METHOD = "linear"
-
-
-def percentile(values: np.ndarray, q: float, axis: int = -1) -> np.ndarray:
-    """The q-th percentile (0-100), linear interpolation (the one definition used here)."""
-    return np.asarray(np.percentile(values, q, axis=axis, method="linear"))
+PERCENTILE_METHOD = METHOD
 
 
 @dataclass(frozen=True)
@@ -124,7 +121,7 @@ def _ratio(
     working: float, base: float, point: float, stats: np.ndarray, confidence: float
 ) -> Ratio:
     alpha = (1 - confidence) / 2
-    low, high = np.percentile(stats, [100 * alpha, 100 * (1 - alpha)])
+    low, high = percentile(stats, [100 * alpha, 100 * (1 - alpha)])
     return Ratio(
         round(working, 3),
         round(base, 3),

@@ -19,7 +19,8 @@ from load.client import warm_up
 from load.hoststat import cpu_shares, cpu_times
 from load.profiles import LocustProfile, SaturationProfile
 from load.safety import require_loopback
-from load.server import free_port, stop
+from ocm_common.durations import locust_time
+from ocm_common.launcher import free_port, stop
 
 LOAD_DIR = Path(__file__).resolve().parent
 LOCUSTFILE = LOAD_DIR / "locustfile.py"
@@ -52,7 +53,7 @@ def _common(profile: str, url: str, out_dir: Path, *, time_s: float, quiet: bool
         "--out-dir",
         str(out_dir),
         "--run-time",
-        f"{max(1, round(time_s))}s",
+        locust_time(time_s),
         "--stop-timeout",
         "10",
         "--csv",

@@ -12,145 +12,34 @@ benchmark gets the hard bars only and the bench judges the tight ones after it).
 
 from __future__ import annotations
 
-import fnmatch
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field
-
-from load.calibration import Calibration
 from load.records import LatencyRecord
+from ocm_common.slo_file import (
+    LATENCY_METRICS,
+    SLO_FILE,
+    SLO_FILE_ENV,
+    CpuPerCallSlo,
+    Slo,
+    load_slo,
+    write_slo,
+)
 
-SLO_FILE = Path(__file__).with_name("slo.yaml")
-SLO_FILE_ENV = "LOAD_SLO_FILE"
-LATENCY_METRICS = ("p50_ms", "p95_ms", "p99_ms")
-# tight latency bars (scaled by the factor) and throughput floors (divided by it)
-SCALED_LATENCY = (*LATENCY_METRICS, "step_p95_ms")
-SCALED_RATE = ("min_rps",)
-
-
-class Ceiling(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    tools: str
-    p50_ms: float
-    p95_ms: float
-
-
-class SaturationSlo(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    min_rps: float = 200.0
-    step_p95_ms: float = 250.0
-
-
-class ParallelSlo(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    delay_ms: float = 100.0
-    delay_factor_max: float = 1.5
-    fanout_slack_ms: float = 10.0
-    lag_slack_ms: float = 50.0
-    known_gaps: dict[str, str] = Field(default_factory=dict)
-
-
-class CpuPerCallSlo(BaseModel):
-    """The server's CPU per call in one profile, as a multiple of the reference workload timed
-    in the same run. A slower machine slows both, so the ratio stays; a server that does more
-    work per call moves it, whatever the machine (latency bars, even calibrated, carry the
-    machine's noise: a queue, a neighbour's burst)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    profile: str = "latency"
-    max_reference_ratio: float
-
-
-class Slo(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    spec_ceilings: list[Ceiling] = Field(default_factory=list)
-    profiles: dict[str, dict[str, float]] = Field(default_factory=dict)
-    max_errors: int = 0
-    parallel: ParallelSlo = Field(default_factory=ParallelSlo)
-    per_tool: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict)
-    calibration: Calibration | None = None
-    cpu_per_call: CpuPerCallSlo | None = None
-
-    def scaled(self, factor: float) -> Slo:
-        """The same SLO with every tight bar restated for a machine `factor` times slower:
-        latency bars x factor, throughput floors / factor. Spec ceilings, errors and the
-        parallel guarantees are the contract and stay as they are."""
-
-        def scale(bars: dict[str, float]) -> dict[str, float]:
-            return {
-                metric: round(
-                    bound * factor
-                    if metric in SCALED_LATENCY
-                    else bound / factor
-                    if metric in SCALED_RATE
-                    else bound,
-                    3,
-                )
-                for metric, bound in bars.items()
-            }
-
-        return self.model_copy(
-            update={
-                "profiles": {name: scale(bars) for name, bars in self.profiles.items()},
-                "per_tool": {
-                    tool: {name: scale(bars) for name, bars in by_profile.items()}
-                    for tool, by_profile in self.per_tool.items()
-                },
-            }
-        )
-
-    def hard_only(self) -> Slo:
-        """Only what holds on any machine: spec ceilings, errors, the parallel guarantees."""
-        return self.model_copy(update={"profiles": {}, "per_tool": {}})
-
-    @property
-    def saturation(self) -> SaturationSlo:
-        return SaturationSlo.model_validate(self.profiles.get("saturation", {}))
-
-    def ceiling(self, tool: str) -> dict[str, float]:
-        for c in self.spec_ceilings:
-            if fnmatch.fnmatchcase(tool, c.tools):
-                return {"p50_ms": c.p50_ms, "p95_ms": c.p95_ms}
-        return {}
-
-    def bars(self, profile: str, tool: str) -> dict[str, float]:
-        """Latency bars for one tool in one profile: the tighter of our bar and the spec's.
-
-        Saturation deliberately overloads the server, so its bar is throughput, not latency.
-        """
-        if profile == "saturation":
-            return {}
-        bars = dict(self.ceiling(tool))
-        own = {**self.profiles.get(profile, {}), **self.per_tool.get(tool, {}).get(profile, {})}
-        for metric, bound in own.items():
-            if metric in LATENCY_METRICS:
-                bars[metric] = min(bound, bars.get(metric, bound))
-        return bars
-
-
-def load_slo(path: Path | None = None) -> Slo:
-    """`path`, else `$LOAD_SLO_FILE`, else `load/slo.yaml`."""
-    path = path or Path(os.environ.get(SLO_FILE_ENV) or SLO_FILE)
-    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    return Slo.model_validate(raw)
-
-
-def write_slo(slo: Slo, path: Path) -> Path:
-    """An SLO file another process (locust, pytest) reads with `load_slo(path)`."""
-    path.write_text(
-        yaml.safe_dump(slo.model_dump(mode="json", exclude_none=True), sort_keys=False),
-        encoding="utf-8",
-    )
-    return path
+__all__ = [
+    "LATENCY_METRICS",
+    "SLO_FILE",
+    "SLO_FILE_ENV",
+    "CpuPerCallSlo",
+    "Miss",
+    "Slo",
+    "evaluate",
+    "evaluate_cpu_per_call",
+    "evaluate_saturation",
+    "load_slo",
+    "miss_table",
+    "write_slo",
+]
 
 
 @dataclass(frozen=True)

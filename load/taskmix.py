@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from evals.run.scenario import load_scenarios
-from reference_server.config import PROJECT_ROOT
+from ocm_common.golden import GOLDEN_DIR, golden_calls
+from ocm_common.golden import GoldenCall as Call
 
-GOLDEN_DIR = PROJECT_ROOT / "golden"
+__all__ = ["FREE_TEXT_ARGS", "GOLDEN_DIR", "Call", "TaskMix", "variants"]
 FREE_TEXT_ARGS = ("query", "q", "question")
 LEAD_INS = (
     "",
@@ -37,13 +35,6 @@ TAILS = (
 )
 
 
-@dataclass(frozen=True)
-class Call:
-    tool: str
-    arguments: dict[str, Any]
-    scenario: str
-
-
 def variants(text: str) -> list[str]:
     """Every lead-in x tail combination of one free-text argument, the original first."""
     return [f"{lead}{text}{tail}" for lead in LEAD_INS for tail in TAILS]
@@ -60,10 +51,8 @@ class TaskMix:
     @classmethod
     def from_golden(cls, golden: Path = GOLDEN_DIR, seed: int | None = None) -> TaskMix:
         by_tool: dict[str, list[Call]] = defaultdict(list)
-        for s in load_scenarios(golden):
-            if s.expects_error:
-                continue
-            by_tool[s.tool].append(Call(s.tool, dict(s.args), s.id))
+        for call in golden_calls(golden):
+            by_tool[call.tool].append(call)
         return cls(dict(by_tool), seed)
 
     def originals(self) -> list[Call]:

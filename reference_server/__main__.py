@@ -18,7 +18,7 @@ from pathlib import Path
 from reference_server.config import Settings, default_http_workers
 from reference_server.http_app import DEFAULT_PATH
 from reference_server.http_security import HOST_ENV
-from reference_server.index.check import index_problem
+from reference_server.index.fingerprint import index_problem
 from reference_server.retrieval.chroma_client import sweep_orphans
 from reference_server.server import build_server
 

@@ -1,4 +1,5 @@
-"""Server configuration: one pydantic model, read from `OCM_*` environment variables.
+"""Server configuration: one pydantic model, read from `OCM_*` environment variables by
+pydantic-settings (`Settings.from_env`); building a `Settings` directly reads no environment.
 
 Configuration is the only way to change behaviour that a client must not control (fault
 injection, which retrieval paths run, optional OpenAI modes); tool arguments never do.
@@ -8,13 +9,24 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
+from contextvars import ContextVar
 from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, Field
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+from pydantic_settings.sources.utils import parse_env_vars
 
+from reference_server import configurations
 from reference_server.embedding_model import ModelVariant
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -157,58 +169,108 @@ class Settings(BaseModel):
         return self.as_of_date or date.today()
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> Settings:
-        """Build settings from a named configuration (``OCM_CONFIG``, see configurations.py),
-        then OCM_* variables (and an optional OCM_FAULTS_FILE), then overrides."""
-        env = dict(os.environ if env is None else env)
-        data: dict[str, Any] = {}
-        if env.get("OCM_CONFIG"):
-            from reference_server.configurations import resolve
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Settings from a named configuration (``OCM_CONFIG``, see configurations.py), then
+        ``OCM_FAULTS_FILE``, then the ``OCM_*`` variables, then `overrides` (each on top of the
+        one before; a nested override such as ``fusion={"rrf_k": 60}`` updates one field of a
+        named configuration's fusion). `env` stands for the process environment in tests."""
+        token = _ENV.set(dict(os.environ if env is None else env))
+        try:
+            read = _Environment(**overrides)
+        finally:
+            _ENV.reset(token)
+        return cls.model_validate(read.model_dump())
 
-            data.update(resolve(env["OCM_CONFIG"], env))
-        simple = {
-            "OCM_INDEX_DIR": "index_dir",
-            "OCM_MODEL_DIR": "model_dir",
-            "OCM_EMBED_MODEL": "embed_model",
-            "OCM_MODEL_CACHE_DIR": "model_cache_dir",
-            "OCM_EMBEDDING": "embedding",
-            "OCM_RERANK": "rerank",
-            "OCM_RERANK_MODEL": "rerank_model",
-            "OCM_RERANK_TIMEOUT_MS": "rerank_timeout_ms",
-            "OCM_RERANK_CANDIDATES": "rerank_candidates",
-            "OCM_MODE": "mode",
-            "OCM_SQL_TIMEOUT_MS": "sql_timeout_ms",
-            "OCM_VECTOR_TIMEOUT_MS": "vector_timeout_ms",
-            "OCM_TOOL_TIMEOUT_MS": "tool_timeout_ms",
-            "OCM_AS_OF_DATE": "as_of_date",
-            "OCM_WEB": "web_enabled",
-            "OCM_WEB_TIMEOUT_S": "web_timeout_s",
-            "OCM_EMBED_CACHE_SIZE": "embed_cache_size",
-            "OCM_EMBED_THREADS": "embed_threads",
-            "OCM_CHROMA_URL": "chroma_url",
-            "OCM_EXACT_SEARCH_MAX": "exact_search_max",
-            "OCM_HTTP_MAX_REQUESTS_PER_CONNECTION": "http_max_requests_per_connection",
+
+# The environment `Settings.from_env` reads (pydantic-settings builds its sources in a classmethod).
+_ENV: ContextVar[Mapping[str, str]] = ContextVar("ocm_settings_env")
+
+
+class _Environment(BaseSettings, Settings):
+    """`Settings` read by pydantic-settings: ``OCM_<FIELD>`` for every field (``OCM_WEB`` for
+    `web_enabled`; empty variables count as unset), ``OCM_FAULT_<NAME>`` for each fault."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="OCM_", env_ignore_empty=True, populate_by_name=True, extra="ignore"
+    )
+
+    web_enabled: bool = Field(
+        default=False,
+        validation_alias="OCM_WEB",
+        description="Allow real HTTP look-ups (check_web, program web mode).",
+    )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Highest first: overrides, OCM_* variables, OCM_FAULTS_FILE, OCM_CONFIG."""
+        env = _ENV.get()
+        return (
+            init_settings,
+            _EnvSource(settings_cls, env),
+            _FaultsFileSource(settings_cls, env),
+            _NamedConfigurationSource(settings_cls, env),
+        )
+
+
+class _EnvSource(EnvSettingsSource):
+    """The OCM_* variables of a given mapping (the process environment, or a test's)."""
+
+    def __init__(self, settings_cls: type[BaseSettings], env: Mapping[str, str]):
+        self._env = env
+        super().__init__(settings_cls)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        return parse_env_vars(
+            self._env, self.case_sensitive, self.env_ignore_empty, self.env_parse_none_str
+        )
+
+    def __call__(self) -> dict[str, Any]:
+        values = super().__call__()
+        faults = {
+            name: self._env[var]
+            for name in Faults.model_fields
+            if self._env.get(var := f"OCM_FAULT_{name.upper()}")
         }
-        if env.get("OCM_WEB_URL_REWRITE"):
-            data["web_url_rewrite"] = json.loads(env["OCM_WEB_URL_REWRITE"])
-        for var, key in simple.items():
-            if env.get(var):
-                data[key] = env[var]
-        faults: dict[str, Any] = {}
-        if env.get("OCM_FAULTS_FILE"):
-            text = Path(env["OCM_FAULTS_FILE"]).read_text(encoding="utf-8")
-            faults.update(
-                json.loads(text) if text.lstrip().startswith("{") else yaml.safe_load(text) or {}
-            )
-        for name in Faults.model_fields:
-            var = f"OCM_FAULT_{name.upper()}"
-            if env.get(var):
-                faults[name] = env[var]
         if faults:
-            data["faults"] = faults
-        for key, value in overrides.items():
-            if isinstance(value, dict) and isinstance(data.get(key), dict):
-                data[key] = {**data[key], **value}  # e.g. fusion.rrf_k on top of a named config
-            else:
-                data[key] = value
-        return cls.model_validate(data)
+            values["faults"] = {**values.get("faults", {}), **faults}
+        return values
+
+
+class _FaultsFileSource(PydanticBaseSettingsSource):
+    """``OCM_FAULTS_FILE``: faults as JSON or YAML, under the OCM_FAULT_* variables."""
+
+    def __init__(self, settings_cls: type[BaseSettings], env: Mapping[str, str]):
+        super().__init__(settings_cls)
+        self._path = env.get("OCM_FAULTS_FILE")
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        if not self._path:
+            return {}
+        text = Path(self._path).read_text(encoding="utf-8")
+        faults = json.loads(text) if text.lstrip().startswith("{") else yaml.safe_load(text)
+        return {"faults": faults or {}}
+
+
+class _NamedConfigurationSource(PydanticBaseSettingsSource):
+    """``OCM_CONFIG``: a named configuration's overrides, under everything else."""
+
+    def __init__(self, settings_cls: type[BaseSettings], env: Mapping[str, str]):
+        super().__init__(settings_cls)
+        self._env = env
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        name = self._env.get("OCM_CONFIG")
+        return configurations.resolve(name, self._env) if name else {}

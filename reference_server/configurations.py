@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reference_server.config import DEFAULT_INDEX_DIR
-
-OPENAI_INDEX_DIR = DEFAULT_INDEX_DIR.parent / "index-openai"
+# Beside the default index (build/index); this module reads no settings, so that
+# `config.Settings` can resolve OCM_CONFIG through it without the two importing each other.
+OPENAI_INDEX_DIR = Path(__file__).resolve().parent.parent / "build" / "index-openai"
 
 
 class ConfigurationUnavailable(ValueError):
@@ -51,10 +51,6 @@ def _openai_index(env: Mapping[str, str]) -> str | None:
 
 
 def _rerank(env: Mapping[str, str]) -> str | None:
-    from reference_server.config import Settings
-
-    if "openai" not in str(Settings.model_fields["rerank"].annotation):
-        return "this server has no OpenAI rerank setting"
     if not _rerank_implemented():
         return "OCM_RERANK is not implemented by this server version (no reranker in retrieval/)"
     return _needs_key(env)

@@ -17,7 +17,7 @@ from starlette.applications import Starlette
 from reference_server.config import Settings
 from reference_server.connection_reuse import MaxRequestsPerConnection
 from reference_server.http_security import HttpSecurity, secure_http_app
-from reference_server.index.check import index_problem
+from reference_server.index.fingerprint import index_problem
 from reference_server.server import bearer_token_from_env, build_server
 
 DEFAULT_PATH = "/mcp"

@@ -23,7 +23,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import os
 import statistics
 import sys
 import time
@@ -39,73 +38,21 @@ from rich.console import Console
 from rich.table import Table
 from scipy.stats import bootstrap
 
-from evals.run.scenario import load_scenarios
+from ocm_common import golden
+from ocm_common.durations import duration_arg
+from ocm_common.launcher import running_server
+from ocm_common.mcp_http import AsyncMcpClient
+from ocm_common.percentiles import DEFINITION, pct, percentile
 from reference_server.config import Settings
 from reference_server.index.synthetic import build_scaled, default_out_dir, dir_bytes
-from scale.procs import free_port, running, server_command
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 TARGETS = {10: 2.0, 100: 4.0}  # max p95 ratio to 1x, from the issue
-HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 Call = tuple[str, dict[str, Any]]
 
 
 def golden_calls() -> list[Call]:
-    return [(s.tool, s.args) for s in load_scenarios(GOLDEN) if not s.expects_error]
-
-
-class McpHttp:
-    """Minimal MCP client over streamable HTTP: JSON-RPC `tools/call`, JSON or SSE reply."""
-
-    def __init__(self, url: str, client: httpx.AsyncClient):
-        self.url, self.client, self.next_id = url, client, 0
-        self.last_bytes = 0  # size of the last reply: answers that grow with the corpus cost more
-
-    async def initialize(self) -> None:
-        await self._rpc(
-            "initialize",
-            {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "scale-bench", "version": "1"},
-            },
-        )
-
-    async def call(self, tool: str, args: dict[str, Any]) -> str | None:
-        """None on success, else what went wrong (HTTP status, JSON-RPC error, isError)."""
-        try:
-            reply = await self._rpc("tools/call", {"name": tool, "arguments": args})
-        except (httpx.HTTPError, ValueError) as exc:
-            return f"{type(exc).__name__}: {exc}"
-        if "error" in reply:
-            return f"json-rpc error {reply['error'].get('code')}"
-        result = reply.get("result") or {}
-        if result.get("isError"):
-            return "isError"
-        if result.get("structuredContent") is None:
-            return "no structuredContent"
-        return None
-
-    async def _rpc(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        self.next_id += 1
-        body = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
-        resp = await self.client.post(self.url, json=body, headers=HEADERS)
-        resp.raise_for_status()
-        self.last_bytes = len(resp.content)
-        if resp.headers.get("content-type", "").startswith("text/event-stream"):
-            data = [line[5:].strip() for line in resp.text.splitlines() if line.startswith("data:")]
-            return dict(json.loads(data[-1]))
-        return dict(resp.json())
-
-
-def _quantile(x: np.ndarray, q: float, axis: int = -1) -> np.ndarray:
-    """The q-quantile along an axis by nearest rank (the table's p50/p95 and the bootstrap's)."""
-    n = x.shape[axis]
-    return np.take(np.sort(x, axis=axis), min(n - 1, round(q * (n - 1))), axis=axis)
-
-
-def percentile(values: list[float], q: float) -> float:
-    return float(_quantile(np.asarray(values, dtype=float), q)) if values else float("nan")
+    return [(c.tool, c.arguments) for c in golden.golden_calls(GOLDEN)]
 
 
 async def single_client(urls: dict[int, str], calls: list[Call], rounds: int) -> dict[int, Any]:
@@ -114,7 +61,7 @@ async def single_client(urls: dict[int, str], calls: list[Call], rounds: int) ->
     errors: dict[int, dict[str, int]] = {f: defaultdict(int) for f in urls}
     sizes: dict[int, dict[str, list[int]]] = {f: defaultdict(list) for f in urls}
     async with httpx.AsyncClient(timeout=30) as http:
-        clients = {f: McpHttp(url, http) for f, url in urls.items()}
+        clients = {f: AsyncMcpClient(url, http) for f, url in urls.items()}
         for client in clients.values():
             await client.initialize()
             for tool, args in calls:  # warm-up pass: caches, lazy collections
@@ -122,17 +69,16 @@ async def single_client(urls: dict[int, str], calls: list[Call], rounds: int) ->
         for _ in range(rounds):
             for tool, args in calls:
                 for factor, client in clients.items():
-                    started = time.perf_counter()
-                    problem = await client.call(tool, args)
-                    samples[factor][tool].append((time.perf_counter() - started) * 1000)
-                    sizes[factor][tool].append(client.last_bytes)
-                    if problem:
+                    reply = await client.call(tool, args)
+                    samples[factor][tool].append(reply.latency_ms)
+                    sizes[factor][tool].append(reply.size)
+                    if reply.error:
                         errors[factor][tool] += 1
     return {
         f: {
             tool: {
-                "p50_ms": round(statistics.median(xs), 2),
-                "p95_ms": round(percentile(xs, 0.95), 2),
+                "p50_ms": round(pct(xs, 50), 2),
+                "p95_ms": round(pct(xs, 95), 2),
                 "calls": len(xs),
                 "errors": errors[f][tool],
                 "answer_bytes": round(statistics.mean(sizes[f][tool])),
@@ -160,12 +106,12 @@ async def saturation(url: str, calls: list[Call], clients: int, seconds: float) 
                 offset: int, mix: list[Call] = mix, deadline: float = deadline
             ) -> None:
                 nonlocal done, failed
-                client = McpHttp(url, http)
+                client = await AsyncMcpClient(url, http).initialize()
                 i = offset
                 while time.perf_counter() < deadline:
                     name, args = mix[i % len(mix)]
                     i += 1
-                    if await client.call(name, args):
+                    if (await client.call(name, args)).error:
                         failed += 1
                     done += 1
 
@@ -182,32 +128,17 @@ def servers(dirs: dict[int, Path], workers: int, logs: Path) -> Iterator[dict[in
     with contextlib.ExitStack() as stack:
         urls = {}
         for factor, index_dir in dirs.items():
-            port = free_port()
-            env = {**os.environ, "OCM_INDEX_DIR": str(index_dir)}
-            cmd = server_command(port, workers)
-            url = f"http://127.0.0.1:{port}/mcp"
-            stack.enter_context(
-                running(
-                    cmd,
-                    log=logs / f"server-x{factor}.log",
-                    ready=_mcp_ready(url),
-                    what=f"server x{factor}",
-                    env=env,
-                    timeout_s=600,
+            urls[factor] = str(
+                stack.enter_context(
+                    running_server(
+                        workers=workers,
+                        env={"OCM_INDEX_DIR": str(index_dir)},
+                        log_path=logs / f"server-x{factor}.log",
+                        timeout_s=600,
+                    )
                 )
             )
-            urls[factor] = url
         yield urls
-
-
-def _mcp_ready(url: str) -> Any:
-    def check() -> bool:
-        try:
-            return httpx.get(url, timeout=1.0).status_code in (200, 400, 405, 406)
-        except httpx.HTTPError:
-            return False
-
-    return check
 
 
 def build_indexes(factors: list[int], console: Console) -> tuple[dict[int, Path], dict[int, Any]]:
@@ -246,7 +177,7 @@ def ratio_interval(
         return None
     result = bootstrap(
         (np.asarray(base_ms), np.asarray(scaled_ms)),
-        lambda a, b, axis=-1: _quantile(b, 0.95, axis) / _quantile(a, 0.95, axis),
+        lambda a, b, axis=-1: percentile(b, 95, axis) / percentile(a, 95, axis),
         vectorized=True,
         n_resamples=resamples,
         method="percentile",
@@ -331,7 +262,7 @@ def render(result: dict[str, Any], console: Console) -> str:
         md.append(f"| {tool} | " + " | ".join(cells) + " |")
     console.print(table)
     note = (
-        "p95 Nx/1x: the ratio, with its 95 % bootstrap interval in brackets (each factor's calls "
+        f"p50/p95: {DEFINITION}. p95 Nx/1x: the ratio, with its 95 % bootstrap interval in brackets (each factor's calls "
         "resampled on their own). answer Nx/1x: the reply's size against 1x. Tools that list matching records (a "
         "condition's tools, a topic's IPAC sections, stale documents) keep the best n_results "
         "(n_sections), so their answers grow with the corpus only up to that bound."
@@ -397,7 +328,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--factors", default="1,10", help="comma-separated; 1 is always added")
     parser.add_argument("--rounds", type=int, default=10, help="single-client passes")
     parser.add_argument("--clients", type=int, default=8, help="saturation concurrency")
-    parser.add_argument("--seconds", type=float, default=4.0, help="saturation time per tool")
+    parser.add_argument(
+        "--seconds", type=duration_arg, default=4.0, help="saturation time per tool (4s, 1m)"
+    )
     parser.add_argument("--workers", type=int, default=1, help="server processes per factor")
     parser.add_argument("--out", type=Path, default=None, help="default reports/scale/<time>")
     parser.add_argument(

@@ -32,7 +32,7 @@ from fastmcp import Client
 from rich.console import Console
 from rich.table import Table
 
-from evals.run.scenario import load_scenarios
+from ocm_common import golden
 from reference_server.config import Settings
 from reference_server.index.synthetic import build_scaled, default_out_dir
 from reference_server.retrieval.sql import SqlClient
@@ -98,7 +98,7 @@ class Recorder:
 
 
 def golden_calls() -> list[tuple[str, str, dict[str, Any]]]:
-    return [(s.id, s.tool, s.args) for s in load_scenarios(GOLDEN) if not s.expects_error]
+    return [(c.scenario, c.tool, c.arguments) for c in golden.golden_calls(GOLDEN)]
 
 
 async def _time_interleaved(

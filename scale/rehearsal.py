@@ -24,7 +24,6 @@ import json
 import os
 import shutil
 import signal
-import statistics
 import sys
 import tempfile
 import time
@@ -36,10 +35,15 @@ import httpx
 from rich.console import Console
 from rich.table import Table
 
+from load.records import RECORDS_FILE, read_records
+from ocm_common.durations import duration_arg
+from ocm_common.launcher import free_port, http_ok, mcp_ready, running, server_command
+from ocm_common.mcp_http import AsyncMcpClient
+from ocm_common.percentiles import pct
 from reference_server.config import Settings
 from reference_server.index.chroma_load import load_collections
-from scale.bench import Call, McpHttp, golden_calls, percentile
-from scale.procs import chroma_server, free_port, http_ok, running, server_command
+from scale.bench import Call, golden_calls
+from scale.procs import chroma_server
 
 NGINX_CONF = """
 {user}worker_processes 1;
@@ -104,16 +108,15 @@ async def drive(
     async with httpx.AsyncClient(timeout=30, limits=limits) as http:
 
         async def worker(offset: int) -> None:
-            client = McpHttp(url, http)
+            client = await AsyncMcpClient(url, http).initialize()
             i = offset
             while time.perf_counter() < deadline:
                 tool, args = calls[i % len(calls)]
                 i += 1
-                t0 = time.perf_counter()
-                problem = await client.call(tool, args)
-                latencies[tool].append((time.perf_counter() - t0) * 1000)
-                if problem:
-                    failures[tool][problem] += 1
+                reply = await client.call(tool, args)
+                latencies[tool].append(reply.latency_ms)
+                if reply.error:
+                    failures[tool][reply.error[:120]] += 1
 
         async def stopper() -> float:
             await asyncio.sleep(stop_at)
@@ -129,8 +132,8 @@ async def drive(
             "calls": len(xs),
             "failures": sum(failures[tool].values()),
             "failure_kinds": dict(failures[tool]),
-            "p50_ms": round(statistics.median(xs), 1),
-            "p95_ms": round(percentile(xs, 0.95), 1),
+            "p50_ms": round(pct(xs, 50), 1),
+            "p95_ms": round(pct(xs, 95), 1),
         }
         for tool, xs in sorted(latencies.items())
     }
@@ -151,20 +154,12 @@ def locust_available() -> bool:
     return importlib.util.find_spec("locust") is not None
 
 
-def _percentile(cell: str | None) -> float:
-    """A locust CSV percentile: 'N/A' for a row without requests (tools/list after the
-    warm-up reset), counted as 0."""
-    try:
-        return float(cell or 0)
-    except ValueError:
-        return 0.0
-
-
 def drive_locust(
     url: str, users: int, seconds: float, stop_at: float, stop: Any, out: Path
 ) -> dict[str, Any]:
     """`make load`'s runner (`python -m load run --profile paced`) through nginx; `stop()` runs
-    at `stop_at` seconds. Per tool requests and failures come from locust's own CSV."""
+    at `stop_at` seconds. Per tool requests and failures come from locust's own CSV, p50/p95
+    from the run's latency records (the one percentile definition, ocm_common.percentiles)."""
     import csv
     import subprocess
     import threading
@@ -181,7 +176,7 @@ def drive_locust(
         "--users",
         str(users),
         "--time",
-        str(round(seconds)),
+        f"{seconds:g}s",
         "--out",
         str(out),
     ]
@@ -202,6 +197,8 @@ def drive_locust(
     tools: dict[str, dict[str, Any]] = {}
     stats = out / "paced_stats.csv"
     rows = list(csv.DictReader(stats.open())) if stats.exists() else []
+    records = out / RECORDS_FILE
+    latency = {r.tool: r for r in read_records(records)} if records.exists() else {}
     for row in rows:
         if row["Name"] == "Aggregated":
             continue
@@ -209,8 +206,8 @@ def drive_locust(
             "calls": int(row["Request Count"]),
             "failures": int(row["Failure Count"]),
             "failure_kinds": {},
-            "p50_ms": _percentile(row["50%"]),
-            "p95_ms": _percentile(row["95%"]),
+            "p50_ms": latency[row["Name"]].p50_ms if row["Name"] in latency else 0.0,
+            "p95_ms": latency[row["Name"]].p95_ms if row["Name"] in latency else 0.0,
         }
     total = sum(r["calls"] for r in tools.values())
     failures_csv = out / "paced_failures.csv"
@@ -269,7 +266,9 @@ def render(result: dict[str, Any], console: Console) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m scale.rehearsal", description=__doc__)
     parser.add_argument("--clients", type=int, default=8)
-    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument(
+        "--seconds", type=duration_arg, default=30.0, help="how long: 30s, 1m or bare seconds"
+    )
     parser.add_argument("--out", type=Path, default=Path("reports/rehearsal/latest"))
     parser.add_argument(
         "--builtin-client",
@@ -305,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
                 running(
                     cmd,
                     log=args.out / f"replica-{name}.log",
-                    ready=http_ok(f"http://127.0.0.1:{port}/mcp"),
+                    ready=mcp_ready(f"http://127.0.0.1:{port}/mcp"),
                     what=f"replica {name}",
                     env=env,
                     timeout_s=300,

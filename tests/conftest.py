@@ -7,12 +7,7 @@ elsewhere if needed. Freshness is pinned to a fixed 'today' so staleness tiers a
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import AsyncIterator, Iterable, Iterator
-from contextlib import contextmanager
 from datetime import date
 from functools import cache
 from typing import Any
@@ -20,6 +15,7 @@ from typing import Any
 import pytest
 from fastmcp import Client, FastMCP
 
+from ocm_common.launcher import running_server
 from reference_server import catalog
 from reference_server.config import Settings
 from reference_server.server import build_server
@@ -169,53 +165,8 @@ def http_server(settings: Settings) -> Iterator[str]:
         "OCM_BEARER_TOKEN": HTTP_TOKEN,
         "OCM_ALLOWED_ORIGINS": HTTP_ALLOWED_ORIGIN,
     }
-    with http_server_process(env, "--workers", "1") as url:
+    with running_server(workers=1, env=env, timeout_s=120) as url:
         yield url
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextmanager
-def http_server_process(env: dict[str, str], *args: str, startup_s: float = 120) -> Iterator[str]:
-    """`python -m reference_server --transport http` on a free loopback port; yields the /mcp
-    URL once a worker answers, and stops the process afterwards (also on failure)."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "reference_server",
-            "--transport",
-            "http",
-            "--port",
-            str(port),
-            *args,
-        ],
-        env={**os.environ, **env},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        import httpx
-
-        deadline = time.monotonic() + startup_s
-        while time.monotonic() < deadline:  # until a worker answers (each warms up first)
-            if proc.poll() is not None:
-                raise RuntimeError(proc.stderr.read().decode() if proc.stderr else "exited")
-            try:
-                httpx.post(url, json={}, timeout=5)
-                break
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=15)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

@@ -25,11 +25,11 @@ def test_a_dead_process_copy_is_swept_and_live_or_unnamed_ones_stay(tmp_path: Pa
 def test_a_server_stopped_by_sigterm_removes_its_copy(tmp_path: Path) -> None:
     """uvicorn re-raises SIGTERM after its graceful shutdown; the server must still run its
     exit handlers (bench-scale's servers left 4.8 GB each at 100x when they did not)."""
-    from scale.procs import free_port, http_ok, running, server_command
+    from ocm_common.launcher import free_port, mcp_ready, running, server_command
 
     port = free_port()
     env = {**os.environ, "TMPDIR": str(tmp_path)}
-    ready = http_ok(f"http://127.0.0.1:{port}/mcp")
+    ready = mcp_ready(f"http://127.0.0.1:{port}/mcp")
     log = tmp_path / "server.log"
     with running(server_command(port), log=log, ready=ready, what="server", env=env) as proc:
         assert list(tmp_path.glob("ocm-chroma-*")), "the server works on a private copy"

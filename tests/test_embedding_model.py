@@ -11,8 +11,7 @@ import pytest
 from reference_server.config import Settings
 from reference_server.embedding import LocalMiniLM, embedder_name
 from reference_server.embedding_model import MODEL_NAMES, derived_dynamic_int8, packaged_files
-from reference_server.index.build import corpus_hash
-from reference_server.index.check import index_problem
+from reference_server.index.fingerprint import corpus_hash, index_problem
 
 TEXTS = [
     "Is a continuous glucose monitor covered for a child with type 1 diabetes?",

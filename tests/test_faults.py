@@ -21,7 +21,7 @@ import pytest
 from fastmcp import Client
 
 from reference_server.config import Faults, Settings
-from reference_server.index.check import index_problem
+from reference_server.index.fingerprint import index_problem
 from reference_server.retrieval.dual_path import run_dual, tool_deadline
 from tests.conftest import make_settings, run_fresh
 

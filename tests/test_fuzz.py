@@ -167,3 +167,32 @@ def test_fuzz_runs_against_a_stdio_target(
     assert [t.tool for t in report.tools] == ["schedule.get"]
     assert report.tools[0].invalid >= 10
     assert not report.failures, [f.describe() for f in report.failures]
+
+
+def test_a_tool_without_arguments_is_called_with_an_empty_object() -> None:
+    server = FastMCP("no-args")
+
+    @server.tool(output_schema=Answer.model_json_schema())
+    def status() -> ToolResult:
+        return _answer()
+
+    report = _fuzz(server)
+    assert not report.failures, [f.describe() for f in report.failures]
+    assert report.tools[0].valid >= 1 and report.tools[0].invalid >= 1
+
+
+def test_a_failure_is_shrunk_and_reported_with_its_seed_and_reproduction() -> None:
+    server = FastMCP("broken", mask_error_details=True)
+
+    @server.tool(output_schema=Answer.model_json_schema())
+    def lookup(top_k: Annotated[int, Field(ge=1, le=10)]) -> ToolResult:
+        if top_k > 5:
+            raise RuntimeError("index out of range")  # an internal error on valid input
+        return _answer()
+
+    report = _fuzz(server, FuzzConfig(valid=60, invalid=0, seed=7))
+    failure = next(f for f in report.failures if f.check == "no_internal_error")
+    assert json.loads(failure.args) == {"top_k": 6}  # shrunk to the smallest failing case
+    assert failure.seed == 7 == report.seed
+    assert "--seed 7" in failure.reproduce and "--tool lookup" in failure.reproduce
+    assert "--family generated" in failure.reproduce

@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
+from ocm_common.mcp_http import PROTOCOL_VERSION
 from reference_server.server import INVALID_PARAMS, project_version
 from tests.conftest import HTTP_ALLOWED_ORIGIN as ALLOWED_ORIGIN
 from tests.conftest import HTTP_TOKEN as TOKEN
@@ -42,7 +43,7 @@ def _rpc(method: str, params: dict[str, Any], id_: int = 1) -> dict[str, Any]:
 INIT = _rpc(
     "initialize",
     {
-        "protocolVersion": "2025-06-18",
+        "protocolVersion": PROTOCOL_VERSION,
         "capabilities": {},
         "clientInfo": {"name": "plain-json-rpc", "version": "0"},
     },

@@ -8,12 +8,13 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
-from scale.bench import percentile, ratio_interval, render, verdict
+from ocm_common.percentiles import pct
+from scale.bench import ratio_interval, render, verdict
 
 
 def _row(samples: np.ndarray) -> dict[str, Any]:
     xs = [float(x) for x in samples]
-    return {"p50_ms": float(np.median(xs)), "p95_ms": percentile(xs, 0.95), "samples_ms": xs}
+    return {"p50_ms": float(np.median(xs)), "p95_ms": pct(xs, 95), "samples_ms": xs}
 
 
 def _scale(factor_10: dict[str, np.ndarray], base: dict[str, np.ndarray]) -> dict[str, Any]:

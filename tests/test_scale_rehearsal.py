@@ -43,12 +43,3 @@ def test_upstream_counts_reads_retries_from_the_access_log(tmp_path: Path) -> No
         "after_stop": {"127.0.0.1:2": 2},
         "retried_by_nginx": 1,
     }
-
-
-def test_locust_percentiles_of_rows_without_requests_read_as_zero() -> None:
-    # After the warm-up reset, tools/list has no requests and locust writes 'N/A'.
-    from scale.rehearsal import _percentile
-
-    assert _percentile("N/A") == 0.0
-    assert _percentile("") == 0.0
-    assert _percentile("27") == 27.0

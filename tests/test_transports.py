@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 from typing import Any
@@ -13,16 +12,11 @@ import pytest
 from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
 
+from ocm_common.mcp_http import PROTOCOL_VERSION
 from reference_server.config import Settings
 from tests.conftest import HTTP_TOKEN as TOKEN
 
 pytestmark = pytest.mark.slow
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _env(settings: Settings, **extra: str) -> dict[str, str]:
@@ -87,7 +81,7 @@ async def test_http_json_response_mode(http_server: str) -> None:
         "id": 1,
         "method": "initialize",
         "params": {
-            "protocolVersion": "2025-06-18",
+            "protocolVersion": PROTOCOL_VERSION,
             "capabilities": {},
             "clientInfo": {"name": "t", "version": "0"},
         },

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.read import plots, render, slo
+from ocm_common.percentiles import DEFINITION
 
 SUMMARY = "summary.json"
 RECORDS = "latency.jsonl"
@@ -262,7 +263,7 @@ def document(directory: Path) -> render.Document:
                 ],
                 rows,
                 tones=tones,  # type: ignore[arg-type]
-                note=slo.source("latency"),
+                note=f"{slo.source('latency')}; p50/p95/p99: {DEFINITION}",
             ),
         )
         percentiles = {

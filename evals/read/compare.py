@@ -19,11 +19,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import numpy as np
-
 from evals import registry
 from evals.read import contract, diff, stats
 from evals.run.runlog import DEFAULT_MODE, RunLog, ScenarioRecord
+from ocm_common.percentiles import percentile
 
 EXIT_OK, EXIT_REGRESSION, EXIT_HARNESS = 0, 1, 2
 OVERALL = "overall"
@@ -120,7 +119,7 @@ def _side(records: Sequence[ScenarioRecord]) -> Side:
     latencies = tuple(float(r.latency_ms) for r in records if r.latency_ms is not None)
     p50 = p95 = None
     if latencies and len(latencies) == len(records):
-        p50, p95 = (float(v) for v in np.percentile(latencies, [50, 95]))
+        p50, p95 = (float(v) for v in percentile(latencies, [50, 95]))
     return Side(
         scenarios=len(records),
         passed=sum(r.passed for r in records),

@@ -11,6 +11,7 @@ from evals import registry
 from evals.read import plots, render
 from evals.read.compare import OVERALL, Comparison, to_json
 from evals.read.findings import fmt
+from ocm_common.percentiles import DEFINITION
 
 HEADLINE = ("pass_rate", "nDCG@10", "R@5", "RR@10")
 
@@ -174,7 +175,7 @@ def document(c: Comparison) -> render.Document:
             ["scope", "A p50 ms", "B p50 ms", "B/A p50", "A p95 ms", "B p95 ms", "B/A p95"],
             latency_rows,
             note="Informational: eval calls run concurrently on a shared machine; benchmarks measure "
-            "speed. '-' when a run has no latency for every call.",
+            f"speed. '-' when a run has no latency for every call. p50/p95: {DEFINITION}.",
         ),
     )
     if c.latency_records:

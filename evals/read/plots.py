@@ -19,6 +19,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure as MplFigure
 
+from ocm_common.percentiles import percentile
+
 plt.rcParams.update(
     {
         "svg.fonttype": "none",
@@ -112,7 +114,7 @@ def latency_distribution(
         values = np.asarray(samples[tool], dtype=float)
         y = row + rng.uniform(-0.18, 0.18, len(values))
         ax.scatter(values, y, s=6, alpha=0.45, color=COLOURS[0], linewidths=0)
-        q1, p50, q3, p95 = np.percentile(values, [25, 50, 75, 95])
+        q1, p50, q3, p95 = percentile(values, [25, 50, 75, 95])
         ax.plot([q1, q3], [row, row], color="#1d2433", linewidth=4, alpha=0.35)
         ax.plot([p50], [row], marker="|", markersize=14, color="#1d2433", mew=2)
         ax.plot([p95], [row], marker="|", markersize=14, color=COLOURS[1], mew=2)

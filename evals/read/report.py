@@ -26,6 +26,7 @@ from evals.read.render import Table as Section
 from evals.run import aggregates
 from evals.run.metrics import METRIC_NAMES, aggregate, metrics_frame
 from evals.run.runlog import DEFAULT_MODE, RunLog, ScenarioRecord
+from ocm_common.percentiles import DEFINITION
 
 ABLATION_MODES = ("hybrid", "vector", "keyword")
 MAX_FAILING_ROWS = 200
@@ -85,7 +86,12 @@ def build_tables(log: RunLog) -> list[Section]:
             ]
         )
     sections.append(
-        Section(["tool", "passed", "queries", *metric_cols, "p50 ms", "p95 ms"], rows, "Per tool")
+        Section(
+            ["tool", "passed", "queries", *metric_cols, "p50 ms", "p95 ms"],
+            rows,
+            "Per tool",
+            note=f"p50/p95: {DEFINITION}.",
+        )
     )
 
     sections += family_sections(main)

@@ -13,7 +13,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-SLO_FILE = Path(__file__).resolve().parents[2] / "load" / "slo.yaml"
+from ocm_common.slo_file import SLO_FILE, Slo, load_slo
+
 SPEC_CEILINGS: list[dict[str, Any]] = [
     {"tools": "opa.*", "p50_ms": 500.0, "p95_ms": 1000.0},
     {"tools": "*", "p50_ms": 800.0, "p95_ms": 1500.0},
@@ -24,7 +25,8 @@ Target = tuple[float | None, float | None]
 def targets_for(tool: str, profile: str | None = None, path: Path = SLO_FILE) -> Target:
     """(p50, p95) in ms for ``tool``: the spec ceiling, tightened by ``profile``'s bar.
 
-    The arithmetic is the load package's (`load.slo.Slo.bars`), so reports and verdicts agree."""
+    The arithmetic is the SLO file's own (`Slo.bars`), the one load's verdicts use, so reports
+    and verdicts agree."""
     if not path.is_file():
         rule = next(r for r in SPEC_CEILINGS if fnmatch(tool, str(r["tools"])))
         return (rule["p50_ms"], rule["p95_ms"])
@@ -33,9 +35,7 @@ def targets_for(tool: str, profile: str | None = None, path: Path = SLO_FILE) ->
 
 
 @lru_cache(maxsize=4)
-def _slo(path: Path) -> Any:
-    from load.slo import load_slo
-
+def _slo(path: Path) -> Slo:
     return load_slo(path)
 
 

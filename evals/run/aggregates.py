@@ -10,6 +10,7 @@ import pandas as pd
 from evals.run.metrics import retrieval_aggregates
 from evals.run.ragas_metrics import ragas_aggregates
 from evals.run.runlog import DEFAULT_MODE, ScenarioRecord
+from ocm_common.percentiles import pct
 
 
 def counts(records: Sequence[ScenarioRecord]) -> dict[str, int]:
@@ -62,8 +63,8 @@ def latency(records: Sequence[ScenarioRecord]) -> dict[str, Any]:
     def summarise(group: pd.DataFrame) -> dict[str, float]:
         out = {
             "calls": float(len(group)),
-            "p50_ms": float(group["latency_ms"].quantile(0.5)),
-            "p95_ms": float(group["latency_ms"].quantile(0.95)),
+            "p50_ms": pct(group["latency_ms"].to_numpy(), 50),
+            "p95_ms": pct(group["latency_ms"].to_numpy(), 95),
             "max_ms": float(group["latency_ms"].max()),
         }
         for column in ("sql_ms", "vector_ms", "total_ms"):

@@ -21,6 +21,11 @@ the tool, the case and the arguments that reproduce it):
   answers ``tools/list``; after each tool its first answered valid call is repeated and must
   still answer.
 
+Each (tool, family) is one hypothesis property: the cases are generated and run inside
+``@given``, so a failing case is shrunk to a minimal one, saved in the example database
+(``.hypothesis/fuzz``, replayed first by the next run) and reported with the run's seed and a
+one-line command that reproduces it. A tool without arguments is called with ``{}``.
+
 ``python -m evals.run.fuzz --target inprocess --profile large`` prints a per-tool table (examples
 tried, failures, slowest case), writes ``fuzz.json`` (the run log) and exits 1 on any failure.
 """
@@ -30,16 +35,27 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import math
+import random
 import re
+import shlex
 import threading
 import time
+import warnings
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 import jsonschema
-from hypothesis import HealthCheck, Phase, assume, given, settings
+from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis import strategies as st
+from hypothesis.database import (
+    DirectoryBasedExampleDatabase,
+    ExampleDatabase,
+    InMemoryExampleDatabase,
+)
+from hypothesis.errors import HypothesisWarning, Unsatisfiable
 from hypothesis_jsonschema import from_schema
 
 from evals.run.outcome import CallOutcome, ToolInfo
@@ -111,10 +127,24 @@ class Failure:
     kind: str
     family: str
     message: str
-    args: str
+    args: str  # the shrunk case's arguments
+    seed: int | None = None
+    reproduce: str = ""  # one command line that runs this tool and family again with the seed
 
     def describe(self) -> str:
-        return f"[{self.check}] {self.tool} ({self.kind}/{self.family}): {self.message}; args={self.args}"
+        return (
+            f"[{self.check}] {self.tool} ({self.kind}/{self.family}): {self.message}; "
+            f"args={self.args}; seed={self.seed}; reproduce: {self.reproduce}"
+        )
+
+
+class CaseFailed(AssertionError):
+    """Raised inside the property so hypothesis shrinks the case: every failed check's message."""
+
+    def __init__(self, case: Case, problems: list[tuple[str, str]]):
+        super().__init__("; ".join(f"[{name}] {message}" for name, message in problems))
+        self.case = case
+        self.problems = problems
 
 
 @dataclass
@@ -149,6 +179,7 @@ class FuzzReport:
     tools: list[ToolStats]
     failures: list[Failure]
     seconds: float
+    seed: int | None = None
     databases_unchanged: bool | None = None
     database_note: str = ""
 
@@ -161,6 +192,7 @@ class FuzzReport:
             "kind": "fuzz",
             "target": self.target,
             "profile": self.profile,
+            "seed": self.seed,
             "ok": self.ok,
             "seconds": round(self.seconds, 1),
             "databases_unchanged": self.databases_unchanged,
@@ -377,12 +409,20 @@ class Mutations:
         return self.validator.is_valid(args)
 
     def families(self) -> list[str]:
+        """The families this schema can refuse. A text family needs a string field whose
+        schema limits it (a huge string needs `maxLength`; blank text and control characters a
+        `pattern` or `minLength`): without one every such case is valid, and hypothesis would
+        spend its whole budget drawing cases it must throw away."""
+        limits = {k for _, node in _string_fields(self.schema) for k in node}
+        text = {
+            "huge_string": "maxLength" in limits,
+            "control_chars": "pattern" in limits,
+            "blank_text": bool({"pattern", "minLength"} & limits),
+        }
         out = [
             "wrong_type",
             "extra_field",
-            "huge_string",
-            "control_chars",
-            "blank_text",
+            *(family for family, applies in text.items() if applies),
             "two_problems",
         ]
         if self.schema.get("required") or self.schema.get("anyOf"):
@@ -490,6 +530,8 @@ def _sample_item(node: dict[str, Any]) -> Any:
 def valid_strategy(schema: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
     """Valid arguments from the published schema, plus the same with hostile text put into a
     string field (kept as a valid case only when the schema still accepts it)."""
+    if not schema.get("properties"):
+        return st.just({})  # a tool without arguments has one valid call
     base: st.SearchStrategy[dict[str, Any]] = from_schema(schema)  # type: ignore[assignment]
     places = list(_string_fields(schema))
     if not places:
@@ -530,139 +572,221 @@ class FuzzConfig:
     invalid: int
     error_limit_ms: float = 10_000.0
     call_timeout_s: float = 30.0
-    seed: int | None = None
+    seed: int | None = None  # None: a random one, reported with every failure
     tools: list[str] | None = None
-    concurrency: int = 4
+    families: list[str] | None = None  # only these case families ("generated" for valid ones)
     health_every: int = 1
+    database: str | None = None  # example database directory; None keeps it in memory
+
+
+VALID_FAMILY = "generated"
 
 
 class Fuzzer:
-    """Runs the cases of every tool against one connected target.
+    """Runs every tool's properties against one connected target.
 
-    Hypothesis generates a tool's cases first (synchronously); they then run against the
-    target `concurrency` at a time on the target's event loop, each followed by its health
-    check, so a slow backend is exercised as clients would use it."""
+    A property is one tool and one case family; hypothesis draws each case and runs it on the
+    target's event loop inside the property, one at a time, so a failing case is shrunk (each
+    smaller case is called again) and saved in the example database. Every Nth passing case,
+    and every property that failed, is followed by a `tools/list` health check."""
 
     def __init__(self, target: Target, runner: _LoopThread, config: FuzzConfig):
         self.target = target
         self.runner = runner
         self.config = config
+        self.seed = config.seed if config.seed is not None else random.randrange(2**32)
         self.failures: list[Failure] = []
         self._cases_run = 0
 
-    def _fail(self, check_name: str, case: Case, message: str) -> None:
-        self.failures.append(
-            Failure(check_name, case.tool, case.kind, case.family, message, case.short_args())
+    def reproduce(self, tool: str, family: str) -> str:
+        kind = "valid" if family == VALID_FAMILY else "invalid"
+        counts = (
+            f"--valid {self.config.valid} --invalid 0"
+            if kind == "valid"
+            else (f"--valid 0 --invalid {self.config.invalid}")
+        )
+        return (
+            f"python -m evals.run.fuzz --target {shlex.quote(self.target.spec)} "
+            f"--tool {tool} --family {family} --seed {self.seed} {counts}"
         )
 
-    async def run_case(self, tool: ToolInfo, case: Case, stats: ToolStats) -> CallOutcome | None:
+    def run_case(self, tool: ToolInfo, case: Case, stats: ToolStats) -> CallOutcome | None:
+        """Call the target with one case; raises CaseFailed naming every check it failed."""
         limit = self.config.call_timeout_s
+        problems: list[tuple[str, str]] = []
         try:
-            out = await self.target.call_tool(tool.name, case.args, timeout_s=limit)
+            out: CallOutcome | None = self.runner.run(
+                self.target.call_tool(tool.name, case.args, timeout_s=limit), limit + 10
+            )
         except (TargetError, TimeoutError) as exc:
-            self._fail("no_protocol_error", case, f"protocol error or no answer: {exc}"[:400])
-            stats.record(case, limit * 1000)
-            stats.failures += 1
-            await self._still_serving(case)
-            return None
-        stats.record(case, out.latency_ms)
-        checks = VALID_CHECKS if case.kind == "valid" else INVALID_CHECKS
-        failed = False
-        for name, fn in checks.items():
-            message = fn(case, out, tool, self.config.error_limit_ms)
-            if message:
-                self._fail(name, case, message)
-                failed = True
+            out = None
+            problems.append(("no_protocol_error", f"protocol error or no answer: {exc}"[:400]))
         self._cases_run += 1
-        if failed or self._cases_run % max(1, self.config.health_every) == 0:
-            failed |= not await self._still_serving(case)
-        stats.failures += int(failed)
+        stats.record(case, out.latency_ms if out is not None else limit * 1000)
+        if out is not None:
+            checks = VALID_CHECKS if case.kind == "valid" else INVALID_CHECKS
+            for name, fn in checks.items():
+                message = fn(case, out, tool, self.config.error_limit_ms)
+                if message:
+                    problems.append((name, message))
+        # A failing case is checked once its property has shrunk it (`check_property`), not
+        # at every shrinking step: the step is already a failure, and the call count doubles.
+        if not problems and self._cases_run % max(1, self.config.health_every) == 0:
+            problem = self._still_serving()
+            if problem:
+                problems.append(("still_serving", problem))
+        if problems:
+            raise CaseFailed(case, problems)
         return out
 
-    async def _still_serving(self, case: Case) -> bool:
+    def _still_serving(self) -> str | None:
         try:
-            await asyncio.wait_for(self.target.list_tools(), self.config.call_timeout_s)
-            return True
+            self.runner.run(self.target.list_tools(), self.config.call_timeout_s + 10)
+            return None
         except Exception as exc:
-            self._fail("still_serving", case, f"tools/list failed after this case: {exc}"[:300])
-            return False
+            return f"tools/list failed after this case: {exc}"[:300]
 
-    def generate(self, tool: ToolInfo) -> list[Case]:
-        """The tool's cases: `valid` generated (and kept only when the schema accepts them) and
-        `invalid` mutated ones (each confirmed invalid)."""
-        schema = tool.input_schema or {"type": "object"}
-        mutations = Mutations(schema)
-        cases: list[Case] = []
-        common = settings(
-            database=None,
-            deadline=None,
-            derandomize=self.config.seed is not None,
-            suppress_health_check=list(HealthCheck),
-            phases=[Phase.generate],
-            print_blob=False,
-        )
+    def _database(self, tool: str, family: str) -> ExampleDatabase:
+        # One directory per property: the properties share their source, so hypothesis would
+        # otherwise key every tool's saved cases alike.
+        if self.config.database is None:
+            return InMemoryExampleDatabase()
+        return DirectoryBasedExampleDatabase(str(Path(self.config.database) / tool / family))
 
-        @settings(common, max_examples=max(1, self.config.valid))
-        @given(valid_strategy(schema))
-        def valid_cases(args: dict[str, Any]) -> None:
-            # Hostile text the schema refuses is not a valid example (the invalid families cover
-            # it): Hypothesis draws again.
-            assume(mutations.is_valid(args))
-            text = json.dumps(args, ensure_ascii=False)
-            family = "hostile_text" if any(h in text for h in HOSTILE_TEXT) else "generated"
-            cases.append(Case(tool.name, "valid", family, args))
-
-        valid_args = from_schema(schema)  # canonicalising a schema is slow: once per tool
-
-        @st.composite
-        def invalid_args(draw: Any) -> tuple[str, dict[str, Any], list[str]] | None:
-            family = draw(st.sampled_from(mutations.families()))
-            base = draw(valid_args)
-            made = mutations.apply(family, base, draw)
-            if made is None or mutations.is_valid(made[0]):
-                return None
-            return family, made[0], made[1]
-
-        @settings(common, max_examples=max(1, self.config.invalid))
-        @given(invalid_args())
-        def invalid_cases(made: tuple[str, dict[str, Any], list[str]] | None) -> None:
-            # A mutation that does not apply (or leaves the arguments valid) is not an example:
-            # Hypothesis draws again, so each tool gets about `invalid` cases, not a random share.
-            assume(made is not None)
-            assert made is not None
-            family, args, fields = made
-            cases.append(Case(tool.name, "invalid", family, args, fields))
-
-        if self.config.valid:
-            valid_cases()
-        if self.config.invalid:
-            invalid_cases()
-        return cases
-
-    async def _run_all(self, tool: ToolInfo, cases: list[Case], stats: ToolStats) -> None:
-        gate = asyncio.Semaphore(max(1, self.config.concurrency))
+    def check_property(
+        self,
+        tool: ToolInfo,
+        family: str,
+        cases: st.SearchStrategy[Case],
+        examples: int,
+        stats: ToolStats,
+    ) -> list[dict[str, Any]]:
+        """Run one property; the arguments of the valid calls that answered (for the replay)."""
         answered: list[dict[str, Any]] = []
 
-        async def one(case: Case) -> None:
-            async with gate:
-                out = await self.run_case(tool, case, stats)
+        @settings(
+            max_examples=max(1, examples),
+            database=self._database(tool.name, family),
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+            phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+            report_multiple_bugs=False,
+            print_blob=False,
+            verbosity=Verbosity.quiet,
+        )
+        @seed(self.seed)
+        @given(cases)
+        def holds(case: Case) -> None:
+            out = self.run_case(tool, case, stats)
             if case.kind == "valid" and out is not None and not out.is_error:
                 answered.append(case.args)
 
-        # Input errors first, then the valid calls: an input error's time is then its own, not
-        # time spent queueing behind retrieval work of concurrent valid calls.
-        for kind in ("invalid", "valid"):
-            await asyncio.gather(*(one(c) for c in cases if c.kind == kind))
-        if answered:  # the server still answers a normal call after all of it
-            await self.run_case(
-                tool, Case(tool.name, "valid", "replay_after_fuzzing", answered[0]), stats
-            )
+        try:
+            with warnings.catch_warnings():  # the repr of a 1 MB case, noted for the report
+                warnings.simplefilter("ignore", HypothesisWarning)
+                holds()
+        except Unsatisfiable:
+            pass  # the schema gives this family nothing to break
+        except Exception as exc:
+            failed = _case_failed(exc)
+            if failed is None:
+                raise
+            stats.failures += 1
+            serving = self._still_serving()
+            problems = [*failed.problems, *([("still_serving", serving)] if serving else [])]
+            for name, message in problems:
+                self.failures.append(
+                    Failure(
+                        name,
+                        tool.name,
+                        failed.case.kind,
+                        failed.case.family,
+                        message,
+                        failed.case.short_args(),
+                        self.seed,
+                        self.reproduce(tool.name, family),
+                    )
+                )
+        return answered
 
     def fuzz_tool(self, tool: ToolInfo) -> ToolStats:
+        """Invalid families first, then the valid calls, then one answered call once more."""
         stats = ToolStats(tool.name)
-        cases = self.generate(tool)
-        self.runner.run(self._run_all(tool, cases, stats))
+        schema = tool.input_schema or {"type": "object"}
+        mutations = Mutations(schema)
+        wanted = set(self.config.families or [])
+        families = [f for f in mutations.families() if not wanted or f in wanted]
+        if self.config.invalid and families:
+            valid_args = from_schema(schema)  # canonicalising a schema is slow: once per tool
+            each = math.ceil(self.config.invalid / len(mutations.families()))
+            for family in families:
+                self.check_property(
+                    tool,
+                    family,
+                    invalid_cases(tool.name, mutations, family, valid_args),
+                    each,
+                    stats,
+                )
+        answered: list[dict[str, Any]] = []
+        if self.config.valid and (not wanted or VALID_FAMILY in wanted):
+            answered = self.check_property(
+                tool,
+                VALID_FAMILY,
+                valid_cases(tool.name, schema, mutations),
+                self.config.valid,
+                stats,
+            )
+        if answered:  # the server still answers a normal call after all of it
+            replay = Case(tool.name, "valid", "replay_after_fuzzing", answered[0])
+            try:
+                self.run_case(tool, replay, stats)
+            except CaseFailed as failed:
+                stats.failures += 1
+                for name, message in failed.problems:
+                    self.failures.append(
+                        Failure(
+                            name, tool.name, "valid", replay.family, message, replay.short_args()
+                        )
+                    )
         return stats
+
+
+def _case_failed(exc: BaseException) -> CaseFailed | None:
+    """The CaseFailed inside what hypothesis raised (itself, or within a flaky-failure group)."""
+    if isinstance(exc, CaseFailed):
+        return exc
+    for inner in getattr(exc, "exceptions", ()):
+        found = _case_failed(inner)
+        if found is not None:
+            return found
+    return None
+
+
+def valid_cases(name: str, schema: dict[str, Any], mutations: Mutations) -> st.SearchStrategy[Case]:
+    """Schema-valid calls; hostile text the schema refuses is no valid case (the invalid
+    families cover it), so hypothesis draws again."""
+
+    def case(args: dict[str, Any]) -> Case:
+        text = json.dumps(args, ensure_ascii=False)
+        family = "hostile_text" if any(h in text for h in HOSTILE_TEXT) else VALID_FAMILY
+        return Case(name, "valid", family, args)
+
+    return valid_strategy(schema).filter(mutations.is_valid).map(case)
+
+
+def invalid_cases(
+    name: str, mutations: Mutations, family: str, valid_args: st.SearchStrategy[Any]
+) -> st.SearchStrategy[Case]:
+    """Valid arguments broken by one family's mutation, each confirmed invalid by the schema."""
+
+    @st.composite
+    def made(draw: Any) -> Case | None:
+        broken = mutations.apply(family, draw(valid_args), draw)
+        if broken is None or mutations.is_valid(broken[0]):
+            return None
+        return Case(name, "invalid", family, broken[0], broken[1])
+
+    return made().filter(lambda c: c is not None)  # type: ignore[return-value]
 
 
 def database_checksums(index_dir: Any) -> dict[str, str]:
@@ -712,7 +836,12 @@ def run_fuzz(
     finally:
         runner.close()
     report = FuzzReport(
-        target.spec, profile, all_stats, fuzzer.failures, time.perf_counter() - started
+        target.spec,
+        profile,
+        all_stats,
+        fuzzer.failures,
+        time.perf_counter() - started,
+        seed=fuzzer.seed,
     )
     if before is not None:
         after = database_checksums(index_dir)
@@ -791,8 +920,13 @@ def main(argv: list[str] | None = None) -> int:
         "--index-dir",
         help="checksum these databases before and after (default: the reference index for inprocess targets)",
     )
-    parser.add_argument("--seed", type=int, help="derandomize generation")
-    parser.add_argument("--concurrency", type=int, default=4, help="calls in flight at once")
+    parser.add_argument("--family", action="append", help="only this case family (repeatable)")
+    parser.add_argument("--seed", type=int, help="the run's seed (default: a random one, reported)")
+    parser.add_argument(
+        "--database",
+        default=".hypothesis/fuzz",
+        help="hypothesis example database directory ('' keeps it in memory)",
+    )
     parser.add_argument(
         "--health-every", type=int, help="tools/list after every Nth case (and every failure)"
     )
@@ -806,7 +940,8 @@ def main(argv: list[str] | None = None) -> int:
         error_limit_ms=args.error_limit_ms,
         seed=args.seed,
         tools=args.tool,
-        concurrency=args.concurrency,
+        families=args.family,
+        database=args.database or None,
         health_every=args.health_every or profile["health_every"],
     )
     index_dir = args.index_dir
@@ -831,8 +966,11 @@ def main(argv: list[str] | None = None) -> int:
         for failure in failures[:3]:
             print(f"    FAIL {failure.describe()[:400]}", file=sys.stderr, flush=True)
 
+    if config.seed is None:
+        config.seed = random.randrange(2**32)
     print(
-        f"fuzzing {args.target} ({args.profile}: {config.valid} valid + {config.invalid} invalid per tool)",
+        f"fuzzing {args.target} ({args.profile}: {config.valid} valid + {config.invalid} invalid "
+        f"per tool), seed {config.seed}",
         file=sys.stderr,
     )
     report = run_fuzz(
@@ -854,7 +992,8 @@ def main(argv: list[str] | None = None) -> int:
     if report.databases_unchanged is not None:
         print(f"databases: {report.database_note}")
     print(
-        f"{'OK' if report.ok else 'FAILED'}: {len(report.failures)} failures in {report.seconds:.0f} s; run log {out / 'fuzz.json'}"
+        f"{'OK' if report.ok else 'FAILED'}: {len(report.failures)} failures in {report.seconds:.0f} s "
+        f"(seed {report.seed}); run log {out / 'fuzz.json'}"
     )
     return 0 if report.ok else 1
 

@@ -7,16 +7,15 @@ scenario's meaning changes (the gate then stops comparing it with an older basel
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evals.run.checks import CheckSpec
 from evals.run.extract import KNOWN_TOOLS
+from ocm_common.golden import GoldenFileError, golden_files, raw_records
 
 CRITICAL = "critical"
 
@@ -98,48 +97,15 @@ def _format_validation(path: Path, index: int | None, error: ValidationError, ra
     return "\n".join(lines)
 
 
-def _parse_jsonl(path: Path) -> list[Scenario]:
-    """One scenario record per line (derived case sets: large, machine-written)."""
-    scenarios: list[Scenario] = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ScenarioLoadError(f"{path}:{number}: not valid JSON: {exc}") from None
-        try:
-            scenarios.append(Scenario.model_validate(raw))
-        except ValidationError as exc:
-            raise ScenarioLoadError(_format_validation(path, number - 1, exc, raw)) from None
-    return scenarios
-
-
 def parse_file(path: Path) -> list[Scenario]:
     """Scenarios in one file: YAML (a single record, or a list under ``scenarios:``) or JSON
-    lines (one record per line)."""
-    if path.suffix == ".jsonl":
-        return _parse_jsonl(path)
+    lines (one record per line, as derived case sets are written)."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ScenarioLoadError(f"{path}: not valid YAML: {exc}") from None
-    if data is None:
-        return []
-    if isinstance(data, dict) and "scenarios" in data:
-        records = data["scenarios"]
-        if not isinstance(records, list):
-            raise ScenarioLoadError(f"{path}: field scenarios: must be a list of records")
-        indexed: list[tuple[int | None, Any]] = list(enumerate(records))
-    elif isinstance(data, dict):
-        indexed = [(None, data)]
-    else:
-        raise ScenarioLoadError(
-            f"{path}: expected one scenario record or a mapping with 'scenarios:', "
-            f"got {type(data).__name__}"
-        )
+        records = raw_records(path)
+    except GoldenFileError as exc:
+        raise ScenarioLoadError(str(exc)) from None
     scenarios: list[Scenario] = []
-    for index, raw in indexed:
+    for index, raw in records:
         if not isinstance(raw, dict):
             where = path if index is None else f"{path} [scenario #{index + 1}]"
             raise ScenarioLoadError(
@@ -152,24 +118,6 @@ def parse_file(path: Path) -> list[Scenario]:
     return scenarios
 
 
-def golden_files(root: Path) -> list[Path]:
-    """``root/**/*.yaml`` (and ``.yml``, ``.jsonl``) in a stable order; ``root`` may also be one file.
-
-    Files or folders whose name starts with ``_`` or ``.`` (templates, notes) are skipped.
-    """
-    if root.is_file():
-        return [root]
-    if not root.is_dir():
-        raise ScenarioLoadError(f"{root}: no such golden file or directory")
-    return sorted(
-        p
-        for p in root.rglob("*")
-        if p.suffix in (".yaml", ".yml", ".jsonl")
-        and p.is_file()
-        and not any(part.startswith(("_", ".")) for part in p.relative_to(root).parts)
-    )
-
-
 def load_scenarios(root: Path | str, *, select: Iterable[str] = ()) -> list[Scenario]:
     """Load and validate every golden scenario under ``root``; ids must be unique.
 
@@ -178,7 +126,11 @@ def load_scenarios(root: Path | str, *, select: Iterable[str] = ()) -> list[Scen
     root = Path(root)
     seen: dict[str, Path] = {}
     scenarios: list[Scenario] = []
-    for path in golden_files(root):
+    try:
+        files = golden_files(root)
+    except GoldenFileError as exc:
+        raise ScenarioLoadError(str(exc)) from None
+    for path in files:
         for scenario in parse_file(path):
             if scenario.id in seen:
                 raise ScenarioLoadError(

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import socket
-import subprocess
 import sys
-import time
 import types
 from collections.abc import Iterator
 from typing import Any
@@ -22,6 +19,7 @@ from evals.run.targets import (
     parse_overrides,
     server_target,
 )
+from ocm_common.launcher import free_port, mcp_ready, running
 
 
 async def test_in_memory_target_lists_tools_with_schemas() -> None:
@@ -85,34 +83,13 @@ async def test_stdio_target_that_cannot_start() -> None:
             pass
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def http_server() -> Iterator[str]:
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, str(FAKE_SERVER), "--http", str(port), "--token", "s3cret"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        else:
-            pytest.fail("fake HTTP server did not start")
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    command = [sys.executable, str(FAKE_SERVER), "--http", str(port), "--token", "s3cret"]
+    with running(command, ready=mcp_ready(url), what="fake HTTP server", timeout_s=20):
+        yield url
 
 
 async def test_http_target_with_bearer_token(

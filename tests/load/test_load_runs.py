@@ -19,9 +19,9 @@ from load.__main__ import main
 from load.parallel import ParallelReport, check_delay, check_fanout, run_parallel
 from load.profiles import LocustProfile, ParallelProfile
 from load.run import run_profile
-from load.server import running_server
 from load.slo import load_slo
 from load.taskmix import TaskMix
+from ocm_common.launcher import running_server
 
 pytestmark = pytest.mark.slow
 DEFECTIVE = Path(__file__).with_name("defective_server.py")

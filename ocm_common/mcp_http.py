@@ -1,0 +1,302 @@
+"""MCP over streamable HTTP for the clients that time the wire: load, scale and the launcher.
+
+The harness and the tests talk MCP through fastmcp's `Client` (in memory, stdio or HTTP); the
+load and scale runs post JSON-RPC themselves, because locust must own the HTTP connection to
+count each call, and a timed call should not include client-side validation. Everything such a
+client needs is here once: the request bodies and headers (`McpSession`), reading a JSON or
+event-stream reply, the per-call failure rules, and two small clients over httpx, one
+synchronous (`McpClient`) and one for asyncio (`AsyncMcpClient`).
+
+The protocol version offered in `initialize` is the MCP SDK's newest revision that still has
+the `initialize` handshake and plain JSON-RPC requests (`LATEST_HANDSHAKE_VERSION`): the newer
+revisions carry a `_meta` envelope on every request, which these clients do not write, while
+fastmcp's `Client` does. Afterwards the `MCP-Protocol-Version` header carries the version the
+server answered with. A call fails on an HTTP error, a JSON-RPC error, `isError`, a missing
+`structuredContent`, or `structuredContent` that does not validate against the tool's
+published `outputSchema`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from jsonschema import Draft202012Validator
+from mcp_types.version import LATEST_HANDSHAKE_VERSION
+
+PROTOCOL_VERSION: str = LATEST_HANDSHAKE_VERSION
+CLIENT_INFO = {"name": "ocm-bench-client", "version": "1"}
+_ids = itertools.count(1)
+
+
+class McpCallError(Exception):
+    """A call that did not give a usable tool result; the message says which rule it broke."""
+
+
+def rpc(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": next(_ids), "method": method, "params": params or {}}
+
+
+def initialize_body() -> dict[str, Any]:
+    return rpc(
+        "initialize",
+        {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": CLIENT_INFO},
+    )
+
+
+def initialized_notification() -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def call_body(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return rpc("tools/call", {"name": tool, "arguments": arguments})
+
+
+def request_headers(
+    session_id: str | None = None,
+    token: str | None = None,
+    protocol_version: str = PROTOCOL_VERSION,
+) -> dict[str, str]:
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": protocol_version,
+    }
+    if session_id:
+        headers["Mcp-Session-Id"] = session_id
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    return headers
+
+
+def parse_reply(status: int, content_type: str, text: str, request_id: Any) -> dict[str, Any]:
+    """The JSON-RPC result for `request_id`, from a JSON or an event-stream reply."""
+    if status >= 400:
+        raise McpCallError(f"HTTP {status}: {text[:200]}")
+    if content_type.startswith("text/event-stream"):
+        messages = [
+            json.loads(line[5:].strip())
+            for line in text.splitlines()
+            if line.startswith("data:") and line[5:].strip()
+        ]
+    else:
+        try:
+            payload = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise McpCallError(f"reply is not JSON ({content_type or 'no content type'})") from exc
+        messages = payload if isinstance(payload, list) else [payload]
+    for message in messages:
+        if isinstance(message, dict) and message.get("id") == request_id:
+            if "error" in message:
+                error = message["error"] or {}
+                raise McpCallError(f"JSON-RPC error {error.get('code')}: {error.get('message')}")
+            result = message.get("result")
+            if not isinstance(result, dict):
+                raise McpCallError("JSON-RPC reply without a result object")
+            return result
+    raise McpCallError(f"no JSON-RPC reply with id {request_id}")
+
+
+@dataclass
+class OutputSchemas:
+    """Compiled validators for every tool's published `outputSchema` (from `tools/list`)."""
+
+    validators: dict[str, Draft202012Validator] = field(default_factory=dict)
+
+    @classmethod
+    def from_tools_list(cls, result: dict[str, Any]) -> OutputSchemas:
+        return cls(
+            {
+                t["name"]: Draft202012Validator(t["outputSchema"])
+                for t in result.get("tools", [])
+                if t.get("outputSchema")
+            }
+        )
+
+    def problems(self, tool: str, structured: dict[str, Any]) -> str | None:
+        validator = self.validators.get(tool)
+        if validator is None:
+            return f"{tool} publishes no outputSchema"
+        error = next(iter(validator.iter_errors(structured)), None)
+        if error is None:
+            return None
+        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        return f"structuredContent does not match outputSchema at {where}: {error.message[:160]}"
+
+
+def check_tool_result(
+    tool: str, result: dict[str, Any], schemas: OutputSchemas | None = None
+) -> dict[str, Any]:
+    """The `structuredContent` of a successful call; raises McpCallError naming the broken rule.
+
+    `schemas` is given for the sampled share of calls whose output is validated.
+    """
+    if result.get("isError"):
+        text = " ".join(c.get("text", "") for c in result.get("content") or [])
+        raise McpCallError(f"isError: {text[:200]}")
+    structured = result.get("structuredContent")
+    if not isinstance(structured, dict):
+        raise McpCallError("missing structuredContent")
+    if schemas is not None:
+        problem = schemas.problems(tool, structured)
+        if problem:
+            raise McpCallError(problem)
+    return structured
+
+
+@dataclass
+class McpSession:
+    """One client's MCP state over any HTTP transport: the session id the server issued (if
+    any), the negotiated protocol version and the bearer token; builds requests, reads replies.
+    """
+
+    token: str | None = None
+    session_id: str | None = None
+    protocol_version: str = PROTOCOL_VERSION
+
+    def headers(self) -> dict[str, str]:
+        return request_headers(self.session_id, self.token, self.protocol_version)
+
+    def read(
+        self,
+        body: dict[str, Any],
+        status: int,
+        content_type: str,
+        text: str,
+        session_header: str | None = None,
+    ) -> dict[str, Any]:
+        """The result for `body`; after `initialize`, keeps the session id and the version."""
+        result = parse_reply(status, content_type, text, body["id"])
+        if body.get("method") == "initialize":
+            self.session_id = session_header or None
+            self.protocol_version = str(result.get("protocolVersion") or PROTOCOL_VERSION)
+        return result
+
+
+@dataclass
+class Reply:
+    """One timed tool call: its structured result, or what went wrong, and the reply's size."""
+
+    tool: str
+    latency_ms: float
+    structured: dict[str, Any] | None
+    meta: dict[str, Any]
+    error: str | None = None
+    size: int = 0
+
+
+def _reply(
+    session: McpSession,
+    tool: str,
+    body: dict[str, Any],
+    response: httpx.Response,
+    latency_ms: float,
+    schemas: OutputSchemas | None,
+) -> Reply:
+    """The call judged after the clock stopped (against `schemas` when given)."""
+    try:
+        result = session.read(
+            body, response.status_code, response.headers.get("content-type", ""), response.text
+        )
+        structured = check_tool_result(tool, result, schemas)
+        return Reply(
+            tool, latency_ms, structured, result.get("_meta") or {}, size=len(response.content)
+        )
+    except McpCallError as exc:
+        return Reply(tool, latency_ms, None, {}, str(exc), size=len(response.content))
+
+
+class McpClient:
+    """A synchronous MCP client over streamable HTTP (one per thread)."""
+
+    def __init__(self, url: str, token: str | None = None, timeout_s: float = 30.0):
+        self.url = url
+        self.session = McpSession(token)
+        self.http = httpx.Client(timeout=timeout_s)
+        try:
+            self._request(initialize_body())
+            self._post(initialized_notification())
+        except BaseException:
+            self.http.close()
+            raise
+
+    def _post(self, body: dict[str, Any]) -> httpx.Response:
+        return self.http.post(self.url, content=json.dumps(body), headers=self.session.headers())
+
+    def _request(self, body: dict[str, Any]) -> dict[str, Any]:
+        response = self._post(body)
+        return self.session.read(
+            body,
+            response.status_code,
+            response.headers.get("content-type", ""),
+            response.text,
+            response.headers.get("mcp-session-id"),
+        )
+
+    def schemas(self) -> OutputSchemas:
+        return OutputSchemas.from_tools_list(self._request(rpc("tools/list")))
+
+    def call(
+        self, tool: str, arguments: dict[str, Any], schemas: OutputSchemas | None = None
+    ) -> Reply:
+        body = call_body(tool, arguments)
+        started = time.perf_counter()
+        try:
+            response = self._post(body)
+        except httpx.HTTPError as exc:
+            latency = (time.perf_counter() - started) * 1000
+            return Reply(tool, latency, None, {}, f"{type(exc).__name__}: {exc}")
+        latency = (time.perf_counter() - started) * 1000
+        return _reply(self.session, tool, body, response, latency, schemas)
+
+    def close(self) -> None:
+        self.http.close()
+
+    def __enter__(self) -> McpClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncMcpClient:
+    """The same client for asyncio, over a shared `httpx.AsyncClient` (its connection pool)."""
+
+    def __init__(self, url: str, http: httpx.AsyncClient, token: str | None = None):
+        self.url, self.http = url, http
+        self.session = McpSession(token)
+
+    async def _post(self, body: dict[str, Any]) -> httpx.Response:
+        return await self.http.post(
+            self.url, content=json.dumps(body), headers=self.session.headers()
+        )
+
+    async def initialize(self) -> AsyncMcpClient:
+        body = initialize_body()
+        response = await self._post(body)
+        self.session.read(
+            body,
+            response.status_code,
+            response.headers.get("content-type", ""),
+            response.text,
+            response.headers.get("mcp-session-id"),
+        )
+        await self._post(initialized_notification())
+        return self
+
+    async def call(
+        self, tool: str, arguments: dict[str, Any], schemas: OutputSchemas | None = None
+    ) -> Reply:
+        body = call_body(tool, arguments)
+        started = time.perf_counter()
+        try:
+            response = await self._post(body)
+        except httpx.HTTPError as exc:
+            latency = (time.perf_counter() - started) * 1000
+            return Reply(tool, latency, None, {}, f"{type(exc).__name__}: {exc}")
+        latency = (time.perf_counter() - started) * 1000
+        return _reply(self.session, tool, body, response, latency, schemas)
