@@ -153,25 +153,6 @@ def source_ngrams(source: str, n: int = RUN_LIMIT) -> set[tuple[str, ...]]:
     return {tuple(toks[i : i + n]) for i in range(len(toks) - n + 1)}
 
 
-def longest_shared_run(candidate: str, source: str) -> int:
-    """Length of the longest run of consecutive words `candidate` shares with `source`."""
-    a, b = norm_words(candidate), norm_words(source)
-    if not a or not b:
-        return 0
-    best = 0
-    prev = [0] * (len(b) + 1)
-    for i in range(1, len(a) + 1):
-        cur = [0] * (len(b) + 1)
-        ai = a[i - 1]
-        for j in range(1, len(b) + 1):
-            if ai == b[j - 1]:
-                cur[j] = prev[j - 1] + 1
-                if cur[j] > best:
-                    best = cur[j]
-        prev = cur
-    return best
-
-
 # one-word swaps that keep the meaning (tried before any word is dropped)
 SWAPS = {
     "and": "&",

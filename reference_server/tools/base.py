@@ -21,6 +21,7 @@ from typing import Annotated, Any, ClassVar, Self
 
 from fastmcp.exceptions import ToolError
 from fastmcp.tools.base import Tool, ToolResult
+from fastmcp.utilities.json_schema import dereference_refs
 from mcp.types import TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, model_validator
 
@@ -41,21 +42,6 @@ NON_BLANK_PROBLEM = "must contain a visible character and no control characters"
 
 # A free-text list item (topics, risk factors, ids): non-blank, bounded, no control characters.
 TextItem = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=NON_BLANK)]
-
-
-def contains_any_pattern(words: list[str]) -> str:
-    """A schema pattern for 'contains one of these words, in any letter case' (JSON Schema
-    patterns have no flags, so each letter is a class such as `[cC]`)."""
-
-    def one(word: str) -> str:
-        return "".join(
-            f"[{c.lower()}{c.upper()}]"
-            if c.isascii() and c.isalpha()
-            else (f"\\{c}" if c in ".^$*+?()[]{}|\\" else c)
-            for c in word.lower()
-        )
-
-    return "|".join(one(w) for w in words)
 
 
 class StrictModel(BaseModel):
@@ -104,18 +90,6 @@ class ToolSpec:
 # ----------------------------------------------------------------------------- published schema
 
 
-def _inline_refs(node: Any, defs: dict[str, Any]) -> Any:
-    if isinstance(node, dict):
-        if "$ref" in node:
-            target = _inline_refs(defs[node["$ref"].split("/")[-1]], defs)
-            rest = {k: _inline_refs(v, defs) for k, v in node.items() if k != "$ref"}
-            return {**target, **rest}
-        return {k: _inline_refs(v, defs) for k, v in node.items() if k != "$defs"}
-    if isinstance(node, list):
-        return [_inline_refs(v, defs) for v in node]
-    return node
-
-
 def _drop_null_option(node: Any) -> Any:
     """`anyOf: [X, null]` (an optional parameter) becomes X: clients that fill parameters by
     type (the MCP Inspector CLI parses array/object values only when `type` says so) can then
@@ -140,7 +114,7 @@ def published_input_schema(request: type[BaseModel]) -> dict[str, Any]:
     """The `inputSchema` a tool publishes: self-contained (no `$ref`), optional parameters as
     their plain type, and rules between fields as `anyOf` of required sets."""
     raw = request.model_json_schema()
-    schema: dict[str, Any] = _drop_null_option(_inline_refs(raw, raw.get("$defs", {})))
+    schema: dict[str, Any] = _drop_null_option(dereference_refs(raw))
     sets = getattr(request, "required_any_of", ())
     if sets:
         schema["anyOf"] = [{"required": list(s)} for s in sets]
