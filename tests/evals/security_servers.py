@@ -4,6 +4,7 @@ and HTTP ones started on a free loopback port for the duration of a test module.
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import subprocess
 import sys
@@ -28,13 +29,16 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def http_server(name: str, timeout_s: float = 60.0) -> Iterator[str]:
+def http_server(
+    name: str, timeout_s: float = 60.0, env: dict[str, str] | None = None
+) -> Iterator[str]:
     """Serve fixture ``name`` over streamable HTTP on loopback; yield its /mcp URL."""
     port = _free_port()
     proc = subprocess.Popen(
         [sys.executable, str(SERVERS / f"{name}.py"), "--http", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
     )
     url = f"http://127.0.0.1:{port}/mcp"
     try:

@@ -50,6 +50,23 @@ def test_reference_schemas_raise_no_poisoning() -> None:
         assert scan_tool(tool, names - {name}, "inprocess") == [], name
 
 
+async def test_reference_surface_raises_no_poisoning() -> None:
+    """Names, titles, descriptions, annotations and schemas as the reference server publishes
+    them (built, not warmed: listing needs no index reads)."""
+    from fastmcp import Client
+
+    from reference_server.config import Settings
+    from reference_server.server import build_server
+
+    async with Client(build_server(Settings.from_env())) as client:
+        listed = await client.list_tools()
+    tools = [ToolSurface.from_wire(t.model_dump(by_alias=True, exclude_none=True)) for t in listed]
+    assert len(tools) == 12 and all(t.description and t.title for t in tools)
+    names = {t.name for t in tools}
+    for tool in tools:
+        assert scan_tool(tool, names - {tool.name}, "inprocess") == [], tool.name
+
+
 def test_invisible_characters_are_named() -> None:
     assert [c for _, c in invisible_chars("a\u200bb\u202ec\U000e0041")] == [
         "\u200b",
@@ -219,6 +236,20 @@ async def test_well_behaved_sdk_server_over_http_raises_nothing() -> None:
     with http_server("well_behaved") as url:
         report = await _run(url, "http", "poisoning", "rug_pull")
     assert report.findings == [], [f.to_json() for f in report.findings]
+
+
+async def test_http_server_with_token_host_and_origin_checks_raises_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with http_server("guarded_http", env={"FIXTURE_TOKEN": "fixture-secret"}) as url:
+        monkeypatch.setenv("EVALS_BEARER_TOKEN", "fixture-secret")
+        report = await _run(url)
+        assert report.findings == [], [f.to_json() for f in report.findings]
+        monkeypatch.delenv("EVALS_BEARER_TOKEN")
+        refused = await run_security(url)
+    # Without the token there is no session, but the transport rules are still checked.
+    assert refused.exit_code == 2 and "EVALS_BEARER_TOKEN" in (refused.error or "")
+    assert refused.findings == []
 
 
 @pytest.mark.slow  # builds and warms the reference server, then about fifty calls

@@ -5,6 +5,7 @@ deadline, and return the report (findings made before a deadline or a lost targe
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from dataclasses import dataclass
 
@@ -13,7 +14,7 @@ from evals.run.security.registry import PHASES, Context, Family, select
 from evals.run.security.safety import check_target, plan
 from evals.run.security.sandbox import Sandbox
 from evals.run.security.session import Session
-from evals.run.targets import TargetError
+from evals.run.targets import BEARER_ENV, TargetError
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,8 @@ async def run_security(spec: str, options: Options = Options()) -> SecurityRepor
         report.error = f"the run did not finish within its {options.deadline_s:g} s deadline"
     except TargetError as exc:
         report.error = str(exc)
+        if session.kind in ("http", "https") and not os.environ.get(BEARER_ENV):
+            report.error += f" (if the server requires a bearer token, set {BEARER_ENV})"
     finally:
         report.calls = len(session.calls)
         report.call_log = [call.summary() for call in session.calls]
@@ -56,8 +59,16 @@ async def run_security(spec: str, options: Options = Options()) -> SecurityRepor
 async def _run(
     session: Session, families: list[Family], options: Options, report: SecurityReport
 ) -> None:
-    await session.open()
-    tools = await session.list_tools()
+    try:
+        await session.open()
+        tools = await session.list_tools()
+    except TargetError:
+        # An HTTP endpoint that refuses the session (auth required, no token) can still be
+        # checked for its transport rules; the run stays a harness error.
+        ctx = Context(session.spec, session, [], [], session.sandbox, notes=report.notes)
+        for fam in (f for f in families if f.phase == "http"):
+            report.findings += await fam.run(ctx)
+        raise
     callable_tools, skipped = plan(tools, allow_writes=options.allow_writes)
     report.skipped = skipped
     if options.allow_writes:
