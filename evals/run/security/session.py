@@ -239,30 +239,25 @@ class Session:
         except Exception as exc:
             record.text = str(exc)
             record.detail = type(exc).__name__
-            record.status = "protocol-error" if _is_protocol_error(exc) else "crash"
+            record.status = "protocol-error"  # or a crash: decided below by the server's health
         record.latency_ms = (time.perf_counter() - started) * 1000.0
         if watcher is not None:
             watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
             record.peak_rss_growth_mb = round(peak[0], 1)
         if record.status == "protocol-error" and _is_timeout_error(record.text):
             record.status, record.detail = "timeout", f"no answer within {limit:g} s"
-        if record.status in ("protocol-error", "ok", "tool-error") and not self.alive():
-            record.status = "crash"
-        if record.status in ("protocol-error", "crash") and not (
-            self.alive() and await self._ping()
-        ):
+        elif record.status in ("protocol-error", "crash"):
+            # An error answer from a live server is a refusal; from a dead one, a crash.
+            healthy = self.alive() and await self._ping()
+            record.status = "protocol-error" if healthy else "crash"
+        elif not self.alive():
             record.status = "crash"
         self.calls.append(record)
         if record.status in ("timeout", "crash"):
             await self.reconnect()
         return record
-
-
-def _is_protocol_error(exc: Exception) -> bool:
-    """A JSON-RPC error answer (the server is fine, it refused the request)."""
-    from mcp.shared.exceptions import MCPError
-
-    return isinstance(exc, MCPError)
 
 
 def _is_timeout_error(text: str) -> bool:
