@@ -7,9 +7,10 @@ and schema string (property descriptions included):
   references to credential files;
 - ``invisible_unicode``: zero-width, bidirectional-override, tag (U+E0000-E007F, which can
   spell a hidden ASCII message) and other format or control characters;
-- ``cross_tool_instructions``: a sentence that tells the model how to use another tool
-  (names a tool other than the one described, together with also/always/instead/...), or
-  redirects messages.
+- ``cross_tool_instructions``: a sentence that changes how another tool is used ("when the
+  user calls send_email, also ..."; a tool this server publishes or any tool-like name after
+  call/use, then also/always/instead/bcc/...), or that redirects messages; a plain
+  reference ("call list_projects first to get an id") is not one.
 
 Plus ``tool_name_format``, the specification's SHOULD on tool names (1-128 characters of
 ``A-Za-z0-9_-.``). The patterns are phrases, not words, so ordinary descriptions (the
@@ -34,7 +35,7 @@ HIDDEN: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     for pattern, label in (
         (
             r"<\s*/?\s*(important|system|instructions?|hidden|secret|critical|admin|assistant"
-            r"|prompt|context)\b[^>]*>",
+            r"|prompt)\b[^>]*>",
             "an instruction tag",
         ),
         (
@@ -62,20 +63,24 @@ HIDDEN: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         ),
         (
             r"(~|\$HOME|/home/[^/\s]+|/root)/\.(ssh|aws|gnupg|kube|docker|netrc|npmrc|pypirc|"
-            r"config/gcloud)\b|\bid_(rsa|ed25519|ecdsa|dsa)\b|\.aws/credentials|"
-            r"/etc/(passwd|shadow)\b|\bmcp\.json\b",
+            r"cursor|config/gcloud)\b|\bid_(rsa|ed25519|ecdsa|dsa)\b|\.aws/credentials|"
+            r"/etc/(passwd|shadow)\b",
             "a reference to a credential or system file",
         ),
         (
-            r"\byou\s+are\s+now\b|\bnew\s+instructions\s*:|\bsystem\s+prompt\b",
+            r"\byou\s+are\s+now\b|\bnew\s+instructions\s*:",
             "a role or prompt override",
         ),
     )
 )
 
+# What a poisoned description adds to another tool's use: "when the user calls X, also ...".
+# Plain references ("call list_projects first to get an id") carry none of these after a
+# "when", so they are not reported.
+WHEN = re.compile(r"\bwhen(ever)?\b", _I)
 DIRECTIVE = re.compile(
-    r"\b(also|always|instead|must|should|never|first|additionally|make\s+sure|ensure|"
-    r"change|replace|redirect|bcc|cc|forward|append|add)\b",
+    r"\b(also|always|instead|additionally|silently|secretly|quietly|make\s+sure|ensure|"
+    r"change|replace|redirect|bcc|cc|forward|send|copy)\b",
     _I,
 )
 CALLS_TOOL = re.compile(
@@ -127,24 +132,30 @@ def _excerpt(text: str, start: int, end: int, pad: int = 40) -> str:
 
 
 def cross_tool(text: str, tool: ToolSurface, others: set[str]) -> str | None:
-    """The sentence of ``text`` that directs the use of another tool, or None."""
+    """The sentence of ``text`` that changes how another tool is used, or None: one that
+    redirects messages, or a "when ... <another tool> ..." clause followed by a directive
+    (also, always, instead, bcc, ...). The other tool is one this server publishes or any
+    tool-like name after call/use/invoke that is neither this tool nor its arguments."""
     own = {tool.name.lower(), *(p.lower() for p in tool.properties)}
     for sentence in SENTENCE.split(text):
         if REDIRECTS.search(sentence):
             return sentence.strip()
-        if not DIRECTIVE.search(sentence):
+        when = WHEN.search(sentence)
+        if when is None:
             continue
-        named = {
-            name
+        mentions = [
+            m.end()
             for name in others
-            if len(name) >= 4 and re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", sentence)
-        }
-        named |= {
-            m.group(3).strip(".")
+            if len(name) >= 4
+            for m in re.finditer(rf"(?<![\w.]){re.escape(name)}(?![\w])", sentence)
+        ]
+        mentions += [
+            m.end()
             for m in CALLS_TOOL.finditer(sentence)
             if m.group(3).strip(".").lower() not in own
-        }
-        if named:
+        ]
+        after = [end for end in mentions if end > when.start()]
+        if after and DIRECTIVE.search(sentence, min(after)):
             return sentence.strip()
     return None
 
