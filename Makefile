@@ -134,12 +134,13 @@ fuzz: index
 # Security checks against any target (TARGET=inprocess | stdio:<cmd> | http://127.0.0.1:PORT/mcp):
 # tool poisoning, rug pull, secret leaks, path escapes, unbounded work, HTTP transport rules.
 # Only read-only tools are called unless SECURITY_FLAGS=--allow-writes; exit 1 on findings.
+# The reference server's index is built only when the target is the in-process server.
 SECURITY_FLAGS ?=
-security: index
+security: $(if $(filter inprocess%,$(TARGET)),index,install)
 	$(PY) -m evals security --target '$(TARGET)' --out reports/security/latest $(SECURITY_FLAGS)
 
 # Contract diff of two live targets' tool surfaces (A=<spec> B=<spec>); exit 1 on breaking changes.
-contract: install
+contract: index
 	$(PY) -m evals contract --a '$(A)' --b '$(B)' --out reports/contract/latest
 
 check: install
