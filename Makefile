@@ -33,7 +33,7 @@ B ?= keyword
 COMPARE_OVERRIDES ?= sql_timeout_ms=5000,vector_timeout_ms=5000,tool_timeout_ms=10000
 RUN ?= reports/runs/latest
 
-.PHONY: install index serve test test-load check bench load eval eval-derived gate gate-chroma bench-scale rehearsal baseline fixture compare report fuzz clean
+.PHONY: install index serve test test-load check bench load eval eval-derived gate gate-chroma bench-scale rehearsal baseline fixture compare report fuzz security contract clean
 
 install: $(STAMP)
 
@@ -130,6 +130,18 @@ fixture: index
 
 fuzz: index
 	$(PY) -m evals.run.fuzz --target $(FUZZ_TARGET) --profile $(FUZZ_PROFILE) --out reports/runs/fuzz
+
+# Security checks against any target (TARGET=inprocess | stdio:<cmd> | http://127.0.0.1:PORT/mcp):
+# tool poisoning, rug pull, secret leaks, path escapes, unbounded work, HTTP transport rules.
+# Only read-only tools are called unless SECURITY_FLAGS=--allow-writes; exit 1 on findings.
+# The reference server's index is built only when the target is the in-process server.
+SECURITY_FLAGS ?=
+security: $(if $(filter inprocess%,$(TARGET)),index,install)
+	$(PY) -m evals security --target '$(TARGET)' --out reports/security/latest $(SECURITY_FLAGS)
+
+# Contract diff of two live targets' tool surfaces (A=<spec> B=<spec>); exit 1 on breaking changes.
+contract: index
+	$(PY) -m evals contract --a '$(A)' --b '$(B)' --out reports/contract/latest
 
 check: install
 	$(VENV)/bin/ruff check .

@@ -1,10 +1,11 @@
-"""Command line: ``python -m evals {run,gate,report,compare,baseline} ...``.
+"""Command line: ``python -m evals {run,gate,report,compare,baseline,security,contract} ...``.
 
 Exit codes: ``run`` 0 when the run completed (scenario failures are the gate's business, so
 ``make gate`` always reaches the gate; ``--strict`` makes failures exit 1) and 2 on a harness
 error; ``gate`` 0 pass, 1 gate failed, 2 harness error; ``compare`` 0 no significant
 regression of B against A, 1 a significant regression, 2 harness error; ``report`` /
-``baseline`` 0, or 2.
+``baseline`` 0, or 2; ``security`` 0 no finding at error level, 1 findings, 2 harness error;
+``contract`` 0 no breaking change from A to B, 1 breaking changes, 2 harness error.
 """
 
 from __future__ import annotations
@@ -489,6 +490,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="baseline file to write (default: evals/baseline.json)",
     )
     base.set_defaults(func=cmd_baseline)
+    from evals.run.security.cli import add_parsers
+
+    add_parsers(sub)
     return parser
 
 

@@ -7,6 +7,12 @@ numeric or string constraints changed. A change is marked breaking when a client
 against A could fail against B: for inputs, a new required argument, a removed argument, a
 narrowed type or enum or a tightened bound; for outputs, a removed field, a changed type, a
 field no longer required, or enum values that A never produced.
+
+Where the surfaces carry them (a live ``tools/list``; run logs' ``tools.json`` do not), the
+tools' title, description and annotations are compared too: a changed text is shown, not
+breaking; an annotation that makes a tool less safe to call unattended (``readOnlyHint`` no
+longer true, ``destructiveHint`` now true) is breaking, since clients decide on it whether
+to ask the user first.
 """
 
 from __future__ import annotations
@@ -205,10 +211,54 @@ def schema_changes(
     return out
 
 
+TEXTS = ("title", "description")
+
+
+# The specification's defaults for an absent hint (tools, ToolAnnotations).
+HINT_DEFAULTS = {"readOnlyHint": False, "destructiveHint": True}
+
+
+def _less_safe(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """True when B's hints (with the specification's defaults) let a client call the tool
+    with less care than A's did: no longer read-only, or now destructive."""
+
+    def hint(hints: Mapping[str, Any], key: str) -> bool:
+        return bool(hints.get(key, HINT_DEFAULTS[key]))
+
+    read_only_a, read_only_b = hint(a, "readOnlyHint"), hint(b, "readOnlyHint")
+    destructive_a = not read_only_a and hint(a, "destructiveHint")
+    destructive_b = not read_only_b and hint(b, "destructiveHint")
+    return (read_only_a and not read_only_b) or (destructive_b and not destructive_a)
+
+
+def annotation_changes(
+    a: Mapping[str, Any] | None, b: Mapping[str, Any] | None, pointer: str
+) -> list[Change]:
+    """Each annotation added, removed or changed between ``a`` and ``b``; changes to the
+    safety hints are breaking when they make the tool less safe to call unattended."""
+    hints_a: Mapping[str, Any] = a or {}
+    hints_b: Mapping[str, Any] = b or {}
+    less_safe = _less_safe(hints_a, hints_b)
+    out: list[Change] = []
+    for key in sorted(set(hints_a) | set(hints_b)):
+        before, after = hints_a.get(key), hints_b.get(key)
+        if before == after:
+            continue
+        kind: Literal["added", "removed", "changed"] = (
+            "added" if key not in hints_a else "removed" if key not in hints_b else "changed"
+        )
+        breaking = less_safe and key in HINT_DEFAULTS
+        out.append(
+            Change(f"{pointer}/{escape(key)}", kind, f"annotation {key}", before, after, breaking)
+        )
+    return out
+
+
 def diff_surfaces(
     a: Mapping[str, Mapping[str, Any]], b: Mapping[str, Mapping[str, Any]]
 ) -> list[Change]:
-    """Every change from surface ``a`` to surface ``b`` (``{tool: {inputSchema, outputSchema}}``)."""
+    """Every change from surface ``a`` to surface ``b`` (``{tool: {inputSchema, outputSchema}}``,
+    optionally with ``title``, ``description`` and ``annotations``)."""
     changes: list[Change] = []
     for tool in sorted(a):
         if tool not in b:
@@ -217,6 +267,13 @@ def diff_surfaces(
         if tool not in a:
             changes.append(Change(f"/{escape(tool)}", "added", "tool", None, tool, False))
     for tool in sorted(set(a) & set(b)):
+        for text in TEXTS:
+            before, after = a[tool].get(text), b[tool].get(text)
+            if before != after:
+                changes.append(Change(f"/{escape(tool)}/{text}", "changed", text, before, after))
+        changes += annotation_changes(
+            a[tool].get("annotations"), b[tool].get("annotations"), f"/{escape(tool)}/annotations"
+        )
         for side in ("inputSchema", "outputSchema"):
             changes += schema_changes(
                 a[tool].get(side), b[tool].get(side), f"/{escape(tool)}/{side}", side

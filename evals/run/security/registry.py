@@ -1,0 +1,91 @@
+"""The security check families, registered by name with the checks each may report and the
+phase it runs in: ``surface`` reads the first ``tools/list``; ``calls`` calls tools;
+``after`` reads what the calls returned and lists the tools again; ``http`` talks to an HTTP
+target's endpoint directly. Configuration and reports refer to the names."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from evals.run.security.findings import Finding, Skipped
+from evals.run.security.sandbox import Sandbox
+from evals.run.security.session import Session
+from evals.run.security.surface import ToolSurface
+
+Phase = Literal["surface", "calls", "after", "http"]
+PHASES: tuple[Phase, ...] = ("surface", "calls", "after", "http")
+# Within a phase: the surface is compared before probes change anything, crashes seen by the
+# earlier families are reported by the unbounded family, secrets read every call made.
+ORDER = ("poisoning", "rug_pull", "paths", "unbounded", "secrets", "http")
+
+
+@dataclass
+class Context:
+    """What a family sees: the session, the first listing, the tools it may call, the bait."""
+
+    spec: str
+    session: Session
+    tools: list[ToolSurface]
+    callable_tools: list[ToolSurface]
+    sandbox: Sandbox
+    memory_limit_mb: float = 256.0
+    notes: list[str] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+Run = Callable[[Context], Awaitable[list[Finding]]]
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    checks: tuple[str, ...]
+    phase: Phase
+    run: Run
+    doc: str
+
+
+FAMILIES: dict[str, Family] = {}
+
+
+def family(name: str, *, checks: tuple[str, ...], phase: Phase) -> Callable[[Run], Run]:
+    """Register a check family; a duplicate name is a programming error."""
+
+    def register(fn: Run) -> Run:
+        if name in FAMILIES:
+            raise ValueError(f"security family {name!r} registered twice")
+        FAMILIES[name] = Family(name, checks, phase, fn, (fn.__doc__ or "").strip())
+        return fn
+
+    return register
+
+
+def load() -> dict[str, Family]:
+    """Import every family module (registration happens on import)."""
+    from evals.run.security import (  # noqa: F401
+        http_transport,
+        paths,
+        poisoning,
+        rugpull,
+        secrets_leak,
+        unbounded,
+    )
+
+    return FAMILIES
+
+
+def select(names: list[str] | None) -> list[Family]:
+    families = load()
+    if not names:
+        return sorted(families.values(), key=lambda f: (PHASES.index(f.phase), _rank(f.name)))
+    unknown = [n for n in names if n not in families]
+    if unknown:
+        raise ValueError(f"unknown security family {unknown}. Available: {sorted(families)}")
+    chosen = [families[n] for n in names]
+    return sorted(chosen, key=lambda f: (PHASES.index(f.phase), _rank(f.name)))
+
+
+def _rank(name: str) -> int:
+    return ORDER.index(name) if name in ORDER else len(ORDER)
