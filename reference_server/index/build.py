@@ -9,7 +9,6 @@ a half-written index behind.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import shutil
 import sqlite3
@@ -21,39 +20,17 @@ from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from reference_server import catalog
 from reference_server.config import CORPUS_DIR, Settings
 from reference_server.embedding import LocalMiniLM, embedder_name, make_embedder
-from reference_server.index import bm25_impacts, off_builder, opa_builder
+from reference_server.index import off_builder, opa_builder
+from reference_server.index.fingerprint import corpus_hash
 from reference_server.index.types import VectorDoc
-from reference_server.ingest import opa_cpso
 
 BATCH = 32
 # Long tabular documents (drug groups, fee subsections) lead with what they are about; their
 # first 128 tokens carry the names and classes a query matches, at half the embedding cost.
 MAX_TOKENS = {"odb_documents": 128, "ohip_chunks": 192}
 DEFAULT_MAX_TOKENS = 256
-# The CPSO level rule (ingest/opa_cpso.section_level) is applied at index time too.
-_CODE_FILES = [
-    Path(__file__),
-    Path(opa_builder.__file__),
-    Path(off_builder.__file__),
-    Path(catalog.__file__),
-    Path(opa_cpso.__file__),
-    Path(bm25_impacts.__file__),
-]
-
-
-def corpus_hash(corpus_dir: Path, embedder_name: str) -> str:
-    digest = hashlib.sha256(embedder_name.encode())
-    for path in sorted(
-        p for p in corpus_dir.rglob("*") if p.is_file() and "_skeletons" not in p.parts
-    ):
-        digest.update(str(path.relative_to(corpus_dir)).encode())
-        digest.update(path.read_bytes())
-    for path in _CODE_FILES:
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
 
 
 def _build_db(

@@ -17,8 +17,8 @@ from reference_server.embedding import embedder_name
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 # The builder code an index depends on, in the order it is hashed; the CPSO level rule
-# (ingest/opa_cpso.section_level) is applied at index time too. index/build.py keeps the same
-# list for the build (tests/test_index_fingerprint.py holds the two equal).
+# (ingest/opa_cpso.section_level) is applied at index time too. The builder and the server
+# both hash through corpus_hash below.
 CODE_FILES = (
     _PACKAGE / "index" / "build.py",
     _PACKAGE / "index" / "opa_builder.py",

@@ -17,7 +17,6 @@ import yaml
 from reference_server.catalog import (
     FTS_TOKENIZER,
     OPA_COLLECTIONS,
-    OPA_ORGS,
     OPA_SECTIONS_BM25,
     SECTION_TAGS_COLUMN,
     section_tags,
@@ -27,7 +26,6 @@ from reference_server.index.bm25_impacts import write_impacts
 from reference_server.index.types import VectorDoc
 from reference_server.ingest.opa_cpso import section_level
 
-ORGS = OPA_ORGS
 COLLECTIONS = OPA_COLLECTIONS
 
 SCHEMA = f"""
