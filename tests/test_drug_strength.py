@@ -83,6 +83,8 @@ def test_strengths_found_in_questions() -> None:
     q = "Is Humulin 30/70 100 units/mL covered for a patient aged 70?"
     assert [m.text for m in drug_strength.find(q)] == ["100 units/mL"]
     assert drug_strength.first("Is fusidic acid 2% ointment covered?").text == "2%"  # type: ignore[union-attr]
+    q = "Is calcipotriol & betamethasone 50mcg/g & 0.5mg/g covered?"  # a denominator on each
+    assert [m.text for m in drug_strength.find(q)] == ["50mcg/g & 0.5mg/g"]
 
 
 amount = st.decimals(min_value=D("0.001"), max_value=D(5000), places=3)

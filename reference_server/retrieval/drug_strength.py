@@ -52,10 +52,10 @@ _UNIT = rf"(?:{UNIT_WORDS})(?![a-z0-9])"
 _AMOUNT = rf"{NUMBER}(?:\s*{_UNIT})?"
 _JOIN = r"\s*(?:&|\+|/|\band\b)\s*"
 _DENOM = rf"\s*/\s*(?:{NUMBER}\s*)?(?:{_UNIT}|(?:{PER_USE})(?![a-z]))"
-# A strength inside free text: amounts joined by '&', '+', '/' or 'and', then denominators.
-IN_TEXT = re.compile(
-    rf"(?<![\w.]){_AMOUNT}(?:{_JOIN}{_AMOUNT})*(?:{_DENOM})*(?:\s*w/[wv])?(?![\w])", re.I
-)
+# A strength inside free text: amounts joined by '&', '+', '/' or 'and', each with its
+# denominators and qualifier ('50mcg/g & 0.5mg/g', '0.3% w/v & 0.1% w/v').
+_EACH = rf"{_AMOUNT}(?:{_DENOM})*(?:\s*w/[wv])?"
+IN_TEXT = re.compile(rf"(?<![\w.]){_EACH}(?:{_JOIN}{_EACH})*(?![\w])", re.I)
 TOKEN = re.compile(
     rf"(?P<num>{NUMBER})|(?P<unit>{_UNIT})|(?P<use>(?:{PER_USE})(?![a-z]))|(?P<join>&|\+|/|\band\b)",
     re.I,

@@ -159,6 +159,7 @@ def drug_part(call: Call, patient: Patient) -> Part:
     lu_cites = _citations([c for c in every if c["chunk_id"] in codes][:3])
     name = f"{cov['brand_name']} ({cov['generic_name'].lower()}"
     name += f" {cov['strength']}" if cov.get("strength") else ""
+    name += f" {cov['dosage_form']}" if cov.get("dosage_form") else ""
     name += f", DIN {cov['din']})"
     if cov["covered"]:
         status = "is an ODB benefit" + (
