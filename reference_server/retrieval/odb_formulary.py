@@ -569,15 +569,20 @@ def vector_search(
 
 
 def from_passages(query: DrugQuery, hits: list[VectorHit]) -> SqlData:
-    """When SQL is down: rebuild the primary product and its group from a matching group chunk."""
+    """When SQL is down: rebuild the primary product and its group from a matching group chunk
+    (of the strength asked, when one is)."""
     names = {n.lower() for n in (query.drug, query.ingredient) if n}
     keys = {ingredient_key(n) for n in names}
     din = query.din.zfill(8) if query.din else None
     q = (query.q or "").lower()
+    written = drug_strength.first(query.q)
+    asked = query.strength or (written.text if written else None)
     for h in hits:
         m = h.metadata
         if m.get("doc_type") != "group":
             continue
+        if asked and not din and not drug_strength.same_strength(asked, m.get("strength")):
+            continue  # a group of another strength is not the product asked for
         brands = [b.lower() for b in str(m.get("brands", "")).split(";")]
         dins = str(m.get("dins", "")).split(";")
         if not (
