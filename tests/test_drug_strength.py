@@ -67,7 +67,10 @@ def test_no_strength_without_a_drug_amount(text: str) -> None:
         ("25mg & 300mg", "300mg & 25mg", "close"),  # the ingredients in another order
         ("10mg", "10mg/mL", None),  # morphine tablets are not the oral solution
         ("100 units/mL", "1000U/10mL", "close"),  # a concentration: the vial has it
-        ("1000U/10mL", "100U/mL", None),  # a 10 mL vial: cartridges are another product
+        ("250mg/5mL", "50mg/mL", "close"),  # a suspension's concentration per dose volume
+        ("24/26 mg", "24.3mg & 25.7mg", "close"),  # a combination written rounded
+        ("24/26 mg", "48.6mg & 51.4mg", None),
+        ("0.5mg", "0.45mg", None),  # a single amount is never rounded
         ("25 mcg", "25mcg/hr", "close"),  # a patch's strength said without its rate
         ("50mcg/Metered Dose", "50mcg/Actuation", "exact"),
         ("3 Phase", "3 phase", "exact"),  # no units: compared as text

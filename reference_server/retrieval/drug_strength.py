@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Literal
 
 Amount = tuple[Decimal, str]
@@ -174,19 +174,34 @@ def first(text: str | None) -> Mention | None:
 
 
 def compare(asked: Strength, listed: Strength) -> Match | None:
-    """'exact': the same amounts, in order, and denominators; 'close': the same once the
-    ingredients' order or a patch's '/hr' is set aside. None: another strength."""
+    """'exact': the same amounts, in order, and denominators. 'close': the same once the
+    ingredients' order, a patch's '/hr' or the volume a concentration is written per is set
+    aside ('250mg/5mL' is '50mg/mL'), or a combination written rounded ('24/26 mg' for
+    '24.3mg & 25.7mg'). None: another strength."""
     if asked.key() == listed.key():
         return "exact"
     if asked.per_time and not listed.per_time:
         return None
     if sorted(asked.amounts) == sorted(listed.amounts) and asked.per == listed.per:
         return "close"
-    # '100 units/mL' asks for a concentration: a '1000U/10mL' vial has it. '1000U/10mL' asks
-    # for that vial: '100U/mL' cartridges are another product.
-    if asked.per and asked.per[0][0] == 1 and _concentration(asked) == _concentration(listed):
+    concentration = _concentration(asked)
+    if concentration is not None and concentration == _concentration(listed):
+        return "close"
+    if len(asked.amounts) > 1 and asked.per == listed.per and _rounded(asked, listed):
         return "close"
     return None
+
+
+def _rounded(asked: Strength, listed: Strength) -> bool:
+    """Every amount of a combination written as whole numbers, each the listed one rounded."""
+    if len(asked.amounts) != len(listed.amounts):
+        return False
+    for (a, unit_a), (b, unit_b) in zip(asked.amounts, listed.amounts, strict=True):
+        if unit_a != unit_b or a != a.to_integral_value() or b < 1:
+            return False
+        if a != b.quantize(Decimal(1), rounding=ROUND_HALF_UP):
+            return False
+    return True
 
 
 def _concentration(s: Strength) -> tuple[object, ...] | None:
