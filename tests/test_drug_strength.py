@@ -68,6 +68,7 @@ def test_no_strength_without_a_drug_amount(text: str) -> None:
         ("10mg", "10mg/mL", None),  # morphine tablets are not the oral solution
         ("100 units/mL", "1000U/10mL", "close"),  # a concentration: the vial has it
         ("250mg/5mL", "50mg/mL", "close"),  # a suspension's concentration per dose volume
+        ("18mg/10 Sq Cm", "9mg/5 Sq Cm", None),  # two patch sizes
         ("24/26 mg", "24.3mg & 25.7mg", "close"),  # a combination written rounded
         ("24/26 mg", "48.6mg & 51.4mg", None),
         ("0.5mg", "0.45mg", None),  # a single amount is never rounded

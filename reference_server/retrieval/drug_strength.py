@@ -205,8 +205,9 @@ def _rounded(asked: Strength, listed: Strength) -> bool:
 
 
 def _concentration(s: Strength) -> tuple[object, ...] | None:
-    """'1000U/10mL' as '100U/mL': amounts per one unit of the only denominator."""
-    if len(s.per) != 1 or not s.per[0][0]:
+    """'1000U/10mL' as '100U/mL': amounts per mL of a volume denominator ('9mg/5 Sq Cm' and
+    '18mg/10 Sq Cm' are two patch sizes, two products)."""
+    if len(s.per) != 1 or not s.per[0][0] or s.per[0][1] != "ml":
         return None
     count, unit = s.per[0]
     return (tuple(((v / count).normalize(), u) for v, u in s.amounts), unit)
