@@ -468,7 +468,10 @@ SPEC = ToolSpec(
         "Ontario Drug Benefit (ODB) formulary: is a drug covered, does it need a Limited Use (LU) code, "
         "which interchangeable generics exist, which is lowest cost and how much is saved, and covered "
         "alternatives in the same drug class. Look up by `drug` (brand/generic), `din`, `ingredient`, "
-        "`drug_class` (e.g. statin, glp-1 agonist) or a question `q`."
+        "`drug_class` (e.g. statin, glp-1 agonist) or a question `q`. A strength or dosage form "
+        "(`strength`, `form`, or written in `drug` or `q`) selects the product; when the drug is "
+        "not listed at it, no product is answered: needs_more_info is true and not_listed says "
+        "what is listed."
     ),
     request=Request,
     response=Response,
