@@ -32,6 +32,8 @@ UNITS: dict[str, tuple[str, Decimal]] = {
     "meq": ("meq", Decimal(1)),
     "mmol": ("mmol", Decimal(1)),
     "kcal": ("kcal", Decimal(1)),
+    "cal": ("kcal", Decimal("0.001")),
+    "ir": ("ir", Decimal(1)),
     "sqcm": ("sqcm", Decimal(1)),
     "hr": ("hr", Decimal(1)),
     "h": ("hr", Decimal(1)),
@@ -44,10 +46,11 @@ PER_USE = (
     "applications?|tabs?|tablets?|caps?|capsules?|syringes?|pens?|patch(?:es)?"
 )
 UNIT_WORDS = (
-    r"(?:usp|ldn|international)\s+units?|units?|mcg|µg|μg|ug|mg|kg|g|iu|u|ml|l|%|meq|mmol|kcal|"
+    r"(?:usp|ldn|ld50|international)\s+units?|units?|mcg|µg|μg|ug|mg|kg|g|iu|u|ml|l|%|meq|mmol|"
+    r"kcal|cal|ir|"
     r"sq\.?\s?cm|hours?|hr|h"
 )
-NUMBER = r"(?:\d+(?:\.\d+)?|\.\d+)"
+NUMBER = r"(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)"  # '10,000IU/mL' too
 _UNIT = rf"(?:{UNIT_WORDS})(?![a-z0-9])"
 _AMOUNT = rf"{NUMBER}(?:\s*{_UNIT})?"
 _JOIN = r"\s*(?:&|\+|/|\band\b)\s*"
@@ -84,14 +87,14 @@ Match = Literal["exact", "close"]
 
 def _number(text: str) -> Decimal | None:
     try:
-        return Decimal(text)
+        return Decimal(text.replace(",", ""))
     except InvalidOperation:
         return None
 
 
 def _unit(text: str) -> tuple[str, Decimal] | None:
     word = re.sub(r"[\s.]+", "", text.lower()).replace("µg", "ug").replace("μg", "ug")
-    word = re.sub(r"^(usp|ldn|international)", "", word) or word
+    word = re.sub(r"^(usp|ldn|ld50|international)", "", word) or word
     return UNITS.get(word)
 
 

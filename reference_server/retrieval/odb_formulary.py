@@ -219,8 +219,9 @@ class Span:
     end: int
 
 
-SPAN_WORDS = 10  # names run to nine words ('pancrelipase equivalent to lipase & ...')
+SPAN_WORDS = 14  # generic names run to 12 words ('soybean oil & medium chain triglycerides & ...')
 EDGE = " \t\"'?!.,;:"
+END = " \t\"'?!,;:"  # a name can end with '.' ('PMS-Sulfasalazine-E.C.', 'Jamteki I.V.')
 
 
 def spans(q: str, most: int = SPAN_WORDS) -> list[Span]:
@@ -232,15 +233,17 @@ def spans(q: str, most: int = SPAN_WORDS) -> list[Span]:
         for i in range(len(words) - n + 1):
             start, end = words[i][0], words[i + n - 1][1]
             text = q[start:end]
-            trimmed = text.strip(EDGE)
-            if trimmed.count("(") < trimmed.count(")"):
-                trimmed = trimmed.rstrip(")").strip(EDGE)
-            if trimmed.count("(") > trimmed.count(")"):
-                trimmed = trimmed.lstrip("(").strip(EDGE)
-            if len(trimmed) <= 3 or not re.search("[A-Za-z]", trimmed):
-                continue
-            offset = start + text.index(trimmed)
-            out.setdefault(trimmed.lower(), Span(trimmed, offset, offset + len(trimmed)))
+            for edge in (EDGE, END):
+                trimmed = text.strip(edge)
+                if trimmed.count("(") < trimmed.count(")"):
+                    trimmed = trimmed.rstrip(")").strip(edge)
+                if trimmed.count("(") > trimmed.count(")"):
+                    trimmed = trimmed.lstrip("(").strip(edge)
+                # three letters name brands ('Yaz', '3TC', 'PTU'); shorter runs are words
+                if len(trimmed) < 3 or not re.search("[A-Za-z]", trimmed):
+                    continue
+                offset = start + text.index(trimmed)
+                out.setdefault(trimmed.lower(), Span(trimmed, offset, offset + len(trimmed)))
     return list(out.values())
 
 
@@ -260,8 +263,20 @@ def name_in(db: SqlClient, q: str) -> Span | None:
             keys.setdefault(key, []).append(c)
     ingredients = _names_among(db, NAME_COLUMNS[1], list(keys)) if keys else set()
 
+    # a brand whose name runs into the strength written ('Duragesic 25' in 'Duragesic 25
+    # mcg/hr', 'Ferrous Gluconate 300mg') yields to one that stops before it
+    written = [(m.start, m.end) for m in drug_strength.find(q)]
+
     def longest(found: list[Span]) -> Span | None:
-        return max(found, key=lambda c: (len(c.text), -c.start), default=None)
+        return max(
+            found,
+            key=lambda c: (
+                not any(c.start < end and start < c.end for start, end in written),
+                len(c.text),
+                -c.start,
+            ),
+            default=None,
+        )
 
     brand = longest([by_text[b] for b in brands if b in by_text])
     generic = longest([c for k in ingredients for c in keys[k]])
@@ -321,8 +336,9 @@ def resolve(db: SqlClient, query: DrugQuery) -> Found:
         return Found("din", db.query("SELECT * FROM odb_drugs WHERE din = ?", (din,)), name=din)
     strength = query.strength
     form = drug_form.form_word(query.form)
-    if query.strength and form is None:  # '20 mg tablets' in the strength field
-        written = drug_form.find(query.strength)
+    given = drug_strength.first(query.strength)
+    if given and form is None:  # '20 mg tablets' in the strength field (not 'mg/Vial' in it)
+        written = drug_form.find(query.strength[: given.start] + " " + query.strength[given.end :])
         form = written.form if written else None
     found = Found()
     named = None
@@ -348,6 +364,8 @@ def resolve(db: SqlClient, query: DrugQuery) -> Found:
             rest = _without(query.q, named)
         mention = drug_strength.first(rest)
         strength = strength or (mention.text if mention else None)
+        if mention:  # 'mg/Vial' in a strength is no dosage form
+            rest = rest[: mention.start] + " " + rest[mention.end :]
         form_mention = drug_form.find(rest)
         form = form or (form_mention.form if form_mention else None)
     found.strength = strength

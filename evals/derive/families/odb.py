@@ -59,8 +59,12 @@ def form_word(form: str) -> str | None:
     tablets too: the pack size follows a hyphen)."""
     words = re.split(r"[\s-]+", form.strip())
     first = words[0].casefold() if words else ""
-    if first == "er" and len(words) > 1 and words[1].casefold() == "cap":
-        return "extended-release capsules"
+    second = words[1].casefold() if len(words) > 1 else ""
+    if first in ("er", "cr"):  # extended or controlled release, not 'Cr' (cream)
+        kinds = {"tab": "extended-release tablets", "cap": "extended-release capsules"}
+        if second in kinds:
+            return kinds[second]
+        return None if first == "er" else FORM_WORDS.get(first)  # 'ER Inj', 'Cr-50g Pk'
     return FORM_WORDS.get(first)
 
 
