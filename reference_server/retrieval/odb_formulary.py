@@ -336,9 +336,9 @@ def resolve(db: SqlClient, query: DrugQuery) -> Found:
         return Found("din", db.query("SELECT * FROM odb_drugs WHERE din = ?", (din,)), name=din)
     strength = query.strength
     form = drug_form.form_word(query.form)
-    given = drug_strength.first(query.strength)
-    if given and form is None:  # '20 mg tablets' in the strength field (not 'mg/Vial' in it)
-        written = drug_form.find(query.strength[: given.start] + " " + query.strength[given.end :])
+    given = drug_strength.first(strength)
+    if strength and given and form is None:  # '20 mg tablets' as strength (not 'mg/Vial' in it)
+        written = drug_form.find(strength[: given.start] + " " + strength[given.end :])
         form = written.form if written else None
     found = Found()
     named = None
