@@ -264,19 +264,14 @@ def name_in(db: SqlClient, q: str) -> Span | None:
     ingredients = _names_among(db, NAME_COLUMNS[1], list(keys)) if keys else set()
 
     # a brand whose name runs into the strength written ('Duragesic 25' in 'Duragesic 25
-    # mcg/hr', 'Ferrous Gluconate 300mg') yields to one that stops before it
-    written = [(m.start, m.end) for m in drug_strength.find(q)]
+    # mcg/hr', 'Ferrous Gluconate 300mg') yields to one that leaves the strength in the question
+    written = bool(drug_strength.find(q))
+
+    def leaves_strength(c: Span) -> bool:
+        return not written or bool(drug_strength.find(q[: c.start] + " " + q[c.end :]))
 
     def longest(found: list[Span]) -> Span | None:
-        return max(
-            found,
-            key=lambda c: (
-                not any(c.start < end and start < c.end for start, end in written),
-                len(c.text),
-                -c.start,
-            ),
-            default=None,
-        )
+        return max(found, key=lambda c: (leaves_strength(c), len(c.text), -c.start), default=None)
 
     brand = longest([by_text[b] for b in brands if b in by_text])
     generic = longest([c for k in ingredients for c in keys[k]])
