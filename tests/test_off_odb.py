@@ -154,7 +154,10 @@ async def test_jardiance_is_a_general_benefit_without_lu(client: Client[Any]) ->
         "brand_name": "Jardiance",
         "generic_name": "EMPAGLIFLOZIN",
         "strength": "10mg",
+        "dosage_form": "Tab",
+        "group_id": "1811",  # ODB XML: Jardiance 10mg is item 1811
         "lu_required": False,
+        "lu_codes": [],
         "lu_criteria": "No Limited Use code required: general benefit in the formulary.",
         # the pcg9's clinical <note> (ingested as odb_notes.csv): type 2 diabetes on maximally
         # tolerated metformin with poor control and intolerance of a sulfonylurea

@@ -18,6 +18,8 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from reference_server.catalog import OFF_COLLECTIONS, ingredient_key
+from reference_server.retrieval import drug_form, drug_strength
+from reference_server.retrieval.drug_form import FormWord
 from reference_server.retrieval.sql import SqlClient, fts_query
 from reference_server.retrieval.vector import VectorClient, VectorHit
 
@@ -26,7 +28,6 @@ VECTOR_CANDIDATES = 8
 POLICY_CANDIDATES = 2
 # the similarity search ranks group and LU passages; notes reach answers by DIN, policy apart
 FORMULARY_DOCS = {"doc_type": {"$in": ["group", "lu_code"]}}
-STRENGTH = re.compile(r"\b(\d+(?:\.\d+)?)\s?(mg|mcg|g|ml|%|units?|iu)\b(?:/\s?\w+)?", re.I)
 WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-]*")
 COVERAGE_TEXT = re.compile(r"Coverage: ([^.]+)\.")
 GROUP_LINE = re.compile(r"^- (.+?) \(DIN (\d{8}).*?\): (\$[\d.,]+|n/a)", re.M)
@@ -44,16 +45,34 @@ class DrugQuery:
     drug_class: str | None = None
     condition: str | None = None
     exclude_lu: bool = False
+    form: str | None = None
 
 
 # ---------------------------------------------------------------------------------- SQL path
 @dataclass
 class Found:
+    """The products a query names. `tiers` orders them for the strength and form asked: the
+    brand's own products, then products whose generic name is the name as written, then every
+    product of its ingredient (only when no generic name is the name written, and a brand's
+    name only when it is the ingredient's own name)."""
+
     kind: Literal["din", "brand", "ingredient", "class", "none"] = "none"
     rows: list[dict[str, Any]] = field(default_factory=list)
     class_name: str | None = None
     strength: str | None = None
     name: str | None = None
+    tiers: list[list[dict[str, Any]]] = field(default_factory=list)
+    form: FormWord | None = None
+
+
+@dataclass
+class Unmatched:
+    """The name was found, but not at the strength or in the form asked: what is listed."""
+
+    name: str
+    strength: str | None
+    form: str | None
+    listed: list[dict[str, Any]]
 
 
 @dataclass
@@ -68,21 +87,23 @@ class SqlData:
     notes: list[dict[str, Any]] = field(default_factory=list)  # the primary product's notes
     alternatives: list[dict[str, Any]] = field(default_factory=list)
     alt_basis: str | None = None
+    unmatched: Unmatched | None = None
 
     @property
     def records(self) -> int:
         return int(self.primary is not None) + len(self.members) + len(self.lu)
 
 
-def _norm_strength(s: str) -> str:
-    return re.sub(r"\s+", "", s.lower())
-
-
-def split_strength(text: str) -> tuple[str, str | None]:
-    m = STRENGTH.search(text)
-    if not m:
-        return text.strip(), None
-    return (text[: m.start()] + text[m.end() :]).strip(" ,-"), _norm_strength(m.group(0))
+def split_strength(text: str) -> tuple[str, str | None, FormWord | None]:
+    """'Lipitor 20 mg tablets' -> ('Lipitor', '20 mg', tablets): a name with its strength and
+    form written in."""
+    mention = drug_strength.first(text)
+    rest = text if mention is None else text[: mention.start] + " " + text[mention.end :]
+    form = drug_form.find(rest)
+    if form is not None:
+        rest = rest[: form.start] + " " + rest[form.end :]
+    name = re.sub(r"\s+", " ", rest).strip(" ,-")
+    return name, mention.text if mention else None, form.form if form else None
 
 
 def _class_of(db: SqlClient, text: str) -> str | None:
@@ -152,13 +173,19 @@ def _read_class_members(db: SqlClient, name: str) -> list[dict[str, Any]]:
 
 
 def _by_name(db: SqlClient, name: str) -> Found:
-    rows = db.query("SELECT * FROM odb_drugs WHERE brand_name = ? COLLATE NOCASE", (name,))
-    if rows:
-        return Found("brand", rows, name=rows[0]["brand_name"])
+    brand = db.query("SELECT * FROM odb_drugs WHERE brand_name = ? COLLATE NOCASE", (name,))
     key = ingredient_key(name)
-    rows = db.query("SELECT * FROM odb_drugs WHERE ingredient = ?", (key,)) if key else []
-    if rows:
-        return Found("ingredient", rows, name=key)
+    same_key = db.query("SELECT * FROM odb_drugs WHERE ingredient = ?", (key,)) if key else []
+    generic = [r for r in same_key if (r["generic_name"] or "").casefold() == name.casefold()]
+    # a brand's name is another ingredient's products only when it is that ingredient's name
+    # ('Hydromorphone'); 'Amoxicillin (Sugar Reduced)' is that product alone
+    wider = not generic and (not brand or key == name.casefold())
+    tiers = [t for t in (brand, generic, same_key if wider else []) if t]
+    if tiers:
+        rows = list({r["din"]: r for t in reversed(tiers) for r in t}.values())[::-1]
+        if brand:
+            return Found("brand", rows, name=brand[0]["brand_name"], tiers=tiers)
+        return Found("ingredient", rows, name=key, tiers=tiers)
     cls = _class_of(db, name)
     if cls:
         return Found("class", class_members(db, cls), class_name=cls, name=cls)
@@ -178,24 +205,94 @@ def _by_name(db: SqlClient, name: str) -> Found:
     words = set(fts_query(name).replace('"', "").split(" OR "))
     if words & set(WORD.findall(top["brand_name"].lower())) - set(top["ingredient"].split()):
         rows = db.query("SELECT * FROM odb_drugs WHERE brand_name = ?", (top["brand_name"],))
-        return Found("brand", rows, name=top["brand_name"])
+        return Found("brand", rows, name=top["brand_name"], tiers=[rows])
     rows = db.query("SELECT * FROM odb_drugs WHERE ingredient = ?", (top["ingredient"],))
-    return Found("ingredient", rows, name=top["ingredient"])
+    return Found("ingredient", rows, name=top["ingredient"], tiers=[rows])
 
 
-def _from_question(db: SqlClient, q: str) -> Found:
-    """Brand or ingredient named in a question (1-3 word phrases; the longest brand, else the
-    longest ingredient), else a drug class."""
-    words = [w.lower() for w in WORD.findall(q)]
-    phrases = [" ".join(words[i : i + n]) for n in (3, 2, 1) for i in range(len(words) - n + 1)]
-    phrases = [p for p in phrases if len(p) > 3]
-    if phrases:
-        for column in NAME_COLUMNS:  # the brand first; the ingredient only when none matched
-            hit = _longest_in(phrases, _names_among(db, column, phrases))
-            if hit:
-                return _by_name(db, hit)
+@dataclass(frozen=True)
+class Span:
+    """Words of a question, as written, and where they are."""
+
+    text: str
+    start: int
+    end: int
+
+
+SPAN_WORDS = 14  # generic names run to 12 words ('soybean oil & medium chain triglycerides & ...')
+EDGE = " \t\"'?!.,;:"
+END = " \t\"'?!,;:"  # a name can end with '.' ('PMS-Sulfasalazine-E.C.', 'Jamteki I.V.')
+
+
+def spans(q: str, most: int = SPAN_WORDS) -> list[Span]:
+    """Every run of 1..`most` words of `q` as written ('Ratio-Tecnal C1/2', 'Teva-Lisinopril
+    (Type P)', 'Drospirenone&Ethinyl Estradiol USP 21'), trimmed of sentence punctuation."""
+    words = [(m.start(), m.end()) for m in re.finditer(r"\S+", q)]
+    out: dict[str, Span] = {}
+    for n in range(1, most + 1):
+        for i in range(len(words) - n + 1):
+            start, end = words[i][0], words[i + n - 1][1]
+            text = q[start:end]
+            for edge in (EDGE, END):
+                trimmed = text.strip(edge)
+                if trimmed.count("(") < trimmed.count(")"):
+                    trimmed = trimmed.rstrip(")").strip(edge)
+                if trimmed.count("(") > trimmed.count(")"):
+                    trimmed = trimmed.lstrip("(").strip(edge)
+                # three letters name brands ('Yaz', '3TC', 'PTU'); shorter runs are words
+                if len(trimmed) < 3 or not re.search("[A-Za-z]", trimmed):
+                    continue
+                offset = start + text.index(trimmed)
+                out.setdefault(trimmed.lower(), Span(trimmed, offset, offset + len(trimmed)))
+    return list(out.values())
+
+
+def name_in(db: SqlClient, q: str) -> Span | None:
+    """The drug a question names: its longest brand name, unless a generic or ingredient name
+    written around it is longer ('darunavir & cobicistat' over the brand 'Darunavir'); else the
+    longest generic or ingredient name."""
+    candidates = spans(q)
+    if not candidates:
+        return None
+    by_text = {c.text.lower(): c for c in candidates}
+    brands = _names_among(db, NAME_COLUMNS[0], list(by_text))
+    keys: dict[str, list[Span]] = {}
+    for c in candidates:
+        key = ingredient_key(c.text)
+        if len(key) > 3:
+            keys.setdefault(key, []).append(c)
+    ingredients = _names_among(db, NAME_COLUMNS[1], list(keys)) if keys else set()
+
+    # a brand whose name runs into the strength written ('Duragesic 25' in 'Duragesic 25
+    # mcg/hr', 'Ferrous Gluconate 300mg') yields to one that leaves the strength in the question
+    written = bool(drug_strength.find(q))
+
+    def leaves_strength(c: Span) -> bool:
+        return not written or bool(drug_strength.find(q[: c.start] + " " + q[c.end :]))
+
+    def longest(found: list[Span]) -> Span | None:
+        return max(found, key=lambda c: (leaves_strength(c), len(c.text), -c.start), default=None)
+
+    brand = longest([by_text[b] for b in brands if b in by_text])
+    generic = longest([c for k in ingredients for c in keys[k]])
+    if brand is None:
+        return generic
+    if generic and generic.start <= brand.start and generic.end >= brand.end:
+        return generic if len(generic.text) > len(brand.text) else brand
+    return brand
+
+
+def _from_question(db: SqlClient, q: str) -> tuple[Found, str]:
+    """The brand or ingredient a question names (`name_in`), else a drug class; with the rest of
+    the question, where its strength and form are read."""
+    span = name_in(db, q)
+    if span is not None:
+        found = _by_name(db, span.text)
+        if found.kind != "none":
+            return found, q[: span.start] + " " + q[span.end :]
     cls = _class_of(db, q)
-    return Found("class", class_members(db, cls), class_name=cls, name=cls) if cls else Found()
+    found = Found("class", class_members(db, cls), class_name=cls, name=cls) if cls else Found()
+    return found, q
 
 
 # A question's phrases are looked up through the name indexes, a few dozen keys per call.
@@ -215,40 +312,102 @@ def _names_among(db: SqlClient, column: tuple[str, str], phrases: list[str]) -> 
     return {r["name"] for r in rows}
 
 
-def longest_name(db: SqlClient, phrases: list[str]) -> str | None:
-    """The longest of `phrases` that is an ingredient key or a brand name (lower case)."""
-    if not phrases:
-        return None
-    return _longest_in(phrases, *(_names_among(db, c, phrases) for c in NAME_COLUMNS))
+def longest_name(db: SqlClient, q: str) -> str | None:
+    """The drug name a question names (`name_in`), as written."""
+    span = name_in(db, q)
+    return span.text if span else None
 
 
-def _longest_in(phrases: list[str], *name_sets: set[str]) -> str | None:
-    """The longest phrase found in any of `name_sets` (the first of equal length)."""
-    return max((p for p in phrases if any(p in n for n in name_sets)), key=len, default=None)
+def _without(text: str, name: str | None) -> str:
+    """`text` without the drug name (a name can hold digits: 'ACET 650', 'Peptamen 1.5')."""
+    if not name:
+        return text
+    return re.sub(re.escape(name), " ", text, flags=re.I)
 
 
 def resolve(db: SqlClient, query: DrugQuery) -> Found:
     if query.din:
         din = query.din.zfill(8)
         return Found("din", db.query("SELECT * FROM odb_drugs WHERE din = ?", (din,)), name=din)
-    strength = _norm_strength(query.strength) if query.strength else None
+    strength = query.strength
+    form = drug_form.form_word(query.form)
+    given = drug_strength.first(strength)
+    if strength and given and form is None:  # '20 mg tablets' as strength (not 'mg/Vial' in it)
+        written = drug_form.find(strength[: given.start] + " " + strength[given.end :])
+        form = written.form if written else None
     found = Found()
+    named = None
     for text in (query.drug, query.ingredient):
-        if text:
-            name, s = split_strength(text)
-            found = _by_name(db, name or text)
-            strength = strength or s
-            if found.kind != "none":
-                break
+        if not text:
+            continue
+        found, named = _by_name(db, text.strip()), text.strip()
+        if found.kind == "none":
+            name, s, f = split_strength(text)
+            if name and (s or f):
+                found, named = _by_name(db, name), name
+                strength, form = strength or s, form or f
+        if found.kind != "none":
+            break
     if found.kind == "none" and query.drug_class:
         cls = _class_of(db, query.drug_class)
         if cls:
             found = Found("class", class_members(db, cls), class_name=cls, name=cls)
-    if found.kind == "none" and query.q:
-        found = _from_question(db, query.q)
-        strength = strength or split_strength(query.q)[1]
+    if query.q:
+        if found.kind == "none":
+            found, rest = _from_question(db, query.q)
+        else:
+            rest = _without(query.q, named)
+        mention = drug_strength.first(rest)
+        strength = strength or (mention.text if mention else None)
+        if mention:  # 'mg/Vial' in a strength is no dosage form
+            rest = rest[: mention.start] + " " + rest[mention.end :]
+        form_mention = drug_form.find(rest)
+        form = form or (form_mention.form if form_mention else None)
     found.strength = strength
+    found.form = form
     return found
+
+
+def _filtered(rows: list[dict[str, Any]], found: Found) -> list[dict[str, Any]]:
+    """The rows at the strength and in the form asked: the strength as the formulary writes it
+    first, then written otherwise ('50 units' for '50U/Vial'), then close ('100 units/mL' for
+    '1000U/10mL', '25 mcg' for a patch's '25mcg/hr')."""
+    if found.strength:
+        matched = [(r, drug_strength.same_strength(found.strength, r["strength"])) for r in rows]
+        asked = drug_strength.normal_text(found.strength)
+        rows = (
+            [r for r, m in matched if m and drug_strength.normal_text(r["strength"]) == asked]
+            or [r for r, m in matched if m == "exact"]
+            or [r for r, m in matched if m == "close"]
+        )
+    if found.form and rows:
+        rows = [rows[i] for i in drug_form.matching(found.form, [r["dosage_form"] for r in rows])]
+    return rows
+
+
+def select(found: Found) -> tuple[list[dict[str, Any]], Unmatched | None]:
+    """The products answering the query: the first tier with one at the strength and in the
+    form asked. None there: no product, and what the name is listed at."""
+    tiers = found.tiers or ([found.rows] if found.rows else [])
+    if not tiers:
+        return [], None
+    if not (found.strength or found.form) or found.kind == "din":
+        return tiers[0], None
+    for n, tier in enumerate(tiers):
+        rows = _filtered(tier, found)
+        if rows:
+            if n and found.kind == "brand":  # a generic's product, not the brand of that name
+                found.kind = "ingredient"
+            return rows, None
+    if found.kind == "class":  # a class question's strength only narrows it
+        return found.rows, None
+    unmatched = Unmatched(
+        name=found.name or "",
+        strength=found.strength,
+        form=found.form.word if found.form else None,
+        listed=tiers[0],
+    )
+    return [], unmatched
 
 
 def _price(r: dict[str, Any]) -> float:
@@ -260,12 +419,10 @@ def price_order(r: dict[str, Any]) -> tuple[float, str]:
     return (_price(r), r["din"])
 
 
-def pick_primary(found: Found) -> dict[str, Any] | None:
-    """The product the answer is about: the DIN; else the strength asked for; else the oldest DIN."""
-    rows = found.rows
-    if found.strength:
-        same = [r for r in rows if _norm_strength(r["strength"] or "").startswith(found.strength)]
-        rows = same or rows
+def pick_primary(found: Found, rows: list[dict[str, Any]] | None = None) -> dict[str, Any] | None:
+    """The product the answer is about: the DIN; else one at the strength and form asked
+    (`select`), a benefit first; for an ingredient its lowest-cost product, else the oldest DIN."""
+    rows = select(found)[0] if rows is None else rows
     if not rows:
         return None
     if found.kind == "class":  # class rows come cheapest first (class_members)
@@ -305,7 +462,8 @@ def keyword_search(db: SqlClient, query: DrugQuery) -> SqlData:
     found = resolve(db, query)
     if found.kind == "class" and query.exclude_lu:
         found.rows = [r for r in found.rows if not r["lu_required"]]
-    data = SqlData(found=found, primary=pick_primary(found))
+    chosen, unmatched = select(found)
+    data = SqlData(found=found, primary=pick_primary(found, chosen), unmatched=unmatched)
     p = data.primary
     if p is None:
         return data
@@ -316,10 +474,9 @@ def keyword_search(db: SqlClient, query: DrugQuery) -> SqlData:
         db.query("SELECT * FROM odb_drugs WHERE group_id = ?", (p["group_id"],)),
         key=price_order,
     )
+    # the brand's LU codes: at the strength asked, else at every strength it is listed at
     same = (
-        [r for r in found.rows if r["brand_name"] == p["brand_name"]]
-        if found.kind == "brand"
-        else [p]
+        [r for r in chosen if r["brand_name"] == p["brand_name"]] if found.kind == "brand" else [p]
     )
     codes = list(dict.fromkeys(c for r in same for c in (r["lu_codes"] or "").split(";") if c))
     if codes:
@@ -372,6 +529,7 @@ def vector_query(query: DrugQuery) -> str:
         query.ingredient,
         query.drug_class,
         query.strength,
+        query.form,
         query.condition,
     ]
     if query.din:
@@ -424,15 +582,20 @@ def vector_search(
 
 
 def from_passages(query: DrugQuery, hits: list[VectorHit]) -> SqlData:
-    """When SQL is down: rebuild the primary product and its group from a matching group chunk."""
+    """When SQL is down: rebuild the primary product and its group from a matching group chunk
+    (of the strength asked, when one is)."""
     names = {n.lower() for n in (query.drug, query.ingredient) if n}
     keys = {ingredient_key(n) for n in names}
     din = query.din.zfill(8) if query.din else None
     q = (query.q or "").lower()
+    written = drug_strength.first(query.q)
+    asked = query.strength or (written.text if written else None)
     for h in hits:
         m = h.metadata
         if m.get("doc_type") != "group":
             continue
+        if asked and not din and not drug_strength.same_strength(asked, m.get("strength")):
+            continue  # a group of another strength is not the product asked for
         brands = [b.lower() for b in str(m.get("brands", "")).split(";")]
         dins = str(m.get("dins", "")).split(";")
         if not (

@@ -57,7 +57,6 @@ KEYWORDS: dict[Intent, re.Pattern[str]] = {
 }
 SETTING_WORDS = {"acute": "hospital in-patient", "community": "office", "ltc": "long-term care"}
 PROBE_SKIP = re.compile(KEYWORDS["billing"].pattern + "|" + KEYWORDS["device"].pattern, re.I)
-WORD = re.compile(r"[A-Za-z][A-Za-z\-]{3,}")
 SENTENCE = re.compile(r"(?<=[.?!])\s+")
 
 
@@ -76,10 +75,11 @@ class Intents:
 
 
 def drug_named(sql: SqlClient, question: str) -> str | None:
-    """A brand or ingredient from the formulary named in the question (1-2 word phrases)."""
-    words = [w.lower() for w in WORD.findall(question) if not PROBE_SKIP.fullmatch(w)]
-    phrases = [" ".join(words[i : i + n]) for n in (2, 1) for i in range(len(words) - n + 1)]
-    return formulary.longest_name(sql, phrases)
+    """A brand or ingredient from the formulary named in the question, as written (names of
+    any length: 'Auro-Sitagliptin HCl and Metformin HCl'); billing and device words are not
+    names (they are masked, so no name runs across them)."""
+    masked = PROBE_SKIP.sub(lambda m: "|" * len(m.group(0)), question)
+    return formulary.longest_name(sql, masked)
 
 
 async def probe_drug(rt: Runtime, question: str) -> str | None:

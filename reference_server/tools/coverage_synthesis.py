@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from reference_server.catalog import odb_group_id, odb_lu_id
 from reference_server.scoring.citations import Citation
 from reference_server.tools.base import ToolSpec
 from reference_server.tools.coverage_eligibility import eligibility_rules, odb_eligible
@@ -52,6 +53,8 @@ class Part:
     decision: Decision
     sentence: str
     highlights: list[Highlight]
+    # what the domain tool could not settle: the drug itself, or its strength or form
+    unresolved: Literal["drug", "strength"] | None = None
 
 
 def _citations(raw: list[dict[str, Any]]) -> list[Citation]:
@@ -136,14 +139,29 @@ def device_part(call: Call) -> Part:
 def drug_part(call: Call, patient: Patient) -> Part:
     out = call.response or {}
     cov = out.get("coverage")
-    cited = [c for c in out.get("citations") or [] if not c["chunk_id"].startswith("odb:note:")]
-    notes = [c for c in out.get("citations") or [] if c["chunk_id"].startswith("odb:note:")]
-    cites = _citations(cited[:3])
+    every = out.get("citations") or []
+    notes = [c for c in every if c["chunk_id"].startswith("odb:note:")]
+    missing = out.get("not_listed")
+    if missing:  # the drug is listed, not at the strength or in the form asked: say what is
+        listed = {odb_group_id(b["group_id"]) for b in missing["listed"]}
+        sentence = f"ODB: {missing['message']}"
+        cites = _citations([c for c in every if c["chunk_id"] in listed][:3])
+        highlight = Highlight(point=sentence, citations=cites)
+        return Part("needs_more_info", sentence, [highlight], unresolved="strength")
     if not cov:
+        cited = [c for c in every if not c["chunk_id"].startswith("odb:note:")]
         sentence = "ODB: the drug could not be matched to the formulary."
-        return Part("needs_more_info", sentence, [Highlight(point=sentence, citations=cites)])
+        highlight = Highlight(point=sentence, citations=_citations(cited[:3]))
+        return Part("needs_more_info", sentence, [highlight], unresolved="drug")
+    # the evidence for the sentence is the product's own group passage (and the lowest-cost
+    # product's, the same group), for the criteria its LU codes: never another product's
+    group = odb_group_id(cov["group_id"]) if cov.get("group_id") else None
+    cites = _citations([c for c in every if c["chunk_id"] == group][:3])
+    codes = {odb_lu_id(code) for code in cov.get("lu_codes") or []}
+    lu_cites = _citations([c for c in every if c["chunk_id"] in codes][:3])
     name = f"{cov['brand_name']} ({cov['generic_name'].lower()}"
     name += f" {cov['strength']}" if cov.get("strength") else ""
+    name += f" {cov['dosage_form']}" if cov.get("dosage_form") else ""
     name += f", DIN {cov['din']})"
     if cov["covered"]:
         status = "is an ODB benefit" + (
@@ -163,11 +181,25 @@ def drug_part(call: Call, patient: Patient) -> Part:
             f" The patient's plan is '{patient.plan}': ODB pays only if they are ODB-eligible."
         )
     highlights = [Highlight(point=sentence, citations=cites)]
+    others = out.get("other_strengths") or []
+    if others:  # no strength was asked: the brand's other products, each with its evidence
+        other_groups = {odb_group_id(b["group_id"]) for b in others}
+        also = ", ".join(
+            f"{b['strength'] or 'no strength stated'} {b['dosage_form'] or ''}".strip()
+            + f" (DIN {b['din']}, {'covered' if b['covered'] else 'not covered'})"
+            for b in others
+        )
+        highlights.append(
+            Highlight(
+                point=f"{cov['brand_name']} is also listed at: {also}.",
+                citations=_citations([c for c in every if c["chunk_id"] in other_groups][:4]),
+            )
+        )
     if cov.get("lu_criteria"):
         highlights.append(
             Highlight(
                 point=f"LU criteria: {_lead(cov['lu_criteria'])}",
-                citations=cites[:1],
+                citations=lu_cites or cites,
             )
         )
     # product notes are clinical criteria: shown when the question is about coverage or criteria
@@ -239,11 +271,19 @@ def followups_for(patient: Patient, calls: list[Call], parts: dict[Intent, Part]
                     )
                 )
         if call.intent == "drug":
-            if part.decision == "needs_more_info" and "could not be matched" in part.sentence:
+            if part.unresolved == "drug":
                 asks.append(
                     Followup(
                         ask="Which drug (brand or generic name, and strength)?",
                         reason="No formulary product matched.",
+                    )
+                )
+            if part.unresolved == "strength":
+                missing = (call.response or {}).get("not_listed") or {}
+                asks.append(
+                    Followup(
+                        ask="Which of the listed strengths and forms is prescribed?",
+                        reason=str(missing.get("message") or "The strength asked is not listed."),
                     )
                 )
             if (

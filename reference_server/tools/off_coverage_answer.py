@@ -13,12 +13,14 @@ questions are asked when confidence is below 0.7 or the decision needs more info
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from reference_server.retrieval import drug_form, drug_strength
 from reference_server.runtime import Runtime
 from reference_server.scoring.conflicts import Conflict
 from reference_server.tools import off_adp_get, off_odb_get, off_schedule_get
@@ -158,11 +160,26 @@ def plan_calls(req: Request, intents: Intents) -> list[Call]:
                 args["social_assistance"] = program if on_assistance else "none"
             calls.append(Call(intent, off_adp_get.SPEC, args))
         else:
-            args = {"q": text}
-            if intents.drug:
-                args["drug"] = intents.drug
-            calls.append(Call(intent, off_odb_get.SPEC, args))
+            calls.append(Call(intent, off_odb_get.SPEC, drug_args(text, intents.drug)))
     return calls
+
+
+def drug_args(text: str, drug: str | None) -> dict[str, Any]:
+    """odb.get's arguments: the question, the drug it names, and the strength and dosage form
+    written after the name is set aside ('Janumet 50/1000 mg tablets'), so the product
+    answered is the one asked about."""
+    args: dict[str, Any] = {"q": text}
+    rest = text
+    if drug:
+        args["drug"] = drug
+        rest = re.sub(re.escape(drug), " ", text, flags=re.I)
+    strength = drug_strength.first(rest)
+    if strength:
+        args["strength"] = strength.text[:50]
+    form = drug_form.find(rest)
+    if form:
+        args["form"] = form.form.word
+    return args
 
 
 async def execute(rt: Runtime, call: Call, t0: float) -> None:

@@ -15,8 +15,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from reference_server.retrieval import odb_formulary as formulary
+from reference_server.retrieval.drug_form import FORM_WORDS
 from reference_server.retrieval.dual_path import run_dual
-from reference_server.retrieval.odb_formulary import DrugQuery, SqlData
+from reference_server.retrieval.odb_formulary import DrugQuery, SqlData, Unmatched
 from reference_server.retrieval.vector import VectorHit
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import OFF, calculate_confidence
@@ -56,6 +57,9 @@ INTENTS: dict[Check, str] = {
 }
 
 
+FormWordLiteral = Literal[FORM_WORDS]  # type: ignore[valid-type]
+
+
 class Request(StrictModel):
     required_any_of = (("drug",), ("din",), ("ingredient",), ("drug_class",), ("q",))
 
@@ -78,7 +82,18 @@ class Request(StrictModel):
     )
     ingredient: str | None = Field(default=None, min_length=1, max_length=200, pattern=NON_BLANK)
     strength: str | None = Field(
-        default=None, min_length=1, max_length=50, pattern=NON_BLANK, description="e.g. '10mg'."
+        default=None,
+        min_length=1,
+        max_length=50,
+        pattern=NON_BLANK,
+        description=(
+            "As prescribed: '10mg', '160 mg', '5%', '50 units', '100 units/mL', '5/160 mg', "
+            "'50mg & 850mg'. Only products at this strength are answered."
+        ),
+    )
+    form: FormWordLiteral | None = Field(
+        default=None,
+        description="Dosage form in words; only products in this form are answered.",
     )
     drug_class: str | None = Field(
         default=None,
@@ -118,7 +133,14 @@ class Coverage(BaseModel):
     brand_name: str
     generic_name: str
     strength: str | None
+    dosage_form: str | None = Field(default=None, description="The formulary's dosage form.")
+    group_id: str | None = Field(
+        default=None, description="Interchangeable group; its passage is cited first."
+    )
     lu_required: bool = Field(description="A Limited Use code is needed.")
+    lu_codes: list[str] = Field(
+        default_factory=list, description="The LU codes lu_criteria states (cited as 'LU code N')."
+    )
     lu_criteria: str | None = Field(description="LU codes, indications and periods.")
     notes: list[str] = Field(
         default_factory=list,
@@ -176,6 +198,16 @@ class PriceComparison(BaseModel):
     savings_percent: float | None
 
 
+class NotListed(BaseModel):
+    """The drug was found, but not at the strength or in the form asked."""
+
+    name: str = Field(description="The brand or ingredient the request names.")
+    strength: str | None = Field(description="The strength asked for.")
+    form: str | None = Field(description="The dosage form asked for.")
+    message: str = Field(description="'X is not listed at Y; listed: ...'.")
+    listed: list[Brand] = Field(description="What the name is listed at (first top_k).")
+
+
 class Response(Evidence):
     coverage: Coverage | None
     interchangeable: list[Interchangeable]
@@ -191,6 +223,20 @@ class Response(Evidence):
         ),
     )
     needs_more_info: bool
+    other_strengths: list[Brand] = Field(
+        default_factory=list,
+        description=(
+            "When no strength or form was asked: the brand's other listed products (coverage "
+            "answers one of them; each can differ in coverage and Limited Use)."
+        ),
+    )
+    not_listed: NotListed | None = Field(
+        default=None,
+        description=(
+            "Set when the drug is listed, but not at the strength or in the form asked: no "
+            "product is answered (coverage is null) and needs_more_info is true."
+        ),
+    )
 
 
 def parse(req: Request) -> DrugQuery:
@@ -204,6 +250,40 @@ def parse(req: Request) -> DrugQuery:
         drug_class=req.drug_class,
         condition=req.condition,
         exclude_lu=req.exclude_lu,
+        form=req.form,
+    )
+
+
+def _brand(r: dict[str, Any]) -> Brand:
+    return Brand(
+        din=r["din"],
+        brand=r["brand_name"],
+        strength=r.get("strength"),
+        dosage_form=r.get("dosage_form"),
+        group_id=r["group_id"],
+        covered=bool(r["is_benefit"]),
+        lu_required=bool(r["lu_required"]),
+        price=r.get("individual_price"),
+    )
+
+
+def not_listed(u: Unmatched, top_k: int) -> NotListed:
+    """What the name is listed at, one product per strength and form (covered first)."""
+    seen: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in sorted(u.listed, key=lambda r: (not r["is_benefit"], r["din"])):
+        seen.setdefault((r.get("strength") or "", r.get("dosage_form") or ""), r)
+    shown = sorted(seen.values(), key=lambda r: (r.get("strength") or "", r["din"]))
+    asked = " ".join(x for x in (u.strength, u.form) if x)
+    listed = "; ".join(
+        " ".join(x for x in (r.get("strength"), r.get("dosage_form")) if x) or r["din"]
+        for r in shown
+    )
+    return NotListed(
+        name=u.name,
+        strength=u.strength,
+        form=u.form,
+        message=f"{u.name} is not listed at {asked}; listed: {listed}.",
+        listed=[_brand(r) for r in shown[:top_k]],
     )
 
 
@@ -238,7 +318,10 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
             brand_name=p["brand_name"],
             generic_name=p["generic_name"],
             strength=p.get("strength"),
+            dosage_form=p.get("dosage_form"),
+            group_id=p.get("group_id"),
             lu_required=bool(p["lu_required"] or p.get("lu_codes")),
+            lu_codes=[r["lu_code"] for r in data.lu] if req.include_lu else [],
             lu_criteria=(lu_text(data.lu, req.condition) or no_lu(p)) if req.include_lu else None,
             notes=[n["summary"] for n in data.notes] if req.include_lu else [],
         )
@@ -328,23 +411,15 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
             for r in data.lu
         ] + [f"Formulary note ({n['scope']}): {n['summary']}" for n in data.notes]
     brands = (
-        [
-            Brand(
-                din=r["din"],
-                brand=r["brand_name"],
-                strength=r.get("strength"),
-                dosage_form=r.get("dosage_form"),
-                group_id=r["group_id"],
-                covered=bool(r["is_benefit"]),
-                lu_required=bool(r["lu_required"]),
-                price=r.get("individual_price"),
-            )
-            for r in data.same_ingredient
-            if keep(r)
-        ]
-        if "all_strengths" in checks
-        else []
+        [_brand(r) for r in data.same_ingredient if keep(r)] if "all_strengths" in checks else []
     )
+    missing = not_listed(data.unmatched, req.top_k) if p is None and data.unmatched else None
+    found = data.found
+    others = (
+        [r for r in found.rows if r["brand_name"] == p["brand_name"] and r["din"] != p["din"]]
+        if p and found.kind == "brand" and not (found.strength or found.form)
+        else []
+    )[: req.top_k]
     if "all_strengths" in checks and len(data.strengths) > 1:
         context.append(
             "Other strengths: "
@@ -355,9 +430,14 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
             )
         )
 
+    answered = [r for r in (p, lowest) if r] + (data.alternatives[:2] if alternatives else [])
+    answered += others
+    if missing and data.unmatched:  # the evidence for what is listed instead
+        shown = {b.din for b in missing.listed}
+        answered += [r for r in data.unmatched.listed if r["din"] in shown][:3]
     citations = citations_for(
         data,
-        [r for r in (p, lowest) if r] + (data.alternatives[:2] if alternatives else []),
+        answered,
         notes=bool(coverage and coverage.notes),
         brand_groups=[b.group_id for b in brands],
         hits=hits,
@@ -376,6 +456,8 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         price_comparison=price_comparison,
         brands=brands,
         needs_more_info=p is None,
+        other_strengths=[_brand(r) for r in others],
+        not_listed=missing,
     )
     return ToolOutput(response, dual)
 
@@ -386,7 +468,10 @@ SPEC = ToolSpec(
         "Ontario Drug Benefit (ODB) formulary: is a drug covered, does it need a Limited Use (LU) code, "
         "which interchangeable generics exist, which is lowest cost and how much is saved, and covered "
         "alternatives in the same drug class. Look up by `drug` (brand/generic), `din`, `ingredient`, "
-        "`drug_class` (e.g. statin, glp-1 agonist) or a question `q`."
+        "`drug_class` (e.g. statin, glp-1 agonist) or a question `q`. A strength or dosage form "
+        "(`strength`, `form`, or written in `drug` or `q`) selects the product; when the drug is "
+        "not listed at it, no product is answered: needs_more_info is true and not_listed says "
+        "what is listed."
     ),
     request=Request,
     response=Response,

@@ -55,11 +55,38 @@ def normal_strength(strength: str) -> str:
 
 
 def form_word(form: str) -> str | None:
-    words = form.split()
+    """The prescriber's words for a dosage form, from the code's first word ('Tab-28 Pk' is
+    tablets too: the pack size follows a hyphen)."""
+    words = re.split(r"[\s-]+", form.strip())
     first = words[0].casefold() if words else ""
-    if first == "er" and len(words) > 1 and words[1].casefold() == "cap":
-        return "extended-release capsules"
+    second = words[1].casefold() if len(words) > 1 else ""
+    if first in ("er", "cr"):  # extended or controlled release, not 'Cr' (cream)
+        kinds = {"tab": "extended-release tablets", "cap": "extended-release capsules"}
+        if second in kinds:
+            return kinds[second]
+        return None if first == "er" else FORM_WORDS.get(first)  # 'ER Inj', 'Cr-50g Pk'
     return FORM_WORDS.get(first)
+
+
+MASS_MG = {"g": 1000.0, "mg": 1.0, "mcg": 0.001}
+
+
+def strength_numbers(strength: str) -> tuple[float, ...]:
+    """The amounts a strength states, masses in mg, per mL where a volume follows, sorted:
+    '20mg/25mg' and '20mg & 25mg', '0.05%' and '0.05% w/w', '50mcg/Metered Dose' and
+    '50mcg/Actuation', '1000U/10mL' and '100U/mL' state the same ones. A deliberately crude
+    reading of the corpus text (not the tool's parser): two strengths with the same amounts are
+    never called different."""
+    text = strength.replace(",", "")
+    volume = re.search(r"/\s*(\d+(?:\.\d+)?)?\s*mL\b", text, re.I)
+    per = float(volume.group(1)) if volume and volume.group(1) else 1.0
+    if volume:
+        text = text[: volume.start()] + text[volume.end() :]
+    out = [
+        round(float(number) * MASS_MG.get(unit.casefold(), 1.0) / per, 6)
+        for number, unit in re.findall(r"(\d+(?:\.\d+)?)\s*([a-zA-Z%]*)", text)
+    ]
+    return tuple(sorted(out))
 
 
 def spoken_strength(strength: str, variant: int) -> str:
@@ -228,35 +255,64 @@ def by_question(corpus: Corpus) -> Iterator[Scenario]:
 @family("odb.absent_strength", tool="odb.get")
 def absent_strength(corpus: Corpus) -> Iterator[Scenario]:
     """A brand asked at a strength its generic comes in but the brand is not listed at: the
-    answer must say the strength is not listed, never answer another strength as if asked."""
+    answer must say the strength is not listed, never answer another strength as if asked.
+
+    Strengths stating the brand's amounts in other words ('20mg/25mg' for '20mg & 25mg') are
+    not asked: they are listed. A brand named by its bare generic name ('Metronidazole') is
+    also that generic: the generic's products at the strength asked answer it."""
+    everything = products(corpus)
     by_brand: dict[str, list[Product]] = defaultdict(list)
     by_generic: dict[str, set[str]] = defaultdict(set)
-    for p in products(corpus):
+    by_name: dict[str, list[Product]] = defaultdict(list)  # generic names and ingredient keys
+    for p in everything:
         if p.brand and p.strength:
             by_brand[p.brand.casefold()].append(p)
             by_generic[p.generic.casefold()].add(p.strength)
+    for p, row in zip(everything, corpus.rows(DRUGS), strict=True):
+        for name in {p.generic.casefold(), row["ingredient"].casefold()}:
+            by_name[name].append(p)
     for brand_key, group in sorted(by_brand.items()):
-        listed = {normal_strength(p.strength) for p in group}
+        listed = {strength_numbers(p.strength) for p in group}
         others = sorted(
-            s
-            for p in group
-            for s in by_generic[p.generic.casefold()]
-            if normal_strength(s) not in listed
+            {
+                s
+                for p in group
+                for s in by_generic[p.generic.casefold()]
+                if strength_numbers(s) not in listed
+            }
         )
         if not others:
             continue
         asked = others[_choice(brand_key, len(others))]
         brand = group[0].brand
+        generic = [
+            p
+            for p in by_name.get(brand_key, [])
+            if normal_strength(p.strength) == normal_strength(asked)
+        ]
+        expected = sorted(p.din for p in generic)
         yield derived_case(
             "odb.absent_strength",
             f"{brand_key}-{normal_strength(asked)}",
             tool="odb.get",
             args={"drug": brand, "strength": asked},
-            expect=[{"check": "asked_product", "path": "coverage.din", "value": [], "field": FLAG}],
-            title=f"{brand} is not listed at {asked}: the answer says so",
+            expect=[
+                {"check": "asked_product", "path": "coverage.din", "value": expected, "field": FLAG}
+            ],
+            title=(
+                f"{brand} is not listed at {asked}: the answer says so"
+                if not expected
+                else f"{brand} at {asked} is the generic {brand}'s product at that strength"
+            ),
             source=(
                 f"corpus {DRUGS}: brand_name {brand!r} is listed at "
                 f"{', '.join(sorted({p.strength for p in group}))} only; {asked} is a strength "
                 f"of its generic name in other products (ODB formulary extract)"
+                + (
+                    f"; {brand!r} is also a generic name or ingredient, listed at {asked} as "
+                    f"DINs {', '.join(expected[:8])}"
+                    if expected
+                    else ""
+                )
             ),
         )
