@@ -26,6 +26,7 @@ from reference_server.scoring.conflicts import Conflict
 from reference_server.tools import off_adp_get, off_odb_get, off_schedule_get
 from reference_server.tools.adp_language import assistance_of
 from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
+from reference_server.tools.coverage_patient import stated_patient
 from reference_server.tools.coverage_routing import (
     SETTING_WORDS,
     Intent,
@@ -200,13 +201,25 @@ async def execute(rt: Runtime, call: Call, t0: float) -> None:
     call.duration_ms = (time.perf_counter() - t0) * 1000 - call.started_ms
 
 
+def with_stated_context(patient: Patient, question: str) -> Patient:
+    """The structured patient context, completed by what the question states in words."""
+    stated = stated_patient(question)
+    return patient.model_copy(
+        update={
+            "age": patient.age if patient.age is not None else stated.age,
+            "setting": patient.setting or stated.setting,
+            "plan": patient.plan or stated.plan,
+        }
+    )
+
+
 async def run(rt: Runtime, req: Request) -> ToolOutput:
     t0 = time.perf_counter()
     hints = req.hints or Hints()
     intents = await classify(rt, req.question, hints.codes, hints.device is not None, hints.drug)
     calls = plan_calls(req, intents)
     await asyncio.gather(*(execute(rt, c, t0) for c in calls))
-    patient = req.patient or Patient()
+    patient = with_stated_context(req.patient or Patient(), req.question)
     builders: dict[Intent, Callable[[Call], Part]] = {
         "billing": lambda c: billing_part(c, intents.codes),
         "device": device_part,
@@ -232,7 +245,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         for c in (call.response or {}).get("conflicts") or []
     ]
     followups = (
-        followups_for(req.patient or Patient(), calls, parts)
+        followups_for(patient, calls, parts)
         if confidence < FOLLOWUP_BELOW or decision == "needs_more_info"
         else []
     )
