@@ -491,7 +491,7 @@ def asked_product(ctx: CheckContext, spec: CheckSpec) -> None:
                 spec.path,
                 f"one of {_show(sorted(wanted))}",
                 got,
-                f"{spec.field} is true: the product asked for was not found",
+                f"{spec.field} says the product asked for was not found",
             )
         return
     if got is None:
