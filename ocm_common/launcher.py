@@ -35,17 +35,22 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def _answers_below_500(request: urllib.request.Request, timeout: float) -> bool:
+    """The server answered, with anything but a server error (a 401 or 404 is an answer)."""
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return int(response.status) < 500
+    except urllib.error.HTTPError as exc:
+        return exc.code < 500
+    except (OSError, TimeoutError):
+        return False
+
+
 def http_ok(url: str) -> Callable[[], bool]:
     """Ready when a GET of `url` answers below 500 (Chroma's heartbeat, nginx)."""
 
     def check() -> bool:
-        try:
-            with urllib.request.urlopen(url, timeout=1.0) as response:
-                return int(response.status) < 500
-        except urllib.error.HTTPError as exc:
-            return exc.code < 500
-        except (OSError, TimeoutError):
-            return False
+        return _answers_below_500(urllib.request.Request(url), 1.0)
 
     return check
 
@@ -57,13 +62,7 @@ def mcp_ready(url: str) -> Callable[[], bool]:
 
     def check() -> bool:
         request = urllib.request.Request(url, data=body, headers=request_headers(), method="POST")
-        try:
-            with urllib.request.urlopen(request, timeout=5) as response:
-                return int(response.status) < 500
-        except urllib.error.HTTPError as exc:
-            return exc.code < 500
-        except (OSError, TimeoutError):
-            return False
+        return _answers_below_500(request, 5.0)
 
     return check
 

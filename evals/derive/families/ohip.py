@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from evals.derive.case import derived_case
 from evals.derive.corpus import Corpus
@@ -193,39 +193,45 @@ def _question(code: str, description: str) -> str:
     return template.format(description=description)
 
 
-@family("schedule.description_top1", tool=TOOL)
-def description_top1(corpus: Corpus) -> Iterator[Scenario]:
-    """Every service whose description is unique and nameable, asked in words: its code first."""
+def _by_description(
+    corpus: Corpus, name: str, top_k: int, phrase: Callable[[str, str], str]
+) -> Iterator[Scenario]:
+    """One case per described service: q from ``phrase(code, description)``; with top_k 1 the
+    code must come first, otherwise it must be among the top_k."""
     for code, description, rows in _described(corpus):
-        q = _question(code, description)
+        q = _question(code, phrase(code, description))
+        first = top_k == 1
         yield derived_case(
-            "schedule.description_top1",
+            name,
             code,
             tool=TOOL,
-            args={"q": q, "top_k": 1},
-            expect=[{"check": "equals", "path": "items[0].code", "value": code}],
-            title=f"'{q}' answers {code} first",
+            args={"q": q, "top_k": top_k},
+            expect=[
+                {"check": "equals", "path": "items[0].code", "value": code}
+                if first
+                else {"check": "contains_record", "path": "items", "value": {"code": code}}
+            ],
+            title=f"'{q}' answers {code} " + ("first" if first else f"in the first {top_k}"),
             source=_source(corpus, rows),
             relevant={code: 3},
         )
+
+
+def _as_written(code: str, description: str) -> str:
+    return description
+
+
+@family("schedule.description_top1", tool=TOOL)
+def description_top1(corpus: Corpus) -> Iterator[Scenario]:
+    """Every service whose description is unique and nameable, asked in words: its code first."""
+    return _by_description(corpus, "schedule.description_top1", 1, _as_written)
 
 
 @family("schedule.description_top5", tool=TOOL)
 def description_top5(corpus: Corpus) -> Iterator[Scenario]:
     """Every service whose description is unique and nameable, asked in words: its code in the
     first five."""
-    for code, description, rows in _described(corpus):
-        q = _question(code, description)
-        yield derived_case(
-            "schedule.description_top5",
-            code,
-            tool=TOOL,
-            args={"q": q, "top_k": 5},
-            expect=[{"check": "contains_record", "path": "items", "value": {"code": code}}],
-            title=f"'{q}' answers {code} in the first five",
-            source=_source(corpus, rows),
-            relevant={code: 3},
-        )
+    return _by_description(corpus, "schedule.description_top5", 5, _as_written)
 
 
 def paraphrase(code: str, description: str) -> str:
@@ -241,15 +247,4 @@ def paraphrase(code: str, description: str) -> str:
 def description_paraphrase(corpus: Corpus) -> Iterator[Scenario]:
     """The same services asked in looser words (lower case, one content word left out, no
     punctuation): the code in the first five. Guards against matching only verbatim text."""
-    for code, description, rows in _described(corpus):
-        q = _question(code, paraphrase(code, description))
-        yield derived_case(
-            "schedule.description_paraphrase",
-            code,
-            tool=TOOL,
-            args={"q": q, "top_k": 5},
-            expect=[{"check": "contains_record", "path": "items", "value": {"code": code}}],
-            title=f"'{q}' answers {code} in the first five",
-            source=_source(corpus, rows),
-            relevant={code: 3},
-        )
+    return _by_description(corpus, "schedule.description_paraphrase", 5, paraphrase)
