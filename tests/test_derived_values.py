@@ -88,7 +88,7 @@ def test_a_new_version_replaces_the_old_one() -> None:
     assert derived.get_latest("review", "d1", lambda: build("d1")) == "review of d1"
     assert derived.get_latest("review", "d2", lambda: build("d2")) == "review of d2"
     assert builds == ["d1", "d2"]
-    assert [k for k in derived._values if k.startswith("review@")] == ["review@d2"]
+    assert derived.members(("latest", "review")) == ["review of d2"]
     derived.get("reviewer", lambda: 1)  # a name sharing the prefix is another value
     assert derived.get_latest("review", "d2", lambda: build("again")) == "review of d2"
-    assert "reviewer" in derived._values
+    assert derived.get("reviewer", lambda: 2) == 1

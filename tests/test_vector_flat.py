@@ -100,7 +100,7 @@ def test_above_the_limit_filters_are_searched_without_chromas_where() -> None:
     assert "opa_cpso_corpus" not in large._flat
     n_small = len(large._ids_where("opa_cpso_corpus", small))
     assert 0 < n_small <= 200, "the advice filter should be small enough for an exact subset"
-    assert any(len(f.ids) == n_small for f in large._subset_flat.values())
+    assert any(len(f.ids) == n_small for f in large.derived.members("subset_flat"))
 
 
 def test_a_selective_filter_is_searched_on_its_kept_rows_with_the_same_answer(
@@ -118,7 +118,7 @@ def test_a_selective_filter_is_searched_on_its_kept_rows_with_the_same_answer(
     assert 0 < len(rows) * 2 < len(flat.ids)
     in_place = flat.nearest(vectors.embed_query(query), 12, rows)
     assert [(h.id, h.similarity) for h in hits] == [(i, max(0.0, s)) for i, s in in_place]
-    kept = [f for f in vectors._subset_flat.values() if len(f.ids) == len(rows)]
+    kept = [f for f in vectors.derived.members("subset_flat") if len(f.ids) == len(rows)]
     assert len(kept) == 1 and kept[0].ids == [flat.ids[r] for r in rows]
     vectors.search(collection, "another question about records", 5, where)
-    assert [f for f in vectors._subset_flat.values() if len(f.ids) == len(rows)] == kept
+    assert [f for f in vectors.derived.members("subset_flat") if len(f.ids) == len(rows)] == kept

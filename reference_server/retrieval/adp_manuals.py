@@ -9,11 +9,11 @@ the SQL path is down.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, field
 from typing import Any
 
 from reference_server.catalog import ADP_CEP_ID, OFF_COLLECTIONS
+from reference_server.retrieval.derived import DerivedValues
 from reference_server.retrieval.sql import SqlClient
 from reference_server.retrieval.vector import VectorClient, VectorHit
 
@@ -22,13 +22,15 @@ CORE = "core_manual"  # the Policies and Procedures manual every category shares
 VECTOR_CANDIDATES = 8
 
 
-@dataclass(eq=False)  # one per process, shared read-only between calls: hashed by identity
+@dataclass(eq=False)  # one per process, shared read-only between calls
 class SqlData:
     funding: list[dict[str, Any]]
     exclusions: list[dict[str, Any]]
     cep: dict[str, dict[str, Any]]
     sections: list[dict[str, Any]]
     descriptive: list[dict[str, Any]]
+    # what callers derive from these rows (the sections' index), built once like the rows
+    derived: DerivedValues = field(default_factory=DerivedValues)
 
 
 def keyword_search(db: SqlClient) -> SqlData:
@@ -36,10 +38,9 @@ def keyword_search(db: SqlClient) -> SqlData:
     manual section. The index is read-only, so they are read once per process and shared
     (readers never edit a row): re-reading them cost ~6.5 ms of each adp.get at 1x and 63 ms
     at 10x, copying them ~9% of its time at 10x."""
-    return _sql_data(db)
+    return db.derived.get("adp_sql_data", lambda: _sql_data(db))
 
 
-@lru_cache(maxsize=4)
 def _sql_data(db: SqlClient) -> SqlData:
     return SqlData(
         funding=db.query("SELECT * FROM adp_funding_rule ORDER BY rule_id"),

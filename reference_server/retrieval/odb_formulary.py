@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Literal
 
 from reference_server.catalog import OFF_COLLECTIONS, ingredient_key
@@ -111,13 +110,12 @@ def _class_of(db: SqlClient, text: str) -> str | None:
     the longest name found as whole words (a trailing plural 's' allowed)."""
     t = " " + re.sub(r"[^a-z0-9]+", " ", text.lower()) + " "
     best: tuple[int, str] | None = None
-    for name, class_name in _class_names(db):
+    for name, class_name in db.derived.get("odb_class_names", lambda: _class_names(db)):
         if (f" {name} " in t or f" {name}s " in t) and (best is None or len(name) > best[0]):
             best = (len(name), class_name)
     return best[1] if best else None
 
 
-@lru_cache(maxsize=8)
 def _class_names(db: SqlClient) -> tuple[tuple[str, str], ...]:
     """(normalised name, class) for every class name, label and synonym, read once per index:
     compiling a pattern per name on every call cost 10% of odb.get at 10x (more names than

@@ -157,8 +157,11 @@ class CommentaryIndex:
     by_code: dict[str, list[int]]
 
 
-@lru_cache(maxsize=4)
 def commentary_index(sql: SqlClient) -> CommentaryIndex:
+    return sql.derived.get("ohip_commentary_index", lambda: _commentary_index(sql))
+
+
+def _commentary_index(sql: SqlClient) -> CommentaryIndex:
     rows = sql.query("SELECT id, title, codes, section, text FROM ohip_commentary")
     by_stem: dict[str, list[tuple[int, bool, bool]]] = defaultdict(list)
     by_code: dict[str, list[int]] = defaultdict(list)
@@ -189,12 +192,13 @@ def _fee_rows(sql: SqlClient, codes: set[str]) -> dict[str, list[dict[str, Any]]
     return dict(rows)
 
 
-@lru_cache(maxsize=4)
 def _commentary_fee_rows(sql: SqlClient) -> dict[str, list[dict[str, Any]]]:
     """Fee rows of the codes the commentary lists, read once per process (the index is
     read-only; re-reading them on every call grew with the corpus: 16% of schedule.get at 10x).
     Shared between calls: readers look rows up by code and never edit them."""
-    return _fee_rows(sql, set(commentary_index(sql).by_code))
+    return sql.derived.get(
+        "ohip_commentary_fee_rows", lambda: _fee_rows(sql, set(commentary_index(sql).by_code))
+    )
 
 
 def vector_search(vectors: VectorClient, q: str, limit: int = VECTOR_CANDIDATES) -> VectorFound:

@@ -8,7 +8,6 @@ so either path can answer alone. Program names are matched on whole words ("bene
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from typing import Any
@@ -61,11 +60,12 @@ def sql_program_docs(sql: SqlClient, key: str | None) -> list[dict[str, Any]]:
         return []
     return [
         _as_program_doc(r | {"program": json.loads(r["program"])})
-        for r in _program_rows_by_key(sql).get(key, [])
+        for r in sql.derived.get("program_rows_by_key", lambda: _program_rows_by_key(sql)).get(
+            key, []
+        )
     ]
 
 
-@functools.lru_cache(maxsize=8)
 def _program_rows_by_key(sql: SqlClient) -> dict[str, list[dict[str, Any]]]:
     """Program documents by program key, read and keyed once per process (the index is
     read-only): decoding every program block on every call grew with the corpus (10x: most

@@ -122,13 +122,11 @@ class VectorClient:
         self._client: Any = None
         self._collections: dict[str, Any] = {}
         self._payloads: dict[str, dict[str, tuple[str, dict[str, Any]]]] = {}
-        self._indexes: dict[tuple[str, str], dict[str, list[str]]] = {}
-        self._where_ids: dict[tuple[str, str], list[str]] = {}
         self._flat: dict[str, FlatIndex] = {}
-        self._where_rows: dict[tuple[str, str], np.ndarray] = {}
-        self._subset_flat: dict[tuple[str, str], FlatIndex] = {}
         self._lock = threading.Lock()
-        self.derived = DerivedValues()  # decoded payload views (see retrieval/derived.py)
+        # name indexes, per-filter ids, rows and subset indexes, decoded payload views: each
+        # built once (retrieval/derived.py); the per-filter families are bounded
+        self.derived = DerivedValues()
 
     def _collection(self, name: str) -> Any:
         with self._lock:
@@ -188,13 +186,13 @@ class VectorClient:
         as the product (100x corpus: opa.policy_check's advice filter, 25-30 ms over CPSO's 97k
         vectors). The kept copy gives the same scores (same rows, same product) and the same
         tie-break (rows stay in id order)."""
-        key = _where_key(collection, where)
-        subset = self._subset_flat.get(key)
-        if subset is None:
+
+        def build() -> FlatIndex:
             ids = [flat.ids[row] for row in rows]
-            subset = FlatIndex(ids, flat.matrix[rows], {doc_id: i for i, doc_id in enumerate(ids)})
-            self._remember(self._subset_flat, key, subset, SUBSET_CACHE_SIZE)
-        return subset
+            return FlatIndex(ids, flat.matrix[rows], {doc_id: i for i, doc_id in enumerate(ids)})
+
+        key = ("subset_flat", *_where_key(collection, where))
+        return self.derived.get(key, build, family="subset_flat", keep=SUBSET_CACHE_SIZE)
 
     def _search_large(
         self,
@@ -267,16 +265,16 @@ class VectorClient:
         self, collection: str, chroma: Any, where: dict[str, Any], ids: list[str]
     ) -> FlatIndex:
         """The vectors of one filter's chunks as an exact index, read once per filter."""
-        key = _where_key(collection, where)
-        subset = self._subset_flat.get(key)
-        if subset is None:
+
+        def build() -> FlatIndex:
             vectors: dict[str, Any] = {}
             for start in range(0, len(ids), ID_BATCH):
                 data = chroma.get(ids=ids[start : start + ID_BATCH], include=["embeddings"])
                 vectors.update(zip(data["ids"], data["embeddings"], strict=True))
-            subset = FlatIndex.build(vectors)
-            self._remember(self._subset_flat, key, subset, SUBSET_CACHE_SIZE)
-        return subset
+            return FlatIndex.build(vectors)
+
+        key = ("subset_flat", *_where_key(collection, where))
+        return self.derived.get(key, build, family="subset_flat", keep=SUBSET_CACHE_SIZE)
 
     def search_many(
         self,
@@ -309,36 +307,23 @@ class VectorClient:
         return self.get(collection, self._ids_where(collection, where))
 
     def _ids_where(self, collection: str, where: dict[str, Any]) -> list[str]:
-        key = _where_key(collection, where)
-        ids = self._where_ids.get(key)
-        if ids is None:
+
+        def build() -> list[str]:
             payloads = self._payloads[collection]
-            ids = [i for i, (_, m) in payloads.items() if _matches(m, where)]
-            self._remember(self._where_ids, key, ids)
-        return ids
+            return [i for i, (_, m) in payloads.items() if _matches(m, where)]
+
+        key = ("where_ids", *_where_key(collection, where))
+        return self.derived.get(key, build, family="where_ids", keep=WHERE_CACHE_SIZE)
 
     def _rows_where(self, collection: str, flat: FlatIndex, where: dict[str, Any]) -> np.ndarray:
         """Flat-index rows matching a filter, computed once per filter (like `get_where`)."""
-        key = _where_key(collection, where)
-        rows = self._where_rows.get(key)
-        if rows is None:
-            matching = self._ids_where(collection, where)
-            rows = np.array(sorted(flat.row_of[i] for i in matching), dtype=np.intp)
-            self._remember(self._where_rows, key, rows)
-        return rows
 
-    def _remember(
-        self,
-        cache: dict[tuple[str, str], Any],
-        key: tuple[str, str],
-        value: Any,
-        size: int = WHERE_CACHE_SIZE,
-    ) -> None:
-        """Keep a per-filter result, forgetting the oldest beyond `size` filters."""
-        with self._lock:
-            if len(cache) >= size:
-                cache.pop(next(iter(cache)))
-            cache[key] = value
+        def build() -> np.ndarray:
+            matching = self._ids_where(collection, where)
+            return np.array(sorted(flat.row_of[i] for i in matching), dtype=np.intp)
+
+        key = ("where_rows", *_where_key(collection, where))
+        return self.derived.get(key, build, family="where_rows", keep=WHERE_CACHE_SIZE)
 
     def ids_by(self, collection: str, field: str, lower: bool = True) -> dict[str, list[str]]:
         """Chunk ids by one metadata field's values (';'-joined lists split), built once.
@@ -346,8 +331,8 @@ class VectorClient:
         Exact look-ups by name (a brand, a DIN, a fee code) need no similarity search and no
         scan per query.
         """
-        key = (collection, field + (":lower" if lower else ""))
-        if key not in self._indexes:
+
+        def build() -> dict[str, list[str]]:
             self._collection(collection)
             index: dict[str, list[str]] = {}
             for doc_id, (_, metadata) in self._payloads[collection].items():
@@ -355,9 +340,9 @@ class VectorClient:
                 for value in (raw.lower() if lower else raw).split(";"):
                     if value:
                         index.setdefault(value, []).append(doc_id)
-            with self._lock:
-                self._indexes[key] = index
-        return self._indexes[key]
+            return index
+
+        return self.derived.get(("ids_by", collection, field, lower), build)
 
 
 class HitsByValue(Mapping[str, list[VectorHit]]):

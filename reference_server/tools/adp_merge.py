@@ -5,7 +5,6 @@ and context. Rules come from the SQL rows, or from rule passages when the SQL pa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -191,9 +190,8 @@ class SectionIndex:
 NO_SECTIONS = SectionIndex.of([])
 
 
-@lru_cache(maxsize=4)
 def section_index(sql: SqlData) -> SectionIndex:
-    return SectionIndex.of(sql.sections)
+    return sql.derived.get("section_index", lambda: SectionIndex.of(sql.sections))
 
 
 @dataclass

@@ -8,12 +8,12 @@ read once from the committed corpus and cited by its chunk id.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import yaml
 
 from reference_server.catalog import odb_policy_id
 from reference_server.config import CORPUS_DIR
+from reference_server.retrieval.derived import PROCESS
 
 
 @dataclass(frozen=True)
@@ -27,9 +27,12 @@ class EligibilityRules:
     settings: frozenset[str]
 
 
-@lru_cache(maxsize=1)
 def eligibility_rules() -> EligibilityRules | None:
     """Read once from the committed corpus (like the formulary edition odb.get cites)."""
+    return PROCESS.get("odb_eligibility_rules", _eligibility_rules)
+
+
+def _eligibility_rules() -> EligibilityRules | None:
     try:
         data = yaml.safe_load((CORPUS_DIR / "off" / "odb_policy.yaml").read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError):

@@ -5,19 +5,22 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
 from typing import Any
 
 from reference_server.catalog import odb_group_id, odb_lu_id, odb_note_id
 from reference_server.config import CORPUS_DIR
+from reference_server.retrieval.derived import PROCESS
 from reference_server.retrieval.odb_formulary import COVERAGE_TEXT, SqlData
 from reference_server.retrieval.vector import VectorHit
 from reference_server.scoring.citations import Citation
 from reference_server.scoring.conflicts import Conflict, compare
 
 
-@lru_cache(maxsize=1)
 def edition() -> str:
+    return PROCESS.get("odb_edition", _edition)
+
+
+def _edition() -> str:
     """The formulary extract date, for citations (corpus MANIFEST, read once)."""
     try:
         manifest = json.loads((CORPUS_DIR / "off" / "MANIFEST.json").read_text(encoding="utf-8"))
