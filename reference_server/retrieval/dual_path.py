@@ -23,13 +23,14 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from reference_server.config import Settings
 
 log = logging.getLogger(__name__)
 
 S = TypeVar("S")
+PathName = Literal["sql", "vector"]
 V = TypeVar("V")
 
 # Dedicated pool: a path cut at its timeout keeps its thread until the blocking call returns,
@@ -67,7 +68,7 @@ class InjectedFault(RuntimeError):
 
 @dataclass
 class PathOutcome(Generic[S]):
-    name: str
+    name: PathName
     value: S | None = None
     error: str | None = None
     elapsed_ms: float | None = None
@@ -85,7 +86,7 @@ class DualResult(Generic[S, V]):
     total_ms: float
 
     @property
-    def provenance(self) -> list[str]:
+    def provenance(self) -> list[PathName]:
         return [p.name for p in (self.sql, self.vector) if p.ok]
 
     @property
@@ -124,7 +125,7 @@ def _with_extra_cpu(fn: Callable[[], Any], share: float) -> Callable[[], Any]:
 
 
 async def _one_path(
-    name: str, fn: Callable[[], Any] | None, settings: Settings
+    name: PathName, fn: Callable[[], Any] | None, settings: Settings
 ) -> PathOutcome[Any]:
     if fn is None:
         return PathOutcome(name, attempted=False)

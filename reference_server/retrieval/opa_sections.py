@@ -32,7 +32,7 @@ from reference_server.retrieval import rerank
 from reference_server.retrieval.bm25_impacts import Bm25Impacts
 from reference_server.retrieval.sql import STOPWORDS, SqlClient, fts_words
 from reference_server.retrieval.vector import VectorClient, VectorHit
-from reference_server.scoring.confidence import OPA, calculate_confidence
+from reference_server.scoring.confidence import OPA, Counts
 from reference_server.scoring.conflicts import Conflict, compare
 
 CANDIDATES = 40
@@ -51,6 +51,10 @@ class Filters:
     include_superseded: bool = False
     policy_level: str | None = None
     chunk_types: tuple[str, ...] = ("parent", "child")
+
+
+# A section row as SQL returns it (document fields joined in).
+SectionRow = dict[str, Any]
 
 
 @dataclass
@@ -162,7 +166,7 @@ def sections_by_rowid(sql: SqlClient, rowids: list[int]) -> dict[int, dict[str, 
 
 def keyword_search(
     sql: SqlClient, query: str, filters: Filters, limit: int = CANDIDATES
-) -> list[dict[str, Any]]:
+) -> list[SectionRow]:
     """SQL path: FTS5's BM25 ranking with filters; rows ordered best first.
 
     The ranking adds the stored impacts of the query's words (the cost per matching row is one
@@ -405,15 +409,14 @@ async def rerank_sections(
     return ranked, ({"rerank": outcome.meta()} if outcome else {})
 
 
-def confidence(hits: list[SectionHit], num_conflicts: int) -> float:
-    """The OPA confidence of the sections an answer uses: a section both paths found is an SQL hit
+def section_counts(hits: list[SectionHit]) -> Counts:
+    """The OPA evidence of the sections an answer uses: a section both paths found is an SQL hit
     corroborated by the vector path; each vector passage is a passage (see scoring/confidence.py)."""
-    return calculate_confidence(
-        num_sql_results=sum(h.from_sql for h in hits),
-        num_vector_results=sum(h.from_vector for h in hits),
-        num_conflicts=num_conflicts,
+    return Counts(
+        sql_records=sum(h.from_sql for h in hits),
+        vector_passages=sum(h.from_vector for h in hits),
         profile=OPA,
-        num_corroborated=sum(h.from_sql and h.from_vector for h in hits),
+        corroborated=sum(h.from_sql and h.from_vector for h in hits),
     )
 
 

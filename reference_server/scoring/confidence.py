@@ -95,3 +95,32 @@ def calculate_confidence(
     penalty = CONFLICT_PENALTY if num_conflicts > 0 else 0.0
     score = base + passage_boost + sql_boost - penalty
     return round(max(0.0, min(1.0, score)), 4)
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What the confidence formula reads (scoring/confidence.py): SQL records that answer,
+    vector passages that corroborate, and for the OPA profile how many were found by both."""
+
+    sql_records: int
+    vector_passages: int
+    profile: ConfidenceProfile = OPA
+    corroborated: int | None = None
+    # a tool's own deduction after the formula (an answer leading with an unverified fact)
+    penalty: float = 0.0
+
+
+def confidence_from(counts: Counts | None, conflicts: int) -> float:
+    """The formula on a tool's counts (0.0 for a tool that publishes no confidence)."""
+    if counts is None:
+        return 0.0
+    value = calculate_confidence(
+        num_sql_results=counts.sql_records,
+        num_vector_results=counts.vector_passages,
+        num_conflicts=conflicts,
+        profile=counts.profile,
+        num_corroborated=counts.corroborated,
+    )
+    if counts.penalty and value:
+        value = round(max(0.0, value - counts.penalty), 4)
+    return value

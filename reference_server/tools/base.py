@@ -17,7 +17,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Self
+from typing import Annotated, Any, ClassVar, Generic, Self, TypeVar
 
 from fastmcp.exceptions import ToolError
 from fastmcp.tools.base import Tool, ToolResult
@@ -65,9 +65,12 @@ class StrictModel(BaseModel):
         return self
 
 
+R = TypeVar("R", bound=BaseModel)
+
+
 @dataclass
-class ToolOutput:
-    response: BaseModel
+class ToolOutput(Generic[R]):
+    response: R
     dual: DualResult[Any, Any] | None = None
     extra_meta: dict[str, Any] = field(default_factory=dict)
 
@@ -78,7 +81,7 @@ class ToolSpec:
     description: str
     request: type[BaseModel]
     response: type[BaseModel]
-    run: Callable[[Runtime, Any], Awaitable[ToolOutput]]
+    run: Callable[[Runtime, Any], Awaitable[ToolOutput[Any]]]
     # The arguments of one ordinary call, run at start-up (`Runtime.warm_up`) so that what the
     # tool builds once per process is built before the first client call.
     warm_up: Mapping[str, Any]

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from reference_server.retrieval.dual_path import PathName
 from reference_server.scoring.citations import Citation
 from reference_server.scoring.conflicts import Conflict
 
@@ -13,7 +14,7 @@ __all__ = ["Citation", "Evidence"]
 
 SourceOrg = Literal["cpso", "ontario_health", "cep", "pho", "moh"]
 DocumentType = Literal["policy", "advice", "guideline", "bulletin", "tool", "statement"]
-Path = Literal["sql", "vector"]
+Path = PathName
 
 
 class Evidence(BaseModel):

@@ -215,7 +215,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
             f"({loc(sel.share_rules[0])}) is used."
         )
     response = Response(
-        provenance=dual.provenance,  # type: ignore[arg-type]
+        provenance=dual.provenance,
         confidence=calculate_confidence(n_sql, len(corroborating), len(conflicts), OFF),
         summary=summary(p, sel, cep, eligibility),
         interpretation_notes=notes,

@@ -444,7 +444,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     )
     n_sql = data.records if sql is not None else 0
     response = Response(
-        provenance=dual.provenance,  # type: ignore[arg-type]
+        provenance=dual.provenance,
         confidence=calculate_confidence(n_sql, len(corroborating), len(conflicts), OFF),
         coverage=coverage,
         interchangeable=interchangeable,

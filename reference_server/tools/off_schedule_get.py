@@ -118,7 +118,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         profile=SCHEDULE,
     )
     response = Response(
-        provenance=dual.provenance,  # type: ignore[arg-type]
+        provenance=dual.provenance,
         confidence=confidence,
         items=[b.item for b in built],
         citations=citations,

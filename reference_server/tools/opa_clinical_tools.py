@@ -230,7 +230,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         )
     corroborated = sum(d["document_id"] in vector_rank for d in ranked)
     response = Response(
-        provenance=dual.provenance,  # type: ignore[arg-type]
+        provenance=dual.provenance,
         confidence=calculate_confidence(
             len(ranked) if dual.sql.ok else 0,
             len(vector_rank),

@@ -339,7 +339,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         "Refresh the corpus at least every 6 months, CPSO and Ontario Health first."
     )
     response = Response(
-        provenance=dual.provenance,  # type: ignore[arg-type]
+        provenance=dual.provenance,
         documents_checked=len(docs),
         stale_documents=stale,
         total_stale=len(tiered),

@@ -140,7 +140,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         children=[_body(k) for k in found.children] if found else [],
         document=_document(row) if req.include_document_metadata else None,
         citation=SectionCitation(**citation),
-        provenance=dual.provenance,  # type: ignore[arg-type]
+        provenance=dual.provenance,
         conflicts=conflicts,
     )
     return ToolOutput(response, dual)

@@ -11,13 +11,14 @@ from reference_server.retrieval.dual_path import run_dual
 from reference_server.retrieval.opa_ipac import SqlFound, section_settings, source_label
 from reference_server.retrieval.opa_sections import (
     SectionHit,
-    confidence,
     fuse,
     metadata_conflicts,
     rerank_sections,
+    section_counts,
 )
 from reference_server.runtime import Runtime
 from reference_server.scoring.citations import section_citation
+from reference_server.scoring.confidence import confidence_from
 from reference_server.scoring.conflicts import (
     Conflict,
     Statement,
@@ -190,8 +191,8 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     cited = used[:8]
     docs = {h.row["document_id"]: h.row for h in cited}
     response = Response(
-        provenance=dual.provenance,  # type: ignore[arg-type]
-        confidence=confidence(cited, len(conflicts)),
+        provenance=dual.provenance,
+        confidence=confidence_from(section_counts(cited), len(conflicts)),
         topic=req.topic,
         setting=req.setting,
         requirements=requirements,

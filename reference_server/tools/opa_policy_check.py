@@ -11,16 +11,17 @@ from reference_server.retrieval.dual_path import run_dual
 from reference_server.retrieval.opa_sections import (
     Filters,
     SectionHit,
-    confidence,
     fuse,
     keyword_search,
     metadata_conflicts,
     rerank_sections,
+    section_counts,
     truncate,
     vector_search,
 )
 from reference_server.runtime import Runtime
 from reference_server.scoring.citations import section_citation
+from reference_server.scoring.confidence import confidence_from
 from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import Evidence
 
@@ -135,8 +136,8 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         for h in top
     ]
     response = Response(
-        provenance=dual.provenance,  # type: ignore[arg-type]
-        confidence=confidence(top, len(conflicts)),
+        provenance=dual.provenance,
+        confidence=confidence_from(section_counts(top), len(conflicts)),
         policies=policies,
         expectations_found=sum(p.policy_level == "expectation" for p in policies),
         advice_found=sum(p.policy_level == "advice" for p in policies),

@@ -211,7 +211,7 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
     elig = (prog.get("eligibility") or {}) if "eligibility" in parts else {}
     follow = "referral" in parts
     response = Response(
-        provenance=dual.provenance,  # type: ignore[arg-type]
+        provenance=dual.provenance,
         confidence=confidence,
         program=prog.get("name", req.program),
         in_local_corpus=key is not None,

@@ -2,26 +2,30 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from reference_server.retrieval.dual_path import run_dual
+from reference_server.retrieval.dual_path import DualResult
 from reference_server.retrieval.opa_sections import (
     Filters,
     SectionHit,
-    confidence,
+    SectionRow,
     fuse,
     keyword_search,
     metadata_conflicts,
     rerank_sections,
+    section_counts,
     truncate,
     vector_search,
 )
+from reference_server.retrieval.vector import VectorHit
 from reference_server.runtime import Runtime
-from reference_server.scoring.citations import section_citation
-from reference_server.tools.base import NON_BLANK, StrictModel, TextItem, ToolOutput, ToolSpec
+from reference_server.scoring.citations import Citation, section_citation
+from reference_server.tools.base import NON_BLANK, StrictModel, TextItem
 from reference_server.tools.common import DocumentType, Evidence, SourceOrg
+from reference_server.tools.pipeline import DualPathTool, Judged, Score
 
 NAME = "opa.search_sections"
 
@@ -92,48 +96,83 @@ def to_section(hit: SectionHit) -> Section:
     )
 
 
-async def run(rt: Runtime, req: Request) -> ToolOutput:
-    filters = Filters(
-        source_orgs=[req.source_org] if req.source_org else None,
-        document_type=req.document_type,
-        topics=req.topics,
-        include_superseded=req.include_superseded,
-    )
-    dual = await run_dual(
-        rt.settings,
-        sql=None
-        if req.search_mode == "vector"
-        else (lambda: keyword_search(rt.opa_sql, req.query, filters)),
-        vector=None
-        if req.search_mode == "keyword"
-        else (lambda: vector_search(rt.vectors, req.query, filters)),
-    )
-    hits = fuse(
-        dual.sql.value, dual.vector.value, req.query, rt.settings.today(), rt.settings.fusion
-    )
-    hits, meta = await rerank_sections(rt.settings, req.query, hits, dual.total_ms)
-    top = hits[: req.n_results]
-    conflicts = metadata_conflicts(top)
-    response = Response(
-        provenance=dual.provenance,  # type: ignore[arg-type]
-        confidence=confidence(top, len(conflicts)),
-        sections=[to_section(h) for h in top],
-        total_matches=len(hits),
-        citations=[section_citation(h.row) for h in top],
-        conflicts=conflicts,
-    )
-    return ToolOutput(response, dual, meta)
+@dataclass(frozen=True)
+class Query:
+    text: str
+    filters: Filters
+    n_results: int
+    mode: Literal["hybrid", "vector", "keyword"]
 
 
-SPEC = ToolSpec(
-    name=NAME,
-    description=(
+@dataclass(frozen=True)
+class Ranked:
+    hits: list[SectionHit]  # every fused section, best first
+    top: list[SectionHit]  # the n_results shown
+    rerank: dict[str, Any]
+
+
+class SearchSections(
+    DualPathTool[Request, Query, list[SectionRow], list[VectorHit], Ranked, Response]
+):
+    name = NAME
+    description = (
         "Search Ontario practice guidance (CPSO, Ontario Health, CEP, PHO, Ministry of Health) by meaning and "
         "keywords at once. Filters: source_org, document_type, topics, include_superseded. Returns ranked "
         "sections with document metadata, citations, provenance and confidence."
-    ),
-    request=Request,
-    response=Response,
-    run=run,
-    warm_up={"query": "informed consent documentation"},
-)
+    )
+    request = Request
+    response = Response
+
+    def warm_up(self) -> Request:
+        return Request(query="informed consent documentation")
+
+    def parse(self, rt: Runtime, req: Request) -> Query:
+        filters = Filters(
+            source_orgs=[req.source_org] if req.source_org else None,
+            document_type=req.document_type,
+            topics=req.topics,
+            include_superseded=req.include_superseded,
+        )
+        return Query(req.query, filters, req.n_results, req.search_mode)
+
+    def paths(self, q: Query) -> tuple[bool, bool]:
+        return q.mode != "vector", q.mode != "keyword"
+
+    def sql(self, rt: Runtime, q: Query) -> list[SectionRow]:
+        return keyword_search(rt.opa_sql, q.text, q.filters)
+
+    def vector(self, rt: Runtime, q: Query) -> list[VectorHit]:
+        return vector_search(rt.vectors, q.text, q.filters)
+
+    async def merge(
+        self, rt: Runtime, q: Query, found: DualResult[list[SectionRow], list[VectorHit]]
+    ) -> Ranked:
+        settings = rt.settings
+        hits = fuse(found.sql.value, found.vector.value, q.text, settings.today(), settings.fusion)
+        hits, meta = await rerank_sections(settings, q.text, hits, found.total_ms)
+        return Ranked(hits, hits[: q.n_results], meta)
+
+    def score(
+        self, q: Query, merged: Ranked, found: DualResult[list[SectionRow], list[VectorHit]]
+    ) -> Score[Citation]:
+        return Score(
+            citations=[section_citation(h.row) for h in merged.top],
+            conflicts=metadata_conflicts(merged.top),
+            counts=section_counts(merged.top),
+        )
+
+    def respond(self, q: Query, merged: Ranked, judged: Judged[Citation]) -> Response:
+        return Response(
+            provenance=judged.provenance,
+            confidence=judged.confidence,
+            sections=[to_section(h) for h in merged.top],
+            total_matches=len(merged.hits),
+            citations=judged.citations,
+            conflicts=judged.conflicts,
+        )
+
+    def meta(self, merged: Ranked) -> dict[str, Any]:
+        return merged.rerank
+
+
+SPEC = SearchSections().spec()

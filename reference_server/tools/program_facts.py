@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -251,7 +251,7 @@ def merged_program(docs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def answer_notes(
-    asked: str, key: str | None, found: bool, paths: list[str], unverified: list[str]
+    asked: str, key: str | None, found: bool, paths: Sequence[str], unverified: list[str]
 ) -> list[str]:
     """What the client must know about the answer: scope, missing documents, unverified facts."""
     notes = []
