@@ -14,7 +14,7 @@ from reference_server.scoring.citations import Citation
 from reference_server.tools.base import ToolSpec
 from reference_server.tools.coverage_eligibility import eligibility_rules, odb_eligible
 from reference_server.tools.coverage_routing import Intent
-from reference_server.tools.off_odb_get import INTENTS
+from reference_server.tools.odb_intents import INTENTS
 
 if TYPE_CHECKING:
     from reference_server.tools.off_coverage_answer import Patient

@@ -23,6 +23,7 @@ from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import OFF, calculate_confidence
 from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
 from reference_server.tools.common import Evidence
+from reference_server.tools.odb_intents import INTENTS, Check
 from reference_server.tools.odb_merge import (
     citations_for,
     corroborates,
@@ -34,27 +35,7 @@ from reference_server.tools.odb_merge import (
 )
 
 NAME = "odb.get"
-Check = Literal[
-    "coverage",
-    "interchangeable",
-    "lowest_cost",
-    "lu_criteria",
-    "alternatives",
-    "interchangeable_group",
-    "price_comparison",
-    "all_strengths",
-]
 DEFAULT_CHECKS: list[Check] = ["coverage", "interchangeable", "lowest_cost"]
-# What a free-text question asks for, beyond the requested `check` list.
-INTENTS: dict[Check, str] = {
-    "lowest_cost": r"cheap|lowest[- ]cost|least expensive|inexpensive|lowest price",
-    "interchangeable": r"generic|interchangeab|substitut|biosimilar",
-    "lu_criteria": r"limited use|\blu\b|criteria|special authori|prior auth",
-    "alternatives": r"alternative|instead of|other option|switch",
-    "price_comparison": r"\bsav(e|es|ing|ings)\b|price|how much|compare",
-    "coverage": r"\bcover(ed|age)?\b|\bbenefit\b|formulary|\bfunded\b|\bpays?\b",
-    "all_strengths": r"strengths|all doses|brands|biosimilar|versions",
-}
 
 
 FormWordLiteral = Literal[FORM_WORDS]  # type: ignore[valid-type]
