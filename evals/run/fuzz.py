@@ -36,19 +36,22 @@ import asyncio
 import copy
 import json
 import math
+import os
 import random
 import re
+import secrets
 import shlex
 import threading
 import time
 import warnings
 from collections.abc import Callable, Coroutine, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 import jsonschema
-from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
+from hypothesis import HealthCheck, Phase, Verbosity, example, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.database import (
     DirectoryBasedExampleDatabase,
@@ -58,7 +61,19 @@ from hypothesis.database import (
 from hypothesis.errors import HypothesisWarning, Unsatisfiable
 from hypothesis_jsonschema import from_schema
 
+from evals.run.fuzz_checks import (
+    GRADES,
+    RULES,
+    STILL_SERVING,
+    Context,
+    classify,
+    fails,
+    rule_named,
+    run_checks,
+)
 from evals.run.outcome import CallOutcome, ToolInfo
+from evals.run.security.safety import write_risk
+from evals.run.security.sandbox import CANARY_ENV
 from evals.run.targets import Target, TargetError
 
 T = TypeVar("T")
@@ -71,11 +86,6 @@ PROFILES: dict[str, dict[str, int]] = {
     # (tools/list costs ~5x an input error in process, so this keeps the run near 25 minutes)
     "large": {"valid": 200, "invalid": 1000, "health_every": 10},
 }
-STACK_TRACE = re.compile(
-    r"Traceback \(most recent call last\)|File \"[^\"]+\", line \d+|^\s+at [\w.$]+\(", re.M
-)
-NOT_FOUND = re.compile(r"^\s*not found\b", re.I)
-INPUT_ERROR = re.compile(r"invalid argument", re.I)
 HOSTILE_TEXT = [
     "\u202eevil\u202c \u05e9\u05dc\u05d5\u05dd \u0645\u0631\u062d\u0628\u0627",  # RTL override, Hebrew, Arabic
     "\U0001f489\U0001f3e5 \U0001f468\u200d\u2695\ufe0f vaccine \U0001f9ea",  # emoji, ZWJ sequence
@@ -122,6 +132,8 @@ class Case:
 
 @dataclass
 class Failure:
+    """One broken rule: which, its grade and source (fuzz_checks.py), and how to see it again."""
+
     check: str
     tool: str
     kind: str
@@ -130,21 +142,36 @@ class Failure:
     args: str  # the shrunk case's arguments
     seed: int | None = None
     reproduce: str = ""  # one command line that runs this tool and family again with the seed
+    grade: str = ""
+    reference: str = ""
+    call: str = ""  # how the call ended: answered, tool-error, crash, protocol-error, no-answer
+
+    def __post_init__(self) -> None:
+        if not self.grade:
+            found = rule_named(self.check)
+            self.grade, self.reference = found.grade, found.reference
 
     def describe(self) -> str:
         return (
-            f"[{self.check}] {self.tool} ({self.kind}/{self.family}): {self.message}; "
-            f"args={self.args}; seed={self.seed}; reproduce: {self.reproduce}"
+            f"[{self.grade}: {self.check}] {self.tool} ({self.kind}/{self.family}, {self.call or 'call'}): "
+            f"{self.message}; args={self.args}; seed={self.seed}; reproduce: {self.reproduce}"
         )
+
+
+@dataclass(frozen=True)
+class SkippedTool:
+    tool: str
+    reason: str
 
 
 class CaseFailed(AssertionError):
     """Raised inside the property so hypothesis shrinks the case: every failed check's message."""
 
-    def __init__(self, case: Case, problems: list[tuple[str, str]]):
+    def __init__(self, case: Case, problems: list[tuple[str, str]], call: str = ""):
         super().__init__("; ".join(f"[{name}] {message}" for name, message in problems))
         self.case = case
         self.problems = problems
+        self.call = call
 
 
 @dataclass
@@ -156,6 +183,7 @@ class ToolStats:
     slowest_ms: float = 0.0
     slowest_case: str = ""
     families: dict[str, int] = field(default_factory=dict)
+    calls: dict[str, int] = field(default_factory=dict)  # how calls ended (fuzz_checks.Kind)
 
     @property
     def tried(self) -> int:
@@ -182,10 +210,20 @@ class FuzzReport:
     seed: int | None = None
     databases_unchanged: bool | None = None
     database_note: str = ""
+    house_rules: bool = True
+    skipped: list[SkippedTool] = field(default_factory=list)
+
+    @property
+    def failing(self) -> list[Failure]:
+        """The findings that fail the run (warnings and, for other backends, house rules don't)."""
+        return [f for f in self.failures if fails(f.grade, house_rules=self.house_rules)]
 
     @property
     def ok(self) -> bool:
-        return not self.failures and self.databases_unchanged is not False
+        return not self.failing and self.databases_unchanged is not False
+
+    def counts(self) -> dict[str, int]:
+        return {g: sum(f.grade == g for f in self.failures) for g in GRADES}
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -197,135 +235,20 @@ class FuzzReport:
             "seconds": round(self.seconds, 1),
             "databases_unchanged": self.databases_unchanged,
             "database_note": self.database_note,
+            "house_rules": self.house_rules,
+            "findings_by_grade": self.counts(),
+            "rules": {
+                r.name: {"grade": r.grade, "enforces": r.enforces, "reference": r.reference}
+                for r in [*RULES.values(), STILL_SERVING]
+                if self.house_rules or r.grade != "house"
+            },
+            "skipped": [asdict(t) for t in self.skipped],
             "tools": [
                 {**asdict(t), "tried": t.tried, "slowest_ms": round(t.slowest_ms, 1)}
                 for t in self.tools
             ],
             "failures": [asdict(f) for f in self.failures],
         }
-
-
-# ----------------------------------------------------------------------------- checks
-
-
-Check = Callable[[Case, CallOutcome, ToolInfo, float], str | None]
-VALID_CHECKS: dict[str, Check] = {}
-INVALID_CHECKS: dict[str, Check] = {}
-
-
-def check(registry: dict[str, Check], name: str) -> Callable[[Check], Check]:
-    def register(fn: Check) -> Check:
-        registry[name] = fn
-        return fn
-
-    return register
-
-
-@check(VALID_CHECKS, "not_refused")
-def _not_refused(case: Case, out: CallOutcome, tool: ToolInfo, limit_ms: float) -> str | None:
-    if out.is_error and INPUT_ERROR.search(out.text):
-        return f"schema-valid call refused as invalid input: {out.text[:300]!r}"
-    return None
-
-
-@check(VALID_CHECKS, "no_internal_error")
-def _no_internal_error(case: Case, out: CallOutcome, tool: ToolInfo, limit_ms: float) -> str | None:
-    if out.is_error and not INPUT_ERROR.search(out.text) and not NOT_FOUND.search(out.text):
-        return f"schema-valid call failed: {out.text[:300]!r}"
-    return None
-
-
-@check(VALID_CHECKS, "output_schema")
-def _output_schema(case: Case, out: CallOutcome, tool: ToolInfo, limit_ms: float) -> str | None:
-    if out.is_error:
-        return None
-    if tool.output_schema is None:
-        return None
-    if out.structured is None:
-        return "no structuredContent although the tool publishes an outputSchema"
-    error = jsonschema.exceptions.best_match(
-        jsonschema.Draft202012Validator(tool.output_schema).iter_errors(out.structured)
-    )
-    if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-        return f"structuredContent field {where!r} violates the outputSchema: {error.message[:200]}"
-    return None
-
-
-@check(VALID_CHECKS, "text_mirrors_structured")
-def _text_mirrors(case: Case, out: CallOutcome, tool: ToolInfo, limit_ms: float) -> str | None:
-    if out.is_error or out.structured is None:
-        return None
-    try:
-        if json.loads(out.text) == out.structured:
-            return None
-    except ValueError:
-        pass
-    return "text content does not mirror structuredContent (not the same JSON)"
-
-
-@check(VALID_CHECKS, "no_stack_trace")
-@check(INVALID_CHECKS, "no_stack_trace")
-def _no_stack_trace(case: Case, out: CallOutcome, tool: ToolInfo, limit_ms: float) -> str | None:
-    if STACK_TRACE.search(out.text):
-        return f"stack trace in the response: {out.text[:200]!r}"
-    return None
-
-
-@check(INVALID_CHECKS, "is_error")
-def _is_error(case: Case, out: CallOutcome, tool: ToolInfo, limit_ms: float) -> str | None:
-    if not out.is_error:
-        names = ", ".join(repr(f) for f in case.fields) or "the call"
-        return f"{case.family.replace('_', ' ')} not enforced: {names} accepted without an error"
-    return None
-
-
-@check(INVALID_CHECKS, "names_every_field")
-def _names_fields(case: Case, out: CallOutcome, tool: ToolInfo, limit_ms: float) -> str | None:
-    if not out.is_error:
-        return None
-    missing = [f for f in case.fields if not _mentions(out.text, f)]
-    if missing:
-        return f"error does not name {', '.join(repr(m) for m in missing)}: {out.text[:300]!r}"
-    return None
-
-
-@check(INVALID_CHECKS, "allowed_values")
-def _allowed_values(case: Case, out: CallOutcome, tool: ToolInfo, limit_ms: float) -> str | None:
-    if not out.is_error:
-        return None
-    for name in case.fields:
-        node = schema_node(tool.input_schema, name)
-        enum = (node or {}).get("enum") or ((node or {}).get("items") or {}).get("enum")
-        if enum and not any(str(v) in out.text for v in enum):
-            return f"error for {name!r} does not list its allowed values {enum}: {out.text[:200]!r}"
-    return None
-
-
-@check(INVALID_CHECKS, "error_in_time")
-def _in_time(case: Case, out: CallOutcome, tool: ToolInfo, limit_ms: float) -> str | None:
-    if out.latency_ms > limit_ms:
-        return f"error took {out.latency_ms:.0f} ms (limit {limit_ms:.0f} ms)"
-    return None
-
-
-def _mentions(text: str, field_path: str) -> bool:
-    """The error names the field: its full path, or (for list items and nested fields) the
-    top-level name, quoted or bare."""
-    top = field_path.split(".")[0].split("[")[0]
-    return field_path in text or top in text
-
-
-def schema_node(schema: dict[str, Any], field_path: str) -> dict[str, Any] | None:
-    node: Any = schema
-    for part in re.split(r"\.|(?=\[)", field_path):
-        if not part:
-            continue
-        if part.isdigit() or re.fullmatch(r"\[\d+\]", part):
-            node = node.get("items") if isinstance(node, dict) else None
-            continue
-        node = (node.get("properties") or {}).get(part) if isinstance(node, dict) else None
-    return node if isinstance(node, dict) else None
 
 
 # ----------------------------------------------------------------------------- strategies
@@ -403,7 +326,10 @@ class Mutations:
     def __init__(self, schema: dict[str, Any]):
         self.schema = schema
         self.props: dict[str, dict[str, Any]] = schema.get("properties") or {}
-        self.validator = jsonschema.Draft202012Validator(schema)
+        # formats (date, uri, ...) are asserted: a value breaking its format is no valid case
+        self.validator = jsonschema.Draft202012Validator(
+            schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+        )
 
     def is_valid(self, args: dict[str, Any]) -> bool:
         return self.validator.is_valid(args)
@@ -419,11 +345,13 @@ class Mutations:
             "control_chars": "pattern" in limits,
             "blank_text": bool({"pattern", "minLength"} & limits),
         }
+        # extra arguments are an error only where the schema says so (additionalProperties)
+        closed = self.schema.get("additionalProperties") is False
         out = [
             "wrong_type",
-            "extra_field",
+            *(["extra_field"] if closed else []),
             *(family for family, applies in text.items() if applies),
-            "two_problems",
+            *(["two_problems"] if closed else []),
         ]
         if self.schema.get("required") or self.schema.get("anyOf"):
             out.append("missing_required")
@@ -434,7 +362,7 @@ class Mutations:
         if any("maxItems" in n for n in self.props.values()):
             out.append("too_many_items")
         if not self.props:
-            out = ["extra_field", "wrong_type_arguments"]
+            out = [*(["extra_field"] if closed else []), "wrong_type_arguments"]
         return out
 
     def apply(
@@ -577,9 +505,16 @@ class FuzzConfig:
     families: list[str] | None = None  # only these case families ("generated" for valid ones)
     health_every: int = 1
     database: str | None = None  # example database directory; None keeps it in memory
+    # this project's conventions (fuzz_checks.py, grade "house"): on for the reference server,
+    # opt-in for any other backend
+    house_rules: bool = True
+    allow_writes: bool = False  # call tools that do not say they are read-only
+    examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # known-good inputs
+    canary: str | None = None  # a secret planted in the server's environment (stdio, inprocess)
 
 
 VALID_FAMILY = "generated"
+KNOWN_FAMILY = "known_good"  # an input from the examples file or a golden scenario
 
 
 class Fuzzer:
@@ -613,22 +548,29 @@ class Fuzzer:
     def run_case(self, tool: ToolInfo, case: Case, stats: ToolStats) -> CallOutcome | None:
         """Call the target with one case; raises CaseFailed naming every check it failed."""
         limit = self.config.call_timeout_s
-        problems: list[tuple[str, str]] = []
+        out: CallOutcome | None = None
+        error: BaseException | None = None
         try:
-            out: CallOutcome | None = self.runner.run(
+            out = self.runner.run(
                 self.target.call_tool(tool.name, case.args, timeout_s=limit), limit + 10
             )
         except (TargetError, TimeoutError) as exc:
-            out = None
-            problems.append(("no_protocol_error", f"protocol error or no answer: {exc}"[:400]))
+            error = exc
         self._cases_run += 1
         stats.record(case, out.latency_ms if out is not None else limit * 1000)
-        if out is not None:
-            checks = VALID_CHECKS if case.kind == "valid" else INVALID_CHECKS
-            for name, fn in checks.items():
-                message = fn(case, out, tool, self.config.error_limit_ms)
-                if message:
-                    problems.append((name, message))
+        call = classify(out, error)
+        stats.calls[call.kind] = stats.calls.get(call.kind, 0) + 1
+        context = Context(
+            case.kind,
+            case.fields,
+            tool,
+            self.config.error_limit_ms,
+            self.config.canary,
+            case.family,
+            case.args,
+        )
+        broken = run_checks(call, context, house_rules=self.config.house_rules)
+        problems = [(r.name, message) for r, message in broken]
         # A failing case is checked once its property has shrunk it (`check_property`), not
         # at every shrinking step: the step is already a failure, and the call count doubles.
         if not problems and self._cases_run % max(1, self.config.health_every) == 0:
@@ -636,7 +578,7 @@ class Fuzzer:
             if problem:
                 problems.append(("still_serving", problem))
         if problems:
-            raise CaseFailed(case, problems)
+            raise CaseFailed(case, problems, call.kind)
         return out
 
     def _still_serving(self) -> str | None:
@@ -660,6 +602,7 @@ class Fuzzer:
         cases: st.SearchStrategy[Case],
         examples: int,
         stats: ToolStats,
+        known: list[Case] | None = None,
     ) -> list[dict[str, Any]]:
         """Run one property; the arguments of the valid calls that answered (for the replay)."""
         answered: list[dict[str, Any]] = []
@@ -674,12 +617,14 @@ class Fuzzer:
             print_blob=False,
             verbosity=Verbosity.quiet,
         )
-        @seed(self.seed)
-        @given(cases)
         def holds(case: Case) -> None:
             out = self.run_case(tool, case, stats)
             if case.kind == "valid" and out is not None and not out.is_error:
                 answered.append(case.args)
+
+        for case in known or []:  # known-good inputs run first (hypothesis' explicit phase)
+            holds = example(case)(holds)
+        holds = seed(self.seed)(given(cases)(holds))
 
         try:
             with warnings.catch_warnings():  # the repr of a 1 MB case, noted for the report
@@ -705,6 +650,7 @@ class Fuzzer:
                         failed.case.short_args(),
                         self.seed,
                         self.reproduce(tool.name, family),
+                        call=failed.call,
                     )
                 )
         return answered
@@ -729,12 +675,18 @@ class Fuzzer:
                 )
         answered: list[dict[str, Any]] = []
         if self.config.valid and (not wanted or VALID_FAMILY in wanted):
+            known = [
+                Case(tool.name, "valid", KNOWN_FAMILY, dict(args))
+                for args in self.config.examples.get(tool.name, [])
+                if mutations.is_valid(args)
+            ]
             answered = self.check_property(
                 tool,
                 VALID_FAMILY,
                 valid_cases(tool.name, schema, mutations),
                 self.config.valid,
                 stats,
+                known,
             )
         if answered:  # the server still answers a normal call after all of it
             replay = Case(tool.name, "valid", "replay_after_fuzzing", answered[0])
@@ -745,7 +697,13 @@ class Fuzzer:
                 for name, message in failed.problems:
                     self.failures.append(
                         Failure(
-                            name, tool.name, "valid", replay.family, message, replay.short_args()
+                            name,
+                            tool.name,
+                            "valid",
+                            replay.family,
+                            message,
+                            replay.short_args(),
+                            call=failed.call,
                         )
                     )
         return stats
@@ -789,6 +747,35 @@ def invalid_cases(
     return made().filter(lambda c: c is not None)  # type: ignore[return-value]
 
 
+def not_callable(tool: ToolInfo, *, allow_writes: bool) -> str | None:
+    """Why the run must not call ``tool``: a tool that runs only as a task (not checked), or
+    one that may change state (destructive, or not declared read-only) without --allow-writes."""
+    if tool.execution.get("taskSupport") == "required":
+        return "runs only as a task (taskSupport: required); task calls are not checked"
+    if allow_writes:
+        return None
+    reason = write_risk(tool.annotations)
+    return f"{reason}; pass --allow-writes to call it" if reason else None
+
+
+@contextmanager
+def planted(name: str, value: str | None) -> Iterator[None]:
+    """``name=value`` in this process's environment while a target connects: a stdio server
+    inherits it, the in-process server reads it."""
+    if value is None:
+        yield
+        return
+    old = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = old
+
+
 def database_checksums(index_dir: Any) -> dict[str, str]:
     """sha256 of every file under the index directory (SQLite files and the Chroma store)."""
     import hashlib
@@ -818,14 +805,20 @@ def run_fuzz(
     started = time.perf_counter()
     before = database_checksums(index_dir) if index_dir else None
     runner = _LoopThread()
-    try:
+    skipped: list[SkippedTool] = []
+    with planted(CANARY_ENV, config.canary):
         runner.run(target.__aenter__(), timeout=300)
+    try:
         try:
             tools = runner.run(target.list_tools(), timeout=60)
             fuzzer = Fuzzer(target, runner, config)
             all_stats = []
             for tool in tools:
                 if config.tools and tool.name not in config.tools:
+                    continue
+                reason = not_callable(tool, allow_writes=config.allow_writes)
+                if reason:
+                    skipped.append(SkippedTool(tool.name, reason))
                     continue
                 stats = fuzzer.fuzz_tool(tool)
                 all_stats.append(stats)
@@ -842,6 +835,8 @@ def run_fuzz(
         fuzzer.failures,
         time.perf_counter() - started,
         seed=fuzzer.seed,
+        house_rules=config.house_rules,
+        skipped=skipped,
     )
     if before is not None:
         after = database_checksums(index_dir)
@@ -858,10 +853,36 @@ def run_fuzz(
 # ----------------------------------------------------------------------------- command line
 
 
+def known_inputs(
+    examples: str | None, golden: str | None, target: str
+) -> dict[str, list[dict[str, Any]]]:
+    """Known-good arguments per tool, from an examples file and golden scenarios (for the
+    reference server, its own golden set unless told otherwise)."""
+    import yaml
+
+    from ocm_common.golden import GOLDEN_DIR, golden_calls
+
+    known: dict[str, list[dict[str, Any]]] = {}
+    if examples:
+        data = yaml.safe_load(Path(examples).read_text(encoding="utf-8")) or {}
+        pairs = (
+            [(t, a) for t, many in data.items() for a in many]
+            if isinstance(data, dict)
+            else [(d["tool"], d.get("args") or {}) for d in data]
+        )
+        for tool, arguments in pairs:
+            known.setdefault(str(tool), []).append(dict(arguments))
+    root = Path(golden) if golden else (GOLDEN_DIR if target.startswith("inprocess") else None)
+    if root is not None:
+        for call in golden_calls(root):
+            known.setdefault(call.tool, []).append(call.arguments)
+    return known
+
+
 def render_table(report: FuzzReport) -> str:
     """The per-tool table (plain text, so logs and reports quote it as is)."""
     rows: list[tuple[str, ...]] = [
-        ("tool", "valid", "invalid", "tried", "failures", "slowest ms", "slowest case")
+        ("tool", "valid", "invalid", "tried", "crashes", "failures", "slowest ms", "slowest case")
     ]
     for t in report.tools:
         rows.append(
@@ -870,6 +891,7 @@ def render_table(report: FuzzReport) -> str:
                 str(t.valid),
                 str(t.invalid),
                 str(t.tried),
+                str(t.calls.get("crash", 0)),
                 str(t.failures),
                 f"{t.slowest_ms:.0f}",
                 t.slowest_case[:70],
@@ -880,6 +902,7 @@ def render_table(report: FuzzReport) -> str:
         str(sum(t.valid for t in report.tools)),
         str(sum(t.invalid for t in report.tools)),
         str(sum(t.tried for t in report.tools)),
+        str(sum(t.calls.get("crash", 0) for t in report.tools)),
         str(sum(t.failures for t in report.tools)),
         f"{max((t.slowest_ms for t in report.tools), default=0):.0f}",
         "",
@@ -931,6 +954,25 @@ def main(argv: list[str] | None = None) -> int:
         "--health-every", type=int, help="tools/list after every Nth case (and every failure)"
     )
     parser.add_argument("--out", default="reports/runs/fuzz", help="directory for fuzz.json")
+    parser.add_argument(
+        "--house-rules",
+        choices=["auto", "on", "off"],
+        default="auto",
+        help="also enforce this project's conventions (auto: on for inprocess targets only)",
+    )
+    parser.add_argument(
+        "--allow-writes",
+        action="store_true",
+        help="also call tools that may change state (destructive or not declared read-only)",
+    )
+    parser.add_argument(
+        "--examples",
+        help="known-good inputs: a JSON/YAML file mapping tool name -> list of argument objects",
+    )
+    parser.add_argument(
+        "--golden",
+        help="known-good inputs from golden scenarios naming any tool (default for inprocess: golden/)",
+    )
     args = parser.parse_args(argv)
 
     profile = PROFILES[args.profile]
@@ -943,6 +985,15 @@ def main(argv: list[str] | None = None) -> int:
         families=args.family,
         database=args.database or None,
         health_every=args.health_every or profile["health_every"],
+        house_rules=(
+            args.target.startswith("inprocess")
+            if args.house_rules == "auto"
+            else args.house_rules == "on"
+        ),
+        allow_writes=args.allow_writes,
+        examples=known_inputs(args.examples, args.golden, args.target),
+        # a stdio or in-process server inherits this process's environment; HTTP ones do not
+        canary=None if args.target.startswith("http") else f"ocm-canary-{secrets.token_hex(16)}",
     )
     index_dir = args.index_dir
     if args.target.startswith("inprocess"):
@@ -985,14 +1036,20 @@ def main(argv: list[str] | None = None) -> int:
     log = {**report.to_json(), "table": render_table(report), "config": asdict(config)}
     (out / "fuzz.json").write_text(json.dumps(log, indent=1, ensure_ascii=False) + "\n")
     print(render_table(report))
+    for skipped in report.skipped:
+        print(f"SKIPPED {skipped.tool}: {skipped.reason}")
     for failure in report.failures[:50]:
-        print("FAIL " + failure.describe())
+        verdict = "FAIL" if fails(failure.grade, house_rules=report.house_rules) else "NOTE"
+        print(f"{verdict} {failure.describe()}")
     if len(report.failures) > 50:
-        print(f"... {len(report.failures) - 50} more failures in {out / 'fuzz.json'}")
+        print(f"... {len(report.failures) - 50} more findings in {out / 'fuzz.json'}")
+    counts = ", ".join(f"{grade} {n}" for grade, n in report.counts().items())
+    rules = "with" if report.house_rules else "without"
+    print(f"findings by grade ({rules} house rules): {counts}")
     if report.databases_unchanged is not None:
         print(f"databases: {report.database_note}")
     print(
-        f"{'OK' if report.ok else 'FAILED'}: {len(report.failures)} failures in {report.seconds:.0f} s "
+        f"{'OK' if report.ok else 'FAILED'}: {len(report.failing)} failing findings in {report.seconds:.0f} s "
         f"(seed {report.seed}); run log {out / 'fuzz.json'}"
     )
     return 0 if report.ok else 1

@@ -14,6 +14,8 @@ class ToolInfo:
     input_schema: dict[str, Any]
     output_schema: dict[str, Any] | None = None
     description: str | None = None
+    annotations: dict[str, Any] = field(default_factory=dict)  # readOnlyHint, destructiveHint...
+    execution: dict[str, Any] = field(default_factory=dict)  # taskSupport (tasks, 2025-11-25)
 
     def accepts(self, argument: str) -> bool:
         """True when the published inputSchema declares ``argument`` (used for mode overrides)."""

@@ -137,6 +137,8 @@ class McpTarget:
                 input_schema=dict(tool.input_schema or {}),
                 output_schema=dict(tool.output_schema) if tool.output_schema else None,
                 description=tool.description,
+                annotations=_wire(getattr(tool, "annotations", None)),
+                execution=_wire(getattr(tool, "execution", None)),
             )
             for tool in tools
         ]
@@ -171,6 +173,16 @@ class McpTarget:
 
 
 # ----------------------------------------------------------------------------- kinds
+
+
+def _wire(model: Any) -> dict[str, Any]:
+    """A protocol object as its JSON (camelCase keys), or {} when absent."""
+    if model is None:
+        return {}
+    if isinstance(model, dict):
+        return dict(model)
+    dumped = model.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return dumped if isinstance(dumped, dict) else {}
 
 
 def parse_overrides(text: str) -> dict[str, Any]:

@@ -6,6 +6,8 @@ is treated as one that may change state."""
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 from evals.run.security.findings import Skipped
@@ -37,14 +39,18 @@ def check_target(spec: str, *, allow_remote: bool) -> None:
         )
 
 
-def skip_reason(tool: ToolSurface) -> str | None:
-    """Why ``tool`` must not be called without ``--allow-writes``, or None when it may be."""
-    hints = tool.annotations
-    if hints.get("destructiveHint") is True:
+def write_risk(annotations: Mapping[str, Any]) -> str | None:
+    """Why a tool with these annotations may change state, or None when it says it cannot."""
+    if annotations.get("destructiveHint") is True:
         return "destructiveHint: true (may destroy data)"
-    if hints.get("readOnlyHint") is not True:
+    if annotations.get("readOnlyHint") is not True:
         return "no readOnlyHint: true (may change state)"
     return None
+
+
+def skip_reason(tool: ToolSurface) -> str | None:
+    """Why ``tool`` must not be called without ``--allow-writes``, or None when it may be."""
+    return write_risk(tool.annotations)
 
 
 def plan(

@@ -1,0 +1,204 @@
+"""The fuzz run's findings are graded by their source (spec MUST/SHOULD, security, house rule,
+warning); crashes are told from tool errors; generation follows the published schema; the run
+skips tools that may change state and plants a canary secret."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import pytest
+from fastmcp import FastMCP
+from fastmcp.exceptions import ToolError
+from fastmcp.tools.base import Tool, ToolResult
+from mcp.types import ToolAnnotations
+from pydantic import Field
+from security_servers import stdio
+
+from evals.run.fuzz import FuzzConfig, FuzzReport, main, run_fuzz
+from evals.run.fuzz_checks import RULES, classify
+from evals.run.outcome import CallOutcome
+from evals.run.targets import make_target, server_target
+
+SMALL = FuzzConfig(valid=10, invalid=30, seed=3, house_rules=False, allow_writes=True)
+
+
+def _fuzz(server: FastMCP, config: FuzzConfig = SMALL) -> FuzzReport:
+    return run_fuzz(server_target(server, "graded"), config)
+
+
+def _checks(report: FuzzReport) -> set[str]:
+    return {f.check for f in report.failures}
+
+
+def test_every_rule_states_its_grade_and_source() -> None:
+    for rule in RULES.values():
+        assert rule.grade in ("spec-must", "spec-should", "security", "house", "warning")
+        assert rule.enforces and rule.reference, rule.name
+        if rule.grade.startswith("spec"):
+            assert rule.reference.startswith(
+                ("https://modelcontextprotocol.io", "https://www.jsonrpc.org")
+            )
+
+
+def test_a_crash_is_told_from_a_tool_error() -> None:
+    deliberate = CallOutcome(None, True, "not found: note 'x'")
+    masked = CallOutcome(None, True, "Error calling tool 'lookup'")
+    exception = CallOutcome(None, True, "ZeroDivisionError: division by zero")
+    assert classify(deliberate, None).kind == "tool-error"
+    assert classify(masked, None).kind == "crash"
+    assert classify(exception, None).kind == "crash"
+    assert classify(CallOutcome({"a": 1}, False, "{}"), None).kind == "answered"
+
+
+def test_house_rules_are_opt_in_for_other_backends() -> None:
+    server = FastMCP("sdk-style")
+
+    @server.tool
+    def shout(text: Annotated[str, Field(min_length=1, max_length=40)]) -> str:
+        return text.upper()  # the SDKs wrap it as {"result": ...}; the text is the plain value
+
+    report = _fuzz(server)
+    assert report.ok, [f.describe() for f in report.failures]
+    with_house = _fuzz(
+        server, FuzzConfig(valid=10, invalid=30, seed=3, house_rules=True, allow_writes=True)
+    )
+    assert "text_mirrors_structured" in _checks(with_house)
+    assert all(f.grade == "house" for f in with_house.failures), with_house.failures
+
+
+class OpenLookup(Tool):
+    """Publishes a schema that allows extra arguments, and ignores them."""
+
+    async def run(self, arguments: dict[str, Any]) -> ToolResult:
+        if not isinstance(arguments.get("q"), str) or len(arguments["q"]) > 20:
+            raise ToolError("Invalid argument 'q': text of at most 20 characters")
+        return ToolResult(
+            content=json.dumps({"q": arguments["q"]}), structured_content={"q": arguments["q"]}
+        )
+
+
+def test_extra_arguments_are_not_refused_when_the_schema_allows_them() -> None:
+    server = FastMCP("open")
+    server.add_tool(
+        OpenLookup(
+            name="lookup",
+            annotations=ToolAnnotations(readOnlyHint=True),
+            parameters={
+                "type": "object",
+                "properties": {"q": {"type": "string", "maxLength": 20}},
+                "required": ["q"],
+            },
+        )
+    )
+    report = _fuzz(server, FuzzConfig(valid=10, invalid=30, seed=3, house_rules=False))
+    assert "extra_field" not in report.tools[0].families
+    assert report.ok, [f.describe() for f in report.failures]
+
+
+def test_an_unhandled_exception_is_a_crash_graded_by_the_spec() -> None:
+    server = FastMCP("crashy", mask_error_details=True)
+
+    @server.tool
+    def lookup(n: Annotated[int, Field(ge=0, le=100)]) -> int:
+        if n > 50:
+            raise RuntimeError("boom")
+        if n == 7:
+            raise ToolError("not found: 7")  # a deliberate tool error is no crash
+        return n
+
+    report = _fuzz(
+        server, FuzzConfig(valid=60, invalid=0, seed=5, house_rules=False, allow_writes=True)
+    )
+    crash = [f for f in report.failures if f.check == "no_crash"]
+    assert crash and crash[0].grade == "spec-should" and crash[0].call == "crash", report.failures
+    assert json.loads(crash[0].args) == {"n": 51}
+    assert report.tools[0].calls.get("crash", 0) >= 1
+    assert not report.ok
+
+
+def test_formats_and_one_of_are_generated_as_published() -> None:
+    seen: list[dict[str, Any]] = []
+    server = FastMCP("formats")
+
+    @server.tool
+    def schedule(
+        when: Annotated[str, Field(json_schema_extra={"format": "date"})],
+        target: int | str,
+    ) -> ToolResult:
+        seen.append({"when": when, "target": target})
+        return ToolResult(content="ok")
+
+    report = _fuzz(
+        server, FuzzConfig(valid=25, invalid=0, seed=11, house_rules=False, allow_writes=True)
+    )
+    assert report.ok, [f.describe() for f in report.failures]
+    import datetime
+
+    generated = [s for s in seen if s["when"]]
+    assert generated and all(datetime.date.fromisoformat(s["when"]) for s in generated)
+    assert {type(s["target"]) for s in seen} == {int, str}
+
+
+def test_known_good_inputs_are_called_first() -> None:
+    calls: list[str] = []
+    server = FastMCP("known")
+
+    @server.tool
+    def find(code: Annotated[str, Field(pattern=r"^[A-Z]\d{3}$")]) -> str:
+        calls.append(code)
+        return code
+
+    config = FuzzConfig(
+        valid=3,
+        invalid=0,
+        seed=1,
+        house_rules=False,
+        allow_writes=True,
+        examples={"find": [{"code": "C124"}]},
+    )
+    report = _fuzz(server, config)
+    assert calls[0] == "C124" and report.tools[0].families.get("known_good") == 1
+
+
+@pytest.mark.slow
+def test_the_official_sdk_server_has_no_spec_violations() -> None:
+    """The well-behaved server built with the official SDK: nothing at any failing grade."""
+    report = run_fuzz(
+        make_target(stdio("well_behaved")),
+        FuzzConfig(valid=40, invalid=120, seed=2, house_rules=False, canary="ocm-canary-test"),
+    )
+    assert report.tools and report.ok, [f.describe() for f in report.failing[:10]]
+    assert not report.failing
+
+
+@pytest.mark.slow
+def test_state_changing_tools_are_skipped_and_the_canary_found(tmp_path: Path) -> None:
+    skipped = run_fuzz(
+        make_target(stdio("destructive")), FuzzConfig(valid=2, invalid=4, seed=1, house_rules=False)
+    )
+    assert [t.tool for t in skipped.tools] == ["count_records"]  # the read-only one
+    assert {s.tool for s in skipped.skipped} == {"delete_all_records", "rename_record"}
+    assert all("--allow-writes" in s.reason for s in skipped.skipped)
+    code = main(
+        [
+            "--target",
+            stdio("leaky"),
+            "--valid",
+            "3",
+            "--invalid",
+            "0",
+            "--seed",
+            "1",
+            "--database",
+            "",
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    log = json.loads((tmp_path / "fuzz.json").read_text())
+    leaks = [f for f in log["failures"] if f["check"] == "no_secret_leak"]
+    assert code == 1 and leaks and {f["tool"] for f in leaks} >= {"diagnostics", "storage_config"}
+    assert all(f["grade"] == "security" for f in leaks)
+    assert log["house_rules"] is False and log["findings_by_grade"]["security"] >= 2
