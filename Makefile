@@ -16,8 +16,10 @@ export ANONYMIZED_TELEMETRY := False
 
 # Property-based contract tests: the large profile (>= 1,000 invalid and >= 200 valid examples per
 # tool) against FUZZ_TARGET (any target spec: inprocess[:k=v], stdio:<cmd>, http(s)://.../mcp).
+# FUZZ_ARGS passes more options (--house-rules on, --examples FILE, --allow-writes, --seed N).
 FUZZ_TARGET ?= inprocess
 FUZZ_PROFILE ?= large
+FUZZ_ARGS ?=
 
 PROFILE ?= latency
 USERS ?=
@@ -25,6 +27,8 @@ RATE ?=
 TIME ?=
 WORKERS ?= 0
 URL ?=
+# MIX: golden (default), examples:<file> or schema (generated from another server's schemas)
+MIX ?=
 # make compare A=<target> B=<target>: a configuration name (hybrid, vector, keyword, no-boosts,
 # rrf-equal, rrf-k60, openai-embeddings, llm-rerank), inprocess:..., stdio:<command> or an
 # http(s)://.../mcp URL. In-process targets get the gate's generous timeouts (answers, not speed).
@@ -76,7 +80,7 @@ bench: index
 load: index
 	$(PY) -m load run --profile $(PROFILE) --workers $(WORKERS) \
 		$(if $(USERS),--users $(USERS)) $(if $(RATE),--rate $(RATE)) \
-		$(if $(TIME),--time $(TIME)) $(if $(URL),--url $(URL))
+		$(if $(TIME),--time $(TIME)) $(if $(URL),--url $(URL)) $(if $(MIX),--mix $(MIX))
 
 # Corpus growth: synthetic SCALE-x index (and 1x, same run) -> per-tool p50/p95, calls/s, size.
 SCALE ?=
@@ -129,7 +133,7 @@ fixture: index
 	$(PY) -m evals.run.reproducibility --write
 
 fuzz: index
-	$(PY) -m evals.run.fuzz --target $(FUZZ_TARGET) --profile $(FUZZ_PROFILE) --out reports/runs/fuzz
+	$(PY) -m evals.run.fuzz --target $(FUZZ_TARGET) --profile $(FUZZ_PROFILE) --out reports/runs/fuzz $(FUZZ_ARGS)
 
 # Security checks against any target (TARGET=inprocess | stdio:<cmd> | http://127.0.0.1:PORT/mcp):
 # tool poisoning, rug pull, secret leaks, path escapes, unbounded work, HTTP transport rules.

@@ -61,7 +61,16 @@ def _run(args: argparse.Namespace) -> int:
             settings = settings.model_copy(
                 update={"step_time_s": max(1.0, args.time / len(settings.steps))}
             )
-        run = run_profile(args.profile, url, out, settings, workers=args.workers)
+        run = run_profile(
+            args.profile,
+            url,
+            out,
+            settings,
+            workers=args.workers,
+            mix=args.mix,
+            allow_writes=args.allow_writes,
+            slo_file=Path(args.slo) if args.slo else None,
+        )
         print(f"records and locust CSV/HTML: {out}")
         return run.exit_code
 
@@ -104,6 +113,18 @@ def main(argv: list[str] | None = None) -> int:
         "--server-workers", type=int, default=0, help="default: the server's (two per core)"
     )
     run.add_argument("--out", help=f"directory for {RECORDS_FILE}, locust CSV and HTML")
+    run.add_argument(
+        "--mix",
+        default="golden",
+        help="task mix: golden (the reference's scenarios), examples:<file> (known-good "
+        "arguments per tool, any server) or schema (generated from each tool's inputSchema)",
+    )
+    run.add_argument("--slo", help="the SLO file to judge against (default load/slo.yaml)")
+    run.add_argument(
+        "--allow-writes",
+        action="store_true",
+        help="schema mix: also call tools that do not say they are read-only",
+    )
     slo = sub.add_parser("slo", help="check recorded statistics against the SLO file")
     slo.add_argument("--records", required=True)
     slo.add_argument("--profile")

@@ -17,11 +17,12 @@ class McpClient(mcp_http.McpClient):
         super().__init__(require_loopback(url), token)
 
 
-def warm_up(url: str, rounds: int = 4) -> None:
-    """Every tool's golden calls a few times, so first-call costs in each server process
-    (lazy caches, first query plans) are not measured as load."""
-    mix = TaskMix.from_golden(seed=0)
+def warm_up(url: str, rounds: int = 4, mix: str = "golden", allow_writes: bool = False) -> None:
+    """Every tool's calls of the task mix a few times, so first-call costs in each server
+    process (lazy caches, first query plans) are not measured as load."""
     with McpClient(url) as client:
+        listing = client.tools_list() if mix == "schema" else None
+        tasks = TaskMix.from_source(mix, listing=listing, seed=0, allow_writes=allow_writes)
         for _ in range(rounds):
-            for tool in mix.tools:
-                client.call(tool, mix.pick(tool, vary=False).arguments)
+            for tool in tasks.tools:
+                client.call(tool, tasks.pick(tool, vary=False).arguments)

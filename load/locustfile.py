@@ -56,6 +56,15 @@ def _options(parser: Any) -> None:
     )
     parser.add_argument("--mix-seed", type=int, default=None)
     parser.add_argument(
+        "--mix", default="golden", help="task mix: golden, examples:<file> or schema"
+    )
+    parser.add_argument(
+        "--allow-writes",
+        action="store_true",
+        default=False,
+        help="schema mix: also call tools that may change state",
+    )
+    parser.add_argument(
         "--warmup", type=duration_arg, default=0.0, help="time run before statistics are reset"
     )
 
@@ -102,7 +111,12 @@ _MIX: TaskMix | None = None
 def _mix(env: Environment) -> TaskMix:
     global _MIX
     if _MIX is None:
-        _MIX = TaskMix.from_golden(seed=_opt(env, "mix_seed"))
+        _MIX = TaskMix.from_source(
+            _opt(env, "mix", "golden") or "golden",
+            listing=McpUser.listing,
+            seed=_opt(env, "mix_seed"),
+            allow_writes=bool(_opt(env, "allow_writes", False)),
+        )
     return _MIX
 
 
@@ -128,6 +142,7 @@ class McpUser(FastHttpUser):
     connection_timeout = 10.0
     network_timeout = 30.0
     schemas: OutputSchemas | None = None
+    listing: dict[str, Any] | None = None  # the server's tools/list result
 
     def on_start(self) -> None:
         require_loopback(self.host or "")
@@ -145,6 +160,7 @@ class McpUser(FastHttpUser):
             if McpUser.schemas is None:
                 listing = self._post(rpc("tools/list"), "tools/list")
                 if listing is not None:
+                    McpUser.listing = listing
                     McpUser.schemas = OutputSchemas.from_tools_list(listing)
         self._desynchronise()
 
@@ -190,7 +206,8 @@ class McpUser(FastHttpUser):
 
     @task
     def call_tool(self) -> None:
-        call = _mix(self.environment).pick()
+        mix = _mix(self.environment)
+        call = mix.pick()
         body = call_body(call.tool, call.arguments)
         with self.client.post(
             self.path,
@@ -206,8 +223,13 @@ class McpUser(FastHttpUser):
                     response.headers.get("content-type", "") if response.headers else "",
                     response.text or "",
                 )
-                sampled = random.random() < self.validate_fraction
-                check_tool_result(call.tool, result, self.schemas if sampled else None)
+                check_tool_result(
+                    call.tool,
+                    result,
+                    self.schemas,
+                    validate=random.random() < self.validate_fraction,
+                    tool_errors_ok=mix.tool_errors_ok,
+                )
                 CACHE.see((result.get("_meta") or {}).get("cache"))
                 response.success()
             except McpCallError as exc:

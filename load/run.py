@@ -79,11 +79,13 @@ def run_profile(
     workers: int = 0,
     quiet: bool = False,
     slo_file: Path | None = None,
+    mix: str = "golden",
+    allow_writes: bool = False,
 ) -> LocustRun:
     """One locust run; its per-tool records land in `out_dir/latency.jsonl`."""
     require_loopback(url)
     out_dir.mkdir(parents=True, exist_ok=True)
-    warm_up(url)
+    warm_up(url, mix=mix, allow_writes=allow_writes)
     host_before = cpu_times()
     if isinstance(settings, SaturationProfile):
         locustfile = SATURATION_LOCUSTFILE
@@ -109,9 +111,17 @@ def run_profile(
         ]
     if slo_file:
         extra += ["--slo-file", str(slo_file)]
+    mix_args = ["--mix", mix, *(["--allow-writes"] if allow_writes else [])]
+    extra += mix_args
     parts = urlsplit(url)
     # Workers pace their users from the total rate and user count, so they get them too.
-    worker_args = ["--host", f"{parts.scheme}://{parts.netloc}", "--mcp-path", parts.path or "/mcp"]
+    worker_args = [
+        "--host",
+        f"{parts.scheme}://{parts.netloc}",
+        "--mcp-path",
+        parts.path or "/mcp",
+        *mix_args,
+    ]
     if isinstance(settings, LocustProfile):
         worker_args += ["--users", str(settings.users), "--rate", str(settings.rate)]
     common = [

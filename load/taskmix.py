@@ -1,4 +1,11 @@
-"""The task mix: every tool, with arguments from the golden scenarios that expect a result.
+"""The task mix: which calls a load run makes, for the reference server or any other.
+
+Three sources (`--mix`): `golden` (default; every tool with arguments from the golden scenarios
+that expect a result), `examples:<file>` (known-good arguments per tool from a JSON/YAML file,
+for any server), and `schema` (arguments generated from each tool's published inputSchema, for
+a server nobody wrote examples for). Only tools that say they are read-only are called unless
+writes are allowed; a generated mix counts a tool error as an answer (the arguments are
+schema-valid, not meaningful), the others expect results.
 
 Free-text arguments (`query`, `q`, `question`) get generated variants (neutral lead-ins and
 tails that keep the question's meaning) so a run is not a handful of strings the server's
@@ -11,9 +18,13 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from ocm_common.golden import GOLDEN_DIR, golden_calls
 from ocm_common.golden import GoldenCall as Call
+from ocm_common.tool_safety import write_risk
 
 __all__ = ["FREE_TEXT_ARGS", "GOLDEN_DIR", "Call", "TaskMix", "variants"]
 FREE_TEXT_ARGS = ("query", "q", "question")
@@ -41,12 +52,77 @@ def variants(text: str) -> list[str]:
 
 
 class TaskMix:
-    def __init__(self, calls: dict[str, list[Call]], seed: int | None = None):
+    def __init__(
+        self,
+        calls: dict[str, list[Call]],
+        seed: int | None = None,
+        *,
+        tool_errors_ok: bool = False,
+        source: str = "golden",
+    ):
         if not calls:
-            raise ValueError("the task mix has no calls: no golden scenario expects a result")
+            raise ValueError(f"the task mix ({source}) has no calls to make")
         self.calls = calls
         self.tools = sorted(calls)
         self._rng = random.Random(seed)
+        self.tool_errors_ok = tool_errors_ok  # a tool error is an answer, not a failure
+        self.source = source
+
+    @classmethod
+    def from_source(
+        cls,
+        source: str,
+        *,
+        listing: dict[str, Any] | None = None,
+        seed: int | None = None,
+        allow_writes: bool = False,
+    ) -> TaskMix:
+        """`golden`, `examples:<file>` or `schema` (which needs the server's tools/list result)."""
+        if source == "golden":
+            return cls.from_golden(seed=seed)
+        if source.startswith("examples:"):
+            return cls.from_examples(Path(source.split(":", 1)[1]), seed=seed)
+        if source == "schema":
+            if listing is None:
+                raise ValueError("the schema mix needs the server's tools/list")
+            return cls.from_schemas(listing, seed=seed, allow_writes=allow_writes)
+        raise ValueError(f"unknown task mix {source!r}: golden, examples:<file> or schema")
+
+    @classmethod
+    def from_examples(cls, path: Path, seed: int | None = None) -> TaskMix:
+        """`{tool: [arguments, ...]}` or `[{tool, args}, ...]`, JSON or YAML."""
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        pairs = (
+            [(t, a) for t, many in data.items() for a in many]
+            if isinstance(data, dict)
+            else [(d["tool"], d.get("args") or d.get("arguments") or {}) for d in data]
+        )
+        by_tool: dict[str, list[Call]] = defaultdict(list)
+        for n, (tool, arguments) in enumerate(pairs):
+            by_tool[str(tool)].append(Call(str(tool), dict(arguments), f"{path.name}#{n}"))
+        return cls(dict(by_tool), seed, source=f"examples:{path}")
+
+    @classmethod
+    def from_schemas(
+        cls,
+        listing: dict[str, Any],
+        seed: int | None = None,
+        per_tool: int = 20,
+        allow_writes: bool = False,
+    ) -> TaskMix:
+        """`per_tool` arguments drawn from each callable tool's inputSchema (seeded, so every
+        locust process draws the same mix)."""
+        by_tool: dict[str, list[Call]] = {}
+        for tool in listing.get("tools") or []:
+            if not allow_writes and write_risk(tool.get("annotations")):
+                continue
+            if (tool.get("execution") or {}).get("taskSupport") == "required":
+                continue
+            drawn = generated_arguments(tool.get("inputSchema") or {}, per_tool, seed or 0)
+            by_tool[tool["name"]] = [
+                Call(tool["name"], args, f"generated#{n}") for n, args in enumerate(drawn)
+            ]
+        return cls(by_tool, seed, tool_errors_ok=True, source="schema")
 
     @classmethod
     def from_golden(cls, golden: Path = GOLDEN_DIR, seed: int | None = None) -> TaskMix:
@@ -62,10 +138,43 @@ class TaskMix:
         """A random call (uniform over tools), free text varied unless `vary` is off."""
         tool = tool or self._rng.choice(self.tools)
         call = self._rng.choice(self.calls[tool])
-        if not vary:
+        if not vary or self.source != "golden":  # only the golden texts have safe variants
             return call
         args = dict(call.arguments)
         for key in FREE_TEXT_ARGS:
             if isinstance(args.get(key), str):
                 args[key] = self._rng.choice(variants(args[key]))
         return Call(tool, args, call.scenario)
+
+
+def generated_arguments(schema: dict[str, Any], count: int, seed: int) -> list[dict[str, Any]]:
+    """`count` argument objects valid against `schema` (formats asserted), drawn by
+    hypothesis-jsonschema under a fixed seed; `[{}]` for a tool without arguments."""
+    if not schema.get("properties"):
+        return [{}]
+    import jsonschema
+    from hypothesis import HealthCheck, Phase, given
+    from hypothesis import seed as hypothesis_seed
+    from hypothesis import settings as hypothesis_settings
+    from hypothesis_jsonschema import from_schema
+
+    validator = jsonschema.Draft202012Validator(
+        schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    )
+    drawn: list[dict[str, Any]] = []
+
+    @hypothesis_settings(
+        max_examples=count,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @hypothesis_seed(seed)
+    @given(from_schema(schema))
+    def collect(args: dict[str, Any]) -> None:
+        if validator.is_valid(args) and args not in drawn:
+            drawn.append(args)
+
+    collect()
+    return drawn or [{}]

@@ -129,19 +129,31 @@ class OutputSchemas:
 
 
 def check_tool_result(
-    tool: str, result: dict[str, Any], schemas: OutputSchemas | None = None
-) -> dict[str, Any]:
-    """The `structuredContent` of a successful call; raises McpCallError naming the broken rule.
-
-    `schemas` is given for the sampled share of calls whose output is validated.
-    """
+    tool: str,
+    result: dict[str, Any],
+    schemas: OutputSchemas | None = None,
+    *,
+    validate: bool = True,
+    tool_errors_ok: bool = False,
+) -> dict[str, Any] | None:
+    """The `structuredContent` of a successful call (None when the tool publishes no
+    outputSchema and sends none, which the protocol allows); raises McpCallError naming the
+    broken rule. With `schemas` (the server's tools/list), a tool that publishes an
+    outputSchema must send conforming structuredContent (checked when `validate`: the sampled
+    share of calls); without them every call must carry structuredContent. A tool error
+    (`isError`) fails the call unless `tool_errors_ok` (generated arguments)."""
     if result.get("isError"):
+        if tool_errors_ok:
+            return None
         text = " ".join(c.get("text", "") for c in result.get("content") or [])
         raise McpCallError(f"isError: {text[:200]}")
     structured = result.get("structuredContent")
+    declares = schemas is None or tool in schemas.validators
     if not isinstance(structured, dict):
-        raise McpCallError("missing structuredContent")
-    if schemas is not None:
+        if declares:
+            raise McpCallError("missing structuredContent")
+        return None
+    if schemas is not None and validate and declares:
         problem = schemas.problems(tool, structured)
         if problem:
             raise McpCallError(problem)
@@ -237,8 +249,11 @@ class McpClient:
             response.headers.get("mcp-session-id"),
         )
 
+    def tools_list(self) -> dict[str, Any]:
+        return self._request(rpc("tools/list"))
+
     def schemas(self) -> OutputSchemas:
-        return OutputSchemas.from_tools_list(self._request(rpc("tools/list")))
+        return OutputSchemas.from_tools_list(self.tools_list())
 
     def call(
         self, tool: str, arguments: dict[str, Any], schemas: OutputSchemas | None = None

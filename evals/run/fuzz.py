@@ -72,9 +72,9 @@ from evals.run.fuzz_checks import (
     run_checks,
 )
 from evals.run.outcome import CallOutcome, ToolInfo
-from evals.run.security.safety import write_risk
 from evals.run.security.sandbox import CANARY_ENV
 from evals.run.targets import Target, TargetError
+from ocm_common.tool_safety import write_risk
 
 T = TypeVar("T")
 

@@ -6,13 +6,12 @@ is treated as one that may change state."""
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Mapping
-from typing import Any
 from urllib.parse import urlsplit
 
 from evals.run.security.findings import Skipped
 from evals.run.security.surface import ToolSurface
 from evals.run.targets import TargetError
+from ocm_common.tool_safety import write_risk
 
 LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
 
@@ -37,15 +36,6 @@ def check_target(spec: str, *, allow_remote: bool) -> None:
             "inputs, so they run against loopback targets only (pass --allow-remote to run "
             "against a server you own)"
         )
-
-
-def write_risk(annotations: Mapping[str, Any]) -> str | None:
-    """Why a tool with these annotations may change state, or None when it says it cannot."""
-    if annotations.get("destructiveHint") is True:
-        return "destructiveHint: true (may destroy data)"
-    if annotations.get("readOnlyHint") is not True:
-        return "no readOnlyHint: true (may change state)"
-    return None
 
 
 def skip_reason(tool: ToolSurface) -> str | None:
