@@ -202,3 +202,14 @@ def test_state_changing_tools_are_skipped_and_the_canary_found(tmp_path: Path) -
     assert code == 1 and leaks and {f["tool"] for f in leaks} >= {"diagnostics", "storage_config"}
     assert all(f["grade"] == "security" for f in leaks)
     assert log["house_rules"] is False and log["findings_by_grade"]["security"] >= 2
+
+
+@pytest.mark.slow
+def test_a_server_that_dies_or_shows_its_exceptions_is_found() -> None:
+    report = run_fuzz(
+        make_target(stdio("crashing")), FuzzConfig(valid=4, invalid=6, seed=1, house_rules=False)
+    )
+    by_tool = {(f.tool, f.check) for f in report.failing}
+    assert ("load_report", "no_crash") in by_tool, report.failing  # [Errno 2] ... in the error
+    assert {("health", "answers"), ("health", "still_serving")} & by_tool, report.failing
+    assert all(f.grade.startswith("spec") for f in report.failing if f.tool == "health")
