@@ -138,9 +138,7 @@ def cpso_statements(sql: SqlClient) -> StatementIndex:
             [
                 statement
                 for row in cpso_ipac_sections(sql)
-                for statement in statements_from_text(
-                    row.text, row.document_id, source_label(row)
-                )
+                for statement in statements_from_text(row.text, row.document_id, source_label(row))
             ]
         )
 
