@@ -182,6 +182,39 @@ class Guidance:
         return self.used[:8]
 
 
+def _in_setting(hits: list[SectionHit], q: Query) -> list[SectionHit]:
+    """The fused sections on the topic (or naming the item, those first) for the setting."""
+    item = q.item
+    relevant = [h for h in hits if _topic(h) == q.topic or (item and _mentions_item(h.row, item))]
+    if item:
+        relevant.sort(key=lambda h: not _mentions_item(h.row, item))
+    return [h for h in relevant if q.setting in section_settings(h.row.ipac)]
+
+
+def _read_blocks(
+    used: list[SectionHit], include_checklists: bool
+) -> tuple[list[Requirement], list[str], list[Checklist]]:
+    """The sections' IPAC blocks read out: requirements (must first), best practices once
+    each, and the checklists when asked."""
+    requirements: list[Requirement] = []
+    practices: list[str] = []
+    checklists: list[Checklist] = []
+    for h in used:
+        block = h.row.ipac
+        if block is None:
+            continue
+        for r in sorted(block.requirements, key=lambda r: LEVEL_ORDER.get(r.level, 3)):
+            requirements.append(
+                Requirement(
+                    level=r.level, text=r.text, rationale=r.rationale, source_section_id=h.parent_id
+                )
+            )
+        practices += [p for p in block.best_practices if p not in practices]
+        if include_checklists:
+            checklists += [_checklist(c) for c in block.checklists]
+    return requirements, practices, checklists
+
+
 Found = DualResult[SqlFound, list[VectorHit]]
 
 
@@ -224,37 +257,12 @@ class IpacGuidance(DualPathTool[Request, Query, SqlFound, list[VectorHit], Guida
             found.vector.value,
             found.total_ms,
         )
-        item = q.item
-        relevant = [
-            h for h in hits if _topic(h) == q.topic or (item and _mentions_item(h.row, item))
-        ]
-        if item:
-            relevant.sort(key=lambda h: not _mentions_item(h.row, item))
-        in_setting = [h for h in relevant if q.setting in section_settings(h.row.ipac)]
+        in_setting = _in_setting(hits, q)
         # A topic's sections grow with the corpus: the answer is built from the best n_sections,
         # so its size (and cost) does not follow the corpus.
         used = in_setting[: q.n_sections]
-        requirements: list[Requirement] = []
-        practices: list[str] = []
-        checklists: list[Checklist] = []
-        for h in used:
-            block = h.row.ipac
-            if block is None:
-                continue
-            for r in sorted(block.requirements, key=lambda r: LEVEL_ORDER.get(r.level, 3)):
-                requirements.append(
-                    Requirement(
-                        level=r.level,
-                        text=r.text,
-                        rationale=r.rationale,
-                        source_section_id=h.parent_id,
-                    )
-                )
-            practices += [p for p in block.best_practices if p not in practices]
-            if q.include_checklists:
-                checklists += [_checklist(c) for c in block.checklists]
         total = _total_sections(in_setting, q.topic, q.setting, sql_found)
-        return Guidance(used, requirements, practices, checklists, total, meta)
+        return Guidance(used, *_read_blocks(used, q.include_checklists), total, meta)
 
     def score(self, q: Query, merged: Guidance, found: Found) -> Score[Citation]:
         cpso = found.sql.value.cpso if found.sql.value else None
