@@ -9,14 +9,16 @@ from typing import Any
 import pytest
 from fastmcp import Client
 
-from reference_server.retrieval.opa_sections import SectionHit, metadata_conflicts
+from reference_server.retrieval.opa_sections import IpacBlock
 from reference_server.scoring.conflicts import (
     Statement,
     StatementIndex,
     level_conflicts,
     statements_from_text,
 )
+from reference_server.tools.section_merge import SectionHit, metadata_conflicts
 from tests.conftest import call
+from tests.opa_rows import section_row
 
 PHO_GLOVES = Statement(
     "should",
@@ -75,12 +77,10 @@ def test_no_conflict_without_a_real_disagreement(other: Statement) -> None:
 
 
 def test_stale_vector_copy_of_the_ipac_block_is_a_conflict() -> None:
-    row = {
-        "is_superseded": False,
-        "updated_date": "2024-01-01",
-        "policy_level": None,
-        "ipac": {"topic": "ppe", "requirements": [{"level": "must", "text": "x"}]},
-    }
+    block = {"topic": "ppe", "requirements": [{"level": "must", "text": "x"}]}
+    row = section_row(
+        "pho-x:s01", updated_date="2024-01-01", ipac=IpacBlock.decode(json.dumps(block))
+    )
     stale = {"topic": "ppe", "requirements": [{"level": "should", "text": "x"}]}
     meta = {
         "is_superseded": False,
@@ -90,7 +90,7 @@ def test_stale_vector_copy_of_the_ipac_block_is_a_conflict() -> None:
     }
     hit = SectionHit("pho-x:s01", "pho-x:s01", row, vector_meta=meta)
     assert [c.field for c in metadata_conflicts([hit])] == ["pho-x:s01.ipac"]
-    hit.vector_meta = {**meta, "ipac": json.dumps(row["ipac"])}
+    hit.vector_meta = {**meta, "ipac": json.dumps(block)}
     assert metadata_conflicts([hit]) == []
 
 

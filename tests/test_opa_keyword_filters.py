@@ -59,8 +59,8 @@ def test_tags_select_the_rows_the_section_columns_select(
     expected = _by_columns(conn, filters)
     assert expected, "the query must match some sections under every filter"
     got = keyword_search(SqlClient(settings.opa_db), QUERY, filters, limit=10**6)
-    assert {r["section_id"] for r in got} == expected
-    scores = [r["bm25"] for r in got]
+    assert {r.section_id for r in got} == expected
+    scores = [r.bm25 for r in got]
     assert scores == sorted(scores)  # best (most negative) first
 
 

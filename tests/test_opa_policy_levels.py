@@ -11,9 +11,10 @@ from fastmcp import Client
 
 from reference_server.config import Settings
 from reference_server.index.opa_builder import policy_level
-from reference_server.retrieval.opa_sections import SectionHit
 from reference_server.tools.opa_policy_check import POOL_FLOOR, expectations_first
+from reference_server.tools.section_merge import SectionHit
 from tests.conftest import call
+from tests.opa_rows import section_row
 
 POLICY = {"source_org": "cpso", "document_type": "policy"}
 ADVICE = {"source_org": "cpso", "document_type": "advice"}
@@ -57,7 +58,9 @@ def test_index_stores_a_level_for_every_cpso_chunk(settings: Settings) -> None:
 
 
 def _hit(section_id: str, level: str, score: float) -> SectionHit:
-    return SectionHit(section_id, section_id, {"policy_level": level}, score=score)
+    return SectionHit(
+        section_id, section_id, section_row(section_id, policy_level=level), score=score
+    )
 
 
 def test_expectations_first_orders_the_pool_before_the_cut() -> None:

@@ -8,44 +8,142 @@ request's words, whose metadata carry the same tool block so the path can answer
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from reference_server.retrieval import opa_sections
 from reference_server.retrieval.sql import SqlClient
 from reference_server.retrieval.vector import VectorClient, VectorHit
 
 LIMIT = 20
+Feature = Literal["assessment_algorithm", "calculator", "checklist"]
 
 
-def keyword_search(sql: SqlClient) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class CepFeatures:
+    """Where in the tool each feature is (an anchor or a URL), or None when it has none."""
+
+    assessment_algorithm: str | None
+    calculator: str | None
+    checklist: str | None
+
+    def anchor(self, feature: Feature) -> str | None:
+        return {
+            "assessment_algorithm": self.assessment_algorithm,
+            "calculator": self.calculator,
+            "checklist": self.checklist,
+        }[feature]
+
+
+@dataclass(frozen=True)
+class CepNavEntry:
+    title: str
+    anchor: str | None
+    summary: str | None
+
+
+@dataclass(frozen=True)
+class CepTool:
+    """A CEP document's structured `tool` block (the JSON column, or its vector copy)."""
+
+    tool_id: str  # the document id when the block names none
+    category: str
+    conditions: tuple[str, ...]
+    features: CepFeatures
+    screening_tools: tuple[str, ...]
+    navigation: tuple[CepNavEntry, ...]
+    pdf_url: str | None
+    summary: str | None
+
+    @classmethod
+    def decode(cls, text: str, document_id: str) -> CepTool:
+        data: Mapping[str, Any] = json.loads(text)
+        features = data.get("features") or {}
+        return cls(
+            tool_id=data.get("tool_id", document_id),
+            category=data.get("category", ""),
+            conditions=tuple(data.get("conditions", ())),
+            features=CepFeatures(
+                features.get("assessment_algorithm"),
+                features.get("calculator"),
+                features.get("checklist"),
+            ),
+            screening_tools=tuple(data.get("screening_tools") or ()),
+            navigation=tuple(
+                CepNavEntry(n["title"], n.get("anchor"), n.get("summary"))
+                for n in data.get("navigation") or ()
+            ),
+            pdf_url=data.get("pdf_url"),
+            summary=data.get("summary"),
+        )
+
+
+@dataclass(frozen=True)
+class CepToolDoc:
+    """One CEP tool document. `match_names` are its tool's conditions and its topics lower-cased
+    once, and `match_text` the same joined by a control character (requests refuse those), so
+    matching a condition against every document does not lower the same names on every call
+    (100x: ~3,000 documents)."""
+
+    document_id: str
+    title: str
+    source_url: str
+    updated_date: str | None
+    topics: tuple[str, ...]
+    tool: CepTool
+    match_names: tuple[str, ...]
+    match_text: str
+    title_lower: str
+
+    @classmethod
+    def build(
+        cls,
+        document_id: str,
+        title: str,
+        source_url: str,
+        updated_date: str | None,
+        topics: tuple[str, ...],
+        tool: CepTool,
+    ) -> CepToolDoc:
+        names = tuple(n.lower() for n in [*tool.conditions, *topics])
+        return cls(
+            document_id,
+            title,
+            source_url,
+            updated_date,
+            topics,
+            tool,
+            match_names=names,
+            match_text="\x00".join(names),
+            title_lower=title.lower(),
+        )
+
+
+def keyword_search(sql: SqlClient) -> list[CepToolDoc]:
     """SQL path: all CEP tool documents, tool block and topics decoded.
 
     Decoded once per process (the index is read-only): decoding them on every call grew with
-    the catalogue (1.8 ms per call at 10x). Callers share the documents and must not edit them."""
+    the catalogue (1.8 ms per call at 10x)."""
 
-    def decoded() -> list[dict[str, Any]]:
+    def decoded() -> list[CepToolDoc]:
         rows = sql.query(
             "SELECT document_id, title, source_url, updated_date, topics, tool FROM opa_documents "
             "WHERE source_org = 'cep' AND tool IS NOT NULL"
         )
         return [
-            with_match_names(r | {"tool": json.loads(r["tool"]), "topics": json.loads(r["topics"])})
+            CepToolDoc.build(
+                r["document_id"],
+                r["title"],
+                r["source_url"],
+                r["updated_date"],
+                tuple(json.loads(r["topics"])),
+                CepTool.decode(r["tool"], r["document_id"]),
+            )
             for r in rows
         ]
 
     return list(sql.derived.get("opa_cep_tools.documents", decoded))
-
-
-def with_match_names(doc: dict[str, Any]) -> dict[str, Any]:
-    """The document with its tool's conditions and its topics lower-cased once, as a tuple and as
-    one string joined by a control character (requests refuse those), so matching a condition
-    against every document does not lower the same names on every call (100x: ~3,000 documents)."""
-    names = tuple(n.lower() for n in [*doc["tool"].get("conditions", []), *doc["topics"]])
-    return doc | {
-        "match_names": names,
-        "match_text": "\x00".join(names),
-        "title_lower": doc["title"].lower(),
-    }
 
 
 def vector_search(vectors: VectorClient, query: str, limit: int = LIMIT) -> list[VectorHit]:
@@ -55,20 +153,18 @@ def vector_search(vectors: VectorClient, query: str, limit: int = LIMIT) -> list
     )
 
 
-def tools_from_vectors(hits: list[VectorHit]) -> list[dict[str, Any]]:
+def tools_from_vectors(hits: list[VectorHit]) -> list[CepToolDoc]:
     """CEP tool documents rebuilt from vector-chunk metadata, one per document."""
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, CepToolDoc] = {}
     for h in hits:
         m = h.metadata
         if m.get("tool") and m.get("document_id") not in found:
-            found[m["document_id"]] = with_match_names(
-                {
-                    "document_id": m["document_id"],
-                    "title": m.get("title", ""),
-                    "source_url": m.get("source_url", ""),
-                    "updated_date": m.get("updated_date") or None,
-                    "topics": [t for t in str(m.get("topics", "")).split(";") if t],
-                    "tool": json.loads(m["tool"]),
-                }
+            found[m["document_id"]] = CepToolDoc.build(
+                m["document_id"],
+                m.get("title", ""),
+                m.get("source_url", ""),
+                m.get("updated_date") or None,
+                tuple(t for t in str(m.get("topics", "")).split(";") if t),
+                CepTool.decode(m["tool"], m["document_id"]),
             )
     return list(found.values())

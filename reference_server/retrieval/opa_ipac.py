@@ -15,17 +15,15 @@ reading them all (10x corpus, measured with `python -m scale.query_audit`).
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from reference_server.catalog import OPA_SECTIONS_BM25
 from reference_server.retrieval import opa_sections
 from reference_server.retrieval.bm25_impacts import Bm25Impacts
-from reference_server.retrieval.opa_sections import SECTION_COLUMNS, Filters, decode_row
+from reference_server.retrieval.opa_sections import SECTION_COLUMNS, Filters, IpacBlock, SectionRow
 from reference_server.retrieval.sql import SqlClient, fts_words
 from reference_server.retrieval.vector import VectorClient, VectorHit
 from reference_server.scoring.conflicts import StatementIndex, statements_from_text
@@ -43,7 +41,7 @@ class SqlFound:
     """PHO sections to fuse, CPSO's IPAC statements to compare requirement levels with, and how
     many current sections the topic has in each setting (the read ones are a ranked subset)."""
 
-    pho: list[dict[str, Any]]
+    pho: list[SectionRow]
     cpso: StatementIndex
     topic_sections: Counter[str]
 
@@ -58,14 +56,14 @@ class TopicRows:
     per_setting: dict[str, Counter[str]]
 
 
-def section_settings(ipac: dict[str, Any]) -> list[str]:
+def section_settings(ipac: IpacBlock | None) -> list[str]:
     """The settings an IPAC block applies to (all of them when it names none)."""
-    return ipac.get("settings") or list(SETTINGS)
+    return list(ipac.settings) if ipac and ipac.settings else list(SETTINGS)
 
 
-def source_label(row: dict[str, Any]) -> str:
+def source_label(row: SectionRow) -> str:
     """How a conflict names a section's source: 'PHO: <document title>'."""
-    return f"{row['source_org'].upper()}: {row['document_title']}"
+    return f"{row.source_org.upper()}: {row.document_title}"
 
 
 def topic_rows(sql: SqlClient) -> TopicRows:
@@ -82,8 +80,10 @@ def topic_rows(sql: SqlClient) -> TopicRows:
         by_topic: dict[str, list[int]] = {}
         per_setting: dict[str, Counter[str]] = {}
         for row in rows:
-            block = json.loads(row["ipac"])
-            topic = block.get("topic")
+            block = IpacBlock.decode(row["ipac"])
+            if block is None or block.topic is None:
+                continue  # no topic a request can name
+            topic = block.topic
             by_topic.setdefault(topic, []).append(row["row_id"])
             per_setting.setdefault(topic, Counter()).update(section_settings(block))
         ids = {topic: np.array(found, dtype=np.int64) for topic, found in by_topic.items()}
@@ -100,7 +100,7 @@ def topic_rows(sql: SqlClient) -> TopicRows:
 
 def ipac_sections(
     sql: SqlClient, topic: str, query: str, limit: int = TOPIC_LIMIT
-) -> list[dict[str, Any]]:
+) -> list[SectionRow]:
     """The topic's current PHO parent sections, best keyword match for the query first, then
     (when fewer match) the others in index order: at most `limit` of them."""
     rows_of = topic_rows(sql)
@@ -115,10 +115,10 @@ def ipac_sections(
     if not ranked:
         return []
     by_rowid = opa_sections.sections_by_rowid(sql, ranked)
-    return [decode_row(by_rowid[i]) for i in ranked if i in by_rowid]
+    return [SectionRow.from_sql(by_rowid[i]) for i in ranked if i in by_rowid]
 
 
-def cpso_ipac_sections(sql: SqlClient) -> list[dict[str, Any]]:
+def cpso_ipac_sections(sql: SqlClient) -> list[SectionRow]:
     """CPSO's own IPAC policy and advice (documents tagged 'ipac'): what opa.ipac_guidance
     compares PHO's requirement levels against. Read once per process, by `cpso_statements`."""
     rows = sql.query(
@@ -127,7 +127,7 @@ def cpso_ipac_sections(sql: SqlClient) -> list[dict[str, Any]]:
             AND EXISTS (SELECT 1 FROM json_each(d.topics) WHERE json_each.value = 'ipac')
             ORDER BY s.section_id""",
     )
-    return [decode_row(r) for r in rows]
+    return [SectionRow.from_sql(r) for r in rows]
 
 
 def cpso_statements(sql: SqlClient) -> StatementIndex:
@@ -138,9 +138,7 @@ def cpso_statements(sql: SqlClient) -> StatementIndex:
             [
                 statement
                 for row in cpso_ipac_sections(sql)
-                for statement in statements_from_text(
-                    row["text"], row["document_id"], source_label(row)
-                )
+                for statement in statements_from_text(row.text, row.document_id, source_label(row))
             ]
         )
 
@@ -150,11 +148,11 @@ def cpso_statements(sql: SqlClient) -> StatementIndex:
 def keyword_search(sql: SqlClient, topic: str, query: str, limit: int = LIMIT) -> SqlFound:
     """SQL path: the topic's tagged PHO sections first, then keyword hits not already found."""
     rows = ipac_sections(sql, topic, query)
-    seen = {r["section_id"] for r in rows}
+    seen = {r.section_id for r in rows}
     rows += [
         r
         for r in opa_sections.keyword_search(sql, query, FILTERS, limit=limit)
-        if r["section_id"] not in seen
+        if r.section_id not in seen
     ]
     counts = topic_rows(sql).per_setting.get(topic, Counter())
     return SqlFound(pho=rows, cpso=cpso_statements(sql), topic_sections=counts)

@@ -11,7 +11,8 @@ The chunk-id shapes themselves live in `reference_server.catalog`.
 from __future__ import annotations
 
 import re
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -68,10 +69,52 @@ def format_citation(
     }
 
 
-def section_citation(row: dict[str, Any], source: str | None = None) -> Citation:
-    """A `Citation` for an OPA section row (from `retrieval.opa_sections`)."""
+class SectionLike(Protocol):
+    """What an OPA section citation reads from a section row (`retrieval.opa_sections.SectionRow`)."""
+
+    @property
+    def section_id(self) -> str: ...
+    @property
+    def document_id(self) -> str: ...
+    @property
+    def document_title(self) -> str: ...
+    @property
+    def section_heading(self) -> str: ...
+    @property
+    def source_org(self) -> str: ...
+    @property
+    def source_url(self) -> str: ...
+    @property
+    def effective_date(self) -> str | None: ...
+
+
+def section_citation(row: SectionLike, source: str | None = None) -> Citation:
+    """A `Citation` for an OPA section row."""
     return Citation(
-        source=source or row["document_title"],
-        loc=row["section_heading"],
-        chunk_id=section_chunk_id({"document_id": row.get("document_id", "")}, row),
+        source=source or row.document_title,
+        loc=row.section_heading,
+        chunk_id=row.section_id or row.document_id,
     )
+
+
+@dataclass(frozen=True)
+class FormattedCitation:
+    """`format_citation`'s parts, for one section."""
+
+    text: str
+    url: str
+    anchor: str | None
+    chunk_id: str
+
+
+def format_section_citation(row: SectionLike) -> FormattedCitation:
+    """`format_citation` for one section row: its document's fields and its own heading."""
+    document = {
+        "source_org": row.source_org,
+        "title": row.document_title,
+        "effective_date": row.effective_date,
+        "source_url": row.source_url,
+        "document_id": row.document_id,
+    }
+    section = {"section_id": row.section_id, "section_heading": row.section_heading}
+    return FormattedCitation(**format_citation(document, section))

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Literal
 from urllib.parse import quote
 
 from pydantic import BaseModel, Field
 
 from reference_server.retrieval import opa_cep_tools
-from reference_server.retrieval.dual_path import run_dual
+from reference_server.retrieval.dual_path import DualResult
+from reference_server.retrieval.opa_cep_tools import CepToolDoc, Feature
+from reference_server.retrieval.vector import VectorHit
 from reference_server.runtime import Runtime
-from reference_server.scoring.confidence import OPA, calculate_confidence
-from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
+from reference_server.scoring.confidence import OPA, Counts
+from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Path
+from reference_server.tools.pipeline import DualPathTool, Judged, Score
 
 NAME = "opa.clinical_tools"
-FEATURES = {
+FEATURES: dict[str, Feature] = {
     "algorithm": "assessment_algorithm",
     "calculator": "calculator",
     "checklist": "checklist",
@@ -113,30 +117,46 @@ def _link(base: str, anchor: str | None) -> FeatureLink:
     )
 
 
-def _matches(doc: dict[str, Any], req: Request) -> float:
+@dataclass(frozen=True)
+class Query:
+    condition: str | None  # lower-cased
+    tool_name: str | None  # lower-cased
+    category: str | None  # lower-cased
+    feature: Feature | None
+    include_sections: bool
+    n_results: int
+    text: str  # what the vector path searches for ('' : no vector search)
+    interpretation: str
+
+
+@dataclass(frozen=True)
+class Matched:
+    doc: CepToolDoc
+    match: float  # the structured match score
+
+
+def _matches(doc: CepToolDoc, q: Query) -> float:
     """Structured match score (0 = excluded) for one tool document."""
-    tool = doc["tool"]
-    if req.category and tool.get("category", "").lower() != req.category.lower():
+    tool = doc.tool
+    if q.category and tool.category.lower() != q.category:
         return 0.0
-    if req.feature_type and not (tool.get("features") or {}).get(FEATURES[req.feature_type]):
+    if q.feature and not tool.features.anchor(q.feature):
         return 0.0
     score = 1.0
-    if req.tool_name:
-        name = doc["title_lower"]
-        if req.tool_name.lower() not in name and not all(
-            w in name for w in req.tool_name.lower().split()
-        ):
+    if q.tool_name:
+        name = doc.title_lower
+        if q.tool_name not in name and not all(w in name for w in q.tool_name.split()):
             return 0.0
         score += 2.0
-    if req.condition:
-        c = req.condition.lower()
-        names = doc["match_names"]  # conditions and topics, lower-cased once (opa_cep_tools)
+    if q.condition:
+        c = q.condition
+        names = doc.match_names  # conditions and topics, lower-cased once (opa_cep_tools)
         if c in names:
             score += 3.0
         elif (
-            c in doc["match_text"]  # c inside one of the names: c holds no control character
+            c in doc.match_text  # c inside one of the names: c holds no control character
             or any(n in c for n in names)
-            or c in doc["title_lower"]
+            or c in doc.title_lower
         ):
             score += 2.0
         else:
@@ -144,11 +164,11 @@ def _matches(doc: dict[str, Any], req: Request) -> float:
     return score
 
 
-def matching(docs: list[dict[str, Any]], req: Request) -> list[dict[str, Any]]:
+def matching(docs: list[CepToolDoc], q: Query) -> list[Matched]:
     """The documents that match the request, best structured match first."""
-    scored = [(d, _matches(d, req)) for d in docs]
-    ranked = sorted(scored, key=lambda x: (-x[1], x[0]["title"]))
-    return [d | {"match": score} for d, score in ranked if score > 0]
+    scored = [Matched(d, _matches(d, q)) for d in docs]
+    ranked = sorted(scored, key=lambda m: (-m.match, m.doc.title))
+    return [m for m in ranked if m.match > 0]
 
 
 def _interpretation(req: Request) -> str:
@@ -160,99 +180,122 @@ def _interpretation(req: Request) -> str:
     return "CEP tools where " + ", ".join(parts) if parts else "All CEP clinical tools"
 
 
-async def run(rt: Runtime, req: Request) -> ToolOutput:
-    query = " ".join(
-        filter(
-            None, [req.condition, req.tool_name, req.category and req.category.replace("_", " ")]
-        )
-    )
-    dual = await run_dual(
-        rt.settings,
-        sql=lambda: matching(opa_cep_tools.keyword_search(rt.opa_sql), req),
-        vector=(lambda: opa_cep_tools.vector_search(rt.vectors, query)) if query else None,
-    )
-    hits = dual.vector.value or []
-    # Without the SQL path, the tool blocks the vector chunks carry still answer (partially).
-    docs = (
-        dual.sql.value
-        if dual.sql.value is not None
-        else matching(opa_cep_tools.tools_from_vectors(hits), req)
-    )
-    vector_rank: dict[str, int] = {}
-    for rank, h in enumerate(hits, start=1):
-        vector_rank.setdefault(str(h.metadata.get("document_id")), rank)
-    ranked = sorted(
-        docs,
-        key=lambda d: (
-            -(
-                d["match"]
-                + (1.0 / vector_rank[d["document_id"]] if d["document_id"] in vector_rank else 0.0)
-            ),
-            d["title"],
+def to_tool(m: Matched, include_sections: bool) -> ClinicalTool:
+    d, t = m.doc, m.doc.tool
+    base = d.source_url
+    nav = t.navigation
+    return ClinicalTool(
+        tool_id=t.tool_id,
+        name=d.title,
+        url=base,
+        last_updated=d.updated_date,
+        category=t.category,
+        summary=t.summary or (nav[0].summary if nav and nav[0].summary else d.title),
+        key_features=KeyFeatures(
+            assessment_algorithm=_link(base, t.features.assessment_algorithm),
+            calculator=_link(base, t.features.calculator),
+            checklist=_link(base, t.features.checklist),
+            screening_tools=list(t.screening_tools),
         ),
-    )
-    # A category or feature lists every tool it has: the answer keeps the best n_results, so
-    # its size (and cost) does not follow the catalogue's.
-    tools = []
-    for d in ranked[: req.n_results]:
-        t = d["tool"]
-        features = t.get("features") or {}
-        base = d["source_url"]
-        nav = t.get("navigation") or []
-        tools.append(
-            ClinicalTool(
-                tool_id=t.get("tool_id", d["document_id"]),
-                name=d["title"],
-                url=base,
-                last_updated=d.get("updated_date"),
-                category=t.get("category", ""),
-                summary=t.get("summary")
-                or (nav[0]["summary"] if nav and nav[0].get("summary") else d["title"]),
-                key_features=KeyFeatures(
-                    assessment_algorithm=_link(base, features.get("assessment_algorithm")),
-                    calculator=_link(base, features.get("calculator")),
-                    checklist=_link(base, features.get("checklist")),
-                    screening_tools=t.get("screening_tools") or [],
-                ),
-                sections=[
-                    ToolSection(
-                        title=n["title"],
-                        summary=n.get("summary") or "",
-                        url=_link(base, n.get("anchor")).url or base,
-                    )
-                    for n in nav
-                ]
-                if req.include_sections
-                else [],
-                quick_links=QuickLinks(full_tool=base, pdf_version=t.get("pdf_url")),
-                score=round(d["match"], 4),
+        sections=[
+            ToolSection(
+                title=n.title, summary=n.summary or "", url=_link(base, n.anchor).url or base
             )
-        )
-    corroborated = sum(d["document_id"] in vector_rank for d in ranked)
-    response = Response(
-        provenance=dual.provenance,
-        confidence=calculate_confidence(
-            len(ranked) if dual.sql.ok else 0,
-            len(vector_rank),
-            0,
-            OPA,
-            num_corroborated=corroborated,
-        ),
-        tools=tools,
-        total_tools=len(ranked),
-        query_interpretation=_interpretation(req),
+            for n in nav
+        ]
+        if include_sections
+        else [],
+        quick_links=QuickLinks(full_tool=base, pdf_version=t.pdf_url),
+        score=round(m.match, 4),
     )
-    return ToolOutput(response, dual)
 
 
-SPEC = ToolSpec(
-    name=NAME,
-    description=(
+@dataclass(frozen=True)
+class Ranked:
+    tools: list[Matched]  # every matching tool, best first
+    vector_rank: dict[str, int]  # document id -> best rank of its chunks on the vector path
+
+
+Found = DualResult[list[CepToolDoc], list[VectorHit]]
+
+
+class ClinicalTools(
+    DualPathTool[Request, Query, list[CepToolDoc], list[VectorHit], Ranked, Response]
+):
+    name = NAME
+    description = (
         "Find Centre for Effective Practice clinical tools by condition, tool name, category or feature type "
         "(algorithm, calculator, checklist), with deep links to those features and optional section summaries."
-    ),
-    request=Request,
-    response=Response,
-    run=run,
-    warm_up={},
-)
+    )
+    request = Request
+    response = Response
+
+    def warm_up(self) -> Request:
+        return Request()
+
+    def parse(self, rt: Runtime, req: Request) -> Query:
+        text = " ".join(
+            filter(
+                None,
+                [req.condition, req.tool_name, req.category and req.category.replace("_", " ")],
+            )
+        )
+        return Query(
+            condition=req.condition.lower() if req.condition else None,
+            tool_name=req.tool_name.lower() if req.tool_name else None,
+            category=req.category.lower() if req.category else None,
+            feature=FEATURES[req.feature_type] if req.feature_type else None,
+            include_sections=req.include_sections,
+            n_results=req.n_results,
+            text=text,
+            interpretation=_interpretation(req),
+        )
+
+    def paths(self, q: Query) -> tuple[bool, bool]:
+        return True, bool(q.text)
+
+    def sql(self, rt: Runtime, q: Query) -> list[CepToolDoc]:
+        return opa_cep_tools.keyword_search(rt.opa_sql)
+
+    def vector(self, rt: Runtime, q: Query) -> list[VectorHit]:
+        return opa_cep_tools.vector_search(rt.vectors, q.text)
+
+    async def merge(self, rt: Runtime, q: Query, found: Found) -> Ranked:
+        hits = found.vector.value or []
+        # Without the SQL path, the tool blocks the vector chunks carry still answer (partially).
+        docs = found.sql.value
+        matched = matching(docs if docs is not None else opa_cep_tools.tools_from_vectors(hits), q)
+        vector_rank: dict[str, int] = {}
+        for rank, h in enumerate(hits, start=1):
+            vector_rank.setdefault(str(h.metadata.get("document_id")), rank)
+
+        def key(m: Matched) -> tuple[float, str]:
+            rank = vector_rank.get(m.doc.document_id)
+            return (-(m.match + (1.0 / rank if rank else 0.0)), m.doc.title)
+
+        return Ranked(sorted(matched, key=key), vector_rank)
+
+    def score(self, q: Query, merged: Ranked, found: Found) -> Score[None]:
+        ranked, vector_rank = merged.tools, merged.vector_rank
+        return Score(
+            counts=Counts(
+                sql_records=len(ranked) if found.sql.ok else 0,
+                vector_passages=len(vector_rank),
+                profile=OPA,
+                corroborated=sum(m.doc.document_id in vector_rank for m in ranked),
+            )
+        )
+
+    def respond(self, q: Query, merged: Ranked, judged: Judged[None]) -> Response:
+        # A category or feature lists every tool it has: the answer keeps the best n_results,
+        # so its size (and cost) does not follow the catalogue's.
+        return Response(
+            provenance=judged.provenance,
+            confidence=judged.confidence,
+            tools=[to_tool(m, q.include_sections) for m in merged.tools[: q.n_results]],
+            total_tools=len(merged.tools),
+            query_interpretation=q.interpretation,
+        )
+
+
+SPEC = ClinicalTools().spec()

@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Literal
 
-from fastmcp.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from reference_server.errors import NotFoundError
-from reference_server.retrieval.dual_path import run_dual
-from reference_server.retrieval.opa_sections import row_from_vector, sql_lookup, vector_lookup
+from reference_server.retrieval.dual_path import DualResult
+from reference_server.retrieval.opa_sections import (
+    SectionRow,
+    SectionTree,
+    sql_lookup,
+    vector_lookup,
+)
+from reference_server.retrieval.vector import VectorHit
 from reference_server.runtime import Runtime
-from reference_server.scoring.citations import format_citation
+from reference_server.scoring.citations import FormattedCitation, format_section_citation
 from reference_server.scoring.conflicts import Conflict, compare
-from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
+from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Path, SourceOrg
+from reference_server.tools.pipeline import DualPathTool, Judged, Score
+from reference_server.tools.section_merge import PathsFailedError
 
 NAME = "opa.get_section"
 
@@ -78,82 +86,125 @@ class Response(BaseModel):
     conflicts: list[Conflict] = Field(default_factory=list)
 
 
-def _body(row: dict[str, Any]) -> SectionBody:
+def _body(row: SectionRow) -> SectionBody:
     return SectionBody(
-        section_id=row["section_id"],
-        chunk_type=row["chunk_type"],
-        text=row["text"],
-        section_heading=row["section_heading"],
-        section_idx=row["section_idx"],
-        chunk_idx=row.get("chunk_idx"),
+        section_id=row.section_id,
+        chunk_type=row.chunk_type,
+        text=row.text,
+        section_heading=row.section_heading,
+        section_idx=row.section_idx,
+        chunk_idx=row.chunk_idx,
     )
 
 
-def _document(row: dict[str, Any]) -> Document:
+def _document(row: SectionRow) -> Document:
     return Document(
-        document_id=row["document_id"],
-        title=row["document_title"],
-        source_org=row["source_org"],
-        source_url=row["source_url"],
-        document_type=row["document_type"],
-        effective_date=row.get("effective_date"),
-        updated_date=row.get("updated_date"),
-        published_date=row.get("published_date"),
-        topics=row["topics"],
-        policy_level=row.get("policy_level"),
-        is_superseded=row["is_superseded"],
-        superseded_by=row.get("superseded_by"),
+        document_id=row.document_id,
+        title=row.document_title,
+        source_org=row.source_org,
+        source_url=row.source_url,
+        document_type=row.document_type,
+        effective_date=row.effective_date,
+        updated_date=row.updated_date,
+        published_date=row.published_date,
+        topics=list(row.topics),
+        policy_level=row.policy_level,
+        is_superseded=row.is_superseded,
+        superseded_by=row.superseded_by,
     )
 
 
-async def run(rt: Runtime, req: Request) -> ToolOutput:
-    dual = await run_dual(
-        rt.settings,
-        sql=lambda: sql_lookup(
-            rt.opa_sql, req.section_id, req.include_parent, req.include_children
-        ),
-        vector=lambda: vector_lookup(rt.vectors, req.section_id),
-    )
-    found, vhit = dual.sql.value, dual.vector.value
-    if found is None and vhit is None:
-        if dual.errors:
-            raise ToolError(
-                f"Section {req.section_id!r} could not be retrieved right now (both retrieval paths failed); try again."
-            )
-        raise NotFoundError(
-            "section", req.section_id, "Use opa.search_sections to find section ids."
-        )
-    row = found.row if found else row_from_vector(vhit)  # type: ignore[arg-type]
-    conflicts = []
-    if found and vhit:
-        vrow = row_from_vector(vhit)
-        for name in ("text", "section_heading", "updated_date"):
-            c = compare(
-                name, row.get(name), vrow.get(name), "SQL copy used; the vector index may be stale"
-            )
-            if c:
-                conflicts.append(c)
-    citation = format_citation({**row, "title": row["document_title"]}, row)
-    response = Response(
-        section=_body(row),
-        parent=_body(found.parent) if found and found.parent else None,
-        children=[_body(k) for k in found.children] if found else [],
-        document=_document(row) if req.include_document_metadata else None,
-        citation=SectionCitation(**citation),
-        provenance=dual.provenance,
-        conflicts=conflicts,
-    )
-    return ToolOutput(response, dual)
+@dataclass(frozen=True)
+class Query:
+    section_id: str
+    include_parent: bool
+    include_children: bool
+    include_document_metadata: bool
 
 
-SPEC = ToolSpec(
-    name=NAME,
-    description=(
+@dataclass(frozen=True)
+class Resolved:
+    """The section as answered (the SQL copy when SQL found it), the SQL tree, the vector copy."""
+
+    row: SectionRow
+    tree: SectionTree | None
+    vector_row: SectionRow | None
+
+
+Found = DualResult[SectionTree | None, VectorHit | None]
+
+
+class GetSection(
+    DualPathTool[Request, Query, SectionTree | None, VectorHit | None, Resolved, Response]
+):
+    name = NAME
+    description = (
         "Retrieve one guidance section by id with its full text, its parent (for a child chunk) or children "
         "(for a parent), document metadata, and a formatted citation with an anchor URL."
-    ),
-    request=Request,
-    response=Response,
-    run=run,
-    warm_up={"section_id": "cep-alcohol-use-disorder:s01"},
-)
+    )
+    request = Request
+    response = Response
+
+    def warm_up(self) -> Request:
+        return Request(section_id="cep-alcohol-use-disorder:s01")
+
+    def parse(self, rt: Runtime, req: Request) -> Query:
+        return Query(
+            req.section_id, req.include_parent, req.include_children, req.include_document_metadata
+        )
+
+    def sql(self, rt: Runtime, q: Query) -> SectionTree | None:
+        return sql_lookup(rt.opa_sql, q.section_id, q.include_parent, q.include_children)
+
+    def vector(self, rt: Runtime, q: Query) -> VectorHit | None:
+        return vector_lookup(rt.vectors, q.section_id)
+
+    async def merge(self, rt: Runtime, q: Query, found: Found) -> Resolved:
+        tree, hit = found.sql.value, found.vector.value
+        vector_row = SectionRow.from_vector(hit) if hit else None
+        if tree:
+            return Resolved(tree.row, tree, vector_row)
+        if vector_row:
+            return Resolved(vector_row, None, vector_row)
+        if found.errors:
+            raise PathsFailedError(
+                f"Section {q.section_id!r} could not be retrieved right now (both retrieval paths failed); try again."
+            )
+        raise NotFoundError("section", q.section_id, "Use opa.search_sections to find section ids.")
+
+    def score(self, q: Query, merged: Resolved, found: Found) -> Score[FormattedCitation]:
+        conflicts: list[Conflict] = []
+        row, vrow = merged.row, merged.vector_row
+        if merged.tree and vrow:
+            for name, sql_value, vector_value in (
+                ("text", row.text, vrow.text),
+                ("section_heading", row.section_heading, vrow.section_heading),
+                ("updated_date", row.updated_date, vrow.updated_date),
+            ):
+                c = compare(
+                    name, sql_value, vector_value, "SQL copy used; the vector index may be stale"
+                )
+                if c:
+                    conflicts.append(c)
+        return Score(citations=[format_section_citation(row)], conflicts=conflicts)
+
+    def respond(self, q: Query, merged: Resolved, judged: Judged[FormattedCitation]) -> Response:
+        row, tree = merged.row, merged.tree
+        citation = judged.citations[0]
+        return Response(
+            section=_body(row),
+            parent=_body(tree.parent) if tree and tree.parent else None,
+            children=[_body(k) for k in tree.children] if tree else [],
+            document=_document(row) if q.include_document_metadata else None,
+            citation=SectionCitation(
+                text=citation.text,
+                url=citation.url,
+                anchor=citation.anchor,
+                chunk_id=citation.chunk_id,
+            ),
+            provenance=judged.provenance,
+            conflicts=judged.conflicts,
+        )
+
+
+SPEC = GetSection().spec()

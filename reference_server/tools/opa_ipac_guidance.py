@@ -2,31 +2,33 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from reference_server.retrieval import opa_ipac
-from reference_server.retrieval.dual_path import run_dual
+from reference_server.retrieval.dual_path import DualResult
 from reference_server.retrieval.opa_ipac import SqlFound, section_settings, source_label
-from reference_server.retrieval.opa_sections import (
-    SectionHit,
-    fuse,
-    metadata_conflicts,
-    rerank_sections,
-    section_counts,
-)
+from reference_server.retrieval.opa_sections import IpacChecklist, SectionRow
+from reference_server.retrieval.vector import VectorHit
 from reference_server.runtime import Runtime
-from reference_server.scoring.citations import section_citation
-from reference_server.scoring.confidence import confidence_from
+from reference_server.scoring.citations import Citation, section_citation
 from reference_server.scoring.conflicts import (
     Conflict,
     Statement,
     StatementIndex,
     level_conflicts,
 )
-from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
+from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Evidence
+from reference_server.tools.pipeline import DualPathTool, Judged, Score
+from reference_server.tools.section_merge import (
+    SectionHit,
+    fused_and_reranked,
+    metadata_conflicts,
+    section_counts,
+)
 
 NAME = "opa.ipac_guidance"
 Topic = Literal["reprocessing", "ppe", "hand_hygiene", "environmental"]
@@ -97,14 +99,14 @@ class Response(Evidence):
     )
 
 
-def _mentions_item(row: dict[str, Any], item: str) -> bool:
+def _mentions_item(row: SectionRow, item: str) -> bool:
     item = item.lower()
-    items = [i.lower() for i in (row.get("ipac") or {}).get("items", [])]
-    return any(item in i or i in item for i in items) or item in row["text"].lower()
+    items = [i.lower() for i in row.ipac.items] if row.ipac else []
+    return any(item in i or i in item for i in items) or item in row.text.lower()
 
 
-def _settings(hit: SectionHit) -> list[str]:
-    return section_settings(hit.row.get("ipac") or {})
+def _topic(hit: SectionHit) -> str | None:
+    return hit.row.ipac.topic if hit.row.ipac else None
 
 
 def _total_sections(
@@ -116,9 +118,17 @@ def _total_sections(
         return len(in_setting)
 
     def counted(h: SectionHit) -> bool:
-        return (h.row.get("ipac") or {}).get("topic") == topic and not h.row["is_superseded"]
+        return _topic(h) == topic and not h.row.is_superseded
 
     return found.topic_sections[setting] + sum(not counted(h) for h in in_setting)
+
+
+def _checklist(c: IpacChecklist) -> Checklist:
+    return Checklist(
+        name=c.name,
+        frequency=c.frequency,
+        items=[ChecklistItem(item=i.item, required=i.required, notes=i.notes) for i in c.items],
+    )
 
 
 def _conflicts(
@@ -131,93 +141,158 @@ def _conflicts(
         Statement(
             r.level,
             r.text,
-            by_section[r.source_section_id]["document_id"],
+            by_section[r.source_section_id].document_id,
             source_label(by_section[r.source_section_id]),
         )
         for r in requirements
     ]
     others = [
-        Statement(q["level"], q["text"], h.row["document_id"], source_label(h.row))
+        Statement(q.level, q.text, h.row.document_id, source_label(h.row))
         for h in used
-        for q in (h.row.get("ipac") or {}).get("requirements", [])
+        if h.row.ipac
+        for q in h.row.ipac.requirements
     ]
-    items = [i for h in used for i in (h.row.get("ipac") or {}).get("items", [])]
+    items = [i for h in used if h.row.ipac for i in h.row.ipac.items]
     return level_conflicts(answer, others, items, reference=cpso) + metadata_conflicts(used)
 
 
-async def run(rt: Runtime, req: Request) -> ToolOutput:
-    query = " ".join(filter(None, [req.specific_item, TOPIC_WORDS[req.topic]]))
-    dual = await run_dual(
-        rt.settings,
-        sql=lambda: opa_ipac.keyword_search(rt.opa_sql, req.topic, query),
-        vector=lambda: opa_ipac.vector_search(rt.vectors, query),
-    )
-    sql_found = dual.sql.value
-    pho = sql_found.pho if sql_found else None
-    hits = fuse(pho, dual.vector.value, query, rt.settings.today(), rt.settings.fusion)
-    hits, meta = await rerank_sections(rt.settings, query, hits, dual.total_ms)
-    relevant = [
-        h
-        for h in hits
-        if (h.row.get("ipac") or {}).get("topic") == req.topic
-        or (req.specific_item and _mentions_item(h.row, req.specific_item))
-    ]
-    if req.specific_item:
-        relevant.sort(key=lambda h: not _mentions_item(h.row, req.specific_item or ""))
+@dataclass(frozen=True)
+class Query:
+    topic: Topic
+    setting: Literal["office", "clinic", "procedure_room"]
+    item: str | None
+    include_checklists: bool
+    n_sections: int
+    text: str  # the item and the topic's words: what both paths search for
+
+
+@dataclass(frozen=True)
+class Guidance:
+    """The sections an answer is built from and what it reads out of their IPAC blocks."""
+
+    used: list[SectionHit]  # the best n_sections in the setting
+    requirements: list[Requirement]
+    practices: list[str]
+    checklists: list[Checklist]
+    total_sections: int
+    rerank: dict[str, Any]
+
+    @property
+    def cited(self) -> list[SectionHit]:
+        return self.used[:8]
+
+
+def _in_setting(hits: list[SectionHit], q: Query) -> list[SectionHit]:
+    """The fused sections on the topic (or naming the item, those first) for the setting."""
+    item = q.item
+    relevant = [h for h in hits if _topic(h) == q.topic or (item and _mentions_item(h.row, item))]
+    if item:
+        relevant.sort(key=lambda h: not _mentions_item(h.row, item))
+    return [h for h in relevant if q.setting in section_settings(h.row.ipac)]
+
+
+def _read_blocks(
+    used: list[SectionHit], include_checklists: bool
+) -> tuple[list[Requirement], list[str], list[Checklist]]:
+    """The sections' IPAC blocks read out: requirements (must first), best practices once
+    each, and the checklists when asked."""
     requirements: list[Requirement] = []
     practices: list[str] = []
     checklists: list[Checklist] = []
-    in_setting = [h for h in relevant if req.setting in _settings(h)]
-    # A topic's sections grow with the corpus: the answer is built from the best n_sections, so
-    # its size (and cost) does not follow the corpus.
-    used = in_setting[: req.n_sections]
     for h in used:
-        block = h.row.get("ipac") or {}
-        for r in sorted(
-            block.get("requirements", []), key=lambda r: LEVEL_ORDER.get(r["level"], 3)
-        ):
+        block = h.row.ipac
+        if block is None:
+            continue
+        for r in sorted(block.requirements, key=lambda r: LEVEL_ORDER.get(r.level, 3)):
             requirements.append(
                 Requirement(
-                    level=r["level"],
-                    text=r["text"],
-                    rationale=r.get("rationale"),
-                    source_section_id=h.parent_id,
+                    level=r.level, text=r.text, rationale=r.rationale, source_section_id=h.parent_id
                 )
             )
-        practices += [p for p in block.get("best_practices", []) if p not in practices]
-        if req.include_checklists:
-            checklists += [Checklist(**c) for c in block.get("checklists", [])]
-    conflicts = _conflicts(used, requirements, sql_found.cpso if sql_found else None)
-    cited = used[:8]
-    docs = {h.row["document_id"]: h.row for h in cited}
-    response = Response(
-        provenance=dual.provenance,
-        confidence=confidence_from(section_counts(cited), len(conflicts)),
-        topic=req.topic,
-        setting=req.setting,
-        requirements=requirements,
-        best_practices=practices,
-        checklists=checklists,
-        references=[
-            Reference(title=r["document_title"], url=r["source_url"], date=r.get("updated_date"))
-            for r in docs.values()
-        ],
-        citations=[section_citation(h.row) for h in cited],
-        conflicts=conflicts,
-        total_sections=_total_sections(in_setting, req.topic, req.setting, sql_found),
-    )
-    return ToolOutput(response, dual, meta)
+        practices += [p for p in block.best_practices if p not in practices]
+        if include_checklists:
+            checklists += [_checklist(c) for c in block.checklists]
+    return requirements, practices, checklists
 
 
-SPEC = ToolSpec(
-    name=NAME,
-    description=(
+Found = DualResult[SqlFound, list[VectorHit]]
+
+
+class IpacGuidance(DualPathTool[Request, Query, SqlFound, list[VectorHit], Guidance, Response]):
+    name = NAME
+    description = (
         "Public Health Ontario infection prevention and control guidance for clinical office practice: "
         "requirements (must/should/may with rationale), best practices and checklists for reprocessing, PPE, "
         "hand hygiene and environmental cleaning, optionally for one item (e.g. spirometer)."
-    ),
-    request=Request,
-    response=Response,
-    run=run,
-    warm_up={"topic": "hand_hygiene"},
-)
+    )
+    request = Request
+    response = Response
+
+    def warm_up(self) -> Request:
+        return Request(topic="hand_hygiene")
+
+    def parse(self, rt: Runtime, req: Request) -> Query:
+        text = " ".join(filter(None, [req.specific_item, TOPIC_WORDS[req.topic]]))
+        return Query(
+            req.topic,
+            req.setting,
+            req.specific_item,
+            req.include_checklists,
+            req.n_sections,
+            text,
+        )
+
+    def sql(self, rt: Runtime, q: Query) -> SqlFound:
+        return opa_ipac.keyword_search(rt.opa_sql, q.topic, q.text)
+
+    def vector(self, rt: Runtime, q: Query) -> list[VectorHit]:
+        return opa_ipac.vector_search(rt.vectors, q.text)
+
+    async def merge(self, rt: Runtime, q: Query, found: Found) -> Guidance:
+        sql_found = found.sql.value
+        hits, meta = await fused_and_reranked(
+            rt.settings,
+            q.text,
+            sql_found.pho if sql_found else None,
+            found.vector.value,
+            found.total_ms,
+        )
+        in_setting = _in_setting(hits, q)
+        # A topic's sections grow with the corpus: the answer is built from the best n_sections,
+        # so its size (and cost) does not follow the corpus.
+        used = in_setting[: q.n_sections]
+        total = _total_sections(in_setting, q.topic, q.setting, sql_found)
+        return Guidance(used, *_read_blocks(used, q.include_checklists), total, meta)
+
+    def score(self, q: Query, merged: Guidance, found: Found) -> Score[Citation]:
+        cpso = found.sql.value.cpso if found.sql.value else None
+        return Score(
+            citations=[section_citation(h.row) for h in merged.cited],
+            conflicts=_conflicts(merged.used, merged.requirements, cpso),
+            counts=section_counts(merged.cited),
+        )
+
+    def respond(self, q: Query, merged: Guidance, judged: Judged[Citation]) -> Response:
+        docs = {h.row.document_id: h.row for h in merged.cited}
+        return Response(
+            provenance=judged.provenance,
+            confidence=judged.confidence,
+            topic=q.topic,
+            setting=q.setting,
+            requirements=merged.requirements,
+            best_practices=merged.practices,
+            checklists=merged.checklists,
+            references=[
+                Reference(title=r.document_title, url=r.source_url, date=r.updated_date)
+                for r in docs.values()
+            ],
+            citations=judged.citations,
+            conflicts=judged.conflicts,
+            total_sections=merged.total_sections,
+        )
+
+    def meta(self, merged: Guidance) -> dict[str, Any]:
+        return merged.rerank
+
+
+SPEC = IpacGuidance().spec()

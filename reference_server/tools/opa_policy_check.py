@@ -3,27 +3,33 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from reference_server.retrieval.dual_path import run_dual
+from reference_server.retrieval.dual_path import DualResult
 from reference_server.retrieval.opa_sections import (
     Filters,
-    SectionHit,
-    fuse,
+    PolicyLevel,
+    SectionRow,
     keyword_search,
-    metadata_conflicts,
-    rerank_sections,
-    section_counts,
-    truncate,
     vector_search,
 )
+from reference_server.retrieval.vector import VectorHit
 from reference_server.runtime import Runtime
-from reference_server.scoring.citations import section_citation
-from reference_server.scoring.confidence import confidence_from
-from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
+from reference_server.scoring.citations import Citation, section_citation
+from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Evidence
+from reference_server.tools.pipeline import DualPathTool, Judged, Score
+from reference_server.tools.section_merge import (
+    Ranked,
+    SectionHit,
+    fused_and_reranked,
+    metadata_conflicts,
+    section_counts,
+    truncate,
+)
 
 NAME = "opa.policy_check"
 _POLICY_NUMBER = re.compile(r"\b\d{1,2}-\d{1,2}\b")
@@ -73,9 +79,9 @@ class Response(Evidence):
 POOL_FLOOR = 0.6
 
 
-def _level(hit: SectionHit) -> Literal["expectation", "advice"] | None:
+def _level(hit: SectionHit) -> PolicyLevel | None:
     """Stored at index time for every CPSO section (index/opa_builder.policy_level)."""
-    return hit.row.get("policy_level")
+    return hit.row.policy_level
 
 
 def expectations_first(hits: list[SectionHit]) -> list[SectionHit]:
@@ -98,63 +104,100 @@ def expectations_first(hits: list[SectionHit]) -> list[SectionHit]:
     return sorted(hits, key=key)
 
 
-async def run(rt: Runtime, req: Request) -> ToolOutput:
-    level = None if req.policy_level in (None, "all") else req.policy_level
-    if not req.include_advice and level is None:
-        level = "expectation"
-    filters = Filters(source_orgs=["cpso"], policy_level=level)
-    dual = await run_dual(
-        rt.settings,
-        sql=lambda: keyword_search(rt.opa_sql, req.query, filters),
-        vector=lambda: vector_search(rt.vectors, req.query, filters),
+def to_policy(hit: SectionHit) -> Policy:
+    row = hit.row
+    return Policy(
+        section_id=hit.section_id,
+        policy_number=row.policy_number,
+        policy_title=row.document_title,
+        policy_level=row.policy_level,
+        section_heading=row.section_heading,
+        text=truncate(row.text, 800),
+        relevance_score=round(hit.score, 4),
+        effective_date=row.effective_date,
+        review_date=row.review_date,
+        source_url=row.source_url,
     )
-    hits = fuse(
-        dual.sql.value, dual.vector.value, req.query, rt.settings.today(), rt.settings.fusion
-    )
-    hits, meta = await rerank_sections(rt.settings, req.query, hits, dual.total_ms)
-    if not req.include_advice:
-        hits = [h for h in hits if h.row["document_type"] != "advice" and _level(h) != "advice"]
-    numbers = set(_POLICY_NUMBER.findall(req.query))
-    for h in hits:
-        if numbers and h.row.get("policy_number") in numbers:
-            h.score *= 1.5
-    top = expectations_first(hits)[: req.n_results]
-    conflicts = metadata_conflicts(top)
-    policies = [
-        Policy(
-            section_id=h.section_id,
-            policy_number=h.row.get("policy_number"),
-            policy_title=h.row["document_title"],
-            policy_level=_level(h),
-            section_heading=h.row["section_heading"],
-            text=truncate(h.row["text"], 800),
-            relevance_score=round(h.score, 4),
-            effective_date=h.row.get("effective_date"),
-            review_date=h.row.get("review_date"),
-            source_url=h.row["source_url"],
-        )
-        for h in top
-    ]
-    response = Response(
-        provenance=dual.provenance,
-        confidence=confidence_from(section_counts(top), len(conflicts)),
-        policies=policies,
-        expectations_found=sum(p.policy_level == "expectation" for p in policies),
-        advice_found=sum(p.policy_level == "advice" for p in policies),
-        citations=[section_citation(h.row, source=f"CPSO {h.row['document_title']}") for h in top],
-        conflicts=conflicts,
-    )
-    return ToolOutput(response, dual, meta)
 
 
-SPEC = ToolSpec(
-    name=NAME,
-    description=(
+@dataclass(frozen=True)
+class Query:
+    text: str
+    filters: Filters  # CPSO only, and the policy level asked for
+    include_advice: bool
+    policy_numbers: frozenset[str]  # e.g. '4-21' named in the question
+    n_results: int
+
+
+Found = DualResult[list[SectionRow], list[VectorHit]]
+
+
+class PolicyCheck(
+    DualPathTool[Request, Query, list[SectionRow], list[VectorHit], Ranked, Response]
+):
+    name = NAME
+    description = (
         "Check CPSO policies: what physicians must do (expectations) versus what they are advised to do "
         "(advice, including Advice to the Profession). Expectations are ranked above advice; counts of each."
-    ),
-    request=Request,
-    response=Response,
-    run=run,
-    warm_up={"query": "prescribing opioids by virtual care"},
-)
+    )
+    request = Request
+    response = Response
+
+    def warm_up(self) -> Request:
+        return Request(query="prescribing opioids by virtual care")
+
+    def parse(self, rt: Runtime, req: Request) -> Query:
+        level = None if req.policy_level in (None, "all") else req.policy_level
+        if not req.include_advice and level is None:
+            level = "expectation"
+        return Query(
+            text=req.query,
+            filters=Filters(source_orgs=["cpso"], policy_level=level),
+            include_advice=req.include_advice,
+            policy_numbers=frozenset(_POLICY_NUMBER.findall(req.query)),
+            n_results=req.n_results,
+        )
+
+    def sql(self, rt: Runtime, q: Query) -> list[SectionRow]:
+        return keyword_search(rt.opa_sql, q.text, q.filters)
+
+    def vector(self, rt: Runtime, q: Query) -> list[VectorHit]:
+        return vector_search(rt.vectors, q.text, q.filters)
+
+    async def merge(self, rt: Runtime, q: Query, found: Found) -> Ranked:
+        hits, meta = await fused_and_reranked(
+            rt.settings, q.text, found.sql.value, found.vector.value, found.total_ms
+        )
+        if not q.include_advice:
+            hits = [h for h in hits if h.row.document_type != "advice" and _level(h) != "advice"]
+        for h in hits:
+            if q.policy_numbers and h.row.policy_number in q.policy_numbers:
+                h.score *= 1.5
+        return Ranked(hits, expectations_first(hits)[: q.n_results], meta)
+
+    def score(self, q: Query, merged: Ranked, found: Found) -> Score[Citation]:
+        return Score(
+            citations=[
+                section_citation(h.row, source=f"CPSO {h.row.document_title}") for h in merged.top
+            ],
+            conflicts=metadata_conflicts(merged.top),
+            counts=section_counts(merged.top),
+        )
+
+    def respond(self, q: Query, merged: Ranked, judged: Judged[Citation]) -> Response:
+        policies = [to_policy(h) for h in merged.top]
+        return Response(
+            provenance=judged.provenance,
+            confidence=judged.confidence,
+            policies=policies,
+            expectations_found=sum(p.policy_level == "expectation" for p in policies),
+            advice_found=sum(p.policy_level == "advice" for p in policies),
+            citations=judged.citations,
+            conflicts=judged.conflicts,
+        )
+
+    def meta(self, merged: Ranked) -> dict[str, Any]:
+        return merged.rerank
+
+
+SPEC = PolicyCheck().spec()

@@ -10,14 +10,8 @@ from pydantic import BaseModel, Field
 from reference_server.retrieval.dual_path import DualResult
 from reference_server.retrieval.opa_sections import (
     Filters,
-    SectionHit,
     SectionRow,
-    fuse,
     keyword_search,
-    metadata_conflicts,
-    rerank_sections,
-    section_counts,
-    truncate,
     vector_search,
 )
 from reference_server.retrieval.vector import VectorHit
@@ -26,6 +20,14 @@ from reference_server.scoring.citations import Citation, section_citation
 from reference_server.tools.base import NON_BLANK, StrictModel, TextItem
 from reference_server.tools.common import DocumentType, Evidence, SourceOrg
 from reference_server.tools.pipeline import DualPathTool, Judged, Score
+from reference_server.tools.section_merge import (
+    Ranked,
+    SectionHit,
+    fused_and_reranked,
+    metadata_conflicts,
+    section_counts,
+    truncate,
+)
 
 NAME = "opa.search_sections"
 
@@ -80,20 +82,23 @@ def to_section(hit: SectionHit) -> Section:
     row = hit.row
     return Section(
         section_id=hit.section_id,
-        document_id=row["document_id"],
-        chunk_type=row["chunk_type"],
-        text=truncate(row["text"]),
+        document_id=row.document_id,
+        chunk_type=row.chunk_type,
+        text=truncate(row.text),
         score=round(hit.score, 4),
-        source_org=row["source_org"],
-        source_url=row["source_url"],
-        document_title=row["document_title"],
-        section_heading=row["section_heading"],
-        effective_date=row.get("effective_date"),
-        updated_date=row.get("updated_date"),
-        topics=row["topics"],
-        policy_level=row.get("policy_level"),
-        is_superseded=row["is_superseded"],
+        source_org=row.source_org,
+        source_url=row.source_url,
+        document_title=row.document_title,
+        section_heading=row.section_heading,
+        effective_date=row.effective_date,
+        updated_date=row.updated_date,
+        topics=list(row.topics),
+        policy_level=row.policy_level,
+        is_superseded=row.is_superseded,
     )
+
+
+Found = DualResult[list[SectionRow], list[VectorHit]]
 
 
 @dataclass(frozen=True)
@@ -102,13 +107,6 @@ class Query:
     filters: Filters
     n_results: int
     mode: Literal["hybrid", "vector", "keyword"]
-
-
-@dataclass(frozen=True)
-class Ranked:
-    hits: list[SectionHit]  # every fused section, best first
-    top: list[SectionHit]  # the n_results shown
-    rerank: dict[str, Any]
 
 
 class SearchSections(
@@ -144,17 +142,13 @@ class SearchSections(
     def vector(self, rt: Runtime, q: Query) -> list[VectorHit]:
         return vector_search(rt.vectors, q.text, q.filters)
 
-    async def merge(
-        self, rt: Runtime, q: Query, found: DualResult[list[SectionRow], list[VectorHit]]
-    ) -> Ranked:
-        settings = rt.settings
-        hits = fuse(found.sql.value, found.vector.value, q.text, settings.today(), settings.fusion)
-        hits, meta = await rerank_sections(settings, q.text, hits, found.total_ms)
+    async def merge(self, rt: Runtime, q: Query, found: Found) -> Ranked:
+        hits, meta = await fused_and_reranked(
+            rt.settings, q.text, found.sql.value, found.vector.value, found.total_ms
+        )
         return Ranked(hits, hits[: q.n_results], meta)
 
-    def score(
-        self, q: Query, merged: Ranked, found: DualResult[list[SectionRow], list[VectorHit]]
-    ) -> Score[Citation]:
+    def score(self, q: Query, merged: Ranked, found: Found) -> Score[Citation]:
         return Score(
             citations=[section_citation(h.row) for h in merged.top],
             conflicts=metadata_conflicts(merged.top),

@@ -1,0 +1,209 @@
+"""The merge step the section-level `opa.*` tools share: both paths' section rows into one ranking.
+
+Fusion is reciprocal-rank fusion of the two ranked lists, collapsed to one hit per parent
+section (its best chunk), then the spec's boosts: exact phrase +50 %, title match +30 %,
+CPSO expectation +20 %, recency decay over 5 years, superseded -70 %. The optional reranker
+reorders the fused list; the SQL and vector copies of a section's metadata are compared here,
+where both are at hand.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from fastmcp.exceptions import ToolError
+
+from reference_server import ranking
+from reference_server.config import Fusion, Settings
+from reference_server.retrieval import rerank
+from reference_server.retrieval.opa_sections import SectionRow
+from reference_server.retrieval.sql import STOPWORDS
+from reference_server.retrieval.vector import VectorHit
+from reference_server.scoring.confidence import OPA, Counts
+from reference_server.scoring.conflicts import Conflict, compare
+
+# Fusion parameters, chosen on the OPA golden set (`make eval`, ablation table): weighted
+# reciprocal-rank fusion with a small k and the vector list counting double (keyword matches
+# on common words such as 'requirements' are noisier than embeddings).
+RRF_K = 10
+VEC_W = 2.0
+
+
+@dataclass
+class SectionHit:
+    """One parent section in the fused ranking, represented by its best-matching chunk.
+    Mutable: the reranker and a tool's own boosts change `score`."""
+
+    section_id: str
+    parent_id: str
+    row: SectionRow
+    score: float = 0.0
+    sql_rank: int | None = None
+    vector_rank: int | None = None
+    vector_similarity: float | None = None
+    vector_meta: dict[str, Any] = field(default_factory=dict)  # the vector store's metadata
+
+    @property
+    def from_sql(self) -> bool:
+        return self.sql_rank is not None
+
+    @property
+    def from_vector(self) -> bool:
+        return self.vector_rank is not None
+
+
+class PathsFailedError(ToolError):
+    """Every retrieval path failed, so whether the id exists is unknown (not a NotFoundError).
+    Belongs with `reference_server.errors`; kept here until it moves there."""
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """A section tool's merged value: every fused section, the ones the answer shows, and what
+    the reranker did (for `_meta`)."""
+
+    hits: list[SectionHit]  # best first
+    top: list[SectionHit]
+    rerank: dict[str, Any]
+
+
+def _query_terms(query: str) -> list[str]:
+    return [w for w in re.findall(r"[a-z0-9]+", query.lower()) if w not in STOPWORDS and len(w) > 2]
+
+
+def boost(hit: SectionHit, query: str, today: date) -> float:
+    """The spec's multiplicative boosts and penalties for one hit."""
+    row = hit.row
+    factor = 1.0
+    q = query.lower().strip()
+    if len(q.split()) >= 2 and q in row.text.lower():
+        factor *= 1.5
+    terms = _query_terms(query)
+    title = row.document_title.lower()
+    if terms and sum(t in title for t in terms) / len(terms) >= 0.5:
+        factor *= 1.3
+    if row.source_org == "cpso" and row.policy_level == "expectation":
+        factor *= 1.2
+    updated = row.updated_date or row.effective_date
+    if updated:
+        years = max(0.0, (today - date.fromisoformat(str(updated)[:10])).days / 365.25)
+        factor *= 1.0 - 0.2 * min(years, 5.0) / 5.0  # linear decay to 0.8 at five years
+    if row.is_superseded:
+        factor *= 0.3
+    return factor
+
+
+def fuse(
+    sql_rows: list[SectionRow] | None,
+    vector_hits: list[VectorHit] | None,
+    query: str,
+    today: date,
+    fusion: Fusion | None = None,
+) -> list[SectionHit]:
+    """Weighted RRF of both lists, one hit per parent section, boosts applied; best first.
+    ``fusion`` (the server's settings) may change k, the vector weight or switch boosts off."""
+    rrf_k = fusion.rrf_k if fusion else RRF_K
+    vec_w = fusion.vector_weight if fusion else VEC_W
+    boosts = fusion.boosts if fusion else True
+    by_parent: dict[str, SectionHit] = {}
+
+    for rank, row in enumerate(sql_rows or [], start=1):
+        pid = row.parent_id or row.section_id
+        hit = by_parent.get(pid)
+        if hit is None:
+            by_parent[pid] = SectionHit(row.section_id, pid, row, sql_rank=rank)
+        elif hit.sql_rank is None:
+            hit.sql_rank = rank
+    for rank, vhit in enumerate(vector_hits or [], start=1):
+        pid = vhit.metadata.get("parent_id") or vhit.id
+        hit = by_parent.get(pid)
+        if hit is None:
+            hit = by_parent[pid] = SectionHit(vhit.id, pid, SectionRow.from_vector(vhit))
+        if hit.vector_rank is None:
+            hit.vector_rank = rank
+            hit.vector_similarity = vhit.similarity
+            hit.vector_meta = vhit.metadata
+    for hit in by_parent.values():
+        rrf = 0.0
+        if hit.sql_rank is not None:
+            rrf += 1.0 / (rrf_k + hit.sql_rank)
+        if hit.vector_rank is not None:
+            rrf += vec_w / (rrf_k + hit.vector_rank)
+        fused = rrf * (rrf_k + 1) * (boost(hit, query, today) if boosts else 1.0)
+        hit.score = ranking.score(fused)
+    return sorted(by_parent.values(), key=lambda h: (-h.score, h.section_id))
+
+
+def metadata_conflicts(hits: list[SectionHit]) -> list[Conflict]:
+    """Where the vector store's copy of a section's metadata disagrees with SQL (a stale index)."""
+    conflicts = []
+    for hit in hits:
+        meta = hit.vector_meta
+        if not meta:
+            continue
+        row = hit.row
+        checks = [
+            ("is_superseded", row.is_superseded, meta.get("is_superseded")),
+            ("updated_date", str(row.updated_date or ""), meta.get("updated_date")),
+            ("policy_level", row.policy_level or "", meta.get("policy_level")),
+        ]
+        if row.ipac and meta.get("ipac"):
+            vector_block = json.dumps(json.loads(meta["ipac"]), sort_keys=True)
+            checks.append(("ipac", row.ipac.canonical, vector_block))
+        for name, sql_value, vector_value in checks:
+            c = compare(
+                f"{hit.section_id}.{name}",
+                sql_value,
+                vector_value,
+                "SQL metadata is authoritative; rebuild the index",
+            )
+            if c:
+                conflicts.append(c)
+    return conflicts
+
+
+async def rerank_sections(
+    settings: Settings, query: str, hits: list[SectionHit], spent_ms: float = 0.0
+) -> tuple[list[SectionHit], dict[str, Any]]:
+    """Fused hits through the optional reranker (OCM_RERANK); `_meta` to report what it did.
+    `spent_ms` (the dual-path time) keeps the rerank call inside the whole-tool timeout."""
+    ranked, outcome = await rerank.rerank(
+        settings,
+        query,
+        hits,
+        id_of=lambda h: h.section_id,
+        text_of=lambda h: f"{h.row.document_title} - {h.row.section_heading}\n{h.row.text}",
+        spent_ms=spent_ms,
+    )
+    return ranked, ({"rerank": outcome.meta()} if outcome else {})
+
+
+async def fused_and_reranked(
+    settings: Settings,
+    query: str,
+    sql_rows: list[SectionRow] | None,
+    vector_hits: list[VectorHit] | None,
+    spent_ms: float,
+) -> tuple[list[SectionHit], dict[str, Any]]:
+    """The merge step of every section-level tool: fuse both paths, then the optional rerank."""
+    hits = fuse(sql_rows, vector_hits, query, settings.today(), settings.fusion)
+    return await rerank_sections(settings, query, hits, spent_ms)
+
+
+def section_counts(hits: list[SectionHit]) -> Counts:
+    """The OPA evidence of the sections an answer uses: a section both paths found is an SQL hit
+    corroborated by the vector path; each vector passage is a passage (see scoring/confidence.py)."""
+    return Counts(
+        sql_records=sum(h.from_sql for h in hits),
+        vector_passages=sum(h.from_vector for h in hits),
+        profile=OPA,
+        corroborated=sum(h.from_sql and h.from_vector for h in hits),
+    )
+
+
+def truncate(text: str, limit: int = 600) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
