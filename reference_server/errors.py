@@ -74,6 +74,10 @@ class NotFoundError(ToolError):
         super().__init__(message)
 
 
+class PathsFailedError(ToolError):
+    """Every retrieval path failed, so whether the id exists is unknown (not a NotFoundError)."""
+
+
 class IndexMissingError(ToolError):
     """The corpus index has not been built."""
 

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from reference_server.errors import NotFoundError
+from reference_server.errors import NotFoundError, PathsFailedError
 from reference_server.retrieval.dual_path import DualResult
 from reference_server.retrieval.opa_sections import (
     SectionRow,
@@ -22,7 +22,6 @@ from reference_server.scoring.conflicts import Conflict, compare
 from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Path, SourceOrg
 from reference_server.tools.pipeline import DualPathTool, Judged, Score
-from reference_server.tools.section_merge import PathsFailedError
 
 NAME = "opa.get_section"
 

@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from fastmcp.exceptions import ToolError
-
 from reference_server import ranking
 from reference_server.config import Fusion, Settings
 from reference_server.retrieval import rerank
@@ -54,11 +52,6 @@ class SectionHit:
     @property
     def from_vector(self) -> bool:
         return self.vector_rank is not None
-
-
-class PathsFailedError(ToolError):
-    """Every retrieval path failed, so whether the id exists is unknown (not a NotFoundError).
-    Belongs with `reference_server.errors`; kept here until it moves there."""
 
 
 @dataclass(frozen=True)
