@@ -255,14 +255,14 @@ Found = DualResult[SqlDocuments, dict[str, FreshnessDoc]]
 @dataclass(frozen=True)
 class Checked:
     """The documents checked (SQL's, else the vector copies), their review, the index build
-    time, and what the web check found (None: not asked; `web_off`: asked but disabled)."""
+    time, and the pages the web check found newer (empty unless asked and enabled)."""
 
     docs: list[FreshnessDoc]
     status: Review
     built_at: str | None
     degraded: bool  # SQL did not answer: the vector index's copy of the metadata
     pages: list[PageDate]
-    web_off: bool
+    web_off: bool  # check_web was asked while web access is disabled by configuration
 
 
 class FreshnessProbe(
@@ -302,7 +302,7 @@ class FreshnessProbe(
         """The checked documents and their review; then, when asked, the web check of their
         source pages. The web check lives here, not as a third path: it is not a copy of the
         index (no provenance, no confidence), it needs the documents the paths and filters
-        settled on, and it keeps its own per-page timeouts inside the whole-tool deadline."""
+        settled on, and it runs under its own per-page timeout within the whole-tool timeout."""
         sql = found.sql.value
         if sql is None:  # degraded: the vector index's copy of the metadata
             docs = [
