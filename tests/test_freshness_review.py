@@ -22,7 +22,8 @@ def test_the_kept_review_is_the_days_review(server: FastMCP) -> None:
     assert later == review(docs, late)
     assert len(later.tiered) > len(first.tiered)  # seven years on, more documents are stale
     assert later.likely_stale and later.likely_stale != first.likely_stale
-    some = [d for d in docs if d["source_org"] in ("pho", "ontario_health")]
+    some = [d for d in docs if d.source_org in ("pho", "ontario_health")]
     assert reviewed(rt, some, late, filtered=True, degraded=False) == review(some, late)
-    kept = [k for k in rt.opa_sql.derived._values if k.startswith("opa_freshness_probe.review@")]
-    assert kept == [f"opa_freshness_probe.review@{late}"]
+    name = "opa_freshness_probe.review"
+    kept = [k for k in rt.opa_sql.derived._values if isinstance(k, tuple) and k[0] == name]
+    assert kept == [(name, late)]  # the later day's review replaced the earlier one

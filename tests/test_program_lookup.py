@@ -12,15 +12,47 @@ from typing import Any
 import pytest
 from fastmcp import Client
 
-from reference_server.retrieval.opa_programs import program_key
+from reference_server.retrieval.opa_programs import (
+    FactCheck,
+    ProgramDoc,
+    ProgramEligibility,
+    ProgramRec,
+    Seen,
+    program_block,
+    program_key,
+)
+from reference_server.scoring.confidence import Counts, calculate_confidence, confidence_from
 from reference_server.tools.program_facts import (
+    UNVERIFIED_PENALTY,
     applicable,
     merged_program,
     outside_ages,
-    penalised,
     program_conflicts,
 )
-from tests.conftest import call
+from tests.conftest import call, call_error
+
+
+def elig(lo: int, hi: int | None) -> ProgramEligibility:
+    return ProgramEligibility(None, None, (), lo, hi)
+
+
+def rec(text: str, risk_factors: list[str], conditions: list[str] | None = None) -> ProgramRec:
+    return program_block(
+        {
+            "recommendations": [
+                {"text": text, "risk_factors": risk_factors, "conditions": conditions}
+            ]
+        },
+        "d",
+        "",
+    ).recommendations[0]
+
+
+def doc(document_id: str, program: dict[str, Any]) -> ProgramDoc:
+    return ProgramDoc(
+        document_id, "", "", None, None, None, program_block(program, document_id, "")
+    )
+
 
 LUNG_REFERRALS = "https://cancercareontario.ca/en/guidelines-advice/cancer-continuum/screening/lung-cancer-screening-information/referrals"
 
@@ -44,74 +76,87 @@ def test_program_key_matches_whole_words(name: str, key: str | None) -> None:
 
 
 def test_outside_ages_uses_screening_ages_and_matching_risk() -> None:
-    elig = {"min_age": 50, "max_age": 74}
-    assert outside_ages(elig, [], 40) is True
-    assert outside_ages(elig, [{"risk_factors": ["family history"]}], 45) is False
-    assert outside_ages(elig, [], 60) is False
-    assert outside_ages({"min_age": 55, "max_age": None}, [], 90) is False
-    assert outside_ages(elig, [], None) is None
+    ages = elig(50, 74)
+    assert outside_ages(ages, [], 40) is True
+    assert outside_ages(ages, [rec("screen", ["family history"])], 45) is False
+    assert outside_ages(ages, [], 60) is False
+    assert outside_ages(elig(55, None), [], 90) is False
+    assert outside_ages(ages, [], None) is None
+    assert outside_ages(None, [], 40) is None
 
 
 def test_most_specific_risk_match_leads() -> None:
     recs = [
-        {"text": "screen", "risk_factors": ["first-degree relative of carrier after counselling"]},
-        {"text": "counsel", "risk_factors": ["untested first-degree relative of carrier"]},
-        {"text": "general", "risk_factors": []},
+        rec("screen", ["first-degree relative of carrier after counselling"]),
+        rec("counsel", ["untested first-degree relative of carrier"]),
+        rec("general", []),
     ]
     chosen = applicable(recs, None, ["untested first-degree relative of carrier"])
-    assert [r["text"] for r in chosen] == ["counsel", "general"]
+    assert [r.text for r in chosen] == ["counsel", "general"]
 
 
 def test_condition_match_leads_the_general_recommendations() -> None:
     # ontario-health-hpv-testing-hub (self-collected negative: 3 years) and
     # ontario-health-ocsp-hpv-screening (HPV negative: 5 years), in the order the tool pools them.
     recs = [
-        {"text": "begin at 25", "risk_factors": [], "conditions": ["has a cervix"]},
-        {"text": "5 years", "risk_factors": [], "conditions": ["HPV negative"]},
-        {"text": "3 years", "risk_factors": [], "conditions": ["self-collected HPV negative"]},
-        {"text": "immunocompromised", "risk_factors": ["hiv"], "conditions": ["HPV negative"]},
+        rec("begin at 25", [], ["has a cervix"]),
+        rec("5 years", [], ["HPV negative"]),
+        rec("3 years", [], ["self-collected HPV negative"]),
+        rec("immunocompromised", ["hiv"], ["HPV negative"]),
     ]
     chosen = applicable(recs, 40, ["self-collected HPV-negative"])
-    assert [r["text"] for r in chosen] == ["3 years", "5 years", "begin at 25"]
-    assert applicable(recs, 40, ["HPV negative"])[0]["text"] == "5 years"
+    assert [r.text for r in chosen] == ["3 years", "5 years", "begin at 25"]
+    assert applicable(recs, 40, ["HPV negative"])[0].text == "5 years"
 
 
 def test_conflicting_intervals_between_documents_are_surfaced() -> None:
     docs = [
-        {"document_id": "a", "program": {"intervals": {"average_risk": "every 5 years"}}},
-        {"document_id": "b", "program": {"intervals": {"average_risk": "every 3 years"}}},
+        doc("a", {"intervals": {"average_risk": "every 5 years"}}),
+        doc("b", {"intervals": {"average_risk": "every 3 years"}}),
     ]
     (conflict,) = program_conflicts(docs, [])
     assert conflict.field == "intervals.average_risk"
     assert (conflict.sql_value, conflict.vector_value) == ("every 5 years", "every 3 years")
     assert program_conflicts(docs[:1], []) == []
-    stale = [{"document_id": "a", "program": {"intervals": {"average_risk": "old"}}}]
+    stale = [doc("a", {"intervals": {"average_risk": "old"}})]
     assert [c.field for c in program_conflicts(docs[:1], stale)] == ["a.program"]
 
 
 def test_unverified_penalty_is_hand_computed() -> None:
-    assert penalised(0.93, True) == 0.83
-    assert penalised(0.93, False) == 0.93
-    assert penalised(0.05, True) == 0.0
-    assert penalised(0.0, True) == 0.0
+    def penalised(sql: int, vector: int, conflicts: int = 0) -> float:
+        counts = Counts(sql, vector, penalty=UNVERIFIED_PENALTY)
+        return confidence_from(counts, conflicts)
+
+    assert penalised(1, 2) == 0.83  # 0.9 + 0.03 - 0.1
+    assert confidence_from(Counts(1, 2), 0) == 0.93
+    assert penalised(0, 1, conflicts=1) == 0.4  # 0.6 - 0.1 for the conflict - 0.1
+    assert confidence_from(Counts(0, 1, penalty=0.55), 1) == 0.0  # never below zero
+    assert penalised(0, 0) == 0.0  # no evidence: nothing to deduct from
+    # The deduction is the formula's value less the penalty, rounded to 4 places, for any counts.
+    for sql in range(4):
+        for vector in range(8):
+            for conflicts in (0, 1):
+                plain = calculate_confidence(sql, vector, conflicts)
+                want = round(max(0.0, plain - UNVERIFIED_PENALTY), 4) if plain else plain
+                assert penalised(sql, vector, conflicts) == want
 
 
 def test_intervals_are_pooled_across_documents_primary_first() -> None:
     docs = [
-        {"program": {"intervals": {"a": "1"}, "provenance": {"intervals.a": "unverified"}}},
-        {
-            "program": {
+        doc("x", {"intervals": {"a": "1"}, "provenance": {"intervals.a": "unverified"}}),
+        doc(
+            "y",
+            {
                 "intervals": {"a": "2", "b": "3"},
                 "provenance": {"intervals.b": [{"url": "u", "seen": "s"}]},
-            }
-        },
+            },
+        ),
     ]
     prog = merged_program(docs)
-    assert prog["intervals"] == {"a": "1", "b": "3"}
-    assert prog["provenance"] == {
-        "intervals.a": "unverified",
-        "intervals.b": [{"url": "u", "seen": "s"}],
-    }
+    assert prog is not None and prog.intervals == {"a": "1", "b": "3"}
+    assert prog.check("intervals.a") == FactCheck(unverified=True)
+    assert prog.check("intervals.b") == FactCheck((Seen("u", "s"),))
+    assert merged_program([]) is None
 
 
 @pytest.mark.asyncio
@@ -198,3 +243,18 @@ async def test_freshness_reports_unverified_and_stale_source_facts(client: Clien
     assert any(
         r.startswith("Re-verify ontario-health-olsp-lung-screening") for r in out["recommendations"]
     )
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("program", ["   ", "a\x00b"])
+async def test_blank_or_control_character_program_is_refused(
+    client: Client[Any], program: str
+) -> None:
+    message = await call_error(client, "opa.program_lookup", {"program": program})
+    assert "'program'" in message and "visible character and no control characters" in message
+
+
+@pytest.mark.asyncio
+async def test_program_with_ordinary_text_is_answered(client: Client[Any]) -> None:
+    out = await call(client, "opa.program_lookup", {"program": "  lung\tscreening "})
+    assert out["in_local_corpus"] is True and out["program"]

@@ -66,76 +66,116 @@ def topics_text(topics: list[str]) -> str:
     return TOPIC_SEPARATOR.join(t.lower() for t in topics)
 
 
-def reference_day(doc: dict[str, Any]) -> int | None:
+def reference_day(
+    updated: str | None, effective: str | None = None, published: str | None = None
+) -> int | None:
     """The day a document's age is counted from (its update, else effective, else published
     date) as an ordinal: decoded once per process, so tiering a call's documents is arithmetic."""
-    day = doc.get("updated_date") or doc.get("effective_date") or doc.get("published_date")
+    day = updated or effective or published
     return date.fromisoformat(day[:10]).toordinal() if day else None
 
 
-def _decoded_documents(sql: SqlClient) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class FreshnessDoc:
+    """One document's dates, supersession and fact provenance, as one path holds them.
+
+    The vector index's copy has no effective/published date and no fact provenance."""
+
+    document_id: str
+    title: str
+    source_org: str
+    source_url: str
+    updated_date: str | None
+    is_superseded: bool
+    superseded_by: str | None
+    topics: tuple[str, ...]
+    topics_text: str  # `topics_text(topics)`
+    reference_day: int | None
+    fact_provenance: FactProvenance | None = None
+    effective_date: str | None = None
+    published_date: str | None = None
+
+
+@dataclass(frozen=True)
+class SqlDocuments:
+    rows: list[FreshnessDoc]
+    built_at: str | None  # the last index build
+
+
+def _decoded_documents(sql: SqlClient) -> list[FreshnessDoc]:
     rows = sql.query(
         "SELECT document_id, title, source_org, source_url, updated_date, effective_date, published_date, "
         "topics, is_superseded, superseded_by, facts FROM opa_documents ORDER BY document_id"
     )
-    return [
-        {k: v for k, v in r.items() if k != "facts"}
-        | {
-            "topics": (topics := json.loads(r["topics"])),
-            "topics_text": topics_text(topics),
-            "is_superseded": bool(r["is_superseded"]),
-            "fact_provenance": fact_provenance(json.loads(r["facts"])) if r.get("facts") else None,
-            "reference_day": reference_day(r),
-        }
-        for r in rows
-    ]
+    out = []
+    for r in rows:
+        topics = json.loads(r["topics"])
+        out.append(
+            FreshnessDoc(
+                document_id=r["document_id"],
+                title=r["title"],
+                source_org=r["source_org"],
+                source_url=r["source_url"],
+                updated_date=r["updated_date"],
+                is_superseded=bool(r["is_superseded"]),
+                superseded_by=r["superseded_by"],
+                topics=tuple(topics),
+                topics_text=topics_text(topics),
+                reference_day=reference_day(
+                    r["updated_date"], r["effective_date"], r["published_date"]
+                ),
+                fact_provenance=fact_provenance(json.loads(r["facts"])) if r["facts"] else None,
+                effective_date=r["effective_date"],
+                published_date=r["published_date"],
+            )
+        )
+    return out
 
 
-def all_documents(sql: SqlClient) -> list[dict[str, Any]]:
-    """Every document, decoded once per process (shared: callers never edit them)."""
+def all_documents(sql: SqlClient) -> list[FreshnessDoc]:
+    """Every document, decoded once per process (frozen: calls share them)."""
     return sql.derived.get("opa_freshness.documents", lambda: _decoded_documents(sql))
 
 
 def sql_documents(
     sql: SqlClient, document_ids: Sequence[str] | None, source_orgs: Sequence[str] | None
-) -> dict[str, Any]:
+) -> SqlDocuments:
     """Documents (dates, supersession, fact provenance) and the last index build time.
 
     The documents are decoded once per process and filtered per call: decoding every
-    document's fact provenance on each call cost 140 ms at 100x (6.3 MB of JSON). The rows are
-    shared between calls, so callers read them and never edit them."""
+    document's fact provenance on each call cost 140 ms at 100x (6.3 MB of JSON)."""
     docs = all_documents(sql)
     if document_ids:
         wanted = set(document_ids)
-        docs = [d for d in docs if d["document_id"] in wanted]
+        docs = [d for d in docs if d.document_id in wanted]
     if source_orgs:
         orgs = set(source_orgs)
-        docs = [d for d in docs if d["source_org"] in orgs]
+        docs = [d for d in docs if d.source_org in orgs]
     log = sql.one("SELECT built_at FROM ingestion_log ORDER BY id DESC LIMIT 1")
-    return {"rows": docs, "built_at": log["built_at"] if log else None}
+    return SqlDocuments(docs, log["built_at"] if log else None)
 
 
-def _first_chunks(vectors: VectorClient, collection: str) -> dict[str, dict[str, Any]]:
+def _first_chunks(vectors: VectorClient, collection: str) -> dict[str, FreshnessDoc]:
     """Each document's metadata as one collection holds it (its first parent chunk)."""
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, FreshnessDoc] = {}
     for hit in vectors.get_where(
         collection, {"$and": [{"chunk_type": "parent"}, {"section_idx": 1}]}
     ):
         m = hit.metadata
         topics = [t for t in str(m.get("topics", "")).split(";") if t]
-        found[str(m.get("document_id"))] = doc = {
-            "document_id": m.get("document_id"),
-            "title": m.get("title"),
-            "source_org": m.get("source_org"),
-            "source_url": m.get("source_url"),
-            "updated_date": m.get("updated_date") or None,
-            "is_superseded": bool(m.get("is_superseded")),
-            "superseded_by": m.get("superseded_by") or None,
-            "topics": topics,
-            "topics_text": topics_text(topics),
-            "fact_provenance": None,
-        }
-        doc["reference_day"] = reference_day(doc)
+        updated = m.get("updated_date") or None
+        found[str(m.get("document_id"))] = FreshnessDoc(
+            document_id=str(m.get("document_id")),
+            title=str(m.get("title") or ""),
+            source_org=str(m.get("source_org") or ""),
+            source_url=str(m.get("source_url") or ""),
+            updated_date=updated,
+            is_superseded=bool(m.get("is_superseded")),
+            superseded_by=m.get("superseded_by") or None,
+            topics=tuple(topics),
+            topics_text=topics_text(topics),
+            reference_day=reference_day(updated),
+        )
     return found
 
 
@@ -143,12 +183,12 @@ def vector_documents(
     vectors: VectorClient,
     document_ids: Sequence[str] | None = None,
     source_orgs: Sequence[str] | None = None,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, FreshnessDoc]:
     """The asked documents' metadata as the vector index holds it, from the asked
     organisations' collections only. Each collection's documents are decoded once per process
-    (a dict per document on every call cost 50-75 ms at 100x); the dicts are shared."""
+    (a dict per document on every call cost 50-75 ms at 100x); calls share them."""
     wanted = set(document_ids) if document_ids else None
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, FreshnessDoc] = {}
     for org in (o for o in COLLECTIONS if not source_orgs or o in source_orgs):
         collection = COLLECTIONS[org]
         docs = vectors.derived.get(
@@ -178,15 +218,23 @@ def page_date(html: str, last_modified: str | None) -> str | None:
     return max(found) if found else None
 
 
+@dataclass(frozen=True)
+class PageDate:
+    """A document whose source page shows a newer date than the corpus, and that date."""
+
+    doc: FreshnessDoc
+    page_date: str
+
+
 async def check_pages(
-    docs: list[dict[str, Any]], rewrite: dict[str, str], timeout_s: float
-) -> list[dict[str, Any]]:
+    docs: Sequence[FreshnessDoc], rewrite: dict[str, str], timeout_s: float
+) -> list[PageDate]:
     """Fetch each page concurrently (bounded, with timeouts); a failed fetch is skipped, not fatal.
     Returns the documents whose page shows a newer date than the corpus, with that date."""
     limit = asyncio.Semaphore(4)
 
-    async def one(client: httpx.AsyncClient, doc: dict[str, Any]) -> dict[str, Any] | None:
-        url = doc["source_url"]
+    async def one(client: httpx.AsyncClient, doc: FreshnessDoc) -> PageDate | None:
+        url = doc.source_url
         for prefix, replacement in rewrite.items():
             if url.startswith(prefix):
                 url = replacement + url[len(prefix) :]
@@ -198,8 +246,8 @@ async def check_pages(
         if resp.status_code != 200:
             return None
         seen = page_date(resp.text, resp.headers.get("last-modified"))
-        stored = doc.get("updated_date") or ""
-        return doc | {"page_date": seen} if seen and seen > stored else None
+        stored = doc.updated_date or ""
+        return PageDate(doc, seen) if seen and seen > stored else None
 
     async with httpx.AsyncClient(
         timeout=httpx.Timeout(timeout_s),

@@ -1,42 +1,52 @@
 """opa.program_lookup: Ontario Health programs, answered from the local corpus with each fact's source.
 
-The union of both spec revisions: 000's `program` (any Ontario Health program) and `info_needed`,
-001's `query_type`; the response carries both revisions' fields. The four screening programs
-(cervical, breast, colorectal, lung) are in the local corpus; any other program gets a clear
-answer saying it is not, never an input error. Every recommendation, interval and pathway step
-carries the page it was verified from (`verified_from`) or `unverified: true`; answers that rest
-on unverified facts lose confidence and say so. `last_updated` is the time of the look-up (000:
+The union of both spec revisions: the first's `program` (any Ontario Health program) and
+`info_needed`, the second's `query_type`; the response carries both revisions' fields. The four
+screening programs (cervical, breast, colorectal, lung) are in the local corpus; any other
+program gets a clear answer saying it is not, never an input error. Every recommendation,
+interval and pathway step carries the page it was verified from (`verified_from`) or
+`unverified: true`; answers that rest on unverified facts lose confidence (the tool's
+`Counts.penalty`) and say so. `last_updated` is the time of the look-up (the first revision's
 "timestamp of search").
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from reference_server.retrieval.dual_path import run_dual
+from reference_server.retrieval.dual_path import DualResult
 from reference_server.retrieval.opa_programs import (
+    ProgramAlgo,
+    ProgramBlock,
+    ProgramDoc,
+    ProgramRec,
     program_docs_from_hits,
     program_key,
     sql_program_docs,
     vector_program_hits,
 )
+from reference_server.retrieval.vector import VectorHit
 from reference_server.runtime import Runtime
-from reference_server.scoring.confidence import OPA, calculate_confidence
+from reference_server.scoring.confidence import OPA, Counts
 from reference_server.scoring.conflicts import Conflict
-from reference_server.tools.base import StrictModel, TextItem, ToolOutput, ToolSpec
+from reference_server.tools.base import NON_BLANK, StrictModel, TextItem
 from reference_server.tools.common import Path
+from reference_server.tools.pipeline import DualPathTool, Judged, Score
 from reference_server.tools.program_facts import (
+    UNVERIFIED_PENALTY,
+    PatientAnswer,
+    ProgramCitation,
     Source,
     answer_notes,
-    citation_rows,
     merged_program,
     pages,
     patient_answer,
-    penalised,
     pool,
+    program_citations,
     program_conflicts,
     sources_of,
     unverified_facts,
@@ -45,17 +55,21 @@ from reference_server.tools.program_facts import (
 NAME = "opa.program_lookup"
 QueryType = Literal["intervals", "eligibility", "pathway", "referral"]
 InfoNeeded = Literal["eligibility", "intervals", "locations", "referral", "procedures", "pathway"]
+ALL_PARTS: frozenset[str] = frozenset(
+    {"eligibility", "intervals", "locations", "referral", "procedures", "pathway"}
+)
 
 
 class Request(StrictModel):
     program: str = Field(
         min_length=1,
         max_length=200,
-        description="Any Ontario Health program (000), e.g. 'cervical', 'breast', 'colorectal', 'lung', 'OBSP', 'kidney care'.",
+        pattern=NON_BLANK,
+        description="Any Ontario Health program, e.g. 'cervical', 'breast', 'colorectal', 'lung', 'OBSP', 'kidney care'.",
     )
     query_type: QueryType | None = Field(
         default=None,
-        description="What the question is about (001): intervals, eligibility, pathway or referral; it sets guidance_type and which facts lead.",
+        description="What the question is about: intervals, eligibility, pathway or referral; it sets guidance_type and which facts lead.",
     )
     patient_age: int | None = Field(default=None, ge=0, le=120, description="Patient age.")
     risk_factors: list[TextItem] | None = Field(
@@ -63,7 +77,7 @@ class Request(StrictModel):
     )
     info_needed: list[InfoNeeded] | None = Field(
         default=None,
-        description="Parts of the answer wanted (000); parts not named are left empty.",
+        description="Parts of the answer wanted; parts not named are left empty.",
     )
 
 
@@ -112,15 +126,6 @@ class PatientSpecific(BaseModel):
     unverified: bool
 
 
-class ProgramCitation(BaseModel):
-    source: str
-    source_org: str = "ontario_health"
-    loc: str
-    url: str
-    page: int | None = None
-    chunk_id: str = Field(description="Id of the cited passage, for source.passages.")
-
-
 class AdditionalInfo(BaseModel):
     overview: str | None
     locations: list[str]
@@ -151,148 +156,216 @@ class Response(BaseModel):
     additional_info: AdditionalInfo
 
 
-def wanted_parts(req: Request) -> set[str]:
-    """info_needed (000) names the parts to fill; query_type (001) adds its own; none = all."""
+def wanted_parts(req: Request) -> frozenset[str]:
+    """info_needed names the parts to fill; query_type adds its own; none named = all."""
     parts: set[str] = set(req.info_needed or [])
     if parts and req.query_type:
         parts.add(req.query_type)
-    return parts or {"eligibility", "intervals", "locations", "referral", "procedures", "pathway"}
+    return frozenset(parts) or ALL_PARTS
 
 
-async def run(rt: Runtime, req: Request) -> ToolOutput:
-    key = program_key(req.program)
-    risks = req.risk_factors or []
-    query = " ".join([req.program, "screening", req.query_type or "", *risks]).strip()
-    dual = await run_dual(
-        rt.settings,
-        sql=lambda: sql_program_docs(rt.opa_sql, key),
-        vector=lambda: vector_program_hits(rt.vectors, query),
-    )
-    hits = dual.vector.value or []
-    vdocs = program_docs_from_hits(hits, key)
-    docs = dual.sql.value if dual.sql.value is not None else vdocs
-    docs, recs, algos = pool(docs)
-    ids = {d["document_id"] for d in docs}
-    corroborating = [h for h in hits if h.metadata.get("document_id") in ids]
-    prog = merged_program(docs)
-    doc = docs[0] if docs else {}
-    table = prog.get("provenance") or {}
-    order = {
-        "referral": lambda r: r.get("category") != "referral",
-        "intervals": lambda r: not r.get("frequency"),
-    }
-    if req.query_type in order:
-        recs.sort(key=order[req.query_type])
-    patient = (
-        patient_answer(prog, recs, req.patient_age, risks)
-        if (req.patient_age is not None or risks) and prog
-        else None
-    )
-    if patient:
-        recs = patient.chosen + [r for r in recs if r not in patient.chosen]
-    parts = wanted_parts(req)
-    intervals = (
-        {str(k): str(v) for k, v in (prog.get("intervals") or {}).items()}
-        if "intervals" in parts
-        else {}
-    )
-    shown_recs = recs if parts & {"eligibility", "intervals", "referral", "pathway"} else []
-    shown_algos = algos if "pathway" in parts else []
-    unverified = unverified_facts(prog, intervals, shown_recs, shown_algos, patient)
-    conflicts = program_conflicts(docs, vdocs) if dual.sql.ok else []
-    confidence = calculate_confidence(
-        len(docs) if dual.sql.ok else 0, len(corroborating), len(conflicts), OPA
-    )
-    leading = bool(unverified) and (patient is None or patient.unverified or bool(req.query_type))
-    confidence = penalised(confidence, leading)
-    notes = answer_notes(req.program, key, bool(docs), dual.provenance, unverified)
-    used = list(sources_of(prog, shown_recs, shown_algos, patient))
-    citations = [ProgramCitation(**c) for c in citation_rows(docs, pages(used), corroborating)]
-    elig = (prog.get("eligibility") or {}) if "eligibility" in parts else {}
-    follow = "referral" in parts
-    response = Response(
-        provenance=dual.provenance,
-        confidence=confidence,
-        program=prog.get("name", req.program),
-        in_local_corpus=key is not None,
-        guidance_type=req.query_type or "overview",
-        eligibility=Eligibility(
-            age_criteria=elig.get("age_criteria"),
-            risk_criteria=elig.get("risk_criteria"),
-            general=elig.get("general") or [],
-            verified_from=Source.many(table.get("eligibility")) if elig else [],
-            unverified=bool(elig) and table.get("eligibility") == "unverified",
-        ),
-        intervals=intervals,
-        recommendations=[
-            Recommendation(
-                text=r["text"],
-                category=r.get("category", "screening"),
-                age_range=r.get("age_range"),
-                frequency=r.get("frequency"),
-                conditions=r.get("conditions") or [],
-                source_section_id=f"{r['_doc']}:s{int(r.get('section') or 1):02d}",
-                verified_from=Source.many(r.get("verified_from")),
-                unverified=bool(r.get("unverified")),
-            )
-            for r in shown_recs
-        ],
-        algorithms=[
-            Algorithm(
-                name=a["name"],
-                description=a.get("description", ""),
-                steps=a.get("steps") or [],
-                decision_points=a.get("decision_points") or [],
-                source_url=a["_url"],
-                verified_from=Source.many(a.get("verified_from")),
-                unverified=bool(a.get("unverified")),
-            )
-            for a in shown_algos
-        ],
-        procedures=(prog.get("procedures") or []) if "procedures" in parts else [],
-        followup=FollowUp(
-            referral_process=prog.get("referral_process") if follow else None,
-            self_referral=prog.get("self_referral") if follow else None,
-        ),
-        patient_specific=PatientSpecific(
-            age=req.patient_age,
-            recommendation=patient.text,
-            risk_factors=risks,
-            outside_screening_age=patient.outside,
-            verified_from=Source.many(patient.sources),
-            unverified=patient.unverified,
-        )
-        if patient
-        else None,
-        effective_date=doc.get("effective_date"),
-        next_review=doc.get("review_date"),
-        document_updated=doc.get("updated_date"),
-        last_updated=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        citations=citations,
-        conflicts=conflicts,
-        unverified_facts=unverified,
-        notes=notes,
-        additional_info=AdditionalInfo(
-            overview=prog.get("overview"),
-            locations=(prog.get("locations") or []) if "locations" in parts else [],
-            resources=prog.get("resources") or [],
-        ),
-    )
-    return ToolOutput(response, dual)
+@dataclass(frozen=True)
+class Query:
+    program: str  # as asked
+    key: str | None  # the local program it names (None: not in the local corpus)
+    query_type: QueryType | None
+    age: int | None
+    risks: list[str]
+    parts: frozenset[str]
+    text: str  # the vector path's question
 
 
-SPEC = ToolSpec(
-    name=NAME,
-    description=(
+Found = DualResult[list[ProgramDoc], list[VectorHit]]
+
+# A question about referral or intervals leads with the recommendations that answer it.
+LEADS = {
+    "referral": lambda r: r.category != "referral",
+    "intervals": lambda r: not r.frequency,
+}
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """The program's answer rows: its documents (primary first; SQL's, else the vector copies),
+    the merged block and the facts shown, and the passages that corroborate the documents."""
+
+    docs: list[ProgramDoc]
+    vdocs: list[ProgramDoc]  # the vector index's copies, for the SQL-vs-vector conflict check
+    corroborating: list[VectorHit]
+    prog: ProgramBlock | None
+    recs: list[ProgramRec]  # shown, the patient's match first
+    algos: list[ProgramAlgo]  # shown
+    intervals: dict[str, str]
+    patient: PatientAnswer | None
+    unverified: list[str]
+    notes: list[str]
+
+
+class ProgramLookup(
+    DualPathTool[Request, Query, list[ProgramDoc], list[VectorHit], Lookup, Response]
+):
+    name = NAME
+    description = (
         "Ontario Health programs: eligibility by age and risk, intervals, pathway steps, referral and a "
         "patient-specific recommendation with an outside-screening-age flag. The local corpus covers the cervical "
         "(HPV testing), breast (OBSP incl. High Risk), colorectal (ColonCancerCheck) and lung screening programs; "
         "other programs get an answer saying they are not covered. Accepts the union of both spec revisions' "
         "parameters (program, query_type, patient_age, risk_factors, info_needed) and returns the union of their "
         "fields; every fact carries the page it was verified from or is marked unverified (lower confidence)."
-    ),
-    request=Request,
-    response=Response,
-    run=run,
-    warm_up={"program": "breast screening"},
-)
+    )
+    request = Request
+    response = Response
+
+    def warm_up(self) -> Request:
+        return Request(program="breast screening")
+
+    def parse(self, rt: Runtime, req: Request) -> Query:
+        risks = req.risk_factors or []
+        text = " ".join([req.program, "screening", req.query_type or "", *risks]).strip()
+        return Query(
+            req.program,
+            program_key(req.program),
+            req.query_type,
+            req.patient_age,
+            risks,
+            wanted_parts(req),
+            text,
+        )
+
+    def sql(self, rt: Runtime, q: Query) -> list[ProgramDoc]:
+        return sql_program_docs(rt.opa_sql, q.key)
+
+    def vector(self, rt: Runtime, q: Query) -> list[VectorHit]:
+        return vector_program_hits(rt.vectors, q.text)
+
+    async def merge(self, rt: Runtime, q: Query, found: Found) -> Lookup:
+        hits = found.vector.value or []
+        vdocs = program_docs_from_hits(hits, q.key)
+        pooled = pool(found.sql.value if found.sql.value is not None else vdocs)
+        ids = {d.document_id for d in pooled.docs}
+        prog = merged_program(pooled.docs)
+        recs = pooled.recs
+        if q.query_type in LEADS:
+            recs.sort(key=LEADS[q.query_type])
+        patient = (
+            patient_answer(prog, recs, q.age, q.risks)
+            if prog is not None and (q.age is not None or q.risks)
+            else None
+        )
+        if patient:
+            recs = list(patient.chosen) + [r for r in recs if r not in patient.chosen]
+        intervals = dict(prog.intervals) if prog is not None and "intervals" in q.parts else {}
+        recs = recs if q.parts & {"eligibility", "intervals", "referral", "pathway"} else []
+        algos = pooled.algos if "pathway" in q.parts else []
+        unverified = unverified_facts(prog, intervals, recs, algos, patient)
+        return Lookup(
+            docs=pooled.docs,
+            vdocs=vdocs,
+            corroborating=[h for h in hits if h.metadata.get("document_id") in ids],
+            prog=prog,
+            recs=recs,
+            algos=algos,
+            intervals=intervals,
+            patient=patient,
+            unverified=unverified,
+            notes=answer_notes(q.program, q.key, bool(pooled.docs), found.provenance, unverified),
+        )
+
+    def score(self, q: Query, merged: Lookup, found: Found) -> Score[ProgramCitation]:
+        """Documents count as SQL records only when SQL answered (the vector copies are not);
+        an answer that leads with an unverified fact carries the tool's penalty."""
+        used = sources_of(merged.prog, merged.recs, merged.algos, merged.patient)
+        patient = merged.patient
+        leading = bool(merged.unverified) and (
+            patient is None or patient.unverified or bool(q.query_type)
+        )
+        return Score(
+            citations=program_citations(merged.docs, pages(used), merged.corroborating),
+            conflicts=program_conflicts(merged.docs, merged.vdocs) if found.sql.ok else [],
+            counts=Counts(
+                sql_records=len(merged.docs) if found.sql.ok else 0,
+                vector_passages=len(merged.corroborating),
+                profile=OPA,
+                penalty=UNVERIFIED_PENALTY if leading else 0.0,
+            ),
+        )
+
+    def respond(self, q: Query, merged: Lookup, judged: Judged[ProgramCitation]) -> Response:
+        prog, patient, parts = merged.prog, merged.patient, q.parts
+        doc = merged.docs[0] if merged.docs else None
+        elig = prog.eligibility if prog is not None and "eligibility" in parts else None
+        elig_check = prog.check("eligibility") if prog is not None and elig else None
+        follow = "referral" in parts
+        return Response(
+            provenance=judged.provenance,
+            confidence=judged.confidence,
+            program=prog.name if prog is not None and prog.name is not None else q.program,
+            in_local_corpus=q.key is not None,
+            guidance_type=q.query_type or "overview",
+            eligibility=Eligibility(
+                age_criteria=elig.age_criteria if elig else None,
+                risk_criteria=elig.risk_criteria if elig else None,
+                general=list(elig.general) if elig else [],
+                verified_from=Source.many(elig_check.pages) if elig_check else [],
+                unverified=bool(elig_check and elig_check.unverified),
+            ),
+            intervals=merged.intervals,
+            recommendations=[to_recommendation(r) for r in merged.recs],
+            algorithms=[to_algorithm(a) for a in merged.algos],
+            procedures=list(prog.procedures) if prog is not None and "procedures" in parts else [],
+            followup=FollowUp(
+                referral_process=prog.referral_process if prog is not None and follow else None,
+                self_referral=prog.self_referral if prog is not None and follow else None,
+            ),
+            patient_specific=PatientSpecific(
+                age=q.age,
+                recommendation=patient.text,
+                risk_factors=q.risks,
+                outside_screening_age=patient.outside,
+                verified_from=Source.many(patient.sources),
+                unverified=patient.unverified,
+            )
+            if patient
+            else None,
+            effective_date=doc.effective_date if doc else None,
+            next_review=doc.review_date if doc else None,
+            document_updated=doc.updated_date if doc else None,
+            last_updated=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            citations=judged.citations,
+            conflicts=judged.conflicts,
+            unverified_facts=merged.unverified,
+            notes=merged.notes,
+            additional_info=AdditionalInfo(
+                overview=prog.overview if prog is not None else None,
+                locations=list(prog.locations) if prog is not None and "locations" in parts else [],
+                resources=list(prog.resources) if prog is not None else [],
+            ),
+        )
+
+
+def to_recommendation(r: ProgramRec) -> Recommendation:
+    return Recommendation(
+        text=r.text,
+        category=r.category,
+        age_range=list(r.age_range) if r.age_range is not None else None,
+        frequency=r.frequency,
+        conditions=list(r.conditions),
+        source_section_id=f"{r.document_id}:s{r.section:02d}",
+        verified_from=Source.many(r.verified_from),
+        unverified=r.unverified,
+    )
+
+
+def to_algorithm(a: ProgramAlgo) -> Algorithm:
+    return Algorithm(
+        name=a.name,
+        description=a.description,
+        steps=list(a.steps),
+        decision_points=[dict(p) for p in a.decision_points],
+        source_url=a.source_url,
+        verified_from=Source.many(a.verified_from),
+        unverified=a.unverified,
+    )
+
+
+SPEC = ProgramLookup().spec()

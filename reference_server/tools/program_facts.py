@@ -1,33 +1,35 @@
 """The patient-specific answer and fact provenance for opa.program_lookup.
 
-Program blocks come from the index with each fact's provenance resolved (`verified_from:
-[{url, seen}]` or `unverified: true`, see corpus/FORMAT.md). This module picks the
-recommendation for one patient, decides whether the age is outside the program's screening
-ages, and lists which answered facts are unverified and which pages verify the rest.
+Program blocks come from the index with each fact's provenance resolved (`verified_from`
+pages or `unverified`, see corpus/FORMAT.md). This module picks the recommendation for one
+patient, decides whether the age is outside the program's screening ages, and lists which
+answered facts are unverified and which pages verify the rest.
 """
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from reference_server.retrieval.opa_programs import PROGRAM_ALIASES
+from reference_server.retrieval.opa_programs import (
+    PROGRAM_ALIASES,
+    ProgramAlgo,
+    ProgramBlock,
+    ProgramDoc,
+    ProgramEligibility,
+    ProgramRec,
+    Seen,
+)
+from reference_server.retrieval.vector import VectorHit
 from reference_server.scoring.conflicts import Conflict, compare
 
-# An answer whose leading fact could not be verified is worth less than one checked against a page.
+# An answer whose leading fact could not be verified is worth less than one checked against a
+# page: the tool's `Counts.penalty`, which the formula subtracts only from a nonzero confidence.
 UNVERIFIED_PENALTY = 0.1
-
-
-def penalised(confidence: float, leading_unverified: bool) -> float:
-    """The spec's confidence, less UNVERIFIED_PENALTY when the answer leads with an unverified fact."""
-    if not leading_unverified or not confidence:
-        return confidence
-    return round(max(0.0, confidence - UNVERIFIED_PENALTY), 4)
 
 
 class Source(BaseModel):
@@ -37,10 +39,17 @@ class Source(BaseModel):
     seen: str
 
     @classmethod
-    def many(cls, raw: Any) -> list[Source]:
-        if not isinstance(raw, list):
-            return []
-        return [cls(url=s["url"], seen=str(s["seen"])) for s in raw if isinstance(s, dict)]
+    def many(cls, pages: Iterable[Seen]) -> list[Source]:
+        return [cls(url=s.url, seen=s.seen) for s in pages]
+
+
+class ProgramCitation(BaseModel):
+    source: str
+    source_org: str = "ontario_health"
+    loc: str
+    url: str
+    page: int | None = None
+    chunk_id: str = Field(description="Id of the cited passage, for source.passages.")
 
 
 def _words(text: str) -> str:
@@ -48,7 +57,7 @@ def _words(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
 
 
-def _match_score(wanted: list[str], patient: list[str]) -> int:
+def _match_score(wanted: Sequence[str], patient: Sequence[str]) -> int:
     """How specifically the patient's risk factors match a recommendation's terms: 3 exact, 2 the
     recommendation's term inside the patient's, 1 the patient's term inside a longer one, 0 none."""
     best = 0
@@ -59,66 +68,61 @@ def _match_score(wanted: list[str], patient: list[str]) -> int:
 
 
 def applicable(
-    recs: list[dict[str, Any]], age: int | None, risks: list[str]
-) -> list[dict[str, Any]]:
+    recs: Sequence[ProgramRec], age: int | None, risks: Sequence[str]
+) -> list[ProgramRec]:
     """Recommendations for this patient: in the age range, and risk-specific ones only with a matching
     factor. They are ranked by how specifically they match: first on their risk factors, then on
     the conditions they apply to (a patient's 'self-collected HPV negative' is the condition of
     the self-collected rule, and only contains the general 'HPV negative'); ties keep corpus order.
     """
-    ranked: list[tuple[int, int, int, dict[str, Any]]] = []
+    ranked: list[tuple[int, int, int, ProgramRec]] = []
     for i, rec in enumerate(recs):
-        rng = rec.get("age_range")
+        rng = rec.age_range
         if age is not None and rng and not (rng[0] <= age <= rng[1]):
             continue
-        risk = _match_score(rec["risk_factors"], risks) if rec.get("risk_factors") else 0
-        if rec.get("risk_factors") and not risk:
+        risk = _match_score(rec.risk_factors, risks) if rec.risk_factors else 0
+        if rec.risk_factors and not risk:
             continue
-        ranked.append((risk, _match_score(rec.get("conditions") or [], risks), i, rec))
+        ranked.append((risk, _match_score(rec.conditions, risks), i, rec))
     ranked.sort(key=lambda t: (-t[0], -t[1], t[2]))
     return [rec for *_, rec in ranked]
 
 
 def outside_ages(
-    eligibility: dict[str, Any], chosen: list[dict[str, Any]], age: int | None
+    eligibility: ProgramEligibility | None, chosen: Sequence[ProgramRec], age: int | None
 ) -> bool | None:
     """Outside the program's screening ages (eligibility min/max; no max = no upper limit), unless a
     risk-specific recommendation that matches the patient covers the age (e.g. family history)."""
-    lo, hi = eligibility.get("min_age"), eligibility.get("max_age")
-    if age is None or lo is None:
+    lo = eligibility.min_age if eligibility else None
+    if age is None or lo is None or eligibility is None:
         return None
+    hi = eligibility.max_age
     inside = lo <= age and (hi is None or age <= hi)
-    return not inside and not any(r.get("risk_factors") for r in chosen)
+    return not inside and not any(r.risk_factors for r in chosen)
 
 
-@dataclass
+@dataclass(frozen=True)
 class PatientAnswer:
     text: str
     outside: bool | None
-    chosen: list[dict[str, Any]] = field(default_factory=list)
-    sources: list[dict[str, Any]] = field(default_factory=list)
+    chosen: tuple[ProgramRec, ...] = ()
+    sources: tuple[Seen, ...] = ()
     unverified: bool = False
 
 
 def patient_answer(
-    program: dict[str, Any], recs: list[dict[str, Any]], age: int | None, risks: list[str]
+    program: ProgramBlock, recs: Sequence[ProgramRec], age: int | None, risks: Sequence[str]
 ) -> PatientAnswer:
     """One sentence for this patient, from the recommendations pooled across the program's documents."""
-    elig = program.get("eligibility") or {}
-    chosen = applicable(recs, age, risks)
+    elig = program.eligibility
+    chosen = tuple(applicable(recs, age, risks))
     outside = outside_ages(elig, chosen, age)
-    criteria = elig.get("age_criteria") or ""
-    if outside:
-        ages = (
-            f"{elig.get('min_age')}-{elig['max_age']}"
-            if elig.get("max_age")
-            else f"{elig.get('min_age')} and over"
-        )
+    if outside and elig is not None:
+        criteria = elig.age_criteria or ""
+        ages = f"{elig.min_age}-{elig.max_age}" if elig.max_age else f"{elig.min_age} and over"
         text = f"At age {age} the patient is outside the program's screening ages ({ages}). {criteria}".strip()
-        prov = (program.get("provenance") or {}).get("eligibility")
-        return PatientAnswer(
-            text, True, chosen, prov if isinstance(prov, list) else [], prov == "unverified"
-        )
+        prov = program.check("eligibility")
+        return PatientAnswer(text, True, chosen, prov.pages, prov.unverified)
     if not chosen:
         return PatientAnswer(
             "No program recommendation matches this patient's age and risk factors; see the eligibility criteria.",
@@ -127,127 +131,126 @@ def patient_answer(
     best = chosen[0]
     who = f"At age {age}" if age is not None else "For this patient"
     risk = f" with {', '.join(risks)}" if risks else ""
-    freq = f" ({best['frequency']})" if best.get("frequency") else ""
-    note = " (unverified: not confirmed on a public page)" if best.get("unverified") else ""
+    freq = f" ({best.frequency})" if best.frequency else ""
+    note = " (unverified: not confirmed on a public page)" if best.unverified else ""
     return PatientAnswer(
-        f"{who}{risk}: {best['text']}{freq}{note}",
+        f"{who}{risk}: {best.text}{freq}{note}",
         outside,
         chosen,
-        best.get("verified_from") or [],
-        bool(best.get("unverified")),
+        best.verified_from,
+        best.unverified,
     )
 
 
 def unverified_facts(
-    program: dict[str, Any],
+    program: ProgramBlock | None,
     intervals: dict[str, str],
-    recs: list[dict[str, Any]],
-    algos: list[dict[str, Any]],
+    recs: Sequence[ProgramRec],
+    algos: Sequence[ProgramAlgo],
     patient: PatientAnswer | None,
 ) -> list[str]:
     """Names of the answered facts that carry `unverified` instead of a verifying page."""
-    table = program.get("provenance") or {}
-    out = [f"intervals.{k}" for k in intervals if table.get(f"intervals.{k}") == "unverified"]
-    out += [f"recommendation: {r['text'][:80]}" for r in recs if r.get("unverified")]
+    out = [
+        f"intervals.{k}"
+        for k in intervals
+        if program is not None and program.check(f"intervals.{k}").unverified
+    ]
+    out += [f"recommendation: {r.text[:80]}" for r in recs if r.unverified]
     for a in algos:
-        if a.get("unverified"):
-            out.append(f"algorithm: {a['name']}")
-        out += [
-            f"{a['name']}: if {p.get('if')}"
-            for p in a.get("decision_points") or []
-            if p.get("unverified")
-        ]
-    if patient and patient.unverified and not any(r.get("unverified") for r in patient.chosen[:1]):
+        if a.unverified:
+            out.append(f"algorithm: {a.name}")
+        out += [f"{a.name}: if {p.get('if')}" for p in a.decision_points if p.get("unverified")]
+    if patient and patient.unverified and not any(r.unverified for r in patient.chosen[:1]):
         out.append("patient-specific recommendation")
     return list(dict.fromkeys(out))
 
 
 def sources_of(
-    program: dict[str, Any],
-    recs: list[dict[str, Any]],
-    algos: list[dict[str, Any]],
+    program: ProgramBlock | None,
+    recs: Sequence[ProgramRec],
+    algos: Sequence[ProgramAlgo],
     patient: PatientAnswer | None,
-) -> Iterable[tuple[str, Source]]:
+) -> Iterable[tuple[str, Seen]]:
     """(fact, page) pairs for the facts in the answer, the patient's recommendation first."""
     if patient:
-        for s in Source.many(patient.sources):
+        for s in patient.sources:
             yield "patient-specific recommendation", s
     for r in recs[:5]:
-        for s in Source.many(r.get("verified_from")):
-            yield f"recommendation: {r['text'][:60]}", s
-    for f, raw in (program.get("provenance") or {}).items():
-        for s in Source.many(raw):
+        for s in r.verified_from:
+            yield f"recommendation: {r.text[:60]}", s
+    for f, check in (program.provenance if program else {}).items():
+        for s in check.pages:
             yield f, s
     for a in algos:
-        for s in Source.many(a.get("verified_from")):
-            yield f"algorithm: {a['name']}", s
+        for s in a.verified_from:
+            yield f"algorithm: {a.name}", s
 
 
-def pages(used: Iterable[tuple[str, Source]], limit: int = 8) -> list[tuple[str, Source]]:
+def pages(used: Iterable[tuple[str, Seen]], limit: int = 8) -> list[tuple[str, Seen]]:
     """One citation per verifying page (the first fact that used it), in order of use."""
-    seen: dict[str, tuple[str, Source]] = {}
+    seen: dict[str, tuple[str, Seen]] = {}
     for fact, src in used:
         seen.setdefault(src.url, (fact, src))
     return list(seen.values())[:limit]
 
 
-def program_conflicts(docs: list[dict[str, Any]], vdocs: list[dict[str, Any]]) -> list[Conflict]:
+def program_conflicts(docs: Sequence[ProgramDoc], vdocs: Sequence[ProgramDoc]) -> list[Conflict]:
     """Documents of one program that disagree on an interval, and SQL vs vector copies of a block."""
     out: list[Conflict] = []
     first: dict[str, tuple[str, str]] = {}
     for d in docs:
-        for k, v in (d["program"].get("intervals") or {}).items():
-            if k in first and (c := compare(f"intervals.{k}", first[k][1], str(v), "")):
+        for k, v in d.program.intervals.items():
+            if k in first and (c := compare(f"intervals.{k}", first[k][1], v, "")):
                 c.resolution = f"Both documents shown; {first[k][0]} is primary."
                 out.append(c)
-            first.setdefault(k, (d["document_id"], str(v)))
-    vblocks = {d["document_id"]: d["program"] for d in vdocs}
+            first.setdefault(k, (d.document_id, v))
+    vblocks = {d.document_id: d.program for d in vdocs}
     for d in docs:
-        if d["document_id"] in vblocks:
-            a, b = (
-                json.dumps(p, sort_keys=True) for p in (d["program"], vblocks[d["document_id"]])
-            )
+        if d.document_id in vblocks:
             c = compare(
-                f"{d['document_id']}.program", a, b, "SQL block used; rebuild the vector index."
+                f"{d.document_id}.program",
+                d.program.canonical,
+                vblocks[d.document_id].canonical,
+                "SQL block used; rebuild the vector index.",
             )
             out += [c] if c else []
     return out
 
 
-def pool(
-    docs: list[dict[str, Any]],
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+@dataclass(frozen=True)
+class Pooled:
+    """A program's documents, primary first, and the recommendations and pathways of all."""
+
+    docs: list[ProgramDoc]
+    recs: list[ProgramRec]
+    algos: list[ProgramAlgo]
+
+
+def pool(docs: Sequence[ProgramDoc]) -> Pooled:
     """Several current documents may cover one program (guideline + HPV hub): the one with the most
     recommendations is primary; recommendations and algorithms are pooled from all of them."""
-    docs = sorted(
-        docs, key=lambda d: (-len(d["program"].get("recommendations") or []), d["document_id"])
+    ranked = sorted(docs, key=lambda d: (-len(d.program.recommendations), d.document_id))
+    return Pooled(
+        ranked,
+        [r for d in ranked for r in d.program.recommendations],
+        [a for d in ranked for a in d.program.algorithms],
     )
-    recs = [
-        r | {"_doc": d["document_id"]}
-        for d in docs
-        for r in d["program"].get("recommendations") or []
-    ]
-    algos = [
-        a | {"_url": d["source_url"]} for d in docs for a in d["program"].get("algorithms") or []
-    ]
-    return docs, recs, algos
 
 
-def merged_program(docs: list[dict[str, Any]]) -> dict[str, Any]:
+def merged_program(docs: Sequence[ProgramDoc]) -> ProgramBlock | None:
     """The primary document's block, with the intervals (and their provenance) of the others added
     under keys the primary does not have (a clash is a conflict, reported separately)."""
     if not docs:
-        return {}
-    prog = dict(docs[0]["program"])
-    intervals = dict(prog.get("intervals") or {})
-    table = dict(prog.get("provenance") or {})
+        return None
+    prog = docs[0].program
+    intervals = dict(prog.intervals)
+    table = dict(prog.provenance)
     for d in docs[1:]:
-        other = d["program"].get("provenance") or {}
-        for k, v in (d["program"].get("intervals") or {}).items():
+        for k, v in d.program.intervals.items():
             if k not in intervals:
                 intervals[k] = v
-                table[f"intervals.{k}"] = other.get(f"intervals.{k}")
-    return prog | {"intervals": intervals, "provenance": table}
+                table[f"intervals.{k}"] = d.program.check(f"intervals.{k}")
+    return dataclasses.replace(prog, intervals=intervals, provenance=table)
 
 
 def answer_notes(
@@ -274,32 +277,32 @@ def answer_notes(
     return notes
 
 
-def citation_rows(
-    docs: list[dict[str, Any]], verifying: list[tuple[str, Source]], passages: list[Any]
-) -> list[dict[str, Any]]:
+def program_citations(
+    docs: Sequence[ProgramDoc], verifying: list[tuple[str, Seen]], passages: Sequence[VectorHit]
+) -> list[ProgramCitation]:
     """The program documents, then the pages that verify the answer's facts, then supporting passages."""
     rows = [
-        {
-            "source": d["title"],
-            "loc": d["program"].get("name", d["title"]),
-            "url": d["source_url"],
-            "chunk_id": d["document_id"],
-        }
+        ProgramCitation(
+            source=d.title,
+            loc=d.program.name if d.program.name is not None else d.title,
+            url=d.source_url,
+            chunk_id=d.document_id,
+        )
         for d in docs
     ]
     # A verifying page is cited for a fact of the primary document, which source.passages resolves.
-    primary = docs[0]["document_id"] if docs else ""
+    primary = docs[0].document_id if docs else ""
     rows += [
-        {"source": f"verified from ({s.seen})", "loc": f, "url": s.url, "chunk_id": primary}
+        ProgramCitation(source=f"verified from ({s.seen})", loc=f, url=s.url, chunk_id=primary)
         for f, s in verifying
     ]
     rows += [
-        {
-            "source": h.metadata.get("title", ""),
-            "loc": h.metadata.get("section_heading", ""),
-            "url": h.metadata.get("source_url", ""),
-            "chunk_id": h.id,
-        }
+        ProgramCitation(
+            source=h.metadata.get("title", ""),
+            loc=h.metadata.get("section_heading", ""),
+            url=h.metadata.get("source_url", ""),
+            chunk_id=h.id,
+        )
         for h in passages[:3]
     ]
     return rows
