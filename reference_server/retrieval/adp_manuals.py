@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from reference_server.catalog import ADP_CEP_ID, OFF_COLLECTIONS, adp_rule_id
 from reference_server.retrieval.derived import DerivedValues
@@ -111,63 +111,40 @@ def keyword_search(db: SqlClient) -> SqlData:
     return db.derived.get("adp_sql_data", lambda: _sql_data(db))
 
 
-def _place(r: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "adp_doc": r["adp_doc"],
-        "section_ref": r["section_ref"],
-        "policy_uid": r["policy_uid"],
-        "page_num": r["page_num"],
-    }
+PLACE = "adp_doc, section_ref, policy_uid, page_num"
 
 
 def _sql_data(db: SqlClient) -> SqlData:
-    place = "adp_doc, section_ref, policy_uid, page_num"
+    """The rows in their types (each SELECT names its type's fields)."""
     return SqlData(
         funding=[
-            FundingRule(
-                **_place(r),
-                rule_id=r["rule_id"],
-                scenario=r["scenario"],
-                client_share_percent=r["client_share_percent"],
-                adp_share_percent=r["adp_share_percent"],
-                max_contribution=r["max_contribution"],
-                covered=bool(r["covered"]),
-                summary=r["summary"] or "",
-            )
+            FundingRule(**{**r, "covered": bool(r["covered"]), "summary": r["summary"] or ""})
             for r in db.query(
-                f"SELECT {place}, rule_id, scenario, client_share_percent, adp_share_percent, "
+                f"SELECT {PLACE}, rule_id, scenario, client_share_percent, adp_share_percent, "
                 "max_contribution, covered, summary FROM adp_funding_rule ORDER BY rule_id"
             )
         ],
         exclusions=[
-            Exclusion(**_place(r), exclusion_id=r["exclusion_id"], exclusion=r["exclusion"])
+            Exclusion(**r)
             for r in db.query(
-                f"SELECT {place}, exclusion_id, exclusion FROM adp_exclusion ORDER BY exclusion_id"
+                f"SELECT {PLACE}, exclusion_id, exclusion FROM adp_exclusion ORDER BY exclusion_id"
             )
         ],
         cep={
-            r["household"]: CepThreshold(r["household"], float(r["income_threshold"]))
+            r["household"]: CepThreshold(**r)
             for r in db.query("SELECT household, income_threshold FROM adp_cep_threshold")
         },
         sections=[
-            Section(
-                **_place(r),
-                id=r["id"],
-                manual=r["manual"],
-                heading=r["heading"],
-                summary=r["summary"],
-            )
+            Section(**r)
             for r in db.query(
-                f"SELECT {place}, id, manual, heading, summary FROM adp_sections "
+                f"SELECT {PLACE}, id, manual, heading, summary FROM adp_sections "
                 "WHERE kind = 'policy' AND summary != '' ORDER BY id"
             )
         ],
         descriptive=[
-            DescriptiveRule(
-                **_place(r), rule_id=r["rule_id"], topic=r["topic"], summary=r["summary"]
-            )
+            DescriptiveRule(**r)
             for r in db.query(
-                f"SELECT {place}, rule_id, topic, summary FROM adp_descriptive_rule ORDER BY rule_id"
+                f"SELECT {PLACE}, rule_id, topic, summary FROM adp_descriptive_rule ORDER BY rule_id"
             )
         ],
     )

@@ -267,7 +267,11 @@ class AdpGet(DualPathTool[Request, Query, SqlData, list[Passage], Merged, Respon
         eligibility = (
             eligibility_of(p, sel, q.independent_transfer) if "eligibility" in q.checks else None
         )
-        fast_track = fast_track_note(sel.index.fast_track) if eligibility and p.fast_track else None
+        fast_track = (
+            fast_track_note(sel.index.fast_track)
+            if eligibility is not None and p.fast_track
+            else None
+        )
         return Merged(
             sel=sel,
             passages=passages,
