@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from reference_server.tools.coverage_patient import StatedPatient, stated_patient
-from reference_server.tools.off_coverage_answer import Patient, with_stated_context
+from reference_server.tools.coverage_patient import (
+    Patient,
+    StatedPatient,
+    stated_patient,
+    with_stated_context,
+)
 
 
 @pytest.mark.parametrize(

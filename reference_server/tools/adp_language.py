@@ -9,7 +9,7 @@ income, household size, social assistance, daily use, residency and prescription
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from reference_server.retrieval.adp_manuals import CORE
 
@@ -207,20 +207,22 @@ _DAILY = re.compile(r"\bdaily\b|every ?day|all day", re.I)
 REQUIREMENT_HEADING = re.compile(r"requirement|eligib|functional status|criteria", re.I)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Parsed:
+    """What an ADP request states, read once (the structured fields win over the text)."""
+
     text: str
     device_type: str | None = None
     category: str | None = None
-    keywords: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()  # words that find the device's manual sections
     income: float | None = None
     household: str = "single"
     household_stated: bool = False
-    flags: list[str] = field(default_factory=list)
+    flags: tuple[str, ...] = ()  # exclusion kinds the question triggers
     fast_track: bool = False
     social_assistance: bool | None = None  # None: the request does not say
     assistance_program: str | None = None  # ontario_works | odsp | acsd | social_assistance
-    topics: list[str] = field(default_factory=list)  # descriptive-rule topics asked about
+    topics: tuple[str, ...] = ()  # descriptive-rule topics asked about
     lease: bool = False  # the question is about a leased device
     daily: bool | None = None
     resident: bool | None = None
@@ -318,36 +320,50 @@ def read(
 ) -> Parsed:
     """Rule-based extraction (regex + alias table) from the request text and structured fields
     (a structured field wins over the text; `assistance` 'none' = not on social assistance)."""
-    p = Parsed(text=text)
     if assistance is not None:
-        on = assistance != "none"
-        p.social_assistance, p.assistance_program = on, (assistance if on else None)
+        on: bool | None = assistance != "none"
+        program = assistance if on else None
     else:
-        p.social_assistance, p.assistance_program = assistance_of(text)
-        if not p.social_assistance:
-            p.assistance_program = None
-    p.topics = [name for name, pattern in TOPIC_QUESTIONS.items() if pattern.search(text)]
-    for pattern, dtype, device_category, words in DEVICES:
+        on, program = assistance_of(text)
+        program = program if on else None
+    device_type: str | None = None
+    device_category: str | None = None
+    keywords: tuple[str, ...] = ()
+    for pattern, dtype, cat, words in DEVICES:
         if re.search(pattern, text, re.I):
-            p.device_type, p.category, p.keywords = dtype, device_category, words
+            device_type, device_category, keywords = dtype, cat, words
             break
     if category:
-        if p.category != category:
-            p.keywords = ()  # the alias belongs to another manual: its section words do not apply
-        p.category = category
-    p.income = income if income is not None else income_of(text)
+        if device_category != category:
+            keywords = ()  # the alias belongs to another manual: its section words do not apply
+        device_category = category
+    household, household_stated = "single", False
     if _FAMILY.search(text):
-        p.household, p.household_stated = "family", True
+        household, household_stated = "family", True
     elif _SINGLE.search(text):
-        p.household_stated = True
-    p.flags = [kind for kind, pattern in FLAGS.items() if re.search(pattern, text, re.I)]
+        household_stated = True
+    flags = [kind for kind, pattern in FLAGS.items() if re.search(pattern, text, re.I)]
     where = (location or "").lower()
     outdoor_only = "outdoor" in where and not re.search(r"home|indoor|entry", where)
-    if (daily is False or outdoor_only) and "alternative_transport" not in p.flags:
-        p.flags.append("alternative_transport")
-    p.fast_track = bool(FAST_TRACK.search(text))
-    p.lease = bool(_LEASE.search(text))
-    p.daily = daily if daily is not None else (True if _DAILY.search(text) else None)
-    p.resident = False if _NOT_RESIDENT.search(text) else (True if _RESIDENT.search(text) else None)
-    p.prescription = False if _NO_RX.search(text) else (True if _RX.search(text) else None)
-    return p
+    if (daily is False or outdoor_only) and "alternative_transport" not in flags:
+        flags.append("alternative_transport")
+    return Parsed(
+        text=text,
+        device_type=device_type,
+        category=device_category,
+        keywords=keywords,
+        income=income if income is not None else income_of(text),
+        household=household,
+        household_stated=household_stated,
+        flags=tuple(flags),
+        fast_track=bool(FAST_TRACK.search(text)),
+        social_assistance=on,
+        assistance_program=program,
+        topics=tuple(name for name, pattern in TOPIC_QUESTIONS.items() if pattern.search(text)),
+        lease=bool(_LEASE.search(text)),
+        daily=daily if daily is not None else (True if _DAILY.search(text) else None),
+        resident=False
+        if _NOT_RESIDENT.search(text)
+        else (True if _RESIDENT.search(text) else None),
+        prescription=False if _NO_RX.search(text) else (True if _RX.search(text) else None),
+    )

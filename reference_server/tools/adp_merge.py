@@ -4,15 +4,24 @@ and context. Rules come from the SQL rows, or from rule passages when the SQL pa
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from reference_server.catalog import ADP_CEP_ID, adp_rule_id
-from reference_server.retrieval import adp_manuals as adp
-from reference_server.retrieval.adp_manuals import CORE, SqlData
-from reference_server.retrieval.vector import VectorHit
+from reference_server.catalog import ADP_CEP_ID
+from reference_server.retrieval.adp_manuals import (
+    CORE,
+    DescriptiveRule,
+    Exclusion,
+    FundingRule,
+    Passage,
+    Row,
+    Section,
+    SqlData,
+    rules_in,
+)
 from reference_server.scoring.citations import Citation
 from reference_server.scoring.conflicts import Conflict, compare
 from reference_server.tools.adp_language import (
@@ -57,47 +66,50 @@ class Cep(BaseModel):
     client_share: float = Field(description="Client share in percent under the CEP check.")
 
 
-def in_scope(row: dict[str, Any], category: str | None) -> bool:
-    return row.get("adp_doc") in {category, CORE}
+# What adp.get's one-line answer leads with: a who-does-what rule, the device could not be told,
+# a use ADP does not fund (car substitute), or the device's funding. coverage.answer decides
+# eligibility and its follow-up questions from it.
+Lead = Literal["policy_rules", "unknown_device", "not_eligible", "device"]
 
 
-def pick_funding(rows: list[dict[str, Any]], p: Parsed) -> list[dict[str, Any]]:
+def in_scope(adp_doc: str | None, category: str | None) -> bool:
+    return adp_doc in {category, CORE}
+
+
+def pick_funding(rows: Sequence[FundingRule], p: Parsed) -> list[FundingRule]:
     """The standard share rules for the device: its category's purchase/lease rules, else the core
     manual's. The 0% rules of social-assistance recipients are `assistance_rules`."""
-    rows = [r for r in rows if r.get("client_share_percent") != 0]
+    rows = [r for r in rows if r.client_share_percent != 0]
     order = ("lease", "purchase") if p.lease else ("purchase", "lease")
     for doc in (p.category, CORE):
         for scenarios in ((order[0],), (order[1],), ("grant_social_assistance",)):
             found = [
                 r
                 for r in rows
-                if r["adp_doc"] == doc
-                and r["scenario"] in scenarios
-                and (r.get("client_share_percent") or 0) < 100
+                if r.adp_doc == doc
+                and r.scenario in scenarios
+                and (r.client_share_percent or 0) < 100
             ]
             if found:
                 # The manuals' funding parts (Part 7; core policy 305) state the split most directly.
-                return sorted(
-                    found, key=lambda r: not str(r["section_ref"]).startswith(("7", "305"))
-                )
+                return sorted(found, key=lambda r: not str(r.section_ref).startswith(("7", "305")))
     return []
 
 
-def assistance_rules(rows: list[dict[str, Any]], p: Parsed) -> list[dict[str, Any]]:
+def assistance_rules(rows: Sequence[FundingRule], p: Parsed) -> list[FundingRule]:
     """The share rules of clients on Ontario Works, ODSP or ACSD: the category's own (only where
     its rule names this device, e.g. comm_aids 710 for speaking valves), then the core manual's
     (310.00: program funding at 100%, so the client pays no co-payment)."""
-    found = [r for r in rows if r["scenario"] == "social_assistance"]
+    found = [r for r in rows if r.scenario == "social_assistance"]
     own = [
         r
         for r in found
-        if r["adp_doc"] == p.category != CORE
-        and any(k in str(r.get("summary", "")).lower() for k in p.keywords)
+        if r.adp_doc == p.category != CORE and any(k in r.summary.lower() for k in p.keywords)
     ]
-    return own + [r for r in found if r["adp_doc"] == CORE]
+    return own + [r for r in found if r.adp_doc == CORE]
 
 
-def descriptive_rules(rows: list[dict[str, Any]], p: Parsed) -> list[dict[str, Any]]:
+def descriptive_rules(rows: Sequence[DescriptiveRule], p: Parsed) -> list[DescriptiveRule]:
     """The who-does-what rules the question asks about (its topics; the category's co-payment
     section for a client on social assistance), in the device's manual, or any manual when the
     question names no device."""
@@ -105,39 +117,27 @@ def descriptive_rules(rows: list[dict[str, Any]], p: Parsed) -> list[dict[str, A
     return [
         r
         for r in rows
-        if r["topic"] in topics and (p.category in (None, CORE) or r["adp_doc"] == p.category)
+        if r.topic in topics and (p.category in (None, CORE) or r.adp_doc == p.category)
     ]
 
 
-def manual_of(row: dict[str, Any], index: SectionIndex) -> str:
-    uid, page = row.get("policy_uid"), row.get("page_num")
-    same = index.by_uid.get(uid, [])
-    best = next((s for s in same if s["page_num"] == page), same[0] if same else None)
-    if best is None:  # no section for this rule: use the category's manual when it has only one
-        manuals = index.manuals.get(row.get("adp_doc"), set())
-        best = {"manual": next(iter(manuals))} if len(manuals) == 1 else None
-    if best and best.get("manual"):
-        return f"ADP {best['manual']}"
-    return f"ADP {row.get('adp_doc', '')} manual"
+def manual_of(row: Row, index: SectionIndex) -> str:
+    same = index.by_uid.get(row.policy_uid, [])
+    best = next((s for s in same if s.page_num == row.page_num), same[0] if same else None)
+    if best is not None:
+        name = best.manual
+    else:  # no section for this rule: use the category's manual when it has only one
+        manuals = index.manuals.get(row.adp_doc, set())
+        name = next(iter(manuals)) if len(manuals) == 1 else None
+    return f"ADP {name}" if name else f"ADP {row.adp_doc} manual"
 
 
-def loc(row: dict[str, Any]) -> str:
-    return f"adp:{row['adp_doc']}:Section {row['section_ref']}"
+def loc(row: Row) -> str:
+    return f"adp:{row.adp_doc}:Section {row.section_ref}"
 
 
-def passage_id(row: dict[str, Any]) -> str:
-    """The passage a funding rule, exclusion or manual section row came from (section numbers
-    collide inside a manual, so sections keep their own ids: 'adp:prosthesis:205-2')."""
-    if row.get("topic") and row.get("rule_id"):
-        return adp_rule_id(row["adp_doc"], row["section_ref"], "descriptive", row["rule_id"])
-    for kind, key in (("funding", "rule_id"), ("exclusion", "exclusion_id")):
-        if row.get(key):
-            return adp_rule_id(row["adp_doc"], row["section_ref"], kind, row[key])
-    return str(row["id"])
-
-
-def ref(row: dict[str, Any]) -> str:
-    page = f", p.{row['page_num']}" if row.get("page_num") else ""
+def ref(row: Row) -> str:
+    page = f", p.{row.page_num}" if row.page_num else ""
     return f"{loc(row)}{page}"
 
 
@@ -145,12 +145,12 @@ def device_label(p: Parsed) -> str:
     return p.device_type.replace("_", " ") if p.device_type else "device"
 
 
-def exclusion_lines(rows: list[dict[str, Any]], flagged: list[str]) -> list[str]:
+def exclusion_lines(rows: list[Exclusion], flagged: list[str]) -> list[str]:
     """One line per exclusion kind (category before core manual), flagged kinds first; a kind
     the question asks about lists every section that states it, the others their first three."""
-    by_kind: dict[str, list[dict[str, Any]]] = {}
+    by_kind: dict[str, list[Exclusion]] = {}
     for r in rows:
-        by_kind.setdefault(r["exclusion"], []).append(r)
+        by_kind.setdefault(r.exclusion, []).append(r)
     kinds = sorted(by_kind, key=lambda k: (k not in flagged, list(by_kind).index(k)))
     lines = []
     for kind in kinds:
@@ -166,22 +166,22 @@ class SectionIndex:
     per process): scanning every section per call grew with the corpus (10x: a third of
     adp.get's time went to the fast-track scan, manual lookups and keyword filters)."""
 
-    by_doc: dict[str, list[tuple[dict[str, Any], str]]]  # manual -> (section, lowered text)
-    by_uid: dict[Any, list[dict[str, Any]]]
-    manuals: dict[Any, set[str]]  # adp_doc -> its manuals' names
-    requirements: dict[str, list[dict[str, Any]]]  # manual -> requirement sections
-    fast_track: list[dict[str, Any]]
+    by_doc: dict[str, list[tuple[Section, str]]]  # manual -> (section, lowered text)
+    by_uid: dict[str | None, list[Section]]
+    manuals: dict[str, set[str | None]]  # adp_doc -> its manuals' names
+    requirements: dict[str, list[Section]]  # manual -> requirement sections
+    fast_track: list[Section]
 
     @staticmethod
-    def of(sections: list[dict[str, Any]]) -> SectionIndex:
+    def of(sections: list[Section]) -> SectionIndex:
         index = SectionIndex({}, {}, {}, {}, [])
         for s in sections:
-            text = f"{s['heading']} {s['summary']}"
-            index.by_doc.setdefault(s["adp_doc"], []).append((s, text.lower()))
-            index.by_uid.setdefault(s["policy_uid"], []).append(s)
-            index.manuals.setdefault(s["adp_doc"], set()).add(s["manual"])
-            if REQUIREMENT_HEADING.search(s["heading"]):
-                index.requirements.setdefault(s["adp_doc"], []).append(s)
+            text = f"{s.heading} {s.summary}"
+            index.by_doc.setdefault(s.adp_doc, []).append((s, text.lower()))
+            index.by_uid.setdefault(s.policy_uid, []).append(s)
+            index.manuals.setdefault(s.adp_doc, set()).add(s.manual)
+            if REQUIREMENT_HEADING.search(s.heading):
+                index.requirements.setdefault(s.adp_doc, []).append(s)
             if FAST_TRACK.search(text):
                 index.fast_track.append(s)
         return index
@@ -194,39 +194,40 @@ def section_index(sql: SqlData) -> SectionIndex:
     return sql.derived.get("section_index", lambda: SectionIndex.of(sql.sections))
 
 
-@dataclass
+@dataclass(frozen=True)
 class Selection:
-    """The rows of either path that answer this request (SQL rows, or chunk metadata if SQL failed)."""
+    """The rows of either path that answer this request (SQL rows, or the rules the passages
+    state if SQL failed)."""
 
-    share_rules: list[dict[str, Any]]
-    assistance_rules: list[dict[str, Any]]  # OW/ODSP/ACSD share rules (when the client is on one)
-    descriptive: list[dict[str, Any]]  # who-does-what rules the question asks about
-    repair_rules: list[dict[str, Any]]
-    scoped_funding: list[dict[str, Any]]
-    exclusions: list[dict[str, Any]]
+    share_rules: list[FundingRule]
+    assistance_rules: list[FundingRule]  # OW/ODSP/ACSD share rules (when the client is on one)
+    descriptive: list[DescriptiveRule]  # who-does-what rules the question asks about
+    repair_rules: list[FundingRule]
+    scoped_funding: list[FundingRule]
+    exclusions: list[Exclusion]
     flagged: list[str]
-    device_sections: list[dict[str, Any]]
-    requirement_sections: list[dict[str, Any]]
+    device_sections: list[Section]
+    requirement_sections: list[Section]
     index: SectionIndex
 
 
-def select(p: Parsed, sql: SqlData | None, passages: list[VectorHit]) -> Selection:
-    funding_rows = sql.funding if sql else adp.rows_from_passages(passages, "funding_rule")
-    excl_rows = sql.exclusions if sql else adp.rows_from_passages(passages, "exclusion")
-    desc_rows = sql.descriptive if sql else adp.rows_from_passages(passages, "descriptive_rule")
+def select(p: Parsed, sql: SqlData | None, passages: list[Passage]) -> Selection:
+    funding_rows = sql.funding if sql else rules_in(passages, FundingRule)
+    excl_rows = sql.exclusions if sql else rules_in(passages, Exclusion)
+    desc_rows = sql.descriptive if sql else rules_in(passages, DescriptiveRule)
     index = section_index(sql) if sql else NO_SECTIONS
-    scoped = [r for r in funding_rows if in_scope(r, p.category)]
+    scoped = [r for r in funding_rows if in_scope(r.adp_doc, p.category)]
     excl = sorted(
-        (r for r in excl_rows if in_scope(r, p.category)),
-        key=lambda r: (r["adp_doc"] == CORE, str(r.get("exclusion_id"))),
+        (r for r in excl_rows if in_scope(r.adp_doc, p.category)),
+        key=lambda r: (r.adp_doc == CORE, str(r.exclusion_id)),
     )
-    not_paid = [r for r in scoped if r["scenario"] in ("repair", "batteries") and not r["covered"]]
+    not_paid = [r for r in scoped if r.scenario in ("repair", "batteries") and not r.covered]
     asked = {"repair"} if "repairs_maintenance" in p.flags else set()
     asked |= {"batteries"} if "batteries" in p.flags else set()
     share_rules = pick_funding(scoped, p)
     # A grant category's rules for OW/ODSP/ACSD clients are its grants; percentage splits have
     # the recipients' own rule.
-    with_percent = bool(share_rules) and share_rules[0].get("client_share_percent") is not None
+    with_percent = bool(share_rules) and share_rules[0].client_share_percent is not None
     cat_sections = index.by_doc.get(p.category or "", [])
     return Selection(
         share_rules=share_rules,
@@ -236,11 +237,11 @@ def select(p: Parsed, sql: SqlData | None, passages: list[VectorHit]) -> Selecti
         descriptive=descriptive_rules(desc_rows, p)[:6],
         repair_rules=sorted(
             not_paid,
-            key=lambda r: (r["scenario"] not in asked, r["adp_doc"] == CORE, r["scenario"]),
+            key=lambda r: (r.scenario not in asked, r.adp_doc == CORE, r.scenario),
         ),
         scoped_funding=scoped,
         exclusions=excl,
-        flagged=[k for k in p.flags if any(r["exclusion"] == k for r in excl)],
+        flagged=[k for k in p.flags if any(r.exclusion == k for r in excl)],
         device_sections=[s for s, text in cat_sections if any(k in text for k in p.keywords)][:3],
         requirement_sections=index.requirements.get(p.category or "", [])[:3],
         index=index,
@@ -248,15 +249,14 @@ def select(p: Parsed, sql: SqlData | None, passages: list[VectorHit]) -> Selecti
 
 
 def cep_check(
-    p: Parsed, sql: SqlData | None, cep_hit: VectorHit | None, standard_client: float | None
+    p: Parsed, sql: SqlData | None, cep_hit: Passage | None, standard_client: float | None
 ) -> tuple[Cep | None, list[Conflict]]:
     """Income at or below the household threshold -> client share 0% (thresholds: project spec)."""
     if p.income is None:
         return None, []
-    threshold = (
-        float(sql.cep[p.household]["income_threshold"]) if sql and p.household in sql.cep else None
-    )
-    vec_threshold = cep_hit.metadata.get(p.household) if cep_hit else None
+    row = sql.cep.get(p.household) if sql else None
+    threshold = row.income_threshold if row else None
+    vec_threshold = cep_hit.cep_thresholds.get(p.household) if cep_hit else None
     conflicts: list[Conflict] = []
     if threshold is None and vec_threshold is not None:
         threshold = float(vec_threshold)
@@ -275,18 +275,18 @@ def cep_check(
     return Cep(income_threshold=threshold, eligible=eligible, client_share=client), conflicts
 
 
-def share_conflicts(p: Parsed, sel: Selection, passages: list[VectorHit]) -> list[Conflict]:
+def share_conflicts(p: Parsed, sel: Selection, passages: list[Passage]) -> list[Conflict]:
     """The split the passages give for this device (same selection rule) versus SQL's."""
     if not sel.share_rules:
         return []
     top = sel.share_rules[0]
     out = []
-    for m in pick_funding(adp.rows_from_passages(passages, "funding_rule"), p):
-        if m["adp_doc"] == top["adp_doc"] and m["scenario"] == top["scenario"]:
+    for m in pick_funding(rules_in(passages, FundingRule), p):
+        if m.adp_doc == top.adp_doc and m.scenario == top.scenario:
             c = compare(
                 "funding.client_share_percent",
-                top["client_share_percent"],
-                m.get("client_share_percent"),
+                top.client_share_percent,
+                m.client_share_percent,
                 "SQL funding rule used; structured values take precedence.",
             )
             out += [c] if c else []
@@ -296,7 +296,7 @@ def share_conflicts(p: Parsed, sel: Selection, passages: list[VectorHit]) -> lis
 def funding_of(sel: Selection, cep: Cep | None) -> Funding:
     """The device's split; for a client on social assistance, their rule (client share 0%, the
     co-payment not the client's); a CEP-eligible income also takes the client share to 0%."""
-    top = sel.share_rules[0] if sel.share_rules else {}
+    top = sel.share_rules[0] if sel.share_rules else None
     repair_note = None
     if sel.repair_rules:
         refs = ", ".join(dict.fromkeys(loc(r) for r in sel.repair_rules[:3]))
@@ -305,16 +305,16 @@ def funding_of(sel: Selection, cep: Cep | None) -> Funding:
             f"the client pays the full cost ({refs})."
         )
     maxes = [
-        float(r["max_contribution"])
+        float(r.max_contribution)
         for r in sel.share_rules
-        if r.get("max_contribution") and r["section_ref"] == top.get("section_ref")
+        if r.max_contribution and top and r.section_ref == top.section_ref
     ]
-    client = top.get("client_share_percent")
+    client = top.client_share_percent if top else None
     if sel.assistance_rules:
         rule = sel.assistance_rules[0]
         return Funding(
-            client_share_percent=rule.get("client_share_percent"),
-            adp_contribution=rule.get("adp_share_percent"),
+            client_share_percent=rule.client_share_percent,
+            adp_contribution=rule.adp_share_percent,
             max_contribution=max(maxes) if maxes else None,
             repair_coverage=repair_note,
             client_share_paid_by="social_assistance",
@@ -322,7 +322,7 @@ def funding_of(sel: Selection, cep: Cep | None) -> Funding:
     cep_eligible = bool(cep and cep.eligible)
     return Funding(
         client_share_percent=0.0 if cep_eligible else client,
-        adp_contribution=top.get("adp_share_percent"),
+        adp_contribution=top.adp_share_percent if top else None,
         max_contribution=max(maxes) if maxes else None,
         repair_coverage=repair_note,
         client_share_paid_by="client" if client and not cep_eligible else None,
@@ -335,27 +335,22 @@ def eligibility_of(
     basic: bool | None = None
     if p.category == "mobility":
         basic = False if "alternative_transport" in sel.flagged else (True if p.daily else None)
-    other: dict[str, Any] = {
+    other: dict[str, Any] = {  # the published free-form criteria
         "device_type": p.device_type,
         "category": p.category,
         "flagged_exclusions": sel.flagged,
         "requirements": [
-            f"{ref(s)}: {s['heading']} - {s['summary'][:200]}" for s in sel.requirement_sections
+            f"{ref(s)}: {s.heading} - {s.summary[:200]}" for s in sel.requirement_sections
         ],
     }
-    lease = [r for r in sel.scoped_funding if r["scenario"] == "lease"]
+    lease = [r for r in sel.scoped_funding if r.scenario == "lease"]
     if lease:
-        other["lease"] = f"{lease[0].get('summary', '')} ({loc(lease[0])})"
+        other["lease"] = f"{lease[0].summary} ({loc(lease[0])})"
     if independent_transfer is not None:
         other["independent_transfer"] = independent_transfer
     if p.fast_track:
         found = sel.index.fast_track
-        other["fast_track"] = (
-            f"Described in {', '.join(ref(s) for s in found[:3])}."
-            if found
-            else "No fast-track or expedited process is described in the indexed ADP manual "
-            "sections; the standard authorizer assessment and application apply."
-        )
+        other["fast_track"] = fast_track_note(found)
     return Eligibility(
         basic_mobility=basic,
         ontario_resident=p.resident,
@@ -364,43 +359,47 @@ def eligibility_of(
     )
 
 
-def citations_of(
-    p: Parsed, sel: Selection, corroborating: list[VectorHit], cep: Cep | None
-) -> list[Citation]:
+def fast_track_note(found: list[Section]) -> str:
+    if found:
+        return f"Described in {', '.join(ref(s) for s in found[:3])}."
+    return (
+        "No fast-track or expedited process is described in the indexed ADP manual "
+        "sections; the standard authorizer assessment and application apply."
+    )
+
+
+def citations_of(sel: Selection, corroborating: list[Passage], cep: Cep | None) -> list[Citation]:
     """The SQL rows used (rules, flagged exclusions, device sections), then the top passages."""
-    rows = [  # the rule the split comes from leads: a social-assistance client's, else the device's
+    rows: list[Row] = [  # the rule the split comes from leads: a social-assistance client's
         *sel.assistance_rules[:3],
         *sel.share_rules[:3],
         *sel.descriptive,
         *sel.repair_rules[:2],
-        *[r for r in sel.exclusions if r["exclusion"] in sel.flagged][:3],
+        *[r for r in sel.exclusions if r.exclusion in sel.flagged][:3],
         *sel.device_sections,
         *sel.requirement_sections[:1],
     ]
     out: list[Citation] = []
     seen: set[str] = set()
     for r in rows:
-        chunk_id = passage_id(r)
-        if chunk_id not in seen:
-            seen.add(chunk_id)
+        if r.passage_id not in seen:
+            seen.add(r.passage_id)
             out.append(
                 Citation(
                     source=manual_of(r, sel.index),
                     loc=loc(r),
-                    page=r.get("page_num"),
-                    chunk_id=chunk_id,
+                    page=r.page_num,
+                    chunk_id=r.passage_id,
                 )
             )
     for h in corroborating[:3]:
-        m = h.metadata
         if h.id not in seen:
             seen.add(h.id)
-            source = f"ADP {m['manual']}" if m.get("manual") else f"ADP {m.get('adp_doc')} manual"
             out.append(
                 Citation(
-                    source=source,
-                    loc=f"adp:{m.get('adp_doc')}:Section {m.get('section')}",
-                    page=m.get("page"),
+                    source=f"ADP {h.manual}" if h.manual else f"ADP {h.adp_doc} manual",
+                    loc=f"adp:{h.adp_doc}:Section {h.section}",
+                    page=h.page,
                     chunk_id=h.id,
                 )
             )
@@ -415,16 +414,24 @@ def citations_of(
     return out
 
 
-def summary(p: Parsed, sel: Selection, cep: Cep | None, eligibility: Eligibility | None) -> str:
+@dataclass(frozen=True)
+class Summary:
+    text: str
+    lead: Lead
+
+
+def summary(p: Parsed, sel: Selection, cep: Cep | None, fast_track: str | None) -> Summary:
+    """The one-line answer, and what it leads with."""
     share_rules, flagged, not_covered = sel.share_rules, sel.flagged, sel.repair_rules
     device = device_label(p)
-    rules = [f"{r['summary']} ({loc(r)})" for r in sel.descriptive if r["topic"] in p.topics]
+    rules = [f"{r.summary} ({loc(r)})" for r in sel.descriptive if r.topic in p.topics]
     if p.category is None and rules:
-        return " ".join(rules)
+        return Summary(" ".join(rules), "policy_rules")
     if p.category is None:
-        return (
+        return Summary(
             "Could not tell which device is meant; name it (e.g. walker, power wheelchair, CPAP, "
-            "hearing aid) or give device.category."
+            "hearing aid) or give device.category.",
+            "unknown_device",
         )
     parts: list[str] = []
     if "alternative_transport" in flagged:
@@ -435,8 +442,8 @@ def summary(p: Parsed, sel: Selection, cep: Cep | None, eligibility: Eligibility
     uncovered = [k for k in ("batteries", "repairs_maintenance") if k in flagged]
     if uncovered:
         what = " and ".join("batteries" if k == "batteries" else "repairs" for k in uncovered)
-        ref = loc(not_covered[0]) if not_covered else "the ADP manual"
-        parts.append(f"ADP does not cover {what} for a {device}; the client pays ({ref}).")
+        where = loc(not_covered[0]) if not_covered else "the ADP manual"
+        parts.append(f"ADP does not cover {what} for a {device}; the client pays ({where}).")
     others = [k for k in flagged if k not in ("alternative_transport", *uncovered)]
     if others:
         parts.append("Flagged exclusions: " + ", ".join(k.replace("_", " ") for k in others) + ".")
@@ -444,12 +451,12 @@ def summary(p: Parsed, sel: Selection, cep: Cep | None, eligibility: Eligibility
         top = share_rules[0]
         if sel.assistance_rules:
             parts.append(assistance_sentence(p, sel, device))
-        elif top.get("client_share_percent") is not None:
+        elif top.client_share_percent is not None:
             parts.append(
-                f"ADP funds a {device}: ADP pays {top['adp_share_percent']:g}% of the approved price "
-                f"and the client {top['client_share_percent']:g}% ({loc(top)})."
+                f"ADP funds a {device}: ADP pays {top.adp_share_percent:g}% of the approved price "
+                f"and the client {top.client_share_percent:g}% ({loc(top)})."
             )
-        elif top.get("max_contribution"):
+        elif top.max_contribution:
             parts.append(f"ADP pays a grant towards a {device} ({loc(top)}).")
     if cep is not None:
         if cep.eligible:
@@ -462,10 +469,17 @@ def summary(p: Parsed, sel: Selection, cep: Cep | None, eligibility: Eligibility
                 f"Income ${p.income:,.0f} is above the ${cep.income_threshold:,.0f} {p.household} "
                 f"CEP threshold: standard client share {cep.client_share:g}%."
             )
-    if eligibility and "fast_track" in eligibility.other_criteria:
-        parts.append(str(eligibility.other_criteria["fast_track"]))
+    if fast_track is not None:
+        parts.append(fast_track)
     # A who-does-what question is answered first; the device's split follows.
-    return " ".join(rules + parts) or f"No ADP funding rule found for a {device}."
+    lead: Lead = (
+        "policy_rules"
+        if rules
+        else "not_eligible"
+        if "alternative_transport" in flagged
+        else "device"
+    )
+    return Summary(" ".join(rules + parts) or f"No ADP funding rule found for a {device}.", lead)
 
 
 PROGRAM_NAMES = {
@@ -483,31 +497,32 @@ def assistance_sentence(p: Parsed, sel: Selection, device: str) -> str:
     copay = [
         loc(r)
         for r in sel.descriptive
-        if r["topic"] == "social_assistance_copay" and loc(r) != loc(rule)
+        if r.topic == "social_assistance_copay" and loc(r) != loc(rule)
     ]
     standard = (
-        f"The usual split for a {device} is ADP {top['adp_share_percent']:g}% / client "
-        f"{top['client_share_percent']:g}% ({loc(top)}); "
-        if top.get("client_share_percent") is not None
+        f"The usual split for a {device} is ADP {top.adp_share_percent:g}% / client "
+        f"{top.client_share_percent:g}% ({loc(top)}); "
+        if top.client_share_percent is not None
         else ""
     )
     return (
         f"{standard}for a client on {program} the co-payment is not the client's: program "
-        f"funding for Ontario Works, ODSP and ACSD recipients is {rule['adp_share_percent']:g}% "
-        f"and the client's own share {rule['client_share_percent']:g}% ({loc(rule)}"
+        f"funding for Ontario Works, ODSP and ACSD recipients is {rule.adp_share_percent:g}% "
+        f"and the client's own share {rule.client_share_percent:g}% ({loc(rule)}"
         + (f"; co-payment section {', '.join(copay)}" if copay else "")
         + ")."
     )
 
 
 def context(
-    passages: list[VectorHit], rules: list[dict[str, Any]], exclusions: list[str], n: int
+    passages: list[Passage],
+    rules: Sequence[FundingRule | DescriptiveRule],
+    exclusions: list[str],
+    n: int,
 ) -> str:
-    lines = [
-        f"[{h.id}] {h.text[:500]}" for h in passages[:n] if h.metadata.get("doc_type") == "section"
-    ]
+    lines = [f"[{h.id}] {h.text[:500]}" for h in passages[:n] if h.doc_type == "section"]
     lines += [
-        f"{'Rule' if r.get('topic') else 'Funding rule'} {loc(r)}: {r.get('summary', '')}"
+        f"{'Rule' if isinstance(r, DescriptiveRule) else 'Funding rule'} {loc(r)}: {r.summary}"
         for r in rules
     ]
     if exclusions:

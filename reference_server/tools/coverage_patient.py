@@ -3,7 +3,8 @@
 Clinicians write "for my 72-year-old patient", "a 19-year-old who has a private drug plan",
 "in long-term care"; ODB eligibility turns on exactly these, so coverage.answer reads them from
 the question when the structured ``patient`` argument does not give them. A structured value
-always wins over the text.
+always wins over the text. `Patient` is the structured context coverage.answer accepts, shared
+by the tool and its synthesis.
 """
 
 from __future__ import annotations
@@ -11,6 +12,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Literal
+
+from pydantic import Field
+
+from reference_server.tools.base import StrictModel
 
 Setting = Literal["acute", "community", "ltc"]
 Plan = Literal["ODB", "private", "none"]
@@ -59,3 +64,38 @@ def stated_patient(question: str) -> StatedPatient:
     elif ON_ODB.search(question):
         plan = "ODB"
     return StatedPatient(age, setting, plan)
+
+
+class Patient(StrictModel):
+    age: int | None = Field(
+        default=None,
+        ge=0,
+        le=130,
+        description="Age in years: ODB eligibility (65 or over; under 25 through OHIP+).",
+    )
+    setting: Setting | None = Field(
+        default=None,
+        description=(
+            "Care setting: billing context for the fee-code search; 'ltc' residents are "
+            "ODB-eligible."
+        ),
+    )
+    plan: Plan | None = Field(
+        default=None,
+        description="Drug plan: 'ODB', 'private' (pays first for under 25s) or 'none'.",
+    )
+    income: float | None = Field(
+        default=None, ge=0, le=10_000_000, description="Annual income (CAD), for the CEP check."
+    )
+
+
+def with_stated_context(patient: Patient, question: str) -> Patient:
+    """The structured patient context, completed by what the question states in words."""
+    stated = stated_patient(question)
+    return patient.model_copy(
+        update={
+            "age": patient.age if patient.age is not None else stated.age,
+            "setting": patient.setting or stated.setting,
+            "plan": patient.plan or stated.plan,
+        }
+    )

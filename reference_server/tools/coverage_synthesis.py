@@ -1,26 +1,33 @@
 """coverage.answer's synthesis: one part per domain tool answer (decision, sentence, cited
-highlights), ODB eligibility from the patient context, follow-up questions, provenance."""
+highlights), ODB eligibility from the patient context, follow-up questions, provenance.
+
+It reads the domain tools' typed responses through the protocols below: the fields it decides
+from, and nothing else (never their English text). A protocol names what is read without
+importing a sibling tool's module; mypy checks each tool's Response against it where
+coverage.answer hands it over.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
 from reference_server.catalog import odb_group_id, odb_lu_id
 from reference_server.scoring.citations import Citation
-from reference_server.tools.base import ToolSpec
+from reference_server.scoring.conflicts import Conflict
+from reference_server.tools.adp_merge import Lead
 from reference_server.tools.coverage_eligibility import eligibility_rules, odb_eligible
+from reference_server.tools.coverage_patient import Patient
 from reference_server.tools.coverage_routing import Intent
 from reference_server.tools.odb_intents import INTENTS
 
-if TYPE_CHECKING:
-    from reference_server.tools.off_coverage_answer import Patient
-
 Decision = Literal["billable", "eligible", "covered", "needs_more_info"]
 MAX_HIGHLIGHTS_PER_TOOL = 4
+LABELS: dict[Intent, str] = {"billing": "OHIP billing", "device": "ADP", "drug": "ODB"}
 
 
 class Highlight(BaseModel):
@@ -33,35 +40,155 @@ class Followup(BaseModel):
     reason: str
 
 
-@dataclass
-class Call:
-    intent: Intent
-    spec: ToolSpec
-    args: dict[str, Any]
-    response: dict[str, Any] | None = None
-    error: str | None = None
-    started_ms: float = 0.0
-    duration_ms: float = 0.0
+# ----------------------------------------------------------------- what is read of each answer
+
+
+class Answer(Protocol):
+    """What every domain tool answers with (tools.common.Evidence)."""
 
     @property
-    def confidence(self) -> float:
-        return float((self.response or {}).get("confidence") or 0.0)
+    def provenance(self) -> Sequence[str]: ...
+    @property
+    def confidence(self) -> float: ...
+    @property
+    def citations(self) -> Sequence[Citation]: ...
+    @property
+    def conflicts(self) -> Sequence[Conflict]: ...
 
 
-@dataclass
+class BillingItem(Protocol):
+    @property
+    def code(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def fee(self) -> float | None: ...
+    @property
+    def fee_note(self) -> str | None: ...
+    @property
+    def requirements(self) -> str | None: ...
+    @property
+    def limits(self) -> str | None: ...
+
+
+class ScheduleAnswer(Answer, Protocol):
+    """schedule.get's answer."""
+
+    @property
+    def items(self) -> Sequence[BillingItem]: ...
+    @property
+    def unknown_codes(self) -> Sequence[str]: ...
+    @property
+    def needs_more_info(self) -> bool: ...
+
+
+class AdpFunding(Protocol):
+    @property
+    def adp_contribution(self) -> float | None: ...
+
+
+class AdpAnswer(Answer, Protocol):
+    """adp.get's answer."""
+
+    @property
+    def summary(self) -> str: ...
+    @property
+    def lead(self) -> Lead: ...
+    @property
+    def funding(self) -> AdpFunding | None: ...
+    @property
+    def exclusions(self) -> Sequence[str]: ...
+
+
+class OdbBrand(Protocol):
+    @property
+    def din(self) -> str: ...
+    @property
+    def strength(self) -> str | None: ...
+    @property
+    def dosage_form(self) -> str | None: ...
+    @property
+    def group_id(self) -> str: ...
+    @property
+    def covered(self) -> bool: ...
+
+
+class OdbCoverage(Protocol):
+    @property
+    def covered(self) -> bool: ...
+    @property
+    def din(self) -> str: ...
+    @property
+    def brand_name(self) -> str: ...
+    @property
+    def generic_name(self) -> str: ...
+    @property
+    def strength(self) -> str | None: ...
+    @property
+    def dosage_form(self) -> str | None: ...
+    @property
+    def group_id(self) -> str | None: ...
+    @property
+    def lu_required(self) -> bool: ...
+    @property
+    def lu_codes(self) -> Sequence[str]: ...
+    @property
+    def lu_criteria(self) -> str | None: ...
+    @property
+    def notes(self) -> Sequence[str]: ...
+
+
+class OdbNotListed(Protocol):
+    @property
+    def message(self) -> str: ...
+    @property
+    def listed(self) -> Sequence[OdbBrand]: ...
+
+
+class OdbLowestCost(Protocol):
+    @property
+    def din(self) -> str: ...
+    @property
+    def brand(self) -> str: ...
+
+
+class OdbAnswer(Answer, Protocol):
+    """odb.get's answer."""
+
+    @property
+    def coverage(self) -> OdbCoverage | None: ...
+    @property
+    def not_listed(self) -> OdbNotListed | None: ...
+    @property
+    def lowest_cost(self) -> OdbLowestCost | None: ...
+    @property
+    def other_strengths(self) -> Sequence[OdbBrand]: ...
+
+
+# ----------------------------------------------------------------------------------- parts
+
+
+@dataclass(frozen=True)
 class Part:
     decision: Decision
     sentence: str
     highlights: list[Highlight]
-    # what the domain tool could not settle: the drug itself, or its strength or form
-    unresolved: Literal["drug", "strength"] | None = None
+    # what the domain tool could not settle: the device, the drug, or its strength or form
+    unresolved: Literal["device", "drug", "strength"] | None = None
+    why: str | None = None  # the tool's own words for what it could not settle
 
 
-def _citations(raw: list[dict[str, Any]]) -> list[Citation]:
-    return [Citation(**c) for c in raw]
+@dataclass(frozen=True)
+class Domain:
+    """One domain tool's call as the synthesis reads it: its part, or why it failed."""
+
+    intent: Intent
+    tool: str
+    part: Part
+    error: str | None = None
 
 
-def _money(value: Any) -> str:
+def _money(value: float | None) -> str:
     return f"${value:,.2f}" if isinstance(value, int | float) else "no flat fee"
 
 
@@ -73,106 +200,116 @@ def _lead(text: str | None, sentences: int = 2, limit: int = 300) -> str | None:
     return lead if len(lead) <= limit else lead[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
-def billing_part(call: Call, codes: list[str]) -> Part:
-    out = call.response or {}
-    items = out.get("items") or []
-    unknown = out.get("unknown_codes") or []
-    if out.get("needs_more_info"):
-        sentence = f"OHIP billing: the Schedule does not list {', '.join(unknown)}."
+def failed_part(intent: Intent, tool: str, error: str | None) -> Part:
+    return Part("needs_more_info", f"{LABELS[intent]}: {tool} could not answer ({error}).", [])
+
+
+def billing_part(out: ScheduleAnswer, codes: list[str]) -> Part:
+    items = out.items
+    if out.needs_more_info:
+        sentence = f"OHIP billing: the Schedule does not list {', '.join(out.unknown_codes)}."
         if items:
-            listed = ", ".join(f"{i['code']} ({_money(i['fee'])})" for i in items[:3])
+            listed = ", ".join(f"{i.code} ({_money(i.fee)})" for i in items[:3])
             sentence += f" Codes matching the description: {listed}."
         return Part("needs_more_info", sentence, [])
     if not items:
         return Part("needs_more_info", "No matching OHIP fee code was found.", [])
-    named = [i for i in items if i["code"] in codes]
+    named = [i for i in items if i.code in codes]
     shown = (named or items)[:MAX_HIGHLIGHTS_PER_TOOL]
-    cites: dict[str, list[dict[str, Any]]] = {}
+    cites: dict[str, list[Citation]] = {}
     current = ""
-    for c in out.get("citations") or []:  # schedule.get lists each code, then its commentary
-        if c["loc"] in {i["code"] for i in items}:
-            current = c["loc"]
+    listed_codes = {i.code for i in items}
+    for c in out.citations:  # schedule.get lists each code, then its commentary
+        if c.loc in listed_codes:
+            current = c.loc
         cites.setdefault(current, []).append(c)
     highlights = []
     for item in shown:
-        point = f"{item['code']} {item['description']}: {_money(item['fee'])}."
-        if item.get("fee_note"):  # components and other listings, as schedule.get words them
-            point += f" {item['fee_note']}"
-        for label, key in (("Limits", "limits"), ("Requirements", "requirements")):
-            note = _lead(item.get(key))
+        point = f"{item.code} {item.description}: {_money(item.fee)}."
+        if item.fee_note:  # components and other listings, as schedule.get words them
+            point += f" {item.fee_note}"
+        for label, text in (("Limits", item.limits), ("Requirements", item.requirements)):
+            note = _lead(text)
             if note:
                 point += f" {label}: {note}"
-        highlights.append(
-            Highlight(point=point, citations=_citations(cites.get(item["code"], [])[:3]))
-        )
-    listed = ", ".join(f"{i['code']} ({_money(i['fee'])})" for i in shown)
-    billable = any(i.get("fee") is not None or i.get("requirements") for i in (named or items))
+        highlights.append(Highlight(point=point, citations=cites.get(item.code, [])[:3]))
+    listed = ", ".join(f"{i.code} ({_money(i.fee)})" for i in shown)
+    billable = any(i.fee is not None or i.requirements for i in (named or items))
     if named:
         lead = f"OHIP billing: {listed} {'is' if len(shown) == 1 else 'are'} in the Schedule"
-        limits = _lead(named[0].get("limits"))
-        sentence = lead + (f"; {named[0]['code']} limits: {limits.rstrip('.')}" if limits else "")
+        limits = _lead(named[0].limits)
+        sentence = lead + (f"; {named[0].code} limits: {limits.rstrip('.')}" if limits else "")
         sentence += "."
     else:
         sentence = f"OHIP billing: the closest Schedule codes are {listed}."
     decision: Decision = (
-        "billable" if billable and (named or call.confidence >= 0.7) else "needs_more_info"
+        "billable" if billable and (named or out.confidence >= 0.7) else "needs_more_info"
     )
     return Part(decision, sentence, highlights)
 
 
-def device_part(call: Call) -> Part:
-    out = call.response or {}
-    summary = str(out.get("summary") or "").strip()
-    funding = out.get("funding") or {}
+def device_part(out: AdpAnswer) -> Part:
+    """Eligible when ADP contributes, the answer leads neither with a use ADP does not fund nor
+    with an unknown device, and the evidence is at least one path's base."""
+    summary = out.summary.strip()
     eligible = (
-        bool(funding.get("adp_contribution"))
-        and not summary.lower().startswith(("not eligible", "could not tell"))
-        and call.confidence >= 0.6
+        bool(out.funding and out.funding.adp_contribution)
+        and out.lead not in ("not_eligible", "unknown_device")
+        and out.confidence >= 0.6
     )
     sentence = f"ADP: {summary}" if summary else "ADP: no funding rule was found for this device."
-    highlights = [Highlight(point=sentence, citations=_citations((out.get("citations") or [])[:3]))]
-    for excl in (out.get("exclusions") or [])[:2]:
+    highlights = [Highlight(point=sentence, citations=list(out.citations[:3]))]
+    for excl in out.exclusions[:2]:
         highlights.append(Highlight(point=f"ADP exclusion: {excl}", citations=[]))
-    return Part("eligible" if eligible else "needs_more_info", sentence, highlights)
+    return Part(
+        "eligible" if eligible else "needs_more_info",
+        sentence,
+        highlights,
+        unresolved="device" if out.lead == "unknown_device" else None,
+    )
 
 
-def drug_part(call: Call, patient: Patient) -> Part:
-    out = call.response or {}
-    cov = out.get("coverage")
-    every = out.get("citations") or []
-    notes = [c for c in every if c["chunk_id"].startswith("odb:note:")]
-    missing = out.get("not_listed")
-    if missing:  # the drug is listed, not at the strength or in the form asked: say what is
-        listed = {odb_group_id(b["group_id"]) for b in missing["listed"]}
-        sentence = f"ODB: {missing['message']}"
-        cites = _citations([c for c in every if c["chunk_id"] in listed][:3])
-        highlight = Highlight(point=sentence, citations=cites)
-        return Part("needs_more_info", sentence, [highlight], unresolved="strength")
-    if not cov:
-        cited = [c for c in every if not c["chunk_id"].startswith("odb:note:")]
+def drug_part(out: OdbAnswer, asked: str, patient: Patient) -> Part:
+    """`asked`: the question text odb.get was given (its product notes are shown when it asks
+    about coverage or criteria)."""
+    cov = out.coverage
+    every = out.citations
+    notes = [c for c in every if c.chunk_id.startswith("odb:note:")]
+    missing = out.not_listed
+    if missing is not None:  # listed, not at the strength or in the form asked: say what is
+        listed = {odb_group_id(b.group_id) for b in missing.listed}
+        sentence = f"ODB: {missing.message}"
+        highlight = Highlight(
+            point=sentence, citations=[c for c in every if c.chunk_id in listed][:3]
+        )
+        return Part(
+            "needs_more_info", sentence, [highlight], unresolved="strength", why=missing.message
+        )
+    if cov is None:
+        cited = [c for c in every if not c.chunk_id.startswith("odb:note:")]
         sentence = "ODB: the drug could not be matched to the formulary."
-        highlight = Highlight(point=sentence, citations=_citations(cited[:3]))
+        highlight = Highlight(point=sentence, citations=cited[:3])
         return Part("needs_more_info", sentence, [highlight], unresolved="drug")
     # the evidence for the sentence is the product's own group passage (and the lowest-cost
     # product's, the same group), for the criteria its LU codes: never another product's
-    group = odb_group_id(cov["group_id"]) if cov.get("group_id") else None
-    cites = _citations([c for c in every if c["chunk_id"] == group][:3])
-    codes = {odb_lu_id(code) for code in cov.get("lu_codes") or []}
-    lu_cites = _citations([c for c in every if c["chunk_id"] in codes][:3])
-    name = f"{cov['brand_name']} ({cov['generic_name'].lower()}"
-    name += f" {cov['strength']}" if cov.get("strength") else ""
-    name += f" {cov['dosage_form']}" if cov.get("dosage_form") else ""
-    name += f", DIN {cov['din']})"
-    if cov["covered"]:
+    group = odb_group_id(cov.group_id) if cov.group_id else None
+    cites = [c for c in every if c.chunk_id == group][:3]
+    codes = {odb_lu_id(code) for code in cov.lu_codes}
+    lu_cites = [c for c in every if c.chunk_id in codes][:3]
+    name = f"{cov.brand_name} ({cov.generic_name.lower()}"
+    name += f" {cov.strength}" if cov.strength else ""
+    name += f" {cov.dosage_form}" if cov.dosage_form else ""
+    name += f", DIN {cov.din})"
+    if cov.covered:
         status = "is an ODB benefit" + (
-            " with Limited Use criteria (LU code needed)" if cov.get("lu_required") else ""
+            " with Limited Use criteria (LU code needed)" if cov.lu_required else ""
         )
     else:
         status = "is not an ODB benefit"
     sentence = f"ODB: {name} {status}."
-    low = out.get("lowest_cost")
-    if cov["covered"] and low and low.get("din") != cov["din"]:
-        sentence += f" Lowest-cost interchangeable: {low['brand']} (DIN {low['din']})."
+    low = out.lowest_cost
+    if cov.covered and low is not None and low.din != cov.din:
+        sentence += f" Lowest-cost interchangeable: {low.brand} (DIN {low.din})."
     eligible, note = odb_eligible(patient.age, patient.setting, patient.plan)
     if note:
         sentence += f" {note}"
@@ -181,36 +318,28 @@ def drug_part(call: Call, patient: Patient) -> Part:
             f" The patient's plan is '{patient.plan}': ODB pays only if they are ODB-eligible."
         )
     highlights = [Highlight(point=sentence, citations=cites)]
-    others = out.get("other_strengths") or []
+    others = out.other_strengths
     if others:  # no strength was asked: the brand's other products, each with its evidence
-        other_groups = {odb_group_id(b["group_id"]) for b in others}
+        other_groups = {odb_group_id(b.group_id) for b in others}
         also = ", ".join(
-            f"{b['strength'] or 'no strength stated'} {b['dosage_form'] or ''}".strip()
-            + f" (DIN {b['din']}, {'covered' if b['covered'] else 'not covered'})"
+            f"{b.strength or 'no strength stated'} {b.dosage_form or ''}".strip()
+            + f" (DIN {b.din}, {'covered' if b.covered else 'not covered'})"
             for b in others
         )
         highlights.append(
             Highlight(
-                point=f"{cov['brand_name']} is also listed at: {also}.",
-                citations=_citations([c for c in every if c["chunk_id"] in other_groups][:4]),
+                point=f"{cov.brand_name} is also listed at: {also}.",
+                citations=[c for c in every if c.chunk_id in other_groups][:4],
             )
         )
-    if cov.get("lu_criteria"):
+    if cov.lu_criteria:
         highlights.append(
-            Highlight(
-                point=f"LU criteria: {_lead(cov['lu_criteria'])}",
-                citations=lu_cites or cites,
-            )
+            Highlight(point=f"LU criteria: {_lead(cov.lu_criteria)}", citations=lu_cites or cites)
         )
     # product notes are clinical criteria: shown when the question is about coverage or criteria
-    asked = str(call.args.get("q", ""))
     about_criteria = any(re.search(INTENTS[c], asked, re.I) for c in ("coverage", "lu_criteria"))
-    for text, citation in zip(
-        cov.get("notes") or [] if about_criteria else [], notes, strict=False
-    ):
-        highlights.append(
-            Highlight(point=f"Formulary note: {_lead(text)}", citations=_citations([citation]))
-        )
+    for text, citation in zip(cov.notes if about_criteria else [], notes, strict=False):
+        highlights.append(Highlight(point=f"Formulary note: {_lead(text)}", citations=[citation]))
     rules = eligibility_rules()
     if note and rules:
         highlights.append(
@@ -225,38 +354,38 @@ def drug_part(call: Call, patient: Patient) -> Part:
                 ],
             )
         )
-    covered = cov["covered"] and eligible is not False
+    covered = cov.covered and eligible is not False
     return Part("covered" if covered else "needs_more_info", sentence, highlights)
 
 
-def followups_for(patient: Patient, calls: list[Call], parts: dict[Intent, Part]) -> list[Followup]:
+def followups_for(patient: Patient, domains: list[Domain]) -> list[Followup]:
     asks: list[Followup] = []
-    if not calls:
+    if not domains:
         asks.append(
             Followup(
                 ask="Is this about billing a service (OHIP), an assistive device (ADP) or a drug (ODB)?",
                 reason="The question did not name a fee code, device or drug.",
             )
         )
-    for call in calls:
-        if call.error:
+    for d in domains:
+        if d.error:
             asks.append(
                 Followup(
-                    ask=f"Ask again, or call {call.spec.name} directly.",
-                    reason=f"{call.spec.name} failed: {call.error}",
+                    ask=f"Ask again, or call {d.tool} directly.",
+                    reason=f"{d.tool} failed: {d.error}",
                 )
             )
             continue
-        part = parts[call.intent]
-        if call.intent == "billing" and part.decision == "needs_more_info":
+        part = d.part
+        if d.intent == "billing" and part.decision == "needs_more_info":
             asks.append(
                 Followup(
                     ask="Which service or OHIP fee code do you want to bill?",
                     reason="No Schedule code matched the question closely.",
                 )
             )
-        if call.intent == "device":
-            if "could not tell" in part.sentence.lower():
+        if d.intent == "device":
+            if part.unresolved == "device":
                 asks.append(
                     Followup(
                         ask="Which device exactly (e.g. walker, power wheelchair, hearing aid)?",
@@ -270,7 +399,7 @@ def followups_for(patient: Patient, calls: list[Call], parts: dict[Intent, Part]
                         reason="The CEP check that can remove the 25% client share needs income.",
                     )
                 )
-        if call.intent == "drug":
+        if d.intent == "drug":
             if part.unresolved == "drug":
                 asks.append(
                     Followup(
@@ -279,11 +408,10 @@ def followups_for(patient: Patient, calls: list[Call], parts: dict[Intent, Part]
                     )
                 )
             if part.unresolved == "strength":
-                missing = (call.response or {}).get("not_listed") or {}
                 asks.append(
                     Followup(
                         ask="Which of the listed strengths and forms is prescribed?",
-                        reason=str(missing.get("message") or "The strength asked is not listed."),
+                        reason=part.why or "The strength asked is not listed.",
                     )
                 )
             if (
@@ -299,6 +427,11 @@ def followups_for(patient: Patient, calls: list[Call], parts: dict[Intent, Part]
     return asks
 
 
-def provenance_summary(calls: list[Call]) -> str:
-    seen = {p for c in calls for p in (c.response or {}).get("provenance") or []}
+def provenance_summary(answers: Sequence[Answer]) -> str:
+    seen = {p for a in answers for p in a.provenance}
     return "+".join(p for p in ("sql", "vector") if p in seen) or "none"
+
+
+def tool_conflicts(tool: str, answer: Answer) -> list[Conflict]:
+    """The tool's conflicts, each field prefixed with the tool's name."""
+    return [c.model_copy(update={"field": f"{tool}: {c.field}"}) for c in answer.conflicts]

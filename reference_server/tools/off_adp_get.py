@@ -3,34 +3,39 @@
 Accepts a natural-language `query` or a structured `device`; the device, category, income and
 household are extracted by rules (regex + alias table; no LLM fallback). SQL reads the funding
 rules, exclusions, CEP thresholds and manual sections; the vector path searches `adp_v1` for
-corroborating passages. SQL wins on numbers; a vector-only answer is rebuilt from chunk metadata.
+corroborating passages. SQL wins on numbers; a vector-only answer is rebuilt from the rules the
+passages state.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal, get_args
 
 from pydantic import Field
+from pydantic.json_schema import SkipJsonSchema
 
 from reference_server.retrieval import adp_manuals as adp
-from reference_server.retrieval.adp_manuals import CORE, SqlData
-from reference_server.retrieval.dual_path import run_dual
-from reference_server.retrieval.vector import VectorHit
+from reference_server.retrieval.adp_manuals import CORE, Passage, SqlData
+from reference_server.retrieval.dual_path import DualResult
 from reference_server.runtime import Runtime
-from reference_server.scoring.confidence import OFF, calculate_confidence
-from reference_server.tools.adp_language import (
-    Parsed,
-    read,
-)
+from reference_server.scoring.citations import Citation
+from reference_server.scoring.confidence import OFF, Counts
+from reference_server.scoring.conflicts import Conflict
+from reference_server.tools.adp_language import Parsed, read
 from reference_server.tools.adp_merge import (
     Cep,
     Eligibility,
     Funding,
+    Lead,
+    Selection,
+    Summary,
     cep_check,
     citations_of,
     context,
     eligibility_of,
     exclusion_lines,
+    fast_track_note,
     funding_of,
     in_scope,
     loc,
@@ -38,8 +43,9 @@ from reference_server.tools.adp_merge import (
     share_conflicts,
     summary,
 )
-from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
+from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Evidence
+from reference_server.tools.pipeline import DualPathTool, Judged, Score
 
 NAME = "adp.get"
 Category = Literal[
@@ -129,69 +135,51 @@ class Response(Evidence):
     )
     funding: Funding | None
     cep: Cep | None
+    # Not published (no schema, not serialised): what `summary` leads with, for the tools
+    # composed of this one (coverage.answer decides eligibility from it, never from the words).
+    lead: SkipJsonSchema[Lead] = Field(default="device", exclude=True)
 
 
-# ---------------------------------------------------------------------------------- parsing
-def parse(req: Request) -> Parsed:
-    """The device, income, household and circumstances the request states (rules in adp_language)."""
-    use = req.use_case
-    text = " ".join(
-        t for t in (req.query, req.device.type if req.device else None, use and use.location) if t
-    )
-    return read(
-        text,
-        category=req.device.category if req.device else None,
-        income=req.patient_income,
-        daily=use.daily if use else None,
-        location=use.location if use else None,
-        assistance=req.social_assistance,
-    )
+@dataclass(frozen=True)
+class Query:
+    parsed: Parsed
+    checks: frozenset[Check]
+    want_cep: bool  # the CEP income check was asked for and an income is known
+    independent_transfer: bool | None
+    vector_text: str
 
 
-# ---------------------------------------------------------------------------------- paths
+Found = DualResult[SqlData, list[Passage]]
+
+
+@dataclass(frozen=True)
+class Merged:
+    sel: Selection
+    passages: list[Passage]  # rule and section passages (not the CEP one)
+    corroborating: list[Passage]
+    cep: Cep | None
+    cep_conflicts: list[Conflict]
+    eligibility: Eligibility | None
+    exclusions: list[str]
+    summary: Summary
+    from_sql: bool
+
+
 def vector_query(p: Parsed) -> str:
     parts = [p.device_type.replace("_", " ") if p.device_type else "", p.text]
     parts += [k.replace("_", " ") for k in p.flags]
     return " ".join(x for x in parts if x)[:1000]
 
 
-async def run(rt: Runtime, req: Request) -> ToolOutput:
-    p = parse(req)
-    checks = set(req.check)
-    want_cep = "cep" in checks and p.income is not None
-    dual = await run_dual(
-        rt.settings,
-        sql=lambda: adp.keyword_search(rt.ohip_sql),
-        vector=lambda: adp.vector_search(rt.vectors, vector_query(p), p.category, want_cep),
+def corroborates(h: Passage, p: Parsed) -> bool:
+    """A passage of the device's manual; a who-does-what rule only when the question asks
+    about its topic."""
+    return in_scope(h.adp_doc, p.category) and (
+        h.doc_type != "descriptive_rule" or h.topic in p.topics
     )
-    sql: SqlData | None = dual.sql.value
-    hits: list[VectorHit] = dual.vector.value or []
-    passages = [h for h in hits if h.metadata.get("doc_type") != "cep"]
-    cep_hit = next((h for h in hits if h.metadata.get("doc_type") == "cep"), None)
-    sel = select(p, sql, passages)
-    standard_client = sel.share_rules[0]["client_share_percent"] if sel.share_rules else None
-    cep, conflicts = cep_check(p, sql, cep_hit, standard_client) if want_cep else (None, [])
-    if sql:
-        conflicts += share_conflicts(p, sel, passages)
-    # A who-does-what rule corroborates an answer only when the question asks about its topic.
-    corroborating = [
-        h
-        for h in passages
-        if in_scope(h.metadata, p.category)
-        and (
-            h.metadata.get("doc_type") != "descriptive_rule" or h.metadata.get("topic") in p.topics
-        )
-    ]
-    eligibility = (
-        eligibility_of(p, sel, req.use_case.independent_transfer if req.use_case else None)
-        if "eligibility" in checks
-        else None
-    )
-    exclusions = exclusion_lines(sel.exclusions, sel.flagged) if "exclusions" in checks else []
-    # SQL records only count when SQL answered (rows rebuilt from passages are vector evidence).
-    n_sql = len(sel.share_rules) + len(sel.repair_rules) + len(sel.flagged) + int(cep is not None)
-    n_sql += len(sel.assistance_rules) + len(sel.descriptive)
-    n_sql = n_sql if sql else 0
+
+
+def notes_for(p: Parsed, sel: Selection) -> dict[str, str]:
     notes = {
         "null_values": "null means 'not determined from the request'.",
         "confidence": "0.9+ = SQL rule matched and corroborated; 0.6-0.75 = passages only.",
@@ -209,45 +197,132 @@ async def run(rt: Runtime, req: Request) -> ToolOutput:
         + ("stated in the request." if p.household_stated else "assumed (not stated)."),
         "extraction": "Device, income and household were extracted by rules (no LLM).",
     }
-    if sel.share_rules and sel.share_rules[0]["adp_doc"] == CORE and p.category != CORE:
+    top = sel.share_rules[0] if sel.share_rules else None
+    if top and top.adp_doc == CORE and p.category != CORE:
         notes["funding"] = (
             f"No {p.category} rule states a split; the ADP general funding rule "
-            f"({loc(sel.share_rules[0])}) is used."
+            f"({loc(top)}) is used."
         )
-    response = Response(
-        provenance=dual.provenance,
-        confidence=calculate_confidence(n_sql, len(corroborating), len(conflicts), OFF),
-        summary=summary(p, sel, cep, eligibility),
-        interpretation_notes=notes,
-        context=context(
-            passages,
-            [*sel.share_rules, *sel.assistance_rules, *sel.descriptive],
-            exclusions,
-            3 if sql else 5,
-        ),
-        eligibility=eligibility,
-        exclusions=exclusions,
-        policy_rules=[f"{r['summary']} ({loc(r)})" for r in sel.descriptive],
-        funding=funding_of(sel, cep) if "funding" in checks else None,
-        cep=cep,
-        citations=citations_of(p, sel, corroborating, cep),
-        conflicts=conflicts,
-    )
-    return ToolOutput(response, dual)
+    return notes
 
 
-SPEC = ToolSpec(
-    name=NAME,
-    description=(
+class AdpGet(DualPathTool[Request, Query, SqlData, list[Passage], Merged, Response]):
+    name = NAME
+    description = (
         "Ontario Assistive Devices Program (ADP): funding split (ADP 75% / client 25%), eligibility, "
         "exclusions (batteries, repairs, car-substitute use, ...), the co-payment of clients on Ontario "
         "Works / ODSP / ACSD, who-does-what rules (equipment pool, leases, suppliers, repairs) and the "
         "CEP income check for a device. Ask in plain language (`query`, optional `patient_income`, "
         "`social_assistance`) or give `device` {category, type}, `check`, `use_case`. Returns summary, "
         "funding, exclusions, policy rules, CEP, citations, provenance, confidence."
-    ),
-    request=Request,
-    response=Response,
-    run=run,
-    warm_up={"query": "Can my patient get funding for a power wheelchair?"},
-)
+    )
+    request = Request
+    response = Response
+
+    def warm_up(self) -> Request:
+        return Request(query="Can my patient get funding for a power wheelchair?")
+
+    def parse(self, rt: Runtime, req: Request) -> Query:
+        """The device, income, household and circumstances the request states (rules in
+        adp_language)."""
+        use = req.use_case
+        text = " ".join(
+            t
+            for t in (req.query, req.device.type if req.device else None, use and use.location)
+            if t
+        )
+        p = read(
+            text,
+            category=req.device.category if req.device else None,
+            income=req.patient_income,
+            daily=use.daily if use else None,
+            location=use.location if use else None,
+            assistance=req.social_assistance,
+        )
+        checks = frozenset(req.check)
+        return Query(
+            parsed=p,
+            checks=checks,
+            want_cep="cep" in checks and p.income is not None,
+            independent_transfer=use.independent_transfer if use else None,
+            vector_text=vector_query(p),
+        )
+
+    def sql(self, rt: Runtime, q: Query) -> SqlData:
+        return adp.keyword_search(rt.ohip_sql)
+
+    def vector(self, rt: Runtime, q: Query) -> list[Passage]:
+        return adp.vector_search(rt.vectors, q.vector_text, q.parsed.category, q.want_cep)
+
+    async def merge(self, rt: Runtime, q: Query, found: Found) -> Merged:
+        p, sql = q.parsed, found.sql.value
+        hits = found.vector.value or []
+        passages = [h for h in hits if h.doc_type != "cep"]
+        cep_hit = next((h for h in hits if h.doc_type == "cep"), None)
+        sel = select(p, sql, passages)
+        standard_client = sel.share_rules[0].client_share_percent if sel.share_rules else None
+        cep, cep_conflicts = (
+            cep_check(p, sql, cep_hit, standard_client) if q.want_cep else (None, [])
+        )
+        eligibility = (
+            eligibility_of(p, sel, q.independent_transfer) if "eligibility" in q.checks else None
+        )
+        fast_track = (
+            fast_track_note(sel.index.fast_track)
+            if eligibility is not None and p.fast_track
+            else None
+        )
+        return Merged(
+            sel=sel,
+            passages=passages,
+            corroborating=[h for h in passages if corroborates(h, p)],
+            cep=cep,
+            cep_conflicts=cep_conflicts,
+            eligibility=eligibility,
+            exclusions=exclusion_lines(sel.exclusions, sel.flagged)
+            if "exclusions" in q.checks
+            else [],
+            summary=summary(p, sel, cep, fast_track),
+            from_sql=sql is not None,
+        )
+
+    def score(self, q: Query, merged: Merged, found: Found) -> Score[Citation]:
+        sel, cep = merged.sel, merged.cep
+        conflicts = list(merged.cep_conflicts)
+        if merged.from_sql:
+            conflicts += share_conflicts(q.parsed, sel, merged.passages)
+        # SQL records only count when SQL answered (rules rebuilt from passages are vector
+        # evidence).
+        n_sql = len(sel.share_rules) + len(sel.repair_rules) + len(sel.flagged)
+        n_sql += int(cep is not None) + len(sel.assistance_rules) + len(sel.descriptive)
+        return Score(
+            citations=citations_of(sel, merged.corroborating, cep),
+            conflicts=conflicts,
+            counts=Counts(n_sql if merged.from_sql else 0, len(merged.corroborating), OFF),
+        )
+
+    def respond(self, q: Query, merged: Merged, judged: Judged[Citation]) -> Response:
+        sel = merged.sel
+        return Response(
+            provenance=judged.provenance,
+            confidence=judged.confidence,
+            summary=merged.summary.text,
+            lead=merged.summary.lead,
+            interpretation_notes=notes_for(q.parsed, sel),
+            context=context(
+                merged.passages,
+                [*sel.share_rules, *sel.assistance_rules, *sel.descriptive],
+                merged.exclusions,
+                3 if merged.from_sql else 5,
+            ),
+            eligibility=merged.eligibility,
+            exclusions=merged.exclusions,
+            policy_rules=[f"{r.summary} ({loc(r)})" for r in sel.descriptive],
+            funding=funding_of(sel, merged.cep) if "funding" in q.checks else None,
+            cep=merged.cep,
+            citations=judged.citations,
+            conflicts=judged.conflicts,
+        )
+
+
+SPEC = AdpGet().spec()

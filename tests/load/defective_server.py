@@ -37,9 +37,9 @@ def apply(defect: str) -> None:
     if defect == "sequential-paths":
         dual_path.asyncio = _shim(gather=_sequential_gather)  # type: ignore[attr-defined]
     elif defect == "sequential-fanout":
-        from reference_server.tools import off_coverage_answer
+        from reference_server.tools import pipeline  # composed tools fan out there
 
-        off_coverage_answer.asyncio = _shim(gather=_sequential_gather)  # type: ignore[attr-defined]
+        pipeline.asyncio = _shim(gather=_sequential_gather)  # type: ignore[attr-defined]
     elif defect == "blocking-delay":
         dual_path.asyncio = _shim(sleep=_blocking_sleep)  # type: ignore[attr-defined]
     else:
