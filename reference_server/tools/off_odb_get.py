@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from reference_server.retrieval import odb_formulary as formulary
-from reference_server.retrieval.drug_form import FORM_WORDS
+from reference_server.retrieval.drug_form import Word as FormWordName
 from reference_server.retrieval.dual_path import DualResult
 from reference_server.retrieval.odb_formulary import DrugQuery, Product, SqlData, Unmatched
 from reference_server.retrieval.vector import VectorHit
@@ -39,9 +38,6 @@ from reference_server.tools.pipeline import DualPathTool, Judged, Score
 
 NAME = "odb.get"
 DEFAULT_CHECKS: list[Check] = ["coverage", "interchangeable", "lowest_cost"]
-
-
-FormWordLiteral = Literal[FORM_WORDS]  # type: ignore[valid-type]
 
 
 class Request(StrictModel):
@@ -75,7 +71,7 @@ class Request(StrictModel):
             "'50mg & 850mg'. Only products at this strength are answered."
         ),
     )
-    form: FormWordLiteral | None = Field(
+    form: FormWordName | None = Field(
         default=None,
         description="Dosage form in words; only products in this form are answered.",
     )
