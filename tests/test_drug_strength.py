@@ -167,3 +167,9 @@ def test_a_form_word_asks_for_its_own_kind_first() -> None:
     assert drug_form.matching(tablets, ["ER Tab", "Tab", "Cap"]) == [1]
     assert drug_form.matching(tablets, ["ER Tab", "Cap"]) == [0]  # only ER tablets are listed
     assert drug_form.matching(drug_form.BY_WORD["ointment"], ["O/L", "Cr"]) == []
+
+
+def test_the_form_words_literal_lists_every_word_once_in_order() -> None:
+    """odb.get publishes `drug_form.Word` as its `form` enum: it must be the words the patterns
+    answer, each once, in their order."""
+    assert tuple(drug_form.BY_WORD) == drug_form.FORM_WORDS

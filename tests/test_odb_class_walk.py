@@ -3,25 +3,24 @@ process): the walk must give what comparing every product gives."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from reference_server.config import Settings
 from reference_server.retrieval import odb_formulary as formulary
+from reference_server.retrieval.odb_formulary import Product
 from reference_server.retrieval.sql import SqlClient
 
 
-def _brute_cheapest(rows: list[dict[str, Any]], skip_group: str, skip_ingredient: str) -> list[str]:
-    best: dict[str, dict[str, Any]] = {}
+def _brute_cheapest(rows: list[Product], skip_group: str, skip_ingredient: str) -> list[str]:
+    best: dict[str, Product] = {}
     for r in rows:
-        if not r["is_benefit"] or r["group_id"] == skip_group or r["ingredient"] == skip_ingredient:
+        if not r.is_benefit or r.group_id == skip_group or r.ingredient == skip_ingredient:
             continue
-        if r["ingredient"] not in best or formulary.price_order(r) < formulary.price_order(
-            best[r["ingredient"]]
+        if r.ingredient not in best or formulary.price_order(r) < formulary.price_order(
+            best[r.ingredient]
         ):
-            best[r["ingredient"]] = r
-    return [r["din"] for r in sorted(best.values(), key=formulary.price_order)]
+            best[r.ingredient] = r
+    return [r.din for r in sorted(best.values(), key=formulary.price_order)]
 
 
 @pytest.mark.parametrize("drug_class", ["statin", "ssri", "ppi"])
@@ -32,11 +31,18 @@ def test_the_walk_gives_the_brute_force_answer(settings: Settings, drug_class: s
     assert rows == sorted(rows, key=formulary.price_order)
     found = formulary.Found("class", rows, class_name=drug_class)
     primary = formulary.pick_primary(found)
-    covered = [r for r in rows if r["is_benefit"]]
+    covered = [r for r in rows if r.is_benefit]
     assert primary == min(covered or rows, key=formulary.price_order)
     assert primary is not None
-    got = formulary.cheapest_per_ingredient(rows, primary["group_id"], False, primary["ingredient"])
-    assert [r["din"] for r in got] == _brute_cheapest(
-        rows, primary["group_id"], primary["ingredient"]
-    )
+    got = formulary.cheapest_per_ingredient(rows, primary.group_id, False, primary.ingredient)
+    assert [r.din for r in got] == _brute_cheapest(rows, primary.group_id, primary.ingredient)
     assert got, "a class of several ingredients has alternatives"
+
+
+def test_typed_rows_read_exactly_their_columns(settings: Settings) -> None:
+    """A product row wraps the SQL client's dict: the SELECT list is the row type's fields."""
+    db = SqlClient(settings.ohip_db)
+    (row,) = formulary.products(db, "WHERE din = ?", ("02443937",))
+    assert isinstance(row, Product) and row.din == "02443937"
+    assert set(vars(row)) == {f for f in formulary.PRODUCT.split(", ")}
+    assert row == Product(**vars(row))

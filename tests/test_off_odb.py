@@ -263,7 +263,7 @@ async def test_unknown_din_needs_more_info(client: Client[Any]) -> None:
 
 async def test_request_is_constructible_for_direct_calls(server: FastMCP) -> None:
     out = await off_odb_get.SPEC.run(server.runtime, off_odb_get.Request(drug="Jardiance"))  # type: ignore[attr-defined]
-    assert out.response.coverage.din == "02443937"  # type: ignore[attr-defined]
+    assert out.response.coverage.din == "02443937"
 
 
 # -- errors ----------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import pytest
 from fastmcp import Client
 
 from reference_server.config import Faults
+from reference_server.retrieval.ohip_schedule import FeeRow
 from reference_server.retrieval.vector import VectorHit
 from reference_server.tools.schedule_merge import text_conflicts
 from tests.conftest import OFF_COLLECTIONS, call, call_error, run_fresh
@@ -311,7 +312,29 @@ def _passage(code: str, extra: str) -> VectorHit:
 
 
 async def test_limits_and_requirements_are_compared_with_the_passages() -> None:
-    row = {"limits": "max 1 per admission", "requirements": "not within 48 h of admission"}
+    row = FeeRow(
+        code="C124",
+        description="Day of discharge",
+        fee=61.15,
+        fee_kind="flat",
+        fee_percent=None,
+        h_fee=None,
+        p_fee=None,
+        t_fee=None,
+        asst_fee=None,
+        surg_fee=None,
+        anae_fee=None,
+        units=None,
+        requirements="not within 48 h of admission",
+        limits="max 1 per admission",
+        subsection_title="Subsequent visits",
+        page_ref="A1",
+        pdf_pages="1",
+        n_source_rows=1,
+        conflict_group=None,
+        n_fee_variants=None,
+        chunk_id="ohip:a1",
+    )
     same = _passage("C124", "max 1 per admission; not within 48 h of admission")
     assert text_conflicts("C124", [row], [same]) == []
     stale = _passage("C124", "max 2 per admission; not within 48 h of admission")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 Kind = Literal[
     "tablet",
@@ -117,13 +117,43 @@ def kind_of(code: str | None) -> Kind | None:
 class FormWord:
     """A form as a question writes it: the kinds it asks for, best first."""
 
-    word: str
+    word: str  # a `Word`, or the formulary code given as the form
     tiers: tuple[tuple[Kind, ...], ...]
 
 
+# The words a request may name a form by (published in odb.get's `form` enum, in this order).
+Word = Literal[
+    "extended-release tablets",
+    "extended-release capsules",
+    "delayed-release tablets",
+    "delayed-release capsules",
+    "chewable tablets",
+    "orally disintegrating tablets",
+    "sublingual tablets",
+    "extended-release",
+    "tablets",
+    "capsules",
+    "eye drops",
+    "ear drops",
+    "nasal spray",
+    "inhaler",
+    "ointment",
+    "cream",
+    "lotion",
+    "gel",
+    "topical solution",
+    "oral liquid",
+    "oral solution",
+    "suspension",
+    "injection",
+    "patch",
+    "suppositories",
+    "film",
+]
+
 _RELEASE = r"(?:extended|sustained|slow|controlled|prolonged|modified)[- ]release|long[- ]acting"
 # (pattern, canonical words, tiers); earlier patterns win where two overlap ('ER tablets').
-WORDS: tuple[tuple[str, str, tuple[tuple[Kind, ...], ...]], ...] = (
+WORDS: tuple[tuple[str, Word, tuple[tuple[Kind, ...], ...]], ...] = (
     (
         rf"(?:{_RELEASE}|\b(?:er|xr|xl|sr|cr|la)\b) ?tab(?:let)?s?",
         "extended-release tablets",
@@ -181,7 +211,7 @@ WORDS: tuple[tuple[str, str, tuple[tuple[Kind, ...], ...]], ...] = (
 )
 _PATTERNS = [(re.compile(rf"(?<![\w-])(?:{p})(?![\w-])", re.I), word, t) for p, word, t in WORDS]
 BY_WORD: dict[str, FormWord] = {word: FormWord(word, tiers) for _, word, tiers in WORDS}
-FORM_WORDS: tuple[str, ...] = tuple(BY_WORD)
+FORM_WORDS: tuple[Word, ...] = get_args(Word)
 
 
 @dataclass(frozen=True)

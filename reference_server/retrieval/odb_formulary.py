@@ -13,8 +13,8 @@ group passage when the SQL path is down.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal, TypeVar
 
 from reference_server.catalog import OFF_COLLECTIONS, ingredient_key
 from reference_server.retrieval import drug_form, drug_strength
@@ -47,6 +47,86 @@ class DrugQuery:
     form: str | None = None
 
 
+# ---------------------------------------------------------------------------------- rows
+@dataclass(frozen=True)
+class Product:
+    """A formulary product: the `odb_drugs` columns odb.get reads (flags are the table's 0/1)."""
+
+    din: str
+    brand_name: str
+    generic_name: str
+    ingredient: str
+    group_id: str
+    is_benefit: int
+    lu_required: int
+    lowest_cost: int
+    strength: str | None = None
+    dosage_form: str | None = None
+    individual_price: float | None = None
+    amount_mohltc_pays: float | None = None
+    lu_codes: str | None = None  # 'code;code'
+    atc_code: str | None = None
+    drug_class: str | None = None  # 'class;class'
+
+
+@dataclass(frozen=True)
+class Group:
+    """An interchangeable group (`odb_interchangeable_groups`)."""
+
+    group_id: str
+    lowest_cost_din: str | None = None
+    lowest_price: float | None = None
+    strength: str | None = None
+    dosage_form: str | None = None
+    n_benefit: int = 0
+    lu_codes: str | None = None
+
+
+@dataclass(frozen=True)
+class LuCode:
+    lu_code: str
+    indication: str
+    period: str | None
+    generic_names: str
+
+
+@dataclass(frozen=True)
+class Note:
+    """A formulary product note (project summary)."""
+
+    note_id: str
+    scope: str
+    summary: str
+
+
+Row = TypeVar("Row", Product, Group, LuCode, Note)
+
+
+def columns(row_type: type[Row], alias: str = "") -> str:
+    """The SELECT list that reads exactly the row type's fields."""
+    return ", ".join(alias + f.name for f in fields(row_type))
+
+
+def typed(row_type: type[Row], rows: list[dict[str, Any]]) -> list[Row]:
+    """The SQL client's row dicts as typed rows, each dict becoming the row's attributes (no
+    copy, no per-field init: a class's members or an ATC pool are hundreds of rows per call)."""
+    out = []
+    for r in rows:
+        row = object.__new__(row_type)
+        object.__setattr__(row, "__dict__", r)
+        out.append(row)
+    return out
+
+
+PRODUCT = columns(Product)
+SELECT_PRODUCTS = f"SELECT {PRODUCT} FROM odb_drugs"
+GROUP = columns(Group)
+
+
+def products(db: SqlClient, where: str, params: tuple[Any, ...] | list[Any] = ()) -> list[Product]:
+    return typed(Product, db.query(f"{SELECT_PRODUCTS} {where}", params))
+
+
 # ---------------------------------------------------------------------------------- SQL path
 @dataclass
 class Found:
@@ -56,35 +136,35 @@ class Found:
     name only when it is the ingredient's own name)."""
 
     kind: Literal["din", "brand", "ingredient", "class", "none"] = "none"
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[Product] = field(default_factory=list)
     class_name: str | None = None
     strength: str | None = None
     name: str | None = None
-    tiers: list[list[dict[str, Any]]] = field(default_factory=list)
+    tiers: list[list[Product]] = field(default_factory=list)
     form: FormWord | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Unmatched:
     """The name was found, but not at the strength or in the form asked: what is listed."""
 
     name: str
     strength: str | None
     form: str | None
-    listed: list[dict[str, Any]]
+    listed: list[Product]
 
 
-@dataclass
+@dataclass(frozen=True)
 class SqlData:
     found: Found
-    primary: dict[str, Any] | None = None
-    group: dict[str, Any] | None = None
-    members: list[dict[str, Any]] = field(default_factory=list)
-    lu: list[dict[str, Any]] = field(default_factory=list)
-    strengths: list[dict[str, Any]] = field(default_factory=list)
-    same_ingredient: list[dict[str, Any]] = field(default_factory=list)  # every group
-    notes: list[dict[str, Any]] = field(default_factory=list)  # the primary product's notes
-    alternatives: list[dict[str, Any]] = field(default_factory=list)
+    primary: Product | None = None
+    group: Group | None = None
+    members: list[Product] = field(default_factory=list)
+    lu: list[LuCode] = field(default_factory=list)
+    strengths: list[Group] = field(default_factory=list)
+    same_ingredient: list[Product] = field(default_factory=list)  # every group
+    notes: list[Note] = field(default_factory=list)  # the primary product's notes
+    alternatives: list[Product] = field(default_factory=list)
     alt_basis: str | None = None
     unmatched: Unmatched | None = None
 
@@ -129,7 +209,7 @@ def _class_names(db: SqlClient) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def class_members(db: SqlClient, name: str) -> list[dict[str, Any]]:
+def class_members(db: SqlClient, name: str) -> list[Product]:
     """Products whose ATC code is in the class, plus same-ingredient products without an ATC
     code, cheapest first (`price_order`).
 
@@ -145,7 +225,7 @@ def class_members(db: SqlClient, name: str) -> list[dict[str, Any]]:
     )
 
 
-def _read_class_members(db: SqlClient, name: str) -> list[dict[str, Any]]:
+def _read_class_members(db: SqlClient, name: str) -> list[Product]:
     """The class is matched against the few distinct `drug_class` values (an index scan) and
     rows are then fetched through the `drug_class` and `ingredient` indexes, not by scanning
     every product with LIKE."""
@@ -157,42 +237,45 @@ def _read_class_members(db: SqlClient, name: str) -> list[dict[str, Any]]:
     if not values:
         return []
     marks = ",".join("?" * len(values))
-    members = db.query(f"SELECT * FROM odb_drugs WHERE drug_class IN ({marks})", values)
-    ingredients = sorted({r["ingredient"] for r in members})
+    members = products(db, f"WHERE drug_class IN ({marks})", values)
+    ingredients = sorted({r.ingredient for r in members})
     marks = ",".join("?" * len(ingredients))
     # coalesce() keeps the planner on the ingredient index: with `atc_code IS NULL OR
     # atc_code = ''` it read every product without an ATC code through the atc_code index
     # (6.3 ms at 1x, 18.9 ms at 10x; now 0.3 and 0.5 ms, same rows).
-    unclassified = db.query(
-        f"SELECT * FROM odb_drugs WHERE ingredient IN ({marks}) AND coalesce(atc_code, '') = ''",
-        ingredients,
+    unclassified = products(
+        db, f"WHERE ingredient IN ({marks}) AND coalesce(atc_code, '') = ''", ingredients
     )
     return members + unclassified
 
 
 def _by_name(db: SqlClient, name: str) -> Found:
-    brand = db.query("SELECT * FROM odb_drugs WHERE brand_name = ? COLLATE NOCASE", (name,))
+    brand = products(db, "WHERE brand_name = ? COLLATE NOCASE", (name,))
     key = ingredient_key(name)
-    same_key = db.query("SELECT * FROM odb_drugs WHERE ingredient = ?", (key,)) if key else []
-    generic = [r for r in same_key if (r["generic_name"] or "").casefold() == name.casefold()]
+    same_key = products(db, "WHERE ingredient = ?", (key,)) if key else []
+    generic = [r for r in same_key if (r.generic_name or "").casefold() == name.casefold()]
     # a brand's name is another ingredient's products only when it is that ingredient's name
     # ('Hydromorphone'); 'Amoxicillin (Sugar Reduced)' is that product alone
     wider = not generic and (not brand or key == name.casefold())
     tiers = [t for t in (brand, generic, same_key if wider else []) if t]
     if tiers:
-        rows = list({r["din"]: r for t in reversed(tiers) for r in t}.values())[::-1]
+        rows = list({r.din: r for t in reversed(tiers) for r in t}.values())[::-1]
         if brand:
-            return Found("brand", rows, name=brand[0]["brand_name"], tiers=tiers)
+            return Found("brand", rows, name=brand[0].brand_name, tiers=tiers)
         return Found("ingredient", rows, name=key, tiers=tiers)
     cls = _class_of(db, name)
     if cls:
         return Found("class", class_members(db, cls), class_name=cls, name=cls)
     match = fts_query(name, "AND")
     hits = (
-        db.query(
-            "SELECT d.* FROM odb_drugs_fts f JOIN odb_drugs d ON d.rowid = f.rowid "
-            "WHERE odb_drugs_fts MATCH ? ORDER BY rank LIMIT 50",
-            (match,),
+        typed(
+            Product,
+            db.query(
+                f"SELECT {columns(Product, 'd.')} FROM odb_drugs_fts f "
+                "JOIN odb_drugs d ON d.rowid = f.rowid "
+                "WHERE odb_drugs_fts MATCH ? ORDER BY rank LIMIT 50",
+                (match,),
+            ),
         )
         if match
         else []
@@ -201,11 +284,11 @@ def _by_name(db: SqlClient, name: str) -> Found:
         return Found()
     top = hits[0]
     words = set(fts_query(name).replace('"', "").split(" OR "))
-    if words & set(WORD.findall(top["brand_name"].lower())) - set(top["ingredient"].split()):
-        rows = db.query("SELECT * FROM odb_drugs WHERE brand_name = ?", (top["brand_name"],))
-        return Found("brand", rows, name=top["brand_name"], tiers=[rows])
-    rows = db.query("SELECT * FROM odb_drugs WHERE ingredient = ?", (top["ingredient"],))
-    return Found("ingredient", rows, name=top["ingredient"], tiers=[rows])
+    if words & set(WORD.findall(top.brand_name.lower())) - set(top.ingredient.split()):
+        rows = products(db, "WHERE brand_name = ?", (top.brand_name,))
+        return Found("brand", rows, name=top.brand_name, tiers=[rows])
+    rows = products(db, "WHERE ingredient = ?", (top.ingredient,))
+    return Found("ingredient", rows, name=top.ingredient, tiers=[rows])
 
 
 @dataclass(frozen=True)
@@ -326,7 +409,7 @@ def _without(text: str, name: str | None) -> str:
 def resolve(db: SqlClient, query: DrugQuery) -> Found:
     if query.din:
         din = query.din.zfill(8)
-        return Found("din", db.query("SELECT * FROM odb_drugs WHERE din = ?", (din,)), name=din)
+        return Found("din", products(db, "WHERE din = ?", (din,)), name=din)
     strength = query.strength
     form = drug_form.form_word(query.form)
     given = drug_strength.first(strength)
@@ -366,24 +449,24 @@ def resolve(db: SqlClient, query: DrugQuery) -> Found:
     return found
 
 
-def _filtered(rows: list[dict[str, Any]], found: Found) -> list[dict[str, Any]]:
+def _filtered(rows: list[Product], found: Found) -> list[Product]:
     """The rows at the strength and in the form asked: the strength as the formulary writes it
     first, then written otherwise ('50 units' for '50U/Vial'), then close ('100 units/mL' for
     '1000U/10mL', '25 mcg' for a patch's '25mcg/hr')."""
     if found.strength:
-        matched = [(r, drug_strength.same_strength(found.strength, r["strength"])) for r in rows]
+        matched = [(r, drug_strength.same_strength(found.strength, r.strength)) for r in rows]
         asked = drug_strength.normal_text(found.strength)
         rows = (
-            [r for r, m in matched if m and drug_strength.normal_text(r["strength"]) == asked]
+            [r for r, m in matched if m and drug_strength.normal_text(r.strength) == asked]
             or [r for r, m in matched if m == "exact"]
             or [r for r, m in matched if m == "close"]
         )
     if found.form and rows:
-        rows = [rows[i] for i in drug_form.matching(found.form, [r["dosage_form"] for r in rows])]
+        rows = [rows[i] for i in drug_form.matching(found.form, [r.dosage_form for r in rows])]
     return rows
 
 
-def select(found: Found) -> tuple[list[dict[str, Any]], Unmatched | None]:
+def select(found: Found) -> tuple[list[Product], Unmatched | None]:
     """The products answering the query: the first tier with one at the strength and in the
     form asked. None there: no product, and what the name is listed at."""
     tiers = found.tiers or ([found.rows] if found.rows else [])
@@ -408,47 +491,44 @@ def select(found: Found) -> tuple[list[dict[str, Any]], Unmatched | None]:
     return [], unmatched
 
 
-def _price(r: dict[str, Any]) -> float:
-    return r["individual_price"] if r.get("individual_price") is not None else float("inf")
-
-
-def price_order(r: dict[str, Any]) -> tuple[float, str]:
+def price_order(r: Product) -> tuple[float, str]:
     """Cheapest first, the DIN breaking ties: the order every price ranking here uses."""
-    return (_price(r), r["din"])
+    price = r.individual_price
+    return (price if price is not None else float("inf"), r.din)
 
 
-def pick_primary(found: Found, rows: list[dict[str, Any]] | None = None) -> dict[str, Any] | None:
+def pick_primary(found: Found, rows: list[Product] | None = None) -> Product | None:
     """The product the answer is about: the DIN; else one at the strength and form asked
     (`select`), a benefit first; for an ingredient its lowest-cost product, else the oldest DIN."""
     rows = select(found)[0] if rows is None else rows
     if not rows:
         return None
     if found.kind == "class":  # class rows come cheapest first (class_members)
-        return next((r for r in rows if r["is_benefit"]), rows[0])
+        return next((r for r in rows if r.is_benefit), rows[0])
     if found.kind == "ingredient":
-        return min(rows, key=lambda r: (not r["is_benefit"], not r["lowest_cost"], r["din"]))
-    return min(rows, key=lambda r: (not r["is_benefit"], r["din"]))
+        return min(rows, key=lambda r: (not r.is_benefit, not r.lowest_cost, r.din))
+    return min(rows, key=lambda r: (not r.is_benefit, r.din))
 
 
 def cheapest_per_ingredient(
-    rows: list[dict[str, Any]],
+    rows: list[Product],
     skip_group: str | None,
     exclude_lu: bool,
     skip_ingredient: str | None = None,
-) -> list[dict[str, Any]]:
+) -> list[Product]:
     """The cheapest covered product of each ingredient, cheapest first.
 
     `rows` must come cheapest first (`price_order`): an ingredient's first qualifying row is
     then its cheapest, and the rows kept are already in order."""
-    best: dict[str, dict[str, Any]] = {}
+    best: dict[str, Product] = {}
     for r in rows:
-        ingredient = r["ingredient"]
+        ingredient = r.ingredient
         if (
             ingredient in best
             or ingredient == skip_ingredient
-            or not r["is_benefit"]
-            or r["group_id"] == skip_group
-            or (exclude_lu and r["lu_required"])
+            or not r.is_benefit
+            or r.group_id == skip_group
+            or (exclude_lu and r.lu_required)
         ):
             continue
         best[ingredient] = r
@@ -459,64 +539,85 @@ def keyword_search(db: SqlClient, query: DrugQuery) -> SqlData:
     """SQL path: the product the query names and everything odb.get answers from."""
     found = resolve(db, query)
     if found.kind == "class" and query.exclude_lu:
-        found.rows = [r for r in found.rows if not r["lu_required"]]
+        found.rows = [r for r in found.rows if not r.lu_required]
     chosen, unmatched = select(found)
-    data = SqlData(found=found, primary=pick_primary(found, chosen), unmatched=unmatched)
-    p = data.primary
+    p = pick_primary(found, chosen)
     if p is None:
-        return data
-    data.group = db.one(
-        "SELECT * FROM odb_interchangeable_groups WHERE group_id = ?", (p["group_id"],)
-    )
-    data.members = sorted(
-        db.query("SELECT * FROM odb_drugs WHERE group_id = ?", (p["group_id"],)),
-        key=price_order,
+        return SqlData(found=found, unmatched=unmatched)
+    group = db.one(
+        f"SELECT {GROUP} FROM odb_interchangeable_groups WHERE group_id = ?", (p.group_id,)
     )
     # the brand's LU codes: at the strength asked, else at every strength it is listed at
-    same = (
-        [r for r in chosen if r["brand_name"] == p["brand_name"]] if found.kind == "brand" else [p]
+    same = [r for r in chosen if r.brand_name == p.brand_name] if found.kind == "brand" else [p]
+    codes = list(dict.fromkeys(c for r in same for c in (r.lu_codes or "").split(";") if c))
+    marks = ",".join("?" for _ in codes)
+    lu = (
+        typed(
+            LuCode,
+            db.query(
+                f"SELECT {columns(LuCode)} FROM odb_lu_codes WHERE lu_code IN ({marks})", codes
+            ),
+        )
+        if codes
+        else []
     )
-    codes = list(dict.fromkeys(c for r in same for c in (r["lu_codes"] or "").split(";") if c))
-    if codes:
-        marks = ",".join("?" for _ in codes)
-        data.lu = db.query(f"SELECT * FROM odb_lu_codes WHERE lu_code IN ({marks})", codes)
-    data.strengths = db.query(
-        "SELECT * FROM odb_interchangeable_groups WHERE ingredient = ? ORDER BY group_id",
-        (p["ingredient"],),
+    alternatives, alt_basis = _alternatives(db, query, found, p)
+    return SqlData(
+        found=found,
+        primary=p,
+        group=typed(Group, [group])[0] if group else None,
+        members=sorted(products(db, "WHERE group_id = ?", (p.group_id,)), key=price_order),
+        lu=lu,
+        strengths=typed(
+            Group,
+            db.query(
+                f"SELECT {GROUP} FROM odb_interchangeable_groups WHERE ingredient = ? "
+                "ORDER BY group_id",
+                (p.ingredient,),
+            ),
+        ),
+        # Biosimilars and other non-interchangeable products of one ingredient sit in groups
+        # of their own: the brands view lists them all.
+        same_ingredient=products(
+            db, "WHERE ingredient = ? ORDER BY is_benefit DESC, brand_name, din", (p.ingredient,)
+        ),
+        notes=typed(
+            Note,
+            db.query(
+                f"SELECT {columns(Note, 'n.')} FROM odb_note_din d "
+                "JOIN odb_notes n ON n.note_id = d.note_id "
+                "WHERE d.din = ? ORDER BY n.n_dins, n.note_id",
+                (p.din,),
+            ),
+        ),
+        alternatives=alternatives,
+        alt_basis=alt_basis,
+        unmatched=unmatched,
     )
-    # Biosimilars and other non-interchangeable products of one ingredient sit in groups of
-    # their own: the brands view lists them all.
-    data.same_ingredient = db.query(
-        "SELECT * FROM odb_drugs WHERE ingredient = ? ORDER BY is_benefit DESC, brand_name, din",
-        (p["ingredient"],),
-    )
-    data.notes = db.query(
-        "SELECT n.* FROM odb_note_din d JOIN odb_notes n ON n.note_id = d.note_id "
-        "WHERE d.din = ? ORDER BY n.n_dins, n.note_id",
-        (p["din"],),
-    )
-    # Alternatives: the drug class (ATC prefixes), else the same ATC level-4 group.
-    cls = found.class_name or (p["drug_class"] or "").split(";")[0] or None
+
+
+def _alternatives(
+    db: SqlClient, query: DrugQuery, found: Found, p: Product
+) -> tuple[list[Product], str | None]:
+    """Covered alternatives: the drug class (ATC prefixes), else the same ATC level-4 group."""
+    cls = found.class_name or (p.drug_class or "").split(";")[0] or None
+    basis: str | None = None
     if cls:
-        pool, data.alt_basis = class_members(db, cls), f"same drug class: {cls}"
-    elif p.get("atc_code") and len(p["atc_code"]) >= 5:
-        prefix = p["atc_code"][:5]
+        pool, basis = class_members(db, cls), f"same drug class: {cls}"
+    elif p.atc_code and len(p.atc_code) >= 5:
+        prefix = p.atc_code[:5]
         # A range on the indexed column: LIKE is case-insensitive, so it scanned every drug.
         upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
         pool = sorted(
-            db.query(
-                "SELECT * FROM odb_drugs WHERE atc_code >= ? AND atc_code < ?", (prefix, upper)
-            ),
+            products(db, "WHERE atc_code >= ? AND atc_code < ?", (prefix, upper)),
             key=price_order,
         )
-        data.alt_basis = f"same ATC class: {prefix}"
+        basis = f"same ATC class: {prefix}"
     else:
         pool = []
     # A covered drug's alternatives are other ingredients; an uncovered one's may share it.
-    data.alternatives = cheapest_per_ingredient(
-        pool, p["group_id"], query.exclude_lu, p["ingredient"] if p["is_benefit"] else None
-    )
-    return data
+    skip_ingredient = p.ingredient if p.is_benefit else None
+    return cheapest_per_ingredient(pool, p.group_id, query.exclude_lu, skip_ingredient), basis
 
 
 # ---------------------------------------------------------------------------------- vector path
@@ -604,42 +705,43 @@ def from_passages(query: DrugQuery, hits: list[VectorHit]) -> SqlData:
         ):
             continue
         lines = GROUP_LINE.findall(h.text)
+        group_id = str(m["group_id"])  # every group passage names its group
         lu = bool(m.get("lu_required"))
         status = COVERAGE_TEXT.search(h.text)
         benefit = not (status and status.group(1) == "not a benefit")
         members = [
-            {
-                "din": d,
-                "brand_name": b,
-                "generic_name": m.get("generic_name", ""),
-                "ingredient": m.get("ingredient", ""),
-                "strength": m.get("strength"),
+            Product(
+                din=d,
+                brand_name=b,
+                generic_name=m.get("generic_name", ""),
+                ingredient=m.get("ingredient", ""),
+                strength=m.get("strength"),
                 # chunk text rounds prices of $1+ to cents; the group minimum is exact metadata
-                "individual_price": m.get("lowest_price")
+                individual_price=m.get("lowest_price")
                 if d == m.get("lowest_cost_din")
                 else (float(p.strip("$").replace(",", "")) if p != "n/a" else None),
-                "amount_mohltc_pays": None,
-                "is_benefit": int(benefit),
-                "lu_required": int(lu),
-                "lowest_cost": int(d == m.get("lowest_cost_din")),
-                "lu_codes": m.get("lu_codes"),
-                "group_id": m.get("group_id"),
-            }
+                amount_mohltc_pays=None,
+                is_benefit=int(benefit),
+                lu_required=int(lu),
+                lowest_cost=int(d == m.get("lowest_cost_din")),
+                lu_codes=m.get("lu_codes"),
+                group_id=group_id,
+            )
             for b, d, p in lines
         ]
         primary = (
-            next((r for r in members if r["din"] == din), None)
-            or next((r for r in members if r["brand_name"].lower() in names), None)
+            next((r for r in members if r.din == din), None)
+            or next((r for r in members if r.brand_name.lower() in names), None)
             or next(
-                (r for r in members if re.search(rf"\b{re.escape(r['brand_name'].lower())}\b", q)),
+                (r for r in members if re.search(rf"\b{re.escape(r.brand_name.lower())}\b", q)),
                 None,
             )
             or (members[0] if members else None)
         )
-        group = {
-            "group_id": m.get("group_id"),
-            "lowest_cost_din": m.get("lowest_cost_din"),
-            "lowest_price": m.get("lowest_price"),
-        }
+        group = Group(
+            group_id=group_id,
+            lowest_cost_din=m.get("lowest_cost_din"),
+            lowest_price=m.get("lowest_price"),
+        )
         return SqlData(Found("brand"), primary=primary, group=group, members=members)
     return SqlData(Found())

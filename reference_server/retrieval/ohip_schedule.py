@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from collections import ChainMap, defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 from reference_server.catalog import OFF_COLLECTIONS, OHIP_FEES_BM25, ohip_commentary_id
 from reference_server.retrieval.bm25_impacts import Bm25Impacts
@@ -52,16 +52,73 @@ LINE_RE = re.compile(
 )
 
 
-@dataclass
+@dataclass(frozen=True)
+class FeeRow:
+    """One listing of a code in the fee table (`ohip_fee_schedule`)."""
+
+    code: str
+    description: str
+    fee: float | None
+    fee_kind: str
+    fee_percent: float | None
+    h_fee: float | None
+    p_fee: float | None
+    t_fee: float | None
+    asst_fee: float | None
+    surg_fee: float | None
+    anae_fee: float | None
+    units: str | None
+    requirements: str | None
+    limits: str | None
+    subsection_title: str
+    page_ref: str
+    pdf_pages: str
+    n_source_rows: int
+    conflict_group: str | None
+    n_fee_variants: int | None
+    chunk_id: str
+
+    @property
+    def component_columns(self) -> tuple[float | None, ...]:
+        """H, P, T, assistant, surgeon, anaesthetist: the columns in the Schedule's order."""
+        return (self.h_fee, self.p_fee, self.t_fee, self.asst_fee, self.surg_fee, self.anae_fee)
+
+
+@dataclass(frozen=True)
+class CommentaryRow:
+    """A hand-written commentary passage (`ohip_commentary`)."""
+
+    id: str
+    title: str
+    codes: str | None  # 'A135;C124'
+    section: str | None
+    text: str
+
+
+Row = TypeVar("Row", FeeRow, CommentaryRow)
+
+
+def _typed(row_type: type[Row], rows: list[dict[str, Any]]) -> list[Row]:
+    """The SQL client's row dicts as typed rows, each dict becoming the row's attributes (no
+    copy, no per-field init: up to a hundred fee rows per call)."""
+    out = []
+    for r in rows:
+        row = object.__new__(row_type)
+        object.__setattr__(row, "__dict__", r)
+        out.append(row)
+    return out
+
+
+@dataclass(frozen=True)
 class SqlFound:
-    rows: Mapping[str, list[dict[str, Any]]]  # code -> rows (two when the fee differs by table)
+    rows: Mapping[str, list[FeeRow]]  # code -> rows (two when the fee differs by table)
     fts: list[str]  # codes ranked by keyword match
     described: list[Described]  # codes whose descriptions q restates, best first
-    commentary: list[dict[str, Any]]  # commentary rows matching q, best first
-    all_commentary: list[dict[str, Any]]
+    commentary: list[CommentaryRow]  # commentary rows matching q, best first
+    all_commentary: list[CommentaryRow]
 
 
-@dataclass
+@dataclass(frozen=True)
 class VectorFound:
     hits: list[VectorHit]  # passages nearest to q
     by_code: Mapping[str, list[VectorHit]]  # every passage, indexed by the codes it mentions
@@ -152,7 +209,7 @@ class CommentaryIndex:
     inverted, built once per process: scoring q against every row's stems on each call grew
     with the corpus, and past 4,096 texts the `stems` memo thrashed (100x: 5% of all calls)."""
 
-    rows: list[dict[str, Any]]
+    rows: list[CommentaryRow]
     by_stem: dict[str, list[tuple[int, bool, bool]]]  # stem -> (row, in title, in text)
     by_code: dict[str, list[int]]
 
@@ -162,37 +219,42 @@ def commentary_index(sql: SqlClient) -> CommentaryIndex:
 
 
 def _commentary_index(sql: SqlClient) -> CommentaryIndex:
-    rows = sql.query("SELECT id, title, codes, section, text FROM ohip_commentary")
+    rows = _typed(
+        CommentaryRow, sql.query(f"SELECT {_columns(CommentaryRow)} FROM ohip_commentary")
+    )
     by_stem: dict[str, list[tuple[int, bool, bool]]] = defaultdict(list)
     by_code: dict[str, list[int]] = defaultdict(list)
     for i, row in enumerate(rows):
-        title, text = _stems(row["title"]), _stems(row["text"])
+        title, text = _stems(row.title), _stems(row.text)
         for stem_ in sorted(title | text):
             by_stem[stem_].append((i, stem_ in title, stem_ in text))
-        for code in dict.fromkeys(c for c in (row["codes"] or "").split(";") if c):
+        for code in dict.fromkeys(c for c in (row.codes or "").split(";") if c):
             by_code[code].append(i)
     return CommentaryIndex(rows, dict(by_stem), dict(by_code))
 
 
 # A code's listings, the one most source tables give first (ties: corpus order), so the item's
 # main fee is the same on every machine and in the derived cases.
+def _columns(row_type: type[Row]) -> str:
+    return ", ".join(f.name for f in fields(row_type))
+
+
 FEE_ROWS = (
-    "SELECT code, description, fee, fee_kind, fee_percent, h_fee, p_fee, t_fee, asst_fee, "
-    "surg_fee, anae_fee, units, requirements, limits, subsection_title, page_ref, pdf_pages, "
-    "n_source_rows, conflict_group, n_fee_variants, chunk_id "
+    f"SELECT {_columns(FeeRow)} "
     "FROM ohip_fee_schedule WHERE code IN ({marks}) ORDER BY code, n_source_rows DESC, rowid"
 )
 
 
-def _fee_rows(sql: SqlClient, codes: set[str]) -> dict[str, list[dict[str, Any]]]:
-    rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
+def _fee_rows(sql: SqlClient, codes: set[str]) -> dict[str, list[FeeRow]]:
+    rows: dict[str, list[FeeRow]] = defaultdict(list)
     if codes:
-        for r in sql.query(FEE_ROWS.format(marks=",".join("?" * len(codes))), sorted(codes)):
-            rows[r["code"]].append(r)
+        marks = ",".join("?" * len(codes))
+        for r in _typed(FeeRow, sql.query(FEE_ROWS.format(marks=marks), sorted(codes))):
+            rows[r.code].append(r)
     return dict(rows)
 
 
-def _commentary_fee_rows(sql: SqlClient) -> dict[str, list[dict[str, Any]]]:
+def _commentary_fee_rows(sql: SqlClient) -> dict[str, list[FeeRow]]:
     """Fee rows of the codes the commentary lists, read once per process (the index is
     read-only; re-reading them on every call grew with the corpus: 16% of schedule.get at 10x).
     Shared between calls: readers look rows up by code and never edit them."""
@@ -238,15 +300,15 @@ def passage_fees(code: str, passages: list[VectorHit]) -> list[float]:
     return sorted(set(fees))
 
 
-def commentary_as_passages(rows: list[dict[str, Any]]) -> dict[str, list[VectorHit]]:
+def commentary_as_passages(rows: list[CommentaryRow]) -> dict[str, list[VectorHit]]:
     """The SQL copy of the commentary, shaped like passages, for when the vector path failed."""
     by_code: dict[str, list[VectorHit]] = defaultdict(list)
     for r in rows:
-        codes = r["codes"] or ""
+        codes = r.codes or ""
         hit = VectorHit(
-            ohip_commentary_id(r["id"]),
-            f"{r['title']}\nCodes: {codes.replace(';', ', ')}\n{r['text']}",
-            {"doc_type": "commentary", "title": r["title"], "codes": codes},
+            ohip_commentary_id(r.id),
+            f"{r.title}\nCodes: {codes.replace(';', ', ')}\n{r.text}",
+            {"doc_type": "commentary", "title": r.title, "codes": codes},
             0.0,
         )
         for code in codes.split(";"):

@@ -131,18 +131,17 @@ def documents(opa: SqlClient, ids: list[str]) -> dict[str, Passage]:
     )
     if not docs:
         return {}
-    sections: dict[str, list[dict[str, Any]]] = {}
+    sections: dict[str, list[str]] = {}  # document id -> 'heading: text' in order
     for r in opa.query(
         "SELECT document_id, section_heading, text FROM opa_sections "
         f"WHERE document_id IN ({marks}) AND parent_id IS NULL ORDER BY document_id, section_idx",
         ids,
     ):
-        sections.setdefault(r["document_id"], []).append(r)
+        shown = sections.setdefault(r["document_id"], [])
+        if len(shown) < MAX_DOCUMENT_SECTIONS:
+            shown.append(f"{r['section_heading']}: {r['text']}")
     out: dict[str, Passage] = {}
     for d in docs:
-        body = [
-            f"{s['section_heading']}: {s['text']}"
-            for s in sections.get(d["document_id"], [])[:MAX_DOCUMENT_SECTIONS]
-        ]
+        body = sections.get(d["document_id"], [])
         out[d["document_id"]] = Passage("\n".join([d["title"], *body]), d["title"], None, None)
     return out

@@ -10,18 +10,19 @@ LU-code and policy chunks) for context and corroboration. SQL takes precedence f
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
 from reference_server.retrieval import odb_formulary as formulary
-from reference_server.retrieval.drug_form import FORM_WORDS
-from reference_server.retrieval.dual_path import run_dual
-from reference_server.retrieval.odb_formulary import DrugQuery, SqlData, Unmatched
+from reference_server.retrieval.drug_form import Word as FormWordName
+from reference_server.retrieval.dual_path import DualResult
+from reference_server.retrieval.odb_formulary import DrugQuery, Product, SqlData, Unmatched
 from reference_server.retrieval.vector import VectorHit
 from reference_server.runtime import Runtime
-from reference_server.scoring.confidence import OFF, calculate_confidence
-from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
+from reference_server.scoring.citations import Citation
+from reference_server.scoring.confidence import OFF, Counts
+from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Evidence
 from reference_server.tools.odb_intents import INTENTS, Check
 from reference_server.tools.odb_merge import (
@@ -33,12 +34,10 @@ from reference_server.tools.odb_merge import (
     no_lu,
     snippets,
 )
+from reference_server.tools.pipeline import DualPathTool, Judged, Score
 
 NAME = "odb.get"
 DEFAULT_CHECKS: list[Check] = ["coverage", "interchangeable", "lowest_cost"]
-
-
-FormWordLiteral = Literal[FORM_WORDS]  # type: ignore[valid-type]
 
 
 class Request(StrictModel):
@@ -72,7 +71,7 @@ class Request(StrictModel):
             "'50mg & 850mg'. Only products at this strength are answered."
         ),
     )
-    form: FormWordLiteral | None = Field(
+    form: FormWordName | None = Field(
         default=None,
         description="Dosage form in words; only products in this form are answered.",
     )
@@ -220,44 +219,68 @@ class Response(Evidence):
     )
 
 
-def parse(req: Request) -> DrugQuery:
-    """The drug the request names, in the store's query shape (both request forms)."""
-    return DrugQuery(
-        drug=req.drug,
-        q=req.q,
-        din=req.din,
-        ingredient=req.ingredient,
-        strength=req.strength,
-        drug_class=req.drug_class,
-        condition=req.condition,
-        exclude_lu=req.exclude_lu,
-        form=req.form,
-    )
+@dataclass(frozen=True)
+class Query:
+    """What the request asks: the drug (in the store's query shape) and what to answer."""
+
+    drug: DrugQuery
+    checks: frozenset[str]  # the checks asked, plus those the question's words imply
+    check_alternatives: bool
+    include_lu: bool
+    include_brand: bool
+    exclude_lu: bool
+    condition: str | None
+    top_k: int
+
+    def keep(self, r: Product) -> bool:
+        """A product the lists may show (brands, LU products as asked)."""
+        return (self.include_brand or not is_brand(r)) and not (self.exclude_lu and r.lu_required)
 
 
-def _brand(r: dict[str, Any]) -> Brand:
+Found = DualResult[SqlData, list[VectorHit]]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The formulary rows (SQL, else rebuilt from a group passage) and what they answer."""
+
+    data: SqlData
+    hits: list[VectorHit]
+    from_sql: bool
+    coverage: Coverage | None
+    interchangeable: list[Interchangeable]
+    lowest_cost: LowestCost | None
+    alternatives: list[Alternative]
+    price_comparison: PriceComparison | None
+    context: list[str]
+    brands: list[Brand]
+    others: list[Product]  # the brand's other listed products
+    not_listed: NotListed | None
+    answered: list[Product]  # the products cited first
+
+
+def _brand(r: Product) -> Brand:
     return Brand(
-        din=r["din"],
-        brand=r["brand_name"],
-        strength=r.get("strength"),
-        dosage_form=r.get("dosage_form"),
-        group_id=r["group_id"],
-        covered=bool(r["is_benefit"]),
-        lu_required=bool(r["lu_required"]),
-        price=r.get("individual_price"),
+        din=r.din,
+        brand=r.brand_name,
+        strength=r.strength,
+        dosage_form=r.dosage_form,
+        group_id=r.group_id,
+        covered=bool(r.is_benefit),
+        lu_required=bool(r.lu_required),
+        price=r.individual_price,
     )
 
 
 def not_listed(u: Unmatched, top_k: int) -> NotListed:
     """What the name is listed at, one product per strength and form (covered first)."""
-    seen: dict[tuple[str, str], dict[str, Any]] = {}
-    for r in sorted(u.listed, key=lambda r: (not r["is_benefit"], r["din"])):
-        seen.setdefault((r.get("strength") or "", r.get("dosage_form") or ""), r)
-    shown = sorted(seen.values(), key=lambda r: (r.get("strength") or "", r["din"]))
+    seen: dict[tuple[str, str], Product] = {}
+    for r in sorted(u.listed, key=lambda r: (not r.is_benefit, r.din)):
+        seen.setdefault((r.strength or "", r.dosage_form or ""), r)
+    shown = sorted(seen.values(), key=lambda r: (r.strength or "", r.din))
     asked = " ".join(x for x in (u.strength, u.form) if x)
     listed = "; ".join(
-        " ".join(x for x in (r.get("strength"), r.get("dosage_form")) if x) or r["din"]
-        for r in shown
+        " ".join(x for x in (r.strength, r.dosage_form) if x) or r.din for r in shown
     )
     return NotListed(
         name=u.name,
@@ -268,184 +291,153 @@ def not_listed(u: Unmatched, top_k: int) -> NotListed:
     )
 
 
-def _checks(req: Request) -> set[str]:
-    checks: set[str] = set(req.check)
-    for check, pattern in INTENTS.items():
-        if req.q and re.search(pattern, req.q, re.I):
-            checks.add(check)
-    return checks
-
-
-async def run(rt: Runtime, req: Request) -> ToolOutput:
-    query = parse(req)
-    dual = await run_dual(
-        rt.settings,
-        sql=lambda: formulary.keyword_search(rt.ohip_sql, query),
-        vector=lambda: formulary.vector_search(rt.vectors, query),
+def coverage(q: Query, data: SqlData, p: Product) -> Coverage:
+    return Coverage(
+        covered=bool(p.is_benefit),
+        din=p.din,
+        brand_name=p.brand_name,
+        generic_name=p.generic_name,
+        strength=p.strength,
+        dosage_form=p.dosage_form,
+        group_id=p.group_id,
+        lu_required=bool(p.lu_required or p.lu_codes),
+        lu_codes=[r.lu_code for r in data.lu] if q.include_lu else [],
+        lu_criteria=(lu_text(data.lu, q.condition) or no_lu(p)) if q.include_lu else None,
+        notes=[n.summary for n in data.notes] if q.include_lu else [],
     )
-    hits: list[VectorHit] = dual.vector.value or []
-    sql: SqlData | None = dual.sql.value
-    data = sql if sql is not None else formulary.from_passages(query, hits)
-    checks = _checks(req)
-    p, found = data.primary, data.found
-    conflicts = group_conflicts(data, hits) if sql else []
-    corroborating = [h for h in hits if corroborates(h, data)] if p else []
 
-    coverage: Coverage | None = None
-    if p and checks & {"coverage", "lu_criteria"}:
-        coverage = Coverage(
-            covered=bool(p["is_benefit"]),
-            din=p["din"],
-            brand_name=p["brand_name"],
-            generic_name=p["generic_name"],
-            strength=p.get("strength"),
-            dosage_form=p.get("dosage_form"),
-            group_id=p.get("group_id"),
-            lu_required=bool(p["lu_required"] or p.get("lu_codes")),
-            lu_codes=[r["lu_code"] for r in data.lu] if req.include_lu else [],
-            lu_criteria=(lu_text(data.lu, req.condition) or no_lu(p)) if req.include_lu else None,
-            notes=[n["summary"] for n in data.notes] if req.include_lu else [],
+
+def lowest_of(data: SqlData) -> Product | None:
+    """The group's cheapest covered product (the group's own lowest-cost DIN breaks a tie)."""
+    lowest_din = data.group.lowest_cost_din if data.group else None
+    priced = [r for r in data.members if r.is_benefit and r.individual_price is not None]
+    return min(
+        priced, key=lambda r: (r.individual_price or 0.0, r.din != lowest_din, r.din), default=None
+    )
+
+
+def interchangeable(q: Query, data: SqlData, p: Product) -> list[Interchangeable]:
+    """The group's products as the lists show them; the requested one stays in the top_k."""
+    members = [r for r in data.members if q.keep(r)]
+    top = members[: q.top_k]
+    if p in members and p not in top:
+        top = [*top[: q.top_k - 1], p]
+    return [
+        Interchangeable(
+            din=r.din, brand=r.brand_name, price=r.individual_price, lowest_cost=bool(r.lowest_cost)
         )
+        for r in top
+    ]
 
-    def keep(r: dict[str, Any]) -> bool:
-        return (req.include_brand or not is_brand(r)) and not (req.exclude_lu and r["lu_required"])
 
-    lowest = min(
-        (r for r in data.members if r["is_benefit"] and r.get("individual_price") is not None),
-        key=lambda r: (
-            r["individual_price"],
-            r["din"] != (data.group or {}).get("lowest_cost_din"),
-            r["din"],
-        ),
-        default=None,
+def alternatives(q: Query, data: SqlData) -> list[Alternative]:
+    return [
+        Alternative(
+            din=r.din,
+            brand=r.brand_name,
+            generic_name=r.generic_name,
+            strength=r.strength,
+            price=r.individual_price,
+            lu_required=bool(r.lu_required),
+            reason=data.alt_basis or "",
+        )
+        for r in data.alternatives
+        if q.keep(r)
+    ][: q.top_k]
+
+
+def price_comparison(p: Product, lowest: Product, savings: float | None) -> PriceComparison:
+    price = p.individual_price
+    return PriceComparison(
+        requested_din=p.din,
+        requested_brand=p.brand_name,
+        requested_price=price,
+        amount_odb_pays=p.amount_mohltc_pays,
+        lowest_cost_din=lowest.din,
+        lowest_cost_brand=lowest.brand_name,
+        lowest_cost_price=lowest.individual_price,
+        savings_per_unit=savings,
+        savings_percent=round(100 * savings / price, 1) if savings is not None and price else None,
     )
+
+
+def full_criteria(data: SqlData) -> list[str]:
+    """lu_criteria: each LU code and product note in full, for the context."""
+    return [
+        f"LU {r.lu_code}: {r.indication} (authorization period: {r.period or 'not stated'})"
+        for r in data.lu
+    ] + [f"Formulary note ({n.scope}): {n.summary}" for n in data.notes]
+
+
+def other_strengths(data: SqlData) -> str:
+    return "Other strengths: " + "; ".join(
+        f"{g.strength} {g.dosage_form} (group {g.group_id}, lowest "
+        f"{g.lowest_cost_din or 'n/a'} at {g.lowest_price})"
+        for g in data.strengths
+    )
+
+
+def answer(q: Query, data: SqlData, hits: list[VectorHit], from_sql: bool) -> Answer:
+    """Every part of the answer the checks ask for, from the formulary rows."""
+    checks, p, found = q.checks, data.primary, data.found
+    lowest = lowest_of(data)
     savings = None
-    if p and lowest and p.get("individual_price") is not None and found.kind != "class":
-        savings = round(p["individual_price"] - lowest["individual_price"], 4)
-
-    interchangeable: list[Interchangeable] = []
-    if req.check_alternatives and checks & {"interchangeable", "interchangeable_group"} and p:
-        members = [r for r in data.members if keep(r)]
-        top = members[: req.top_k]
-        if p in members and p not in top:
-            top = [*top[: req.top_k - 1], p]
-        interchangeable = [
-            Interchangeable(
-                din=r["din"],
-                brand=r["brand_name"],
-                price=r.get("individual_price"),
-                lowest_cost=bool(r["lowest_cost"]),
-            )
-            for r in top
-        ]
-
-    lowest_cost = None
-    if lowest and (checks & {"lowest_cost", "price_comparison"} or found.kind == "class"):
-        lowest_cost = LowestCost(
-            din=lowest["din"],
-            brand=lowest["brand_name"],
-            price=lowest["individual_price"],
-            savings=savings,
-        )
-
-    alternatives: list[Alternative] = []
-    if (
-        req.check_alternatives
+    if p and lowest and p.individual_price is not None and found.kind != "class":
+        savings = round(p.individual_price - (lowest.individual_price or 0.0), 4)
+    shown_alternatives = (
+        alternatives(q, data)
+        if q.check_alternatives
         and p
-        and ("alternatives" in checks or not p["is_benefit"] or found.kind == "class")
-    ):
-        alternatives = [
-            Alternative(
-                din=r["din"],
-                brand=r["brand_name"],
-                generic_name=r["generic_name"],
-                strength=r.get("strength"),
-                price=r.get("individual_price"),
-                lu_required=bool(r["lu_required"]),
-                reason=data.alt_basis or "",
-            )
-            for r in data.alternatives
-            if keep(r)
-        ][: req.top_k]
-
-    price_comparison = None
-    if p and lowest and found.kind != "class" and checks & {"price_comparison", "lowest_cost"}:
-        price = p.get("individual_price")
-        price_comparison = PriceComparison(
-            requested_din=p["din"],
-            requested_brand=p["brand_name"],
-            requested_price=price,
-            amount_odb_pays=p.get("amount_mohltc_pays"),
-            lowest_cost_din=lowest["din"],
-            lowest_cost_brand=lowest["brand_name"],
-            lowest_cost_price=lowest["individual_price"],
-            savings_per_unit=savings,
-            savings_percent=round(100 * savings / price, 1)
-            if savings is not None and price
-            else None,
-        )
-
-    context = snippets(hits, hybrid=sql is not None and p is not None)
-    if "lu_criteria" in checks:  # the criteria in full: each LU code and product note
-        context += [
-            f"LU {r['lu_code']}: {r['indication']} (authorization period: {r['period'] or 'not stated'})"
-            for r in data.lu
-        ] + [f"Formulary note ({n['scope']}): {n['summary']}" for n in data.notes]
-    brands = (
-        [_brand(r) for r in data.same_ingredient if keep(r)] if "all_strengths" in checks else []
+        and ("alternatives" in checks or not p.is_benefit or found.kind == "class")
+        else []
     )
-    missing = not_listed(data.unmatched, req.top_k) if p is None and data.unmatched else None
-    found = data.found
+    context = snippets(hits, hybrid=from_sql and p is not None)
+    if "lu_criteria" in checks:
+        context += full_criteria(data)
+    brands = (
+        [_brand(r) for r in data.same_ingredient if q.keep(r)] if "all_strengths" in checks else []
+    )
+    missing = not_listed(data.unmatched, q.top_k) if p is None and data.unmatched else None
     others = (
-        [r for r in found.rows if r["brand_name"] == p["brand_name"] and r["din"] != p["din"]]
+        [r for r in found.rows if r.brand_name == p.brand_name and r.din != p.din]
         if p and found.kind == "brand" and not (found.strength or found.form)
         else []
-    )[: req.top_k]
+    )[: q.top_k]
     if "all_strengths" in checks and len(data.strengths) > 1:
-        context.append(
-            "Other strengths: "
-            + "; ".join(
-                f"{g['strength']} {g['dosage_form']} (group {g['group_id']}, lowest "
-                f"{g['lowest_cost_din'] or 'n/a'} at {g['lowest_price']})"
-                for g in data.strengths
-            )
-        )
-
-    answered = [r for r in (p, lowest) if r] + (data.alternatives[:2] if alternatives else [])
+        context.append(other_strengths(data))
+    answered = [r for r in (p, lowest) if r] + (data.alternatives[:2] if shown_alternatives else [])
     answered += others
     if missing and data.unmatched:  # the evidence for what is listed instead
-        shown = {b.din for b in missing.listed}
-        answered += [r for r in data.unmatched.listed if r["din"] in shown][:3]
-    citations = citations_for(
-        data,
-        answered,
-        notes=bool(coverage and coverage.notes),
-        brand_groups=[b.group_id for b in brands],
+        listed = {b.din for b in missing.listed}
+        answered += [r for r in data.unmatched.listed if r.din in listed][:3]
+    return Answer(
+        data=data,
         hits=hits,
-    )
-    n_sql = data.records if sql is not None else 0
-    response = Response(
-        provenance=dual.provenance,
-        confidence=calculate_confidence(n_sql, len(corroborating), len(conflicts), OFF),
-        coverage=coverage,
-        interchangeable=interchangeable,
-        lowest_cost=lowest_cost,
-        citations=citations,
-        conflicts=conflicts,
+        from_sql=from_sql,
+        coverage=coverage(q, data, p) if p and checks & {"coverage", "lu_criteria"} else None,
+        interchangeable=interchangeable(q, data, p)
+        if q.check_alternatives and checks & {"interchangeable", "interchangeable_group"} and p
+        else [],
+        lowest_cost=LowestCost(
+            din=lowest.din, brand=lowest.brand_name, price=lowest.individual_price, savings=savings
+        )
+        if lowest and (checks & {"lowest_cost", "price_comparison"} or found.kind == "class")
+        else None,
+        alternatives=shown_alternatives,
+        price_comparison=price_comparison(p, lowest, savings)
+        if p and lowest and found.kind != "class" and checks & {"price_comparison", "lowest_cost"}
+        else None,
         context=context,
-        alternatives=alternatives,
-        price_comparison=price_comparison,
         brands=brands,
-        needs_more_info=p is None,
-        other_strengths=[_brand(r) for r in others],
+        others=others,
         not_listed=missing,
+        answered=answered,
     )
-    return ToolOutput(response, dual)
 
 
-SPEC = ToolSpec(
-    name=NAME,
-    description=(
+class OdbGet(DualPathTool[Request, Query, SqlData, list[VectorHit], Answer, Response]):
+    name = NAME
+    description = (
         "Ontario Drug Benefit (ODB) formulary: is a drug covered, does it need a Limited Use (LU) code, "
         "which interchangeable generics exist, which is lowest cost and how much is saved, and covered "
         "alternatives in the same drug class. Look up by `drug` (brand/generic), `din`, `ingredient`, "
@@ -453,9 +445,89 @@ SPEC = ToolSpec(
         "(`strength`, `form`, or written in `drug` or `q`) selects the product; when the drug is "
         "not listed at it, no product is answered: needs_more_info is true and not_listed says "
         "what is listed."
-    ),
-    request=Request,
-    response=Response,
-    run=run,
-    warm_up={"q": "is atorvastatin covered"},
-)
+    )
+    request = Request
+    response = Response
+
+    def warm_up(self) -> Request:
+        return Request(q="is atorvastatin covered")
+
+    def parse(self, rt: Runtime, req: Request) -> Query:
+        checks = set(req.check)
+        if req.q:
+            checks |= {c for c, pattern in INTENTS.items() if re.search(pattern, req.q, re.I)}
+        drug = DrugQuery(
+            drug=req.drug,
+            q=req.q,
+            din=req.din,
+            ingredient=req.ingredient,
+            strength=req.strength,
+            drug_class=req.drug_class,
+            condition=req.condition,
+            exclude_lu=req.exclude_lu,
+            form=req.form,
+        )
+        return Query(
+            drug=drug,
+            checks=frozenset(checks),
+            check_alternatives=req.check_alternatives,
+            include_lu=req.include_lu,
+            include_brand=req.include_brand,
+            exclude_lu=req.exclude_lu,
+            condition=req.condition,
+            top_k=req.top_k,
+        )
+
+    def sql(self, rt: Runtime, q: Query) -> SqlData:
+        return formulary.keyword_search(rt.ohip_sql, q.drug)
+
+    def vector(self, rt: Runtime, q: Query) -> list[VectorHit]:
+        return formulary.vector_search(rt.vectors, q.drug)
+
+    async def merge(self, rt: Runtime, q: Query, found: Found) -> Answer:
+        """SQL takes precedence for the formulary; without it, a group passage stands in."""
+        hits = found.vector.value or []
+        sql = found.sql.value
+        data = sql if sql is not None else formulary.from_passages(q.drug, hits)
+        return answer(q, data, hits, from_sql=sql is not None)
+
+    def score(self, q: Query, merged: Answer, found: Found) -> Score[Citation]:
+        data, hits = merged.data, merged.hits
+        corroborating = [h for h in hits if corroborates(h, data)] if data.primary else []
+        citations = citations_for(
+            data,
+            merged.answered,
+            notes=bool(merged.coverage and merged.coverage.notes),
+            brand_groups=[b.group_id for b in merged.brands],
+            hits=hits,
+        )
+        return Score(
+            citations=citations,
+            conflicts=group_conflicts(data, hits) if merged.from_sql else [],
+            counts=Counts(
+                sql_records=data.records if merged.from_sql else 0,
+                vector_passages=len(corroborating),
+                profile=OFF,
+            ),
+        )
+
+    def respond(self, q: Query, merged: Answer, judged: Judged[Citation]) -> Response:
+        return Response(
+            provenance=judged.provenance,
+            confidence=judged.confidence,
+            coverage=merged.coverage,
+            interchangeable=merged.interchangeable,
+            lowest_cost=merged.lowest_cost,
+            citations=judged.citations,
+            conflicts=judged.conflicts,
+            context=merged.context,
+            alternatives=merged.alternatives,
+            price_comparison=merged.price_comparison,
+            brands=merged.brands,
+            needs_more_info=merged.data.primary is None,
+            other_strengths=[_brand(r) for r in merged.others],
+            not_listed=merged.not_listed,
+        )
+
+
+SPEC = OdbGet().spec()

@@ -16,21 +16,20 @@ too. Codes are accepted in any case; when every requested code is unknown the an
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
 from reference_server.retrieval import ohip_schedule as schedule
-from reference_server.retrieval.dual_path import run_dual
-from reference_server.retrieval.ohip_schedule import (
-    codes_in,
-    commentary_as_passages,
-)
+from reference_server.retrieval.dual_path import DualResult
+from reference_server.retrieval.ohip_schedule import SqlFound, VectorFound, codes_in
 from reference_server.runtime import Runtime
-from reference_server.scoring.confidence import SCHEDULE, calculate_confidence
-from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
+from reference_server.scoring.confidence import SCHEDULE, Counts
+from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Citation, Evidence
-from reference_server.tools.schedule_merge import Built, ScheduleItem, build_item, rank
+from reference_server.tools.pipeline import DualPathTool, Judged, Score
+from reference_server.tools.schedule_merge import Built, ScheduleItem, build_items
 
 NAME = "schedule.get"
 CODE_PATTERN = r"^[A-Za-z]{1,2}\d{3}[A-Za-z]?$"  # A007, C124, B990, C983B; any case
@@ -76,71 +75,87 @@ class Response(Evidence):
     )
 
 
-async def run(rt: Runtime, req: Request) -> ToolOutput:
-    named = list(dict.fromkeys([*(req.codes or []), *codes_in(req.q)]))
-    include: set[str] = set(req.include)
-    dual = await run_dual(
-        rt.settings,
-        sql=lambda: schedule.keyword_search(rt.ohip_sql, req.q, named),
-        vector=lambda: schedule.vector_search(rt.vectors, req.q),
-    )
-    sql, vec = dual.sql.value, dual.vector.value
-    found = rank(req.q, named, sql, vec)
-    ordered = sorted(found, key=lambda c: found[c].order(c))
-    if "codes" not in include and named:
-        ordered = [c for c in ordered if found[c].named is not None]
-    # Passages per code: the vector store's, or the SQL copy of the commentary when it failed.
-    context = vec.by_code if vec else commentary_as_passages(sql.all_commentary if sql else [])
-    built: list[Built] = []
-    for code in ordered:
-        if len(built) >= req.top_k:
-            break
-        rows = sql.rows.get(code, []) if sql else []
-        mentions = context.get(code, [])
-        passages = {p.id: p for p in mentions if p.metadata.get("doc_type") == "commentary"}
-        passages.update(found[code].passages)
-        b = build_item(code, rows, list(passages.values()), mentions, include)
-        if b:
-            built.append(b)
-    # Unknown codes are an answer, not an error (002: needs_more_info); only trusted when a
-    # path answered, since an outage can hide a code that exists.
-    unknown = [c for c in (req.codes or []) if not any(b.item.code == c for b in built)]
-    unknown = unknown if dual.provenance else []
-    citations: list[Citation] = []
-    for b in built:
-        citations += [c for c in b.citations if c not in citations]
-    conflicts = [c for b in built for c in b.conflicts]
-    corroborating = {p for b in built for p in b.passages} if vec else set()
-    confidence = calculate_confidence(
-        num_sql_results=sum(b.from_sql for b in built),
-        num_vector_results=len(corroborating),
-        num_conflicts=len(conflicts),
-        profile=SCHEDULE,
-    )
-    response = Response(
-        provenance=dual.provenance,
-        confidence=confidence,
-        items=[b.item for b in built],
-        citations=citations,
-        conflicts=conflicts,
-        unknown_codes=unknown,
-        needs_more_info=bool(req.codes) and len(unknown) == len(req.codes or []),
-    )
-    return ToolOutput(response, dual)
+@dataclass(frozen=True)
+class Query:
+    text: str
+    requested: list[str]  # the codes the request names, as given (uppercased)
+    named: list[str]  # those, then the codes written in q, each once
+    include: frozenset[str]
+    top_k: int
 
 
-SPEC = ToolSpec(
-    name=NAME,
-    description=(
+Found = DualResult[SqlFound, VectorFound]
+
+
+@dataclass(frozen=True)
+class Items:
+    built: list[Built]
+    unknown: list[str]  # requested codes no item answers
+
+
+class ScheduleGet(DualPathTool[Request, Query, SqlFound, VectorFound, Items, Response]):
+    name = NAME
+    description = (
         "Look up OHIP Schedule of Benefits fee codes by code or by description: fee, its "
         "components (H technical, P professional, surgical columns), description, billing "
         "requirements, service limits and PDF page, with citations. Codes the schedule lists "
         "with two different fees show every listing and are reported in conflicts. Use for 'what is the fee for C124', "
         "'can I bill a consultation in the ED as an internist', psychotherapy limits, virtual care "
         "codes and house-call premiums."
-    ),
-    request=Request,
-    response=Response,
-    run=run,
-    warm_up={"q": "intermediate assessment"},
-)
+    )
+    request = Request
+    response = Response
+
+    def warm_up(self) -> Request:
+        return Request(q="intermediate assessment")
+
+    def parse(self, rt: Runtime, req: Request) -> Query:
+        requested = list(req.codes or [])
+        named = list(dict.fromkeys([*requested, *codes_in(req.q)]))
+        return Query(req.q, requested, named, frozenset(req.include), req.top_k)
+
+    def sql(self, rt: Runtime, q: Query) -> SqlFound:
+        return schedule.keyword_search(rt.ohip_sql, q.text, q.named)
+
+    def vector(self, rt: Runtime, q: Query) -> VectorFound:
+        return schedule.vector_search(rt.vectors, q.text)
+
+    async def merge(self, rt: Runtime, q: Query, found: Found) -> Items:
+        built = build_items(
+            q.text, q.named, q.include, q.top_k, found.sql.value, found.vector.value
+        )
+        # Unknown codes are an answer, not an error (002: needs_more_info); only trusted when a
+        # path answered, since an outage can hide a code that exists.
+        unknown = [c for c in q.requested if not any(b.item.code == c for b in built)]
+        return Items(built, unknown if found.provenance else [])
+
+    def score(self, q: Query, merged: Items, found: Found) -> Score[Citation]:
+        citations: list[Citation] = []
+        for b in merged.built:
+            citations += [c for c in b.citations if c not in citations]
+        corroborating = (
+            {p for b in merged.built for p in b.passages} if found.vector.value else set()
+        )
+        return Score(
+            citations=citations,
+            conflicts=[c for b in merged.built for c in b.conflicts],
+            counts=Counts(
+                sql_records=sum(b.from_sql for b in merged.built),
+                vector_passages=len(corroborating),
+                profile=SCHEDULE,
+            ),
+        )
+
+    def respond(self, q: Query, merged: Items, judged: Judged[Citation]) -> Response:
+        return Response(
+            provenance=judged.provenance,
+            confidence=judged.confidence,
+            items=[b.item for b in merged.built],
+            citations=judged.citations,
+            conflicts=judged.conflicts,
+            unknown_codes=merged.unknown,
+            needs_more_info=bool(q.requested) and len(merged.unknown) == len(q.requested),
+        )
+
+
+SPEC = ScheduleGet().spec()

@@ -12,17 +12,18 @@ is a not-found error naming them.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastmcp.exceptions import ToolError
 from pydantic import BaseModel, Field, StringConstraints
 
 from reference_server.errors import NotFoundError
 from reference_server.retrieval import passages as by_id
-from reference_server.retrieval.dual_path import run_dual
+from reference_server.retrieval.dual_path import DualResult, PathName
 from reference_server.runtime import Runtime
 from reference_server.scoring.conflicts import Conflict, compare
-from reference_server.tools.base import NON_BLANK, StrictModel, ToolOutput, ToolSpec
+from reference_server.tools.base import NON_BLANK, StrictModel
+from reference_server.tools.pipeline import DualPathTool, Judged, Score
 
 NAME = "source.passages"
 CONTEXT_CHARS = 50
@@ -100,69 +101,122 @@ def highlight(text: str, terms: list[str]) -> list[str]:
 
 
 # ------------------------------------------------------------------------------ tool
-async def run(rt: Runtime, req: Request) -> ToolOutput:
-    ids = list(dict.fromkeys(i.strip() for i in req.chunk_ids))
-    dual = await run_dual(
-        rt.settings,
-        sql=lambda: by_id.from_sql(rt.opa_sql, rt.ohip_sql, ids),
-        vector=lambda: by_id.from_vectors(rt.vectors, ids),
+class PassagesUnavailable(NotFoundError):
+    """No id resolved because a path failed, not because the ids are unknown: the client should
+    retry. (`reference_server.errors` has no outage type with a free message yet; this keeps the
+    published message.)"""
+
+    def __init__(self, failed: list[str]):
+        super(NotFoundError, self).__init__(
+            "The passages could not be retrieved right now (retrieval failed: "
+            f"{', '.join(sorted(failed))}); try again."
+        )
+
+
+@dataclass(frozen=True)
+class Query:
+    ids: list[str]  # as requested, stripped, each once
+    terms: list[str]
+
+
+Passages = dict[str, by_id.Passage]
+Found = DualResult[Passages, Passages]
+
+
+@dataclass(frozen=True)
+class Shown:
+    passages: list[Passage]
+    conflicts: list[Conflict]
+    missing: list[str]
+    provenance: list[PathName]  # published in `_meta` (the response has no provenance field)
+
+
+def shown(
+    chunk_id: str, chosen: by_id.Passage, copy: by_id.Passage | None, terms: list[str]
+) -> Passage:
+    """The vector payload (or the SQL copy), its page and section filled in from the copy."""
+    return Passage(
+        chunk_id=chunk_id,
+        text=chosen.text,
+        source=chosen.source,
+        page=chosen.page if chosen.page is not None else (copy.page if copy else None),
+        section=chosen.section or (copy.section if copy else None),
+        highlights=highlight(chosen.text, terms),
     )
-    sql, vec = dual.sql.value or {}, dual.vector.value or {}
-    passages: list[Passage] = []
-    conflicts: list[Conflict] = []
-    for chunk_id in ids:
-        primary, copy = vec.get(chunk_id), sql.get(chunk_id)
-        chosen = primary or copy
-        if chosen is None:
-            continue
-        if primary and copy:
-            c = compare(
-                f"{chunk_id}.text",
-                " ".join(copy.text.split()),
-                " ".join(primary.text.split()),
-                "Vector payload shown (the indexed, cited copy); the SQL copy differs.",
-            )
-            if c:
-                conflicts.append(c)
-        passages.append(
-            Passage(
-                chunk_id=chunk_id,
-                text=chosen.text,
-                source=chosen.source,
-                page=chosen.page if chosen.page is not None else (copy.page if copy else None),
-                section=chosen.section or (copy.section if copy else None),
-                highlights=highlight(chosen.text, req.highlight_terms or []),
-            )
-        )
-    missing = [i for i in ids if i not in vec and i not in sql]
-    if not passages:
-        if dual.errors:
-            raise ToolError(
-                "The passages could not be retrieved right now (retrieval failed: "
-                f"{', '.join(sorted(dual.errors))}); try again."
-            )
-        raise NotFoundError(
-            "chunk",
-            ", ".join(missing),
-            "Use the chunk ids given in citations, e.g. 'ohip:commentary:mrp-discharge-day' or "
-            "'cpso-virtual-care:s01'.",
-        )
-    meta: dict[str, Any] = {"provenance": dual.provenance}
-    if conflicts:
-        meta["conflicts"] = [c.model_dump(mode="json") for c in conflicts]
-    response = Response(passages=passages, total_chunks=len(passages), missing_ids=missing)
-    return ToolOutput(response, dual, extra_meta=meta)
 
 
-SPEC = ToolSpec(
-    name=NAME,
-    description=(
+def text_conflict(chunk_id: str, primary: by_id.Passage, copy: by_id.Passage) -> Conflict | None:
+    return compare(
+        f"{chunk_id}.text",
+        " ".join(copy.text.split()),
+        " ".join(primary.text.split()),
+        "Vector payload shown (the indexed, cited copy); the SQL copy differs.",
+    )
+
+
+class SourcePassages(DualPathTool[Request, Query, Passages, Passages, Shown, Response]):
+    name = NAME
+    description = (
         "Show source: the full text of cited passages by chunk id, from any collection (OHIP schedule "
         "and commentary, ADP manuals, ODB formulary, OPA guidance sections), with source, page, "
         "section and up to 5 highlighted snippets per passage for the given terms."
-    ),
-    request=Request,
-    response=Response,
-    run=run,
-    warm_up={"chunk_ids": ["adp:cep:thresholds"]},
-)
+    )
+    request = Request
+    response = Response
+
+    def warm_up(self) -> Request:
+        return Request(chunk_ids=["adp:cep:thresholds"])
+
+    def parse(self, rt: Runtime, req: Request) -> Query:
+        return Query(
+            list(dict.fromkeys(i.strip() for i in req.chunk_ids)), req.highlight_terms or []
+        )
+
+    def sql(self, rt: Runtime, q: Query) -> Passages:
+        return by_id.from_sql(rt.opa_sql, rt.ohip_sql, q.ids)
+
+    def vector(self, rt: Runtime, q: Query) -> Passages:
+        return by_id.from_vectors(rt.vectors, q.ids)
+
+    async def merge(self, rt: Runtime, q: Query, found: Found) -> Shown:
+        sql, vec = found.sql.value or {}, found.vector.value or {}
+        passages: list[Passage] = []
+        conflicts: list[Conflict] = []
+        for chunk_id in q.ids:
+            primary, copy = vec.get(chunk_id), sql.get(chunk_id)
+            chosen = primary or copy
+            if chosen is None:
+                continue
+            if primary and copy:
+                c = text_conflict(chunk_id, primary, copy)
+                if c:
+                    conflicts.append(c)
+            passages.append(shown(chunk_id, chosen, copy, q.terms))
+        missing = [i for i in q.ids if i not in vec and i not in sql]
+        if not passages:
+            if found.errors:
+                raise PassagesUnavailable(list(found.errors))
+            raise NotFoundError(
+                "chunk",
+                ", ".join(missing),
+                "Use the chunk ids given in citations, e.g. 'ohip:commentary:mrp-discharge-day' or "
+                "'cpso-virtual-care:s01'.",
+            )
+        return Shown(passages, conflicts, missing, found.provenance)
+
+    def score(self, q: Query, merged: Shown, found: Found) -> Score[Any]:
+        return Score(conflicts=merged.conflicts)  # no confidence: passages are read by id
+
+    def respond(self, q: Query, merged: Shown, judged: Judged[Any]) -> Response:
+        return Response(
+            passages=merged.passages, total_chunks=len(merged.passages), missing_ids=merged.missing
+        )
+
+    def meta(self, merged: Shown) -> dict[str, Any]:
+        meta: dict[str, Any] = {"provenance": merged.provenance}
+        if merged.conflicts:
+            meta["conflicts"] = [c.model_dump(mode="json") for c in merged.conflicts]
+        return meta
+
+
+SPEC = SourcePassages().spec()

@@ -19,21 +19,17 @@ says this to clients.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from reference_server.retrieval.ohip_schedule import FeeRow
+
 Component = Literal["H", "P", "T", "assistant", "surgeon", "anaesthetist"]
 
-# fee table column -> component name, in the order the Schedule prints them
-COLUMNS: dict[str, Component] = {
-    "h_fee": "H",
-    "p_fee": "P",
-    "t_fee": "T",
-    "asst_fee": "assistant",
-    "surg_fee": "surgeon",
-    "anae_fee": "anaesthetist",
-}
+# the components of `FeeRow.component_columns` (h_fee ... anae_fee), in the order the Schedule
+# prints them
+COLUMNS: tuple[Component, ...] = ("H", "P", "T", "assistant", "surgeon", "anaesthetist")
 MEANING: dict[Component, str] = {
     "H": "technical component (H)",
     "P": "professional component (P)",
@@ -79,23 +75,23 @@ class FeeVariant(BaseModel):
     fee_components: list[FeeComponent] = Field(description="This listing's component columns.")
 
 
-def components(row: dict[str, Any]) -> list[FeeComponent]:
+def components(row: FeeRow) -> list[FeeComponent]:
     """One entry per component column the row carries, 0.0 included, in the Schedule's order."""
     return [
-        FeeComponent(component=name, fee=float(row[column]))
-        for column, name in COLUMNS.items()
-        if row.get(column) is not None
+        FeeComponent(component=name, fee=float(value))
+        for name, value in zip(COLUMNS, row.component_columns, strict=True)
+        if value is not None
     ]
 
 
-def listing_fee(row: dict[str, Any]) -> tuple[float | None, str | None]:
+def listing_fee(row: FeeRow) -> tuple[float | None, str | None]:
     """The fee a listing answers, and a note when it is read from a component column.
 
     A row with no fee of its own but exactly one amount in H, P or T is priced by that
     component (a professional-only code is not 'no fee'); anything else keeps the fee column.
     """
-    if row.get("fee") is not None:
-        return float(row["fee"]), None
+    if row.fee is not None:
+        return float(row.fee), None
     priced = [c for c in components(row) if c.component in DOLLAR_COMPONENTS]
     if len(priced) == 1:
         only = priced[0]
@@ -103,7 +99,7 @@ def listing_fee(row: dict[str, Any]) -> tuple[float | None, str | None]:
     return None, None
 
 
-def all_components(rows: list[dict[str, Any]]) -> list[FeeComponent]:
+def all_components(rows: list[FeeRow]) -> list[FeeComponent]:
     """Every listing's component columns, each (component, value) once, main listing first."""
     out: list[FeeComponent] = []
     for row in rows:
@@ -111,18 +107,18 @@ def all_components(rows: list[dict[str, Any]]) -> list[FeeComponent]:
     return out
 
 
-def variants(rows: list[dict[str, Any]]) -> list[FeeVariant]:
+def variants(rows: list[FeeRow]) -> list[FeeVariant]:
     """Each listing of a code that has more than one (empty for a code listed once)."""
     if len(rows) < 2:
         return []
     return [
         FeeVariant(
             fee=listing_fee(r)[0],
-            fee_kind=r.get("fee_kind") or "missing",
-            description=r.get("description") or "",
-            page_ref=r.get("page_ref") or "",
-            table=r.get("subsection_title") or "",
-            n_source_tables=int(r.get("n_source_rows") or 0),
+            fee_kind=r.fee_kind or "missing",
+            description=r.description or "",
+            page_ref=r.page_ref or "",
+            table=r.subsection_title or "",
+            n_source_tables=int(r.n_source_rows or 0),
             fee_components=components(r),
         )
         for r in rows
@@ -132,11 +128,11 @@ def variants(rows: list[dict[str, Any]]) -> list[FeeVariant]:
 KIND_WORDS = {"per_unit": " per unit", "per_diem": " per diem", "add_on": " add-on"}
 
 
-def _listed(row: dict[str, Any]) -> str:
+def _listed(row: FeeRow) -> str:
     """A listing's fee as the Schedule states it: '$9.55 per unit', '+10% premium'."""
-    kind = row.get("fee_kind") or ""
-    if kind == "percent" and row.get("fee_percent") is not None:
-        return f"+{float(row['fee_percent']):g}% premium"
+    kind = row.fee_kind or ""
+    if kind == "percent" and row.fee_percent is not None:
+        return f"+{float(row.fee_percent):g}% premium"
     if kind == "independent_consideration":
         return "independent consideration"
     value = listing_fee(row)[0]
@@ -151,7 +147,7 @@ def _tables(n: int) -> str:
     return f"{n} table" + ("" if n == 1 else "s")
 
 
-def fee_note(code: str, rows: list[dict[str, Any]]) -> str | None:
+def fee_note(code: str, rows: list[FeeRow]) -> str | None:
     """The components and listings in words, for readers of the text rather than the fields."""
     if not rows:
         return None
@@ -175,8 +171,8 @@ def fee_note(code: str, rows: list[dict[str, Any]]) -> str | None:
         )
     if len(rows) > 1:
         listed = "; ".join(
-            f"{_listed(r)} in {r.get('page_ref') or '?'} "
-            f"{r.get('subsection_title') or ''} ({_tables(int(r.get('n_source_rows') or 0))})"
+            f"{_listed(r)} in {r.page_ref or '?'} "
+            f"{r.subsection_title or ''} ({_tables(int(r.n_source_rows or 0))})"
             for r in rows
         )
         sentences.append(

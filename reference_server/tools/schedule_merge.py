@@ -6,17 +6,19 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import Any
 
 from pydantic import BaseModel, Field
 
 from reference_server import ranking
 from reference_server.catalog import OHIP_LINE_EXTRA_CHARS
 from reference_server.retrieval.ohip_schedule import (
+    FeeRow,
     SqlFound,
     VectorFound,
     codes_in,
+    commentary_as_passages,
     fee_value,
     overlap,
     passage_fees,
@@ -125,7 +127,7 @@ def rank(
         return out
 
     if sql:
-        add(from_commentary([(i, r["codes"] or "") for i, r in enumerate(sql.commentary)]))
+        add(from_commentary([(i, r.codes or "") for i, r in enumerate(sql.commentary)]))
         add([(float(i), c) for i, c in enumerate(sql.fts)])
         # Only close restatements count: as one more fused list, descriptions sharing a word
         # or two with an open question pushed the commentary's answers down.
@@ -193,10 +195,10 @@ def _page(pdf_pages: str | None) -> int | None:
     return int(start)
 
 
-def _fee_basis(row: dict[str, Any]) -> str | None:
-    kind = row.get("fee_kind")
-    if kind == "percent" and row.get("fee_percent") is not None:
-        return f"Premium: add {row['fee_percent']:g}% to the listed fee."
+def _fee_basis(row: FeeRow) -> str | None:
+    kind = row.fee_kind
+    if kind == "percent" and row.fee_percent is not None:
+        return f"Premium: add {row.fee_percent:g}% to the listed fee."
     return {
         "per_unit": "Fee is per unit.",
         "per_diem": "Fee is per diem.",
@@ -213,9 +215,7 @@ def _squash(text: str | None) -> str:
     return " ".join((text or "").split())
 
 
-def text_conflicts(
-    code: str, rows: list[dict[str, Any]], mentions: list[VectorHit]
-) -> list[Conflict]:
+def text_conflicts(code: str, rows: list[FeeRow], mentions: list[VectorHit]) -> list[Conflict]:
     """Limits and requirements of the fee table (SQL) against the schedule passages' lines.
 
     Each passage line carries '(limits; requirements)' cut to OHIP_LINE_EXTRA_CHARS; a table value
@@ -225,8 +225,12 @@ def text_conflicts(
     if not extras:
         return []
     out: list[Conflict] = []
-    for name in ("limits", "requirements"):
-        values = list(dict.fromkeys(_squash(r[name]) for r in rows if r.get(name)))
+    stated = (
+        ("limits", [r.limits for r in rows]),
+        ("requirements", [r.requirements for r in rows]),
+    )
+    for name, texts in stated:
+        values = list(dict.fromkeys(_squash(t) for t in texts if t))
         for value in values:
             probe = value[: OHIP_LINE_EXTRA_CHARS // 2]
             if not any(probe in extra for extra in extras):
@@ -255,10 +259,10 @@ class Built:
 
 def build_item(
     code: str,
-    rows: list[dict[str, Any]],
+    rows: list[FeeRow],
     passages: list[VectorHit],
     mentions: list[VectorHit],
-    include: set[str],
+    include: AbstractSet[str],
 ) -> Built | None:
     """One item from the SQL rows (or, without them, the schedule passages) plus passage context.
 
@@ -271,17 +275,16 @@ def build_item(
     vector_fees = passage_fees(code, mentions)
     if rows:
         row = rows[0]  # ordered by n_source_rows: the fee most source tables give
-        description, (fee, _) = row["description"], listing_fee(row)
-        requirements = _join(_fee_basis(row), row["requirements"])
-        limits = row["limits"]
-        page = _page(row["pdf_pages"])
-        source = f"OHIP Schedule of Benefits, {row['subsection_title']} ({row['page_ref']})"
-        chunk_id = row["chunk_id"]
+        description, (fee, _) = row.description, listing_fee(row)
+        requirements = _join(_fee_basis(row), row.requirements)
+        limits = row.limits
+        page = _page(row.pdf_pages)
+        source = f"OHIP Schedule of Benefits, {row.subsection_title} ({row.page_ref})"
+        chunk_id = row.chunk_id
         fees = sorted({f for f in (listing_fee(r)[0] for r in rows) if f is not None})
         if len(fees) > 1:
             listed = "; ".join(
-                f"{_money(listing_fee(r)[0])} ({r['page_ref']} {r['subsection_title']})"
-                for r in rows
+                f"{_money(listing_fee(r)[0])} ({r.page_ref} {r.subsection_title})" for r in rows
             )
             conflicts.append(
                 Conflict(
@@ -291,7 +294,7 @@ def build_item(
                     resolution=(
                         f"The schedule extract lists {code} with {len(fees)} different fees; the "
                         f"item shows {_money(fee)}, the fee in most source tables "
-                        f"({row['n_source_rows']} rows), and every listing in fee_variants. "
+                        f"({row.n_source_rows} rows), and every listing in fee_variants. "
                         "Confirm against the current Schedule."
                     ),
                 )
@@ -359,3 +362,33 @@ def build_item(
             for p in commentary
         ]
     return Built(item, citations, conflicts, bool(rows), {p.id for p in passages})
+
+
+def build_items(
+    q: str,
+    named: list[str],
+    include: frozenset[str],
+    top_k: int,
+    sql: SqlFound | None,
+    vec: VectorFound | None,
+) -> list[Built]:
+    """The top_k items, best first: the codes both paths point to (`rank`), each built from its
+    fee rows and the passages that name it."""
+    found = rank(q, named, sql, vec)
+    ordered = sorted(found, key=lambda c: found[c].order(c))
+    if "codes" not in include and named:
+        ordered = [c for c in ordered if found[c].named is not None]
+    # Passages per code: the vector store's, or the SQL copy of the commentary when it failed.
+    context = vec.by_code if vec else commentary_as_passages(sql.all_commentary if sql else [])
+    built: list[Built] = []
+    for code in ordered:
+        if len(built) >= top_k:
+            break
+        rows = sql.rows.get(code, []) if sql else []
+        mentions = context.get(code, [])
+        passages = {p.id: p for p in mentions if p.metadata.get("doc_type") == "commentary"}
+        passages.update(found[code].passages)
+        b = build_item(code, rows, list(passages.values()), mentions, include)
+        if b:
+            built.append(b)
+    return built
