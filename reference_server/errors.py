@@ -75,7 +75,8 @@ class NotFoundError(ToolError):
 
 
 class PathsFailedError(ToolError):
-    """Every retrieval path failed, so whether the id exists is unknown (not a NotFoundError)."""
+    """Retrieval failed and found nothing, so whether the id exists is unknown (not a
+    NotFoundError): the client should try again."""
 
 
 class IndexMissingError(ToolError):

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from reference_server.errors import NotFoundError
+from reference_server.errors import NotFoundError, PathsFailedError
 from reference_server.retrieval import passages as by_id
 from reference_server.retrieval.dual_path import DualResult, PathName
 from reference_server.runtime import Runtime
@@ -101,18 +101,6 @@ def highlight(text: str, terms: list[str]) -> list[str]:
 
 
 # ------------------------------------------------------------------------------ tool
-class PassagesUnavailable(NotFoundError):
-    """No id resolved because a path failed, not because the ids are unknown: the client should
-    retry. (`reference_server.errors` has no outage type with a free message yet; this keeps the
-    published message.)"""
-
-    def __init__(self, failed: list[str]):
-        super(NotFoundError, self).__init__(
-            "The passages could not be retrieved right now (retrieval failed: "
-            f"{', '.join(sorted(failed))}); try again."
-        )
-
-
 @dataclass(frozen=True)
 class Query:
     ids: list[str]  # as requested, stripped, each once
@@ -195,7 +183,10 @@ class SourcePassages(DualPathTool[Request, Query, Passages, Passages, Shown, Res
         missing = [i for i in q.ids if i not in vec and i not in sql]
         if not passages:
             if found.errors:
-                raise PassagesUnavailable(list(found.errors))
+                raise PathsFailedError(
+                    "The passages could not be retrieved right now (retrieval failed: "
+                    f"{', '.join(sorted(found.errors))}); try again."
+                )
             raise NotFoundError(
                 "chunk",
                 ", ".join(missing),
