@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.transport == "stdio":
         server = build_server(Settings.from_env())
-        server.runtime.warm_up()  # type: ignore[attr-defined]
+        server.runtime.warm_up()
         server.run(transport="stdio", show_banner=False)
         return 0
     _serve_http(args.host, args.port, args.path, args.workers, args.log_level)

@@ -34,7 +34,7 @@ def create_app() -> Starlette:
     if problem:
         raise RuntimeError(f"refusing to start: {problem}")
     server = build_server(settings, bearer_token=bearer_token_from_env())
-    server.runtime.warm_up()  # type: ignore[attr-defined]
+    server.runtime.warm_up()
     app = secure_http_app(
         server,
         HttpSecurity.from_env(),

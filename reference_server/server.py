@@ -99,11 +99,19 @@ def announce_only_tools(server: FastMCP) -> None:
     low.get_capabilities = get_capabilities  # type: ignore[method-assign]
 
 
-def build_server(settings: Settings | None = None, bearer_token: str | None = None) -> FastMCP:
+class ReferenceServer(FastMCP[Any]):
+    """The FastMCP server and the runtime its tools share (warm-up, cache counts)."""
+
+    runtime: Runtime
+
+
+def build_server(
+    settings: Settings | None = None, bearer_token: str | None = None
+) -> ReferenceServer:
     """A server with all tools registered; `bearer_token` protects the HTTP transport."""
     settings = settings or Settings.from_env()
     auth = ConstantTimeTokenVerifier(bearer_token) if bearer_token else None
-    server = FastMCP(
+    server = ReferenceServer(
         "ontario-clinical-reference",
         instructions=INSTRUCTIONS,
         version=project_version(),
@@ -116,7 +124,7 @@ def build_server(settings: Settings | None = None, bearer_token: str | None = No
         server.add_tool(McpTool.create(spec, runtime, TITLES[spec.name]))
     announce_only_tools(server)
     runtime.warm_up_calls = [spec.warm_up_call for spec in ALL_SPECS]
-    server.runtime = runtime  # type: ignore[attr-defined]
+    server.runtime = runtime
     logging.getLogger(__name__).debug("registered %d tools", len(ALL_SPECS))
     return server
 

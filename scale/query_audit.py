@@ -150,7 +150,7 @@ def audit(factor: int, repeat: int) -> dict[str, Any]:
     servers = {}
     for label, index_dir in dirs.items():
         servers[label] = build_server(base.model_copy(update={"index_dir": index_dir}))
-        servers[label].runtime.warm_up()  # type: ignore[attr-defined]
+        servers[label].runtime.warm_up()
     calls = golden_calls()
     asyncio.run(_time_interleaved(servers, calls, 1, None))  # load caches and collections
     recorder = Recorder()

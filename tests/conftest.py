@@ -71,7 +71,7 @@ def shared_server() -> FastMCP:
     Loading the model, copying and reading the Chroma store and building the per-process values
     cost 2-5 s per server on a 2-core machine; `run_fresh` servers reuse what this one opened."""
     srv = build_server(make_settings(**GENEROUS))
-    srv.runtime.warm_up()  # type: ignore[attr-defined]
+    srv.runtime.warm_up()
     return srv
 
 
@@ -96,7 +96,7 @@ def load_collections(server: FastMCP, names: Iterable[str]) -> None:
     """Load these collections' payloads now (one tiny search each), so a timed call is not cut
     by the vector timeout on a server that was not warmed up."""
     for name in names:
-        server.runtime.vectors.search(name, "warm up", n_results=1)  # type: ignore[attr-defined]
+        server.runtime.vectors.search(name, "warm up", n_results=1)
 
 
 async def run_fresh(
@@ -118,7 +118,7 @@ async def run_fresh(
     if set(overrides) <= PER_CALL_SETTINGS:
         share_stores(server)
     elif warm_up:
-        server.runtime.warm_up()  # type: ignore[attr-defined]
+        server.runtime.warm_up()
     load_collections(server, collections)
     async with Client(server) as client:
         return await client.call_tool(tool, args, raise_on_error=False)
@@ -126,8 +126,8 @@ async def run_fresh(
 
 def share_stores(server: FastMCP) -> None:
     """Give `server`'s runtime the shared server's opened (and warmed) stores."""
-    shared = shared_server().runtime  # type: ignore[attr-defined]
-    runtime = server.runtime  # type: ignore[attr-defined]
+    shared = shared_server().runtime
+    runtime = server.runtime
     for name in STORES:
         runtime.__dict__[name] = shared.__dict__[name]  # KeyError: not a cached store any more
 

@@ -12,7 +12,7 @@ from reference_server.tools.opa_freshness_probe import review, reviewed
 
 
 def test_the_kept_review_is_the_days_review(server: FastMCP) -> None:
-    rt = server.runtime  # type: ignore[attr-defined]
+    rt = server.runtime
     docs = all_documents(rt.opa_sql)
     early, late = date(2024, 1, 1), date(2031, 1, 1)
     first = reviewed(rt, docs, early, filtered=False, degraded=False)

@@ -27,7 +27,7 @@ def test_sql_writes_fail_and_change_nothing(
     server: FastMCP, settings: Settings, database: str, sql: str
 ) -> None:
     before = database_checksums(settings.index_dir)
-    client = getattr(server.runtime, database)  # type: ignore[attr-defined]
+    client = getattr(server.runtime, database)
     with pytest.raises(sqlite3.Error, match=r"readonly|read-only|query_only|query only"):
         client.query(sql)
     # switching the guard off does not help: the connection itself is opened mode=ro
@@ -47,5 +47,5 @@ def test_serving_leaves_the_built_index_byte_identical(settings: Settings) -> No
 
     before = database_checksums(settings.index_dir)
     server = build_server(settings)
-    server.runtime.warm_up()  # type: ignore[attr-defined]
+    server.runtime.warm_up()
     assert database_checksums(settings.index_dir) == before

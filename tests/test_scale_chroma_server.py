@@ -65,7 +65,7 @@ async def test_chroma_server_answers_like_the_embedded_store(
         sql_timeout_ms=5000, vector_timeout_ms=5000, tool_timeout_ms=10000, chroma_url=chroma_url
     )
     remote = build_server(remote_settings)
-    remote.runtime.warm_up()  # type: ignore[attr-defined]
+    remote.runtime.warm_up()
     embedded, served = await _answers(server), await _answers(remote)
     assert len(embedded) >= 12  # every tool has at least one golden call
     for scenario_id, answer in embedded.items():

@@ -36,7 +36,7 @@ class SyncClient:
     def __init__(self) -> None:
         # The query-embedding cache is off so repeated benchmark queries pay the full cost.
         self.server = build_server(make_settings(embed_cache_size=0))
-        self.server.runtime.warm_up()  # type: ignore[attr-defined]
+        self.server.runtime.warm_up()
         self.loop = asyncio.new_event_loop()
         self.client: Client[Any] = Client(self.server)
         self.loop.run_until_complete(self.client.__aenter__())
