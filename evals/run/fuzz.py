@@ -1015,7 +1015,8 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
         for failure in failures[:3]:
-            print(f"    FAIL {failure.describe()[:400]}", file=sys.stderr, flush=True)
+            verdict = "FAIL" if fails(failure.grade, house_rules=config.house_rules) else "NOTE"
+            print(f"    {verdict} {failure.describe()[:400]}", file=sys.stderr, flush=True)
 
     if config.seed is None:
         config.seed = random.randrange(2**32)
