@@ -22,9 +22,9 @@ async def test_annotations_say_every_tool_only_reads(client: Client[Any]) -> Non
     for tool in await client.list_tools():
         hints = tool.annotations
         assert hints is not None, tool.name
-        assert hints.readOnlyHint is True and hints.destructiveHint is False, tool.name
-        assert hints.idempotentHint is True, tool.name
-        assert hints.openWorldHint is (tool.name == "opa.freshness_probe"), tool.name
+        assert hints.read_only_hint is True and hints.destructive_hint is False, tool.name
+        assert hints.idempotent_hint is True, tool.name
+        assert hints.open_world_hint is (tool.name == "opa.freshness_probe"), tool.name
 
 
 async def test_only_tools_are_announced(client: Client[Any]) -> None:
