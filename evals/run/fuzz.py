@@ -568,6 +568,7 @@ class Fuzzer:
             self.config.canary,
             case.family,
             case.args,
+            str(getattr(self.target, "protocol_version", "") or ""),
         )
         broken = run_checks(call, context, house_rules=self.config.house_rules)
         problems = [(r.name, message) for r, message in broken]

@@ -42,6 +42,7 @@ JSONRPC_RESPONSE = "https://www.jsonrpc.org/specification#response_object"
 HOUSE = "ARCHITECTURE.md (this project's tool conventions)"
 
 INTERNAL_ERROR = -32603
+INPUT_ERRORS_AS_RESULTS = "2025-11-25"  # the first version asking for them (SEP-1303)
 STACK_TRACE = re.compile(
     r"Traceback \(most recent call last\)|File \"[^\"]+\", line \d+|^\s+at [\w.$]+\(", re.M
 )
@@ -106,6 +107,7 @@ class Context:
     canary: str | None = None
     family: str = ""
     args: dict[str, Any] | None = None
+    protocol_version: str = ""  # as negotiated; "" when unknown
 
 
 CheckFn = Callable[[Classified, Context], str | None]
@@ -294,6 +296,10 @@ def coerced(ctx: Context) -> bool:
     ("invalid",),
 )
 def _input_error_as_result(call: Classified, ctx: Context) -> str | None:
+    # Before 2025-11-25 the specification asked for a JSON-RPC error here (invalid arguments
+    # were a protocol error), so a server speaking an older version is judged by it.
+    if ctx.protocol_version and ctx.protocol_version < INPUT_ERRORS_AS_RESULTS:
+        return None
     if call.kind == "protocol-error":
         return f"refused with JSON-RPC error {call.error_code}, not a tool result: {call.error_text[:200]}"
     return None

@@ -89,6 +89,7 @@ class McpTarget:
         self._timeout_s = timeout_s
         self._identity = identity
         self._client: Any = None
+        self.protocol_version = ""  # negotiated at initialize
 
     def identity(self) -> dict[str, Any]:
         """The backend's embedding model and index fingerprint where the harness can know them
@@ -107,6 +108,8 @@ class McpTarget:
             raise TargetError(f"cannot connect to target {self.spec!r}: {exc}") from exc
         client.session.validate_tool_result = _accept_any_result  # type: ignore[method-assign]
         self._client = client
+        init = getattr(client, "initialize_result", None)
+        self.protocol_version = str(getattr(init, "protocolVersion", "") or "")
         return self
 
     async def __aexit__(

@@ -213,3 +213,16 @@ def test_a_server_that_dies_or_shows_its_exceptions_is_found() -> None:
     assert ("load_report", "no_crash") in by_tool, report.failing  # [Errno 2] ... in the error
     assert {("health", "answers"), ("health", "still_serving")} & by_tool, report.failing
     assert all(f.grade.startswith("spec") for f in report.failing if f.tool == "health")
+
+
+def test_input_errors_as_protocol_errors_are_judged_by_the_negotiated_version() -> None:
+    from evals.run.fuzz_checks import Classified, Context
+    from evals.run.outcome import ToolInfo
+
+    refused = Classified("protocol-error", None, -32602, "Invalid params")
+    rule = RULES["input_error_as_result"]
+    tool = ToolInfo("t", {"type": "object"})
+    older = Context("invalid", ["x"], tool, 1000.0, protocol_version="2025-06-18")
+    current = Context("invalid", ["x"], tool, 1000.0, protocol_version="2025-11-25")
+    assert rule.fn(refused, older) is None
+    assert rule.fn(refused, current) and rule.grade == "spec-should"
