@@ -1,10 +1,8 @@
 """coverage.answer's synthesis: one part per domain tool answer (decision, sentence, cited
 highlights), ODB eligibility from the patient context, follow-up questions, provenance.
 
-It reads the domain tools' typed responses through the protocols below: the fields it decides
-from, and nothing else (never their English text). A protocol names what is read without
-importing a sibling tool's module; mypy checks each tool's Response against it where
-coverage.answer hands it over.
+It reads the domain tools' typed responses (their `Response` models) by field, and decides
+from those fields, never from their English text.
 """
 
 from __future__ import annotations
@@ -12,14 +10,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from reference_server.catalog import odb_group_id, odb_lu_id
 from reference_server.scoring.citations import Citation
 from reference_server.scoring.conflicts import Conflict
-from reference_server.tools.adp_merge import Lead
+from reference_server.tools import off_adp_get as adp_get
+from reference_server.tools import off_odb_get as odb_get
+from reference_server.tools import off_schedule_get as schedule_get
+from reference_server.tools.common import Evidence
 from reference_server.tools.coverage_eligibility import eligibility_rules, odb_eligible
 from reference_server.tools.coverage_patient import Patient
 from reference_server.tools.coverage_routing import Intent
@@ -38,131 +39,6 @@ class Highlight(BaseModel):
 class Followup(BaseModel):
     ask: str
     reason: str
-
-
-# ----------------------------------------------------------------- what is read of each answer
-
-
-class Answer(Protocol):
-    """What every domain tool answers with (tools.common.Evidence)."""
-
-    @property
-    def provenance(self) -> Sequence[str]: ...
-    @property
-    def confidence(self) -> float: ...
-    @property
-    def citations(self) -> Sequence[Citation]: ...
-    @property
-    def conflicts(self) -> Sequence[Conflict]: ...
-
-
-class BillingItem(Protocol):
-    @property
-    def code(self) -> str: ...
-    @property
-    def description(self) -> str: ...
-    @property
-    def fee(self) -> float | None: ...
-    @property
-    def fee_note(self) -> str | None: ...
-    @property
-    def requirements(self) -> str | None: ...
-    @property
-    def limits(self) -> str | None: ...
-
-
-class ScheduleAnswer(Answer, Protocol):
-    """schedule.get's answer."""
-
-    @property
-    def items(self) -> Sequence[BillingItem]: ...
-    @property
-    def unknown_codes(self) -> Sequence[str]: ...
-    @property
-    def needs_more_info(self) -> bool: ...
-
-
-class AdpFunding(Protocol):
-    @property
-    def adp_contribution(self) -> float | None: ...
-
-
-class AdpAnswer(Answer, Protocol):
-    """adp.get's answer."""
-
-    @property
-    def summary(self) -> str: ...
-    @property
-    def lead(self) -> Lead: ...
-    @property
-    def funding(self) -> AdpFunding | None: ...
-    @property
-    def exclusions(self) -> Sequence[str]: ...
-
-
-class OdbBrand(Protocol):
-    @property
-    def din(self) -> str: ...
-    @property
-    def strength(self) -> str | None: ...
-    @property
-    def dosage_form(self) -> str | None: ...
-    @property
-    def group_id(self) -> str: ...
-    @property
-    def covered(self) -> bool: ...
-
-
-class OdbCoverage(Protocol):
-    @property
-    def covered(self) -> bool: ...
-    @property
-    def din(self) -> str: ...
-    @property
-    def brand_name(self) -> str: ...
-    @property
-    def generic_name(self) -> str: ...
-    @property
-    def strength(self) -> str | None: ...
-    @property
-    def dosage_form(self) -> str | None: ...
-    @property
-    def group_id(self) -> str | None: ...
-    @property
-    def lu_required(self) -> bool: ...
-    @property
-    def lu_codes(self) -> Sequence[str]: ...
-    @property
-    def lu_criteria(self) -> str | None: ...
-    @property
-    def notes(self) -> Sequence[str]: ...
-
-
-class OdbNotListed(Protocol):
-    @property
-    def message(self) -> str: ...
-    @property
-    def listed(self) -> Sequence[OdbBrand]: ...
-
-
-class OdbLowestCost(Protocol):
-    @property
-    def din(self) -> str: ...
-    @property
-    def brand(self) -> str: ...
-
-
-class OdbAnswer(Answer, Protocol):
-    """odb.get's answer."""
-
-    @property
-    def coverage(self) -> OdbCoverage | None: ...
-    @property
-    def not_listed(self) -> OdbNotListed | None: ...
-    @property
-    def lowest_cost(self) -> OdbLowestCost | None: ...
-    @property
-    def other_strengths(self) -> Sequence[OdbBrand]: ...
 
 
 # ----------------------------------------------------------------------------------- parts
@@ -204,7 +80,7 @@ def failed_part(intent: Intent, tool: str, error: str | None) -> Part:
     return Part("needs_more_info", f"{LABELS[intent]}: {tool} could not answer ({error}).", [])
 
 
-def billing_part(out: ScheduleAnswer, codes: list[str]) -> Part:
+def billing_part(out: schedule_get.Response, codes: list[str]) -> Part:
     items = out.items
     if out.needs_more_info:
         sentence = f"OHIP billing: the Schedule does not list {', '.join(out.unknown_codes)}."
@@ -248,7 +124,7 @@ def billing_part(out: ScheduleAnswer, codes: list[str]) -> Part:
     return Part(decision, sentence, highlights)
 
 
-def device_part(out: AdpAnswer) -> Part:
+def device_part(out: adp_get.Response) -> Part:
     """Eligible when ADP contributes, the answer leads neither with a use ADP does not fund nor
     with an unknown device, and the evidence is at least one path's base."""
     summary = out.summary.strip()
@@ -269,7 +145,7 @@ def device_part(out: AdpAnswer) -> Part:
     )
 
 
-def drug_part(out: OdbAnswer, asked: str, patient: Patient) -> Part:
+def drug_part(out: odb_get.Response, asked: str, patient: Patient) -> Part:
     """`asked`: the question text odb.get was given (its product notes are shown when it asks
     about coverage or criteria)."""
     cov = out.coverage
@@ -427,11 +303,11 @@ def followups_for(patient: Patient, domains: list[Domain]) -> list[Followup]:
     return asks
 
 
-def provenance_summary(answers: Sequence[Answer]) -> str:
+def provenance_summary(answers: Sequence[Evidence]) -> str:
     seen = {p for a in answers for p in a.provenance}
     return "+".join(p for p in ("sql", "vector") if p in seen) or "none"
 
 
-def tool_conflicts(tool: str, answer: Answer) -> list[Conflict]:
+def tool_conflicts(tool: str, answer: Evidence) -> list[Conflict]:
     """The tool's conflicts, each field prefixed with the tool's name."""
     return [c.model_copy(update={"field": f"{tool}: {c.field}"}) for c in answer.conflicts]
