@@ -13,13 +13,13 @@ group passage when the SQL path is down.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, fields
-from typing import Any, Literal, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from reference_server.catalog import OFF_COLLECTIONS, ingredient_key
 from reference_server.retrieval import drug_form, drug_strength
 from reference_server.retrieval.drug_form import FormWord
-from reference_server.retrieval.sql import SqlClient, fts_query
+from reference_server.retrieval.sql import SqlClient, as_rows, fts_query, select_list
 from reference_server.retrieval.vector import VectorClient, VectorHit
 
 COLLECTION = OFF_COLLECTIONS["odb"]
@@ -99,32 +99,13 @@ class Note:
     summary: str
 
 
-Row = TypeVar("Row", Product, Group, LuCode, Note)
-
-
-def columns(row_type: type[Row], alias: str = "") -> str:
-    """The SELECT list that reads exactly the row type's fields."""
-    return ", ".join(alias + f.name for f in fields(row_type))
-
-
-def typed(row_type: type[Row], rows: list[dict[str, Any]]) -> list[Row]:
-    """The SQL client's row dicts as typed rows, each dict becoming the row's attributes (no
-    copy, no per-field init: a class's members or an ATC pool are hundreds of rows per call)."""
-    out = []
-    for r in rows:
-        row = object.__new__(row_type)
-        object.__setattr__(row, "__dict__", r)
-        out.append(row)
-    return out
-
-
-PRODUCT = columns(Product)
+PRODUCT = select_list(Product)
 SELECT_PRODUCTS = f"SELECT {PRODUCT} FROM odb_drugs"
-GROUP = columns(Group)
+GROUP = select_list(Group)
 
 
 def products(db: SqlClient, where: str, params: tuple[Any, ...] | list[Any] = ()) -> list[Product]:
-    return typed(Product, db.query(f"{SELECT_PRODUCTS} {where}", params))
+    return as_rows(Product, db.query(f"{SELECT_PRODUCTS} {where}", params))
 
 
 # ---------------------------------------------------------------------------------- SQL path
@@ -268,10 +249,10 @@ def _by_name(db: SqlClient, name: str) -> Found:
         return Found("class", class_members(db, cls), class_name=cls, name=cls)
     match = fts_query(name, "AND")
     hits = (
-        typed(
+        as_rows(
             Product,
             db.query(
-                f"SELECT {columns(Product, 'd.')} FROM odb_drugs_fts f "
+                f"SELECT {select_list(Product, 'd.')} FROM odb_drugs_fts f "
                 "JOIN odb_drugs d ON d.rowid = f.rowid "
                 "WHERE odb_drugs_fts MATCH ? ORDER BY rank LIMIT 50",
                 (match,),
@@ -552,10 +533,10 @@ def keyword_search(db: SqlClient, query: DrugQuery) -> SqlData:
     codes = list(dict.fromkeys(c for r in same for c in (r.lu_codes or "").split(";") if c))
     marks = ",".join("?" for _ in codes)
     lu = (
-        typed(
+        as_rows(
             LuCode,
             db.query(
-                f"SELECT {columns(LuCode)} FROM odb_lu_codes WHERE lu_code IN ({marks})", codes
+                f"SELECT {select_list(LuCode)} FROM odb_lu_codes WHERE lu_code IN ({marks})", codes
             ),
         )
         if codes
@@ -565,10 +546,10 @@ def keyword_search(db: SqlClient, query: DrugQuery) -> SqlData:
     return SqlData(
         found=found,
         primary=p,
-        group=typed(Group, [group])[0] if group else None,
+        group=as_rows(Group, [group])[0] if group else None,
         members=sorted(products(db, "WHERE group_id = ?", (p.group_id,)), key=price_order),
         lu=lu,
-        strengths=typed(
+        strengths=as_rows(
             Group,
             db.query(
                 f"SELECT {GROUP} FROM odb_interchangeable_groups WHERE ingredient = ? "
@@ -581,10 +562,10 @@ def keyword_search(db: SqlClient, query: DrugQuery) -> SqlData:
         same_ingredient=products(
             db, "WHERE ingredient = ? ORDER BY is_benefit DESC, brand_name, din", (p.ingredient,)
         ),
-        notes=typed(
+        notes=as_rows(
             Note,
             db.query(
-                f"SELECT {columns(Note, 'n.')} FROM odb_note_din d "
+                f"SELECT {select_list(Note, 'n.')} FROM odb_note_din d "
                 "JOIN odb_notes n ON n.note_id = d.note_id "
                 "WHERE d.din = ? ORDER BY n.n_dins, n.note_id",
                 (p.din,),

@@ -12,15 +12,14 @@ from __future__ import annotations
 import re
 from collections import ChainMap, defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, TypeVar
 
 from reference_server.catalog import OFF_COLLECTIONS, OHIP_FEES_BM25, ohip_commentary_id
 from reference_server.retrieval.bm25_impacts import Bm25Impacts
 from reference_server.retrieval.ohip_descriptions import Described, rank_descriptions
 from reference_server.retrieval.ohip_text import CODE_IN_TEXT, GENERIC, stem
-from reference_server.retrieval.sql import STOPWORDS, SqlClient, fts_words
+from reference_server.retrieval.sql import STOPWORDS, SqlClient, as_rows, fts_words, select_list
 from reference_server.retrieval.vector import HitsByValue, VectorClient, VectorHit
 
 COLLECTION = OFF_COLLECTIONS["ohip"]
@@ -93,20 +92,6 @@ class CommentaryRow:
     codes: str | None  # 'A135;C124'
     section: str | None
     text: str
-
-
-Row = TypeVar("Row", FeeRow, CommentaryRow)
-
-
-def _typed(row_type: type[Row], rows: list[dict[str, Any]]) -> list[Row]:
-    """The SQL client's row dicts as typed rows, each dict becoming the row's attributes (no
-    copy, no per-field init: up to a hundred fee rows per call)."""
-    out = []
-    for r in rows:
-        row = object.__new__(row_type)
-        object.__setattr__(row, "__dict__", r)
-        out.append(row)
-    return out
 
 
 @dataclass(frozen=True)
@@ -219,8 +204,8 @@ def commentary_index(sql: SqlClient) -> CommentaryIndex:
 
 
 def _commentary_index(sql: SqlClient) -> CommentaryIndex:
-    rows = _typed(
-        CommentaryRow, sql.query(f"SELECT {_columns(CommentaryRow)} FROM ohip_commentary")
+    rows = as_rows(
+        CommentaryRow, sql.query(f"SELECT {select_list(CommentaryRow)} FROM ohip_commentary")
     )
     by_stem: dict[str, list[tuple[int, bool, bool]]] = defaultdict(list)
     by_code: dict[str, list[int]] = defaultdict(list)
@@ -235,12 +220,8 @@ def _commentary_index(sql: SqlClient) -> CommentaryIndex:
 
 # A code's listings, the one most source tables give first (ties: corpus order), so the item's
 # main fee is the same on every machine and in the derived cases.
-def _columns(row_type: type[Row]) -> str:
-    return ", ".join(f.name for f in fields(row_type))
-
-
 FEE_ROWS = (
-    f"SELECT {_columns(FeeRow)} "
+    f"SELECT {select_list(FeeRow)} "
     "FROM ohip_fee_schedule WHERE code IN ({marks}) ORDER BY code, n_source_rows DESC, rowid"
 )
 
@@ -249,7 +230,7 @@ def _fee_rows(sql: SqlClient, codes: set[str]) -> dict[str, list[FeeRow]]:
     rows: dict[str, list[FeeRow]] = defaultdict(list)
     if codes:
         marks = ",".join("?" * len(codes))
-        for r in _typed(FeeRow, sql.query(FEE_ROWS.format(marks=marks), sorted(codes))):
+        for r in as_rows(FeeRow, sql.query(FEE_ROWS.format(marks=marks), sorted(codes))):
             rows[r.code].append(r)
     return dict(rows)
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
+from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from reference_server.errors import IndexMissingError
 from reference_server.retrieval.derived import DerivedValues
@@ -128,3 +129,23 @@ class SqlClient:
         cursor = self._conn().execute(sql, params)
         row = cursor.fetchone()
         return _as_dicts(cursor.description, [row])[0] if row is not None else None
+
+
+Row = TypeVar("Row")
+
+
+def select_list(row_type: type[Any], alias: str = "") -> str:
+    """The SELECT list that reads exactly a row dataclass's fields."""
+    return ", ".join(alias + f.name for f in fields(row_type))
+
+
+def as_rows(row_type: type[Row], rows: list[dict[str, Any]]) -> list[Row]:
+    """The client's row dicts as typed rows, each dict becoming the row's attributes: no copy
+    and no per-field init, since a call can read hundreds of rows (the SELECT must name
+    exactly the type's fields: `select_list`)."""
+    out = []
+    for r in rows:
+        row = object.__new__(row_type)
+        object.__setattr__(row, "__dict__", r)
+        out.append(row)
+    return out
