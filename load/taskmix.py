@@ -20,9 +20,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from ocm_common.golden import GOLDEN_DIR, golden_calls
+from ocm_common.golden import GOLDEN_DIR, example_calls, golden_calls
 from ocm_common.golden import GoldenCall as Call
 from ocm_common.tool_safety import write_risk
 
@@ -91,15 +89,9 @@ class TaskMix:
     @classmethod
     def from_examples(cls, path: Path, seed: int | None = None) -> TaskMix:
         """`{tool: [arguments, ...]}` or `[{tool, args}, ...]`, JSON or YAML."""
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        pairs = (
-            [(t, a) for t, many in data.items() for a in many]
-            if isinstance(data, dict)
-            else [(d["tool"], d.get("args") or d.get("arguments") or {}) for d in data]
-        )
         by_tool: dict[str, list[Call]] = defaultdict(list)
-        for n, (tool, arguments) in enumerate(pairs):
-            by_tool[str(tool)].append(Call(str(tool), dict(arguments), f"{path.name}#{n}"))
+        for call in example_calls(path):
+            by_tool[call.tool].append(call)
         return cls(dict(by_tool), seed, source=f"examples:{path}")
 
     @classmethod

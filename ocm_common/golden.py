@@ -91,3 +91,21 @@ def golden_calls(root: Path = GOLDEN_DIR) -> list[GoldenCall]:
             if "tool_error" not in checks:
                 calls.append(GoldenCall(raw["tool"], dict(raw.get("args") or {}), str(raw["id"])))
     return calls
+
+
+def example_calls(path: Path) -> list[GoldenCall]:
+    """Known-good calls from an examples file, for a server without golden scenarios: JSON or
+    YAML, either `{tool: [arguments, ...]}` or `[{tool, args}, ...]`."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise GoldenFileError(f"{path}: cannot read the examples: {exc}") from None
+    pairs = (
+        [(tool, args) for tool, many in data.items() for args in many]
+        if isinstance(data, dict)
+        else [(d["tool"], d.get("args") or d.get("arguments") or {}) for d in data]
+    )
+    return [
+        GoldenCall(str(tool), dict(args), f"{path.name}#{n}")
+        for n, (tool, args) in enumerate(pairs)
+    ]

@@ -859,24 +859,16 @@ def known_inputs(
 ) -> dict[str, list[dict[str, Any]]]:
     """Known-good arguments per tool, from an examples file and golden scenarios (for the
     reference server, its own golden set unless told otherwise)."""
-    import yaml
+    from ocm_common.golden import GOLDEN_DIR, example_calls, golden_calls
 
-    from ocm_common.golden import GOLDEN_DIR, golden_calls
-
-    known: dict[str, list[dict[str, Any]]] = {}
-    if examples:
-        data = yaml.safe_load(Path(examples).read_text(encoding="utf-8")) or {}
-        pairs = (
-            [(t, a) for t, many in data.items() for a in many]
-            if isinstance(data, dict)
-            else [(d["tool"], d.get("args") or {}) for d in data]
-        )
-        for tool, arguments in pairs:
-            known.setdefault(str(tool), []).append(dict(arguments))
     root = Path(golden) if golden else (GOLDEN_DIR if target.startswith("inprocess") else None)
-    if root is not None:
-        for call in golden_calls(root):
-            known.setdefault(call.tool, []).append(call.arguments)
+    calls = [
+        *(example_calls(Path(examples)) if examples else []),
+        *(golden_calls(root) if root is not None else []),
+    ]
+    known: dict[str, list[dict[str, Any]]] = {}
+    for call in calls:
+        known.setdefault(call.tool, []).append(call.arguments)
     return known
 
 

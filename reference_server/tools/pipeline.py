@@ -67,17 +67,14 @@ class Judged(Generic[C]):
     confidence: float
     citations: list[C]
     conflicts: list[Conflict]
-    partial: bool  # a path was attempted and did not answer
 
 
 def judge(score: Score[C], found: DualResult[Any, Any]) -> Judged[C]:
-    attempted = [p for p in (found.sql, found.vector) if p.attempted]
     return Judged(
         provenance=found.provenance,
         confidence=confidence_from(score.counts, len(score.conflicts)),
         citations=list(score.citations),
         conflicts=list(score.conflicts),
-        partial=any(not p.ok for p in attempted),
     )
 
 
@@ -96,10 +93,6 @@ class Tool(ABC, Generic[Req, Resp]):
     @abstractmethod
     async def run(self, rt: Runtime, req: Req) -> ToolOutput[Resp]:
         """The typed response with its timings and meta."""
-
-    async def answer(self, rt: Runtime, req: Req) -> Resp:
-        """The typed response alone (for tools composed of this one)."""
-        return (await self.run(rt, req)).response
 
     def spec(self) -> ToolSpec:
         return ToolSpec(
