@@ -57,7 +57,7 @@ GATE_TARGET = os.environ.get(
     "inprocess:as_of_date=2026-11-25,sql_timeout_ms=5000,vector_timeout_ms=5000,"
     "tool_timeout_ms=10000",
 )
-STEPS = 8
+STEPS = 9  # the progress() calls that start a step in run_bench
 LOCUST_PROFILES = ("latency", "paced", "saturation")
 # locust's exit codes that are a verdict (re-judged here with the scaled bars); others: harness
 VERDICT_CODES = (0, 1)
