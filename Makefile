@@ -80,7 +80,7 @@ bench: index
 load: index
 	$(PY) -m load run --profile $(PROFILE) --workers $(WORKERS) \
 		$(if $(USERS),--users $(USERS)) $(if $(RATE),--rate $(RATE)) \
-		$(if $(TIME),--time $(TIME)) $(if $(URL),--url $(URL)) $(if $(MIX),--mix $(MIX))
+		$(if $(TIME),--time $(TIME)) $(if $(URL),--url $(URL)) $(if $(MIX),--mix '$(MIX)')
 
 # Corpus growth: synthetic SCALE-x index (and 1x, same run) -> per-tool p50/p95, calls/s, size.
 SCALE ?=
@@ -88,7 +88,7 @@ bench-scale: index
 	$(PY) -m scale.bench --factors $(or $(SCALE),10) --out reports/scale/latest $(if $(SCALE_SUMMARY),--summary $(SCALE_SUMMARY))
 
 eval: index
-	$(PY) -m evals run --target $(TARGET) --golden golden --out reports/runs/latest --ablation
+	$(PY) -m evals run --target '$(TARGET)' --golden golden --out reports/runs/latest --ablation
 	$(PY) -m evals report --run reports/runs/latest
 
 gate: index
@@ -133,7 +133,7 @@ fixture: index
 	$(PY) -m evals.run.reproducibility --write
 
 fuzz: index
-	$(PY) -m evals.run.fuzz --target $(FUZZ_TARGET) --profile $(FUZZ_PROFILE) --out reports/runs/fuzz $(FUZZ_ARGS)
+	$(PY) -m evals.run.fuzz --target '$(FUZZ_TARGET)' --profile $(FUZZ_PROFILE) --out reports/runs/fuzz $(FUZZ_ARGS)
 
 # Security checks against any target (TARGET=inprocess | stdio:<cmd> | http://127.0.0.1:PORT/mcp):
 # tool poisoning, rug pull, secret leaks, path escapes, unbounded work, HTTP transport rules.
