@@ -42,6 +42,8 @@ JSONRPC_RESPONSE = "https://www.jsonrpc.org/specification#response_object"
 HOUSE = "ARCHITECTURE.md (this project's tool conventions)"
 
 INTERNAL_ERROR = -32603
+# the MCP SDK client's own codes for a closed connection and for no answer in time
+CONNECTION_CLOSED, REQUEST_TIMEOUT = -32000, -32001
 INPUT_ERRORS_AS_RESULTS = "2025-11-25"  # the first version asking for them (SEP-1303)
 STACK_TRACE = re.compile(
     r"Traceback \(most recent call last\)|File \"[^\"]+\", line \d+|^\s+at [\w.$]+\(", re.M
@@ -88,6 +90,8 @@ def classify(outcome: CallOutcome | None, error: BaseException | None) -> Classi
     cause = error.__cause__ if error is not None and error.__cause__ is not None else error
     code = getattr(getattr(cause, "error", None), "code", None)
     text = str(cause or error or "")
+    if code in (CONNECTION_CLOSED, REQUEST_TIMEOUT):  # made up by the client: no answer came
+        return Classified("no-answer", None, None, text, code == REQUEST_TIMEOUT)
     if isinstance(code, int):
         kind: Kind = "crash" if code == INTERNAL_ERROR or crash_signs(text) else "protocol-error"
         return Classified(kind, None, code, text)

@@ -51,6 +51,15 @@ def test_a_crash_is_told_from_a_tool_error() -> None:
     assert classify(exception, None).kind == "crash"
     assert classify(CallOutcome({"a": 1}, False, "{}"), None).kind == "answered"
 
+    class ClientError(Exception):  # the SDK client's error for a connection that closed
+        def __init__(self, code: int) -> None:
+            super().__init__("Connection closed")
+            self.error = type("ErrorData", (), {"code": code})()
+
+    assert classify(None, ClientError(-32000)).kind == "no-answer"
+    assert classify(None, ClientError(-32603)).kind == "crash"
+    assert classify(None, ClientError(-32602)).kind == "protocol-error"
+
 
 def test_house_rules_are_opt_in_for_other_backends() -> None:
     server = FastMCP("sdk-style")
