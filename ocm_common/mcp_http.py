@@ -73,22 +73,34 @@ def request_headers(
     return headers
 
 
+def event_data(text: str) -> list[str]:
+    """The data of each server-sent event: an event's `data:` lines joined by newlines (a
+    server may split one JSON message over several), events separated by a blank line."""
+    events: list[str] = []
+    lines: list[str] = []
+    for line in [*text.splitlines(), ""]:
+        if not line:
+            if lines:
+                events.append("\n".join(lines))
+            lines = []
+        elif line.startswith("data:"):
+            value = line[5:]
+            lines.append(value[1:] if value.startswith(" ") else value)
+    return [e for e in events if e.strip()]
+
+
 def parse_reply(status: int, content_type: str, text: str, request_id: Any) -> dict[str, Any]:
     """The JSON-RPC result for `request_id`, from a JSON or an event-stream reply."""
     if status >= 400:
         raise McpCallError(f"HTTP {status}: {text[:200]}")
-    if content_type.startswith("text/event-stream"):
-        messages = [
-            json.loads(line[5:].strip())
-            for line in text.splitlines()
-            if line.startswith("data:") and line[5:].strip()
-        ]
-    else:
-        try:
+    try:
+        if content_type.startswith("text/event-stream"):
+            messages = [json.loads(data) for data in event_data(text)]
+        else:
             payload = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise McpCallError(f"reply is not JSON ({content_type or 'no content type'})") from exc
-        messages = payload if isinstance(payload, list) else [payload]
+            messages = payload if isinstance(payload, list) else [payload]
+    except json.JSONDecodeError as exc:
+        raise McpCallError(f"reply is not JSON ({content_type or 'no content type'})") from exc
     for message in messages:
         if isinstance(message, dict) and message.get("id") == request_id:
             if "error" in message:

@@ -68,6 +68,12 @@ def test_parse_json_and_event_stream_replies() -> None:
     assert parse_reply(200, "application/json", json.dumps(body), 7) == {"ok": 1}
     sse = f"event: message\ndata: {json.dumps(body)}\n\n"
     assert parse_reply(200, "text/event-stream", sse, 7) == {"ok": 1}
+    # one message split over several data lines, after a priming event with no data
+    pretty = json.dumps(body, indent=1).replace("\n", "\ndata: ")
+    split = f"id: 1\ndata:\n\nevent: message\ndata: {pretty}\n\n"
+    assert parse_reply(200, "text/event-stream", split, 7) == {"ok": 1}
+    with pytest.raises(McpCallError, match="not JSON"):
+        parse_reply(200, "text/event-stream", "data: {broken\n\n", 7)
     with pytest.raises(McpCallError, match="HTTP 500"):
         parse_reply(500, "text/plain", "boom", 7)
     err = {"jsonrpc": "2.0", "id": 7, "error": {"code": -32602, "message": "bad"}}
