@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -78,7 +79,9 @@ def event_data(text: str) -> list[str]:
     server may split one JSON message over several), events separated by a blank line."""
     events: list[str] = []
     lines: list[str] = []
-    for line in [*text.splitlines(), ""]:
+    # SSE lines end at CR, LF or CRLF only (not at the other breaks str.splitlines knows,
+    # which JSON leaves unescaped inside strings: U+2028, U+0085, ...)
+    for line in [*re.split(r"\r\n|\r|\n", text), ""]:
         if not line:
             if lines:
                 events.append("\n".join(lines))

@@ -74,6 +74,9 @@ def test_parse_json_and_event_stream_replies() -> None:
     assert parse_reply(200, "text/event-stream", split, 7) == {"ok": 1}
     with pytest.raises(McpCallError, match="not JSON"):
         parse_reply(200, "text/event-stream", "data: {broken\n\n", 7)
+    odd = {**body, "result": {"text": "a\u2028b\x85c\x0bd"}}  # not line breaks in SSE
+    sse_odd = f"data: {json.dumps(odd, ensure_ascii=False)}\n\n"
+    assert parse_reply(200, "text/event-stream", sse_odd, 7) == odd["result"]
     with pytest.raises(McpCallError, match="HTTP 500"):
         parse_reply(500, "text/plain", "boom", 7)
     err = {"jsonrpc": "2.0", "id": 7, "error": {"code": -32602, "message": "bad"}}
