@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from contextvars import ContextVar
 from datetime import date
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, Field
@@ -48,9 +48,17 @@ def default_http_workers() -> int:
     return WORKERS_PER_CORE * (os.cpu_count() or 1)
 
 
+# The pipeline steps an injected unexpected exception can be raised in (`Faults.raise_step`); a
+# composed tool maps them onto its own: parse -> parse, merge -> plan, score/respond -> synthesize.
+RaiseStep = Literal["parse", "sql", "vector", "merge", "score", "respond"]
+RAISE_STEPS: tuple[str, ...] = get_args(RaiseStep)
+
+
 class Faults(BaseModel):
-    """Delays (ms) or failures injected into one retrieval path, for tests and load runs; and
-    two seeded defects a bench must catch: the paths run one after the other
+    """Delays (ms) or failures injected into one retrieval path, for tests and load runs; an
+    unexpected exception raised inside a chosen pipeline step (`raise_step`, of the tools named
+    in `raise_tools`, every tool when empty), so the masking of internal errors can be proven
+    from outside; and two seeded defects a bench must catch: the paths run one after the other
     (`serial_paths`), and each path burns `cpu_extra` x its own CPU time more (0.25: +25 %)."""
 
     sql_delay_ms: float = 0.0
@@ -59,6 +67,10 @@ class Faults(BaseModel):
     vector_fail: bool = False
     serial_paths: bool = False
     cpu_extra: float = Field(default=0.0, ge=0.0)
+    raise_step: RaiseStep | Literal[""] = ""
+    raise_tools: str = Field(
+        default="", description="Comma-separated tool names `raise_step` applies to; empty: all."
+    )
 
     @property
     def active(self) -> bool:
@@ -69,7 +81,15 @@ class Faults(BaseModel):
             or self.vector_fail
             or self.serial_paths
             or self.cpu_extra
+            or self.raise_step
         )
+
+    def raises_in(self, tool: str, step: str) -> bool:
+        """Whether the injected unexpected exception fires in this tool's `step`."""
+        if not self.raise_step or self.raise_step != step:
+            return False
+        names = {n.strip() for n in self.raise_tools.split(",") if n.strip()}
+        return not names or tool in names
 
 
 class Fusion(BaseModel):

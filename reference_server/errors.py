@@ -2,16 +2,25 @@
 
 Inside a tool, bad input raises `ToolInputError` naming the field and its allowed values;
 a call with several problems lists every one of them (a client fixes them in one round).
-An unknown id raises `NotFoundError`. Anything else is an internal error: the server masks
-it (no stack trace reaches the client) and logs it.
+An unknown id raises `NotFoundError`. Anything else is an internal error (`InternalError`):
+the client gets a generic message and an error id, never the exception's class, text or
+traceback (which may hold SQL, file paths or data); the server log keeps all of it under the
+same id, so a report quoting the id leads to the detail.
 """
 
 from __future__ import annotations
 
+import logging
+import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from fastmcp.exceptions import ToolError
+
+log = logging.getLogger("reference_server.internal")
+
+# Every error written for clients (input problems, unknown ids, failed look-ups) derives from it.
+ClientFacingError = ToolError
 
 
 @dataclass(frozen=True)
@@ -84,3 +93,33 @@ class IndexMissingError(ToolError):
 
     def __init__(self, path: str):
         super().__init__(f"Corpus index not found at {path}: run `make index` first.")
+
+
+def log_internal(where: str, exc: BaseException) -> str:
+    """Log an unexpected exception (with its traceback) under a new error id, and return the id."""
+    error_id = secrets.token_hex(6)
+    log.error(
+        "internal error %s in %s: %s: %s",
+        error_id,
+        where,
+        type(exc).__name__,
+        exc,
+        exc_info=(type(exc), exc, exc.__traceback__),
+    )
+    return error_id
+
+
+def masked(where: str, exc: BaseException) -> str:
+    """What a client may see of an unexpected exception: that it happened, and its error id."""
+    return f"internal error (error id {log_internal(where, exc)})"
+
+
+class InternalError(ToolError):
+    """An unexpected exception inside a tool, masked for the client and logged in full."""
+
+    def __init__(self, tool: str, exc: BaseException):
+        self.error_id = log_internal(tool, exc)
+        super().__init__(
+            f"{tool} failed with an internal error (error id {self.error_id}); the server "
+            "logged the details under that id. Try again, or report the id."
+        )

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
 from reference_server.config import Settings
+from reference_server.errors import ClientFacingError, masked
 
 log = logging.getLogger(__name__)
 
@@ -158,11 +159,14 @@ async def _one_path(
             error=f"timeout after {timeout_s * 1000:.0f} ms{reason}",
             elapsed_ms=(time.perf_counter() - start) * 1000,
         )
+    except (InjectedFault, ClientFacingError) as exc:  # written to be read: an index missing
+        log.warning("%s path failed: %s", name, exc)
+        return PathOutcome(name, error=str(exc), elapsed_ms=(time.perf_counter() - start) * 1000)
     except Exception as exc:  # a failed path degrades the answer; it never fails the tool
-        log.warning("%s path failed: %s", name, exc, exc_info=not isinstance(exc, InjectedFault))
+        # `_meta.path_errors` reaches the client: the exception itself goes to the log only.
         return PathOutcome(
             name,
-            error=f"{type(exc).__name__}: {exc}",
+            error=masked(f"the {name} path", exc),
             elapsed_ms=(time.perf_counter() - start) * 1000,
         )
 

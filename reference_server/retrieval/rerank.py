@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from reference_server.config import Settings
+from reference_server.errors import masked
 
 log = logging.getLogger(__name__)
 
@@ -171,8 +172,12 @@ async def rerank(
         scores = parse_scores(content, set(ids))
     except Exception as exc:  # any failure falls back to the fused order
         outcome.elapsed_ms = (time.perf_counter() - started) * 1000
-        detail = str(exc).strip()
-        outcome.error = (f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__)[:300]
+        # The outcome reaches the client's `_meta`: the exception itself goes to the log only.
+        outcome.error = (
+            f"timed out after {budget:.0f} ms"
+            if isinstance(exc, TimeoutError)
+            else masked("the reranker", exc)
+        )
         log.warning("rerank fell back to the fused order: %s", outcome.error)
         return hits, outcome
     outcome.elapsed_ms = (time.perf_counter() - started) * 1000

@@ -25,7 +25,7 @@ from fastmcp.utilities.json_schema import dereference_refs
 from mcp.types import TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, model_validator
 
-from reference_server.errors import Problem, ToolInputError
+from reference_server.errors import InternalError, Problem, ToolInputError
 from reference_server.retrieval.dual_path import DualResult, tool_deadline
 from reference_server.runtime import Runtime
 
@@ -305,6 +305,16 @@ class McpTool(Tool):
             raise input_error(exc, self.parameters, request, arguments or {}) from None
 
     async def run(self, arguments: dict[str, Any]) -> ToolResult:
+        """The tool's answer; a client-facing error as it is; anything unexpected masked (a
+        generic message and an error id for the client, the detail in the log)."""
+        try:
+            return await self._answer(arguments)
+        except ToolError:
+            raise
+        except Exception as exc:
+            raise InternalError(self.name, exc) from None
+
+    async def _answer(self, arguments: dict[str, Any]) -> ToolResult:
         spec: ToolSpec = self.spec
         rt: Runtime = self.runtime
         request = self.parse(arguments)

@@ -33,6 +33,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from reference_server.errors import ClientFacingError, masked
 from reference_server.retrieval.dual_path import DualResult, PathName, run_dual
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import Counts, confidence_from
@@ -76,6 +77,30 @@ def judge(score: Score[C], found: DualResult[Any, Any]) -> Judged[C]:
         citations=list(score.citations),
         conflicts=list(score.conflicts),
     )
+
+
+class InjectedStepError(RuntimeError):
+    """The unexpected exception `OCM_FAULT_RAISE_STEP` raises: its text looks like what must
+    never reach a client (an exception class, SQL, a source path), so a leak is easy to see."""
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class StepFaults:
+    """Runs a tool's steps, raising `InjectedStepError` in the step configuration names."""
+
+    rt: Runtime
+    tool: str
+
+    def __call__(self, name: str, fn: Callable[[], T] | None = None) -> T:
+        if self.rt.settings.faults.raises_in(self.tool, name):
+            raise InjectedStepError(
+                f'{self.tool} {name}: near "SELECT * FROM opa_sections WHERE rowid = ?" '
+                f"in {__file__}"
+            )
+        return fn() if fn is not None else None  # type: ignore[return-value]
 
 
 class Tool(ABC, Generic[Req, Resp]):
@@ -135,14 +160,22 @@ class DualPathTool(Tool[Req, Resp], Generic[Req, Q, S, V, M, Resp]):
         return {}
 
     async def run(self, rt: Runtime, req: Req) -> ToolOutput[Resp]:
-        q = self.parse(rt, req)
+        step = StepFaults(rt, self.name)
+        q = step("parse", lambda: self.parse(rt, req))
         use_sql, use_vector = self.paths(q)
-        sql: Callable[[], S] | None = (lambda: self.sql(rt, q)) if use_sql else None
-        vector: Callable[[], V] | None = (lambda: self.vector(rt, q)) if use_vector else None
+        sql: Callable[[], S] | None = (
+            (lambda: step("sql", lambda: self.sql(rt, q))) if use_sql else None
+        )
+        vector: Callable[[], V] | None = (
+            (lambda: step("vector", lambda: self.vector(rt, q))) if use_vector else None
+        )
         found = await run_dual(rt.settings, sql=sql, vector=vector)
+        step("merge")
         merged = await self.merge(rt, q, found)
-        judged = judge(self.score(q, merged, found), found)
-        return ToolOutput(self.respond(q, merged, judged), found, self.meta(merged))
+        judged = judge(step("score", lambda: self.score(q, merged, found)), found)
+        return ToolOutput(
+            step("respond", lambda: self.respond(q, merged, judged)), found, self.meta(merged)
+        )
 
 
 # ----------------------------------------------------------------------------- composed tools
@@ -182,8 +215,10 @@ async def call_tool(rt: Runtime, call: SubCall[Any], t0: float, budget_share: fl
         call.error = f"timed out after {budget_s * 1000:.0f} ms"
     except ValidationError as exc:
         call.error = f"invalid arguments: {exc.errors()[0]['msg']}"
+    except ClientFacingError as exc:  # written for clients: an input problem, an unknown id
+        call.error = str(exc)[:300]
     except Exception as exc:  # a failing sub-tool degrades the answer, it never fails it
-        call.error = f"{type(exc).__name__}: {str(exc)[:300]}"
+        call.error = masked(call.name, exc)
     call.duration_ms = (time.perf_counter() - t0) * 1000 - call.started_ms
 
 
@@ -204,7 +239,10 @@ class ComposedTool(Tool[Req, Resp], Generic[Req, Q, Resp]):
 
     async def run(self, rt: Runtime, req: Req) -> ToolOutput[Resp]:
         t0 = time.perf_counter()
+        step = StepFaults(rt, self.name)
+        step("parse")
         q = await self.parse(rt, req)
-        calls = self.plan(q)
+        calls = step("merge", lambda: self.plan(q))
         await asyncio.gather(*(call_tool(rt, c, t0, self.budget_share) for c in calls))
-        return ToolOutput(self.synthesize(q, calls))
+        step("score")
+        return ToolOutput(step("respond", lambda: self.synthesize(q, calls)))
