@@ -48,7 +48,7 @@ from load.slo import (
 from ocm_common.launcher import cpu_seconds, running_server
 from ocm_common.percentiles import DEFINITION
 from reference_server.config import PROJECT_ROOT, default_http_workers
-from reference_server.machine import describe, one_line
+from reference_server.machine import describe, lacking, one_line, relevant_flags
 
 # `make bench` passes the Makefile's GATE_TARGET (pinned date, generous timeouts); this default
 # is the same for a direct `python -m load bench`.
@@ -402,6 +402,29 @@ def _bar(summary: dict[str, Any], profile: str, tool: str, metric: str) -> str:
     return f"{_fmt(bar['raw'])} -> {_fmt(bar['calibrated'])}"
 
 
+def kernel_note(machine: dict[str, Any], reference: dict[str, Any]) -> list[str]:
+    """Whether this machine's kernels differ from the calibration machine's, in words."""
+    flags = reference.get("flags") or {}
+    if flags and not set(relevant_flags(machine)) & set(flags):
+        return [
+            f"This machine ({machine.get('arch')}) is of another architecture than the "
+            "calibration machine: the factor measured here, not the calibration's machine, sets "
+            "the bars."
+        ]
+    more, fewer = lacking(machine, flags)
+    if not more and not fewer:
+        return []
+    parts = []
+    if more:
+        parts.append(f"has {', '.join(more)}, which the calibration machine lacks")
+    if fewer:
+        parts.append(f"lacks {', '.join(fewer)}, which the calibration machine has")
+    return [
+        f"This machine {' and '.join(parts)}: other kernels run, so the factor measured here, "
+        "not the calibration's machine, sets the bars."
+    ]
+
+
 def calibration_lines(summary: dict[str, Any]) -> list[str]:
     """The machine, the reference readings and the factor the tight bars were scaled by."""
     start = summary.get("machine_at_start") or {}
@@ -429,6 +452,8 @@ def calibration_lines(summary: dict[str, Any]) -> list[str]:
             f"Tight bars scaled by **{_fmt(f.get('value'))}** ({f.get('note')}); calibration: "
             f"{where}. Spec ceilings, errors and the parallel guarantees are never scaled."
         )
+        if ref and summary.get("machine"):
+            lines.extend(kernel_note(summary["machine"], ref))
     cpu = summary.get("cpu_per_call")
     if cpu:
         lines.append(

@@ -48,6 +48,8 @@ def test_the_default_model_is_the_packaged_float_one(settings: Settings) -> None
 def test_derived_vectors_stay_close_to_the_packaged_models(
     settings: Settings, int8_settings: Settings
 ) -> None:
+    # A live reading: the int8 kernels are this CPU's (VNNI, AVX2 or ARM's dot product differ in
+    # their rounding and saturation). Expected on every one of them: cosine above 0.97.
     fast = LocalMiniLM.from_settings(int8_settings).embed(TEXTS)
     packaged = LocalMiniLM.from_settings(settings).embed(TEXTS)
     cosine = (fast * packaged).sum(axis=1)

@@ -18,6 +18,7 @@ from typing import Any
 
 from evals.read import plots, render, slo
 from ocm_common.percentiles import DEFINITION
+from reference_server.machine import one_line
 
 SUMMARY = "summary.json"
 RECORDS = "latency.jsonl"
@@ -83,12 +84,7 @@ def _profile_name(path: Path, directory: Path) -> str:
 
 
 def _machine_line(machine: Mapping[str, Any]) -> str:
-    flags = machine.get("flags") or {}
-    return (
-        f"machine: {machine.get('cpu_model') or '?'}, {machine.get('cores')} cores, flags "
-        + ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in flags.items())
-        + f", onnxruntime {machine.get('onnxruntime') or '-'}"
-    )
+    return f"machine: {one_line(dict(machine))}"
 
 
 def _calibration(summary: Mapping[str, Any]) -> tuple[str, Any] | None:

@@ -11,6 +11,7 @@ from load.hoststat import cpu_shares, cpu_times
 
 
 def test_reference_workload_is_measured() -> None:
+    """A live reading: whatever the CPU (emulated ones included), a few ms to a few s."""
     ms = reference_ms(rounds=3)
     assert ms is not None and 0 < ms < 10_000
 

@@ -14,6 +14,7 @@ from load.bench import _bar_table, render_markdown
 from load.calibration import Calibration, factor
 from load.slo import load_slo, write_slo
 from reference_server.machine import describe, one_line, read_cpuinfo
+from tests.described_machines import AVX2_ONLY
 
 CAL = Calibration(reference_ms=10.0, cpu_model="AMD EPYC", flags={"avx2": True})
 
@@ -92,7 +93,7 @@ def test_bar_table_and_summary_show_raw_and_calibrated_side_by_side() -> None:
         "slo_pass": True,
         "gate_pass": True,
         "server_workers": 4,
-        "machine": describe(),
+        "machine": AVX2_ONLY,
         "machine_at_start": {"reference_ms": 12.0},
         "machine_at_end": {"reference_ms": 15.0},
         "calibration": {
@@ -134,7 +135,7 @@ def test_machine_description_from_cpuinfo(tmp_path: Path) -> None:
         "Intel(R) Xeon(R) Platinum 8480+",
         {"fpu", "avx2", "avx512f", "avx512_vnni", "amx_tile", "amx_int8"},
     )
-    machine = describe(info)
+    machine = describe(info, arch="x86_64", cores=2)
     assert machine["flags"] == {
         "avx2": True,
         "fma": False,
@@ -152,8 +153,9 @@ def test_machine_description_from_cpuinfo(tmp_path: Path) -> None:
 def test_an_arm_machine_names_its_dot_product_extension(tmp_path: Path) -> None:
     info = tmp_path / "cpuinfo"
     info.write_text("processor\t: 0\nFeatures\t: fp asimd crc32 atomics asimddp\n")
-    machine = describe(info)
+    machine = describe(info, arch="aarch64", cores=4)
     assert machine["flags"]["asimddp"] and not machine["flags"]["avx2"]
+    assert machine["cpu_model"] is None  # no model in the file; nothing read from this machine
 
 
 def test_cpu_per_call_is_judged_against_the_same_runs_reference() -> None:
