@@ -37,7 +37,7 @@ B ?= keyword
 COMPARE_OVERRIDES ?= sql_timeout_ms=5000,vector_timeout_ms=5000,tool_timeout_ms=10000
 RUN ?= reports/runs/latest
 
-.PHONY: install index serve test test-load check bench load eval eval-derived gate gate-chroma bench-scale rehearsal baseline fixture compare report fuzz security contract clean
+.PHONY: install index serve test test-load check bench load eval eval-derived gate gate-chroma bench-scale rehearsal baseline fixture compare report fuzz security contract sensitivity clean
 
 install: $(STAMP)
 
@@ -152,6 +152,14 @@ check: install
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy reference_server evals scale load ocm_common
 	$(VENV)/bin/lint-imports
+
+# Seeded defects (evals/sensitivity/defects.yaml), each applied alone in a scratch worktree of HEAD:
+# the verdict commands run on clean HEAD (must be green), then on each defect cheapest first
+# (gate, derived sample, bench BASE=HEAD, pytest, fuzz) -> which command caught it, or MISSED.
+# Not part of CI (an hour or more). SENSITIVITY_ARGS: --defect ID, --commands a,b, --all.
+SENSITIVITY_ARGS ?=
+sensitivity: index
+	$(PY) -m evals.sensitivity $(SENSITIVITY_ARGS)
 
 clean:
 	rm -rf $(VENV) build reports/runs reports/bench reports/load reports/latest .pytest_cache .mypy_cache .ruff_cache .benchmarks
