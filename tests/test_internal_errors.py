@@ -186,3 +186,18 @@ async def test_security_names_every_tool_whose_error_shows_a_traceback(
     _leaking(monkeypatch)
     flagged, raised = await _security_on_raising_server()
     assert flagged == raised and len(raised) >= 8, (flagged, raised)
+
+
+async def test_an_exception_past_the_tool_wrapper_is_still_masked_by_the_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The second layer: should an exception ever escape `McpTool.run` (a wrapper bug), the
+    server's own masking still keeps its text from the client."""
+    from reference_server.tools.base import McpTool
+
+    async def escaping(self: McpTool, arguments: dict[str, Any]) -> Any:
+        raise RuntimeError('near "SELECT * FROM opa_sections" in /srv/app/pipeline.py')
+
+    monkeypatch.setattr(McpTool, "run", escaping)
+    result = await run_fresh("odb.get", {"q": "is atorvastatin covered"})
+    assert result.is_error and not leaks(result), result.content[0].text
