@@ -30,7 +30,32 @@ TOP = 5
 POLICY_RESULTS = 20
 TOPIC_WORDS = 3
 STOPWORDS = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "how", "in", "is", "it", "of", "on", "or", "the", "their", "to", "when", "with", "who", "what"]
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "how",
+        "in",
+        "is",
+        "it",
+        "of",
+        "on",
+        "or",
+        "the",
+        "their",
+        "to",
+        "when",
+        "with",
+        "who",
+        "what",
+    ]
 )
 
 # Deterministic paraphrase rules: a clinician's everyday word for the heading's word, then a
