@@ -120,23 +120,43 @@ def _any_document(ids: list[str]) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------ headings
+def _content(text: str) -> set[str]:
+    """A heading's subject words, crudely stemmed (first five letters), stopwords dropped."""
+    return {w[:5] for w in re.findall(r"[a-z0-9]+", text.casefold()) if w not in STOPWORDS}
+
+
+def generic(heading: str, elsewhere: set[str]) -> bool:
+    """A heading that names no subject on its own: one or two words, each also a word of other
+    documents' headings ('Screening', 'Referrals', 'Treatment options', 'Tapering steps')."""
+    words = _content(heading)
+    return len(words) <= 2 and words <= elsewhere
+
+
 def unique_headings(corpus: Corpus, name: str) -> Iterator[tuple[OpaDocument, OpaSection, str]]:
     """(document, section, heading) for every section heading of the searched publishers that
     names one document's subject: a heading several documents share ('Definitions', 'Purpose')
-    cannot say which document is meant, so it is skipped (counted)."""
+    cannot say which document is meant, nor can a short heading made of words other documents'
+    headings use (`generic`); both are skipped (counted)."""
     docs = documents(corpus, SEARCHED_ORGS)
     owners: dict[str, set[str]] = defaultdict(set)
     for doc in corpus.opa_documents():
         for section in doc.sections:
             owners[_norm(section.heading)].add(doc.document_id)
+    words_of: dict[str, set[str]] = defaultdict(set)
+    for doc in corpus.opa_documents():
+        for section in doc.sections:
+            words_of[doc.document_id] |= _content(section.heading)
     for doc in docs:
         seen: set[str] = set()
+        elsewhere = set().union(*(w for d, w in words_of.items() if d != doc.document_id))
         for section in doc.sections:
             key = _norm(section.heading)
             if not key:
                 skip(name, "section without a heading")
             elif len(owners[key]) > 1:
                 skip(name, "heading shared by several documents (names no one document)")
+            elif generic(section.heading, elsewhere):
+                skip(name, "heading of one or two words other documents' headings also use")
             elif key in seen:
                 skip(name, "heading repeated within its document (asked once)")
             else:
