@@ -163,11 +163,11 @@ def test_off_topic_questions_are_vetoed_once_a_document_names_the_subject(
     vet = _doc("cpso-vet", "cpso", title="Treating a Dog Bite", topics=["bites"])
     plain = derive(_corpus(tmp_path / "a", CPSO), families=["opa.off_topic"])["opa.off_topic"]
     vetoed = derive(_corpus(tmp_path / "b", [*CPSO, vet]), families=["opa.off_topic"])
-    keys = {c.id.rsplit(":", 1)[1] for c in plain}
+    keys = {c.id.rsplit(".", 1)[1] for c in plain}
     assert "veterinary-dosing" in keys
-    assert "veterinary-dosing" not in {c.id.rsplit(":", 1)[1] for c in vetoed["opa.off_topic"]}
+    assert "veterinary-dosing" not in {c.id.rsplit(".", 1)[1] for c in vetoed["opa.off_topic"]}
     assert skipped("opa.off_topic") == {"a document names this subject": 1}
-    assert {c.tool for c in plain} == {"opa.search_sections", "opa.policy_check"}
+    assert {c.tool for c in plain} == {"opa.search_sections"}
     first = plain[0].expect
     assert first[0].path == "no_relevant_document" and first[0].value is True
     assert first[1].check == "confidence_range" and first[1].max == 0.5

@@ -18,7 +18,6 @@ from evals.derive.corpus import Corpus
 from evals.derive.registry import family, skip
 from evals.run.scenario import Scenario
 
-TOOLS = ("opa.search_sections", "opa.policy_check")
 MAX_CONFIDENCE = 0.5
 # (key, question, the words that carry its subject)
 QUESTIONS = (
@@ -59,29 +58,37 @@ def _corpus_words(corpus: Corpus) -> str:
     return " " + " ".join(re.findall(r"[a-z0-9]+", " ".join(parts).casefold())) + " "
 
 
-@family("opa.off_topic", tool="opa.search_sections")
-def off_topic(corpus: Corpus) -> Iterator[Scenario]:
-    """Questions on subjects no document's title, topics or headings name, asked of the OPA
-    retrieval tools: flagged as addressed by no document, confidence at most 0.5."""
-    name = "opa.off_topic"
+def _off_topic(corpus: Corpus, name: str, tool: str) -> Iterator[Scenario]:
     about = _corpus_words(corpus)
     for key, question, subject in QUESTIONS:
         if any(f" {word} " in about for word in subject):
             skip(name, "a document names this subject")
             continue
-        for tool in TOOLS:
-            yield derived_case(
-                name,
-                f"{tool.removeprefix('opa.')}:{key}",
-                tool=tool,
-                args={"query": question},
-                expect=[
-                    {"check": "equals", "path": "no_relevant_document", "value": True},
-                    {"check": "confidence_range", "min": 0.0, "max": MAX_CONFIDENCE},
-                ],
-                title=f"{tool}: '{question}' is flagged, not answered confidently",
-                source=(
-                    f"subject words {list(subject)} appear in no title, topic or heading of "
-                    "corpus/opa/*/*.yaml (checked at derivation)"
-                ),
-            )
+        yield derived_case(
+            name,
+            key,
+            tool=tool,
+            args={"query": question},
+            expect=[
+                {"check": "equals", "path": "no_relevant_document", "value": True},
+                {"check": "confidence_range", "min": 0.0, "max": MAX_CONFIDENCE},
+            ],
+            title=f"{tool}: '{question}' is flagged, not answered confidently",
+            source=(
+                f"subject words {list(subject)} appear in no title, topic or heading of "
+                "corpus/opa/*/*.yaml (checked at derivation)"
+            ),
+        )
+
+
+@family("opa.off_topic", tool="opa.search_sections")
+def off_topic(corpus: Corpus) -> Iterator[Scenario]:
+    """Questions on subjects no document's title, topics or headings name, searched: flagged as
+    addressed by no document, confidence at most 0.5."""
+    return _off_topic(corpus, "opa.off_topic", "opa.search_sections")
+
+
+@family("opa.off_topic_policy", tool="opa.policy_check")
+def off_topic_policy(corpus: Corpus) -> Iterator[Scenario]:
+    """The same questions asked of opa.policy_check: flagged, confidence at most 0.5."""
+    return _off_topic(corpus, "opa.off_topic_policy", "opa.policy_check")
