@@ -129,6 +129,11 @@ def cmd_derive(args: argparse.Namespace) -> int:
     total = sum(len(c) for c in cases.values())
     sizes = ", ".join(f"{name} {len(c)}" for name, c in cases.items())
     console.print(f"{total} derived cases in {args.out} ({sizes})")
+    from evals.derive.registry import skipped
+
+    for name in cases:
+        for reason, n in skipped(name).items():
+            console.print(f"  {name}: skipped {n} source rows: {reason}")
     return EXIT_OK
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from evals.derive.corpus import Corpus
-from evals.derive.registry import all_families
+from evals.derive.registry import SKIPPED, all_families
 from evals.run.scenario import Scenario
 
 
@@ -41,6 +41,8 @@ def derive(
         raise ValueError(f"unknown case family {unknown}; known: {', '.join(known)}")
     out: dict[str, list[Scenario]] = {}
     for name in chosen:
+        for key in [k for k in SKIPPED if k[0] == name]:
+            del SKIPPED[key]  # count this derivation's skips only
         cases = list(known[name].derive(corpus))
         ids = [case.id for case in cases]
         if len(set(ids)) != len(ids):

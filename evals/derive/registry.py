@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -20,6 +21,20 @@ class Family:
 
 
 FAMILIES: dict[str, Family] = {}
+
+# Source rows a family could not turn into a fair case (ambiguous or malformed), counted by
+# (family, reason) while it derives; `evals derive` reports them, so a skip is never silent.
+SKIPPED: Counter[tuple[str, str]] = Counter()
+
+
+def skip(family_name: str, reason: str) -> None:
+    """Count one source row the family ``family_name`` leaves out, and why."""
+    SKIPPED[(family_name, reason)] += 1
+
+
+def skipped(family_name: str) -> dict[str, int]:
+    """Why the family's last derivation left rows out: reason -> count."""
+    return {reason: n for (name, reason), n in sorted(SKIPPED.items()) if name == family_name}
 
 
 def family(name: str, *, tool: str) -> Callable[[Derive], Derive]:

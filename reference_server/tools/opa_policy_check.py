@@ -27,6 +27,7 @@ from reference_server.tools.section_merge import (
     SectionHit,
     fused_and_reranked,
     metadata_conflicts,
+    not_addressed,
     section_counts,
     truncate,
 )
@@ -70,6 +71,11 @@ class Response(Evidence):
     policies: list[Policy]
     expectations_found: int
     advice_found: int
+    no_relevant_document: bool = Field(
+        description="True when no CPSO policy or advice document addresses the question (the best passages are "
+        "far from it, or it names a subject none of them mentions): the results are only the "
+        "nearest text, and confidence is lowered to at most 0.5."
+    )
 
 
 # The candidate pool the expectations-first rule orders: every fused candidate scoring at least
@@ -173,7 +179,8 @@ class PolicyCheck(
         for h in hits:
             if q.policy_numbers and h.row.policy_number in q.policy_numbers:
                 h.score *= 1.5
-        return Ranked(hits, expectations_first(hits)[: q.n_results], meta)
+        top = expectations_first(hits)[: q.n_results]
+        return Ranked(hits, top, meta, not not_addressed(q.text, hits))
 
     def score(self, q: Query, merged: Ranked, found: Found) -> Score[Citation]:
         return Score(
@@ -181,7 +188,7 @@ class PolicyCheck(
                 section_citation(h.row, source=f"CPSO {h.row.document_title}") for h in merged.top
             ],
             conflicts=metadata_conflicts(merged.top),
-            counts=section_counts(merged.top),
+            counts=section_counts(merged.top, addressed=merged.addressed),
         )
 
     def respond(self, q: Query, merged: Ranked, judged: Judged[Citation]) -> Response:
@@ -192,6 +199,7 @@ class PolicyCheck(
             policies=policies,
             expectations_found=sum(p.policy_level == "expectation" for p in policies),
             advice_found=sum(p.policy_level == "advice" for p in policies),
+            no_relevant_document=not merged.addressed,
             citations=judged.citations,
             conflicts=judged.conflicts,
         )

@@ -25,6 +25,7 @@ from reference_server.tools.section_merge import (
     SectionHit,
     fused_and_reranked,
     metadata_conflicts,
+    not_addressed,
     section_counts,
     truncate,
 )
@@ -75,6 +76,11 @@ class Response(Evidence):
     sections: list[Section]
     total_matches: int = Field(
         description="Distinct sections matched before truncation to n_results."
+    )
+    no_relevant_document: bool = Field(
+        description="True when no guidance document addresses the question (the best passages are "
+        "far from it, or it names a subject none of them mentions): the results are only the "
+        "nearest text, and confidence is lowered to at most 0.5."
     )
 
 
@@ -146,13 +152,13 @@ class SearchSections(
         hits, meta = await fused_and_reranked(
             rt.settings, q.text, found.sql.value, found.vector.value, found.total_ms
         )
-        return Ranked(hits, hits[: q.n_results], meta)
+        return Ranked(hits, hits[: q.n_results], meta, not not_addressed(q.text, hits))
 
     def score(self, q: Query, merged: Ranked, found: Found) -> Score[Citation]:
         return Score(
             citations=[section_citation(h.row) for h in merged.top],
             conflicts=metadata_conflicts(merged.top),
-            counts=section_counts(merged.top),
+            counts=section_counts(merged.top, addressed=merged.addressed),
         )
 
     def respond(self, q: Query, merged: Ranked, judged: Judged[Citation]) -> Response:
@@ -161,6 +167,7 @@ class SearchSections(
             confidence=judged.confidence,
             sections=[to_section(h) for h in merged.top],
             total_matches=len(merged.hits),
+            no_relevant_document=not merged.addressed,
             citations=judged.citations,
             conflicts=judged.conflicts,
         )

@@ -118,9 +118,13 @@ def patient_answer(
     chosen = tuple(applicable(recs, age, risks))
     outside = outside_ages(elig, chosen, age)
     if outside and elig is not None:
-        criteria = elig.age_criteria or ""
         ages = f"{elig.min_age}-{elig.max_age}" if elig.max_age else f"{elig.min_age} and over"
-        text = f"At age {age} the patient is outside the program's screening ages ({ages}). {criteria}".strip()
+        lead = f"At age {age} the patient is outside the program's screening ages ({ages})."
+        if chosen:  # a fact stated for this very age (e.g. 'do not screen under 25') says more
+            best = chosen[0]
+            text = f"{lead} {best.text}"
+            return PatientAnswer(text, True, chosen, best.verified_from, best.unverified)
+        text = f"{lead} {elig.age_criteria or ''}".strip()
         prov = program.check("eligibility")
         return PatientAnswer(text, True, chosen, prov.pages, prov.unverified)
     if not chosen:

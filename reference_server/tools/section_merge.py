@@ -62,6 +62,7 @@ class Ranked:
     hits: list[SectionHit]  # best first
     top: list[SectionHit]
     rerank: dict[str, Any]
+    addressed: bool = True  # False: no document addresses the question (`not_addressed`)
 
 
 def _query_terms(query: str) -> list[str]:
@@ -187,14 +188,70 @@ async def fused_and_reranked(
     return await rerank_sections(settings, query, hits, spent_ms)
 
 
-def section_counts(hits: list[SectionHit]) -> Counts:
+# "No document addresses this question", decided from what both paths found, never from a list
+# of subjects. Measured with the local MiniLM embeddings on the golden OPA questions and on
+# questions about subjects no document covers (veterinary dosing, tax filing, car repair, a
+# fictitious CPSO policy): on-topic questions' best passage scores 0.45-0.86 (below 0.56 only with
+# every subject word found), unrelated subjects
+# 0.10-0.35; a question about a fictitious policy of a real publisher borrows that publisher's
+# words and reaches 0.50-0.55, but names a subject no found section uses.
+ADDRESSED_SIMILARITY = 0.40  # below: nothing in the corpus is about the question
+CLEARLY_ADDRESSED_SIMILARITY = 0.56  # at or above: a passage is about it, whatever the words
+# Confidence of an answer no document addresses: the formula's value less this, so at most 0.5.
+NOT_ADDRESSED_PENALTY = 0.5
+_MIN_CONTENT_LETTERS = 4
+
+
+def _content_words(query: str) -> list[str]:
+    """The query's words that carry its subject (four letters or more, not a stopword)."""
+    words = re.findall(r"[a-z0-9]+", query.lower())
+    return list(
+        dict.fromkeys(w for w in words if w not in STOPWORDS and len(w) >= _MIN_CONTENT_LETTERS)
+    )
+
+
+def _stem(word: str) -> str:
+    """A crude stem, so 'licences' meets 'licence' and 'dosing' meets 'dose'."""
+    return word[: max(_MIN_CONTENT_LETTERS, len(word) - 3)]
+
+
+def unmatched_words(query: str, hits: list[SectionHit]) -> list[str]:
+    """Content words of the query that no found section uses (in its title, heading, topics or
+    text): the subject the answer would be about is not in what either path found."""
+    found = " ".join(
+        f"{h.row.document_title} {h.row.section_heading} {' '.join(h.row.topics)} {h.row.text}"
+        for h in hits
+    ).lower()
+    return [w for w in _content_words(query) if _stem(w) not in found]
+
+
+def not_addressed(query: str, hits: list[SectionHit]) -> bool:
+    """Whether no document addresses the question: nothing found at all; or the best vector
+    passage is far from it; or it is only moderately close and the question names a subject
+    none of the found sections mentions. Without the vector path (keyword mode, a failed path)
+    the words decide alone: most of the question's subject words unmatched."""
+    if not hits:
+        return True
+    similarities = [h.vector_similarity for h in hits if h.vector_similarity is not None]
+    unmatched = unmatched_words(query, hits)
+    if not similarities:
+        return len(unmatched) * 2 > len(_content_words(query))
+    best = max(similarities)
+    if best < ADDRESSED_SIMILARITY:
+        return True
+    return best < CLEARLY_ADDRESSED_SIMILARITY and bool(unmatched)
+
+
+def section_counts(hits: list[SectionHit], *, addressed: bool = True) -> Counts:
     """The OPA evidence of the sections an answer uses: a section both paths found is an SQL hit
-    corroborated by the vector path; each vector passage is a passage (see scoring/confidence.py)."""
+    corroborated by the vector path; each vector passage is a passage (see scoring/confidence.py).
+    An answer no document addresses (`not_addressed`) carries NOT_ADDRESSED_PENALTY."""
     return Counts(
         sql_records=sum(h.from_sql for h in hits),
         vector_passages=sum(h.from_vector for h in hits),
         profile=OPA,
         corroborated=sum(h.from_sql and h.from_vector for h in hits),
+        penalty=0.0 if addressed else NOT_ADDRESSED_PENALTY,
     )
 
 

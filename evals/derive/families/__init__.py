@@ -1,3 +1,11 @@
 """Case family modules, one per corpus domain; importing this package registers them all."""
 
-from evals.derive.families import adp, coverage, odb, ohip  # noqa: F401
+from evals.derive.families import (  # noqa: F401
+    adp,
+    coverage,
+    odb,
+    ohip,
+    opa,
+    opa_off_topic,
+    opa_tools,
+)

@@ -1,0 +1,82 @@
+"""`not_addressed`: a question no found section is about is flagged from the best similarity and
+the question's subject words, and its confidence is lowered; an on-topic one is left alone."""
+
+from __future__ import annotations
+
+from reference_server.retrieval.opa_sections import SectionRow
+from reference_server.scoring.confidence import confidence_from
+from reference_server.tools.section_merge import (
+    ADDRESSED_SIMILARITY,
+    CLEARLY_ADDRESSED_SIMILARITY,
+    NOT_ADDRESSED_PENALTY,
+    SectionHit,
+    not_addressed,
+    section_counts,
+)
+
+CONSENT_TEXT = "Physicians must obtain valid consent before any treatment."
+
+
+def _hit(similarity: float | None, *, sql: bool = True) -> SectionHit:
+    row = SectionRow(
+        section_id="cpso-consent:s01",
+        document_id="cpso-consent",
+        parent_id=None,
+        chunk_type="parent",
+        section_idx=1,
+        chunk_idx=None,
+        section_heading="Obtaining Consent",
+        text=CONSENT_TEXT,
+        policy_level="expectation",
+        ipac=None,
+        source_org="cpso",
+        document_type="policy",
+        document_title="Consent to Treatment",
+        source_url="https://example.org",
+        policy_number=None,
+        published_date=None,
+        effective_date=None,
+        updated_date=None,
+        review_date=None,
+        topics=("consent", "capacity"),
+        is_superseded=False,
+        superseded_by=None,
+    )
+    return SectionHit(
+        row.section_id,
+        row.section_id,
+        row,
+        sql_rank=1 if sql else None,
+        vector_rank=1 if similarity is not None else None,
+        vector_similarity=similarity,
+    )
+
+
+BETWEEN = (ADDRESSED_SIMILARITY + CLEARLY_ADDRESSED_SIMILARITY) / 2
+
+
+def test_nothing_found_or_far_passages_are_not_addressed() -> None:
+    assert not_addressed("consent for treatment", [])
+    assert not_addressed("consent for treatment", [_hit(ADDRESSED_SIMILARITY - 0.01)])
+
+
+def test_a_close_passage_addresses_the_question_whatever_its_words() -> None:
+    assert not not_addressed("flying drones", [_hit(CLEARLY_ADDRESSED_SIMILARITY)])
+
+
+def test_between_the_bars_a_subject_word_no_section_uses_decides() -> None:
+    assert not not_addressed("obtaining consent for treatment", [_hit(BETWEEN)])
+    assert not_addressed("consent for flying drones", [_hit(BETWEEN)])
+
+
+def test_without_the_vector_path_most_subject_words_must_be_matched() -> None:
+    assert not not_addressed("valid consent treatment", [_hit(None)])
+    assert not_addressed("sourdough bread consent", [_hit(None)])
+
+
+def test_an_unaddressed_answer_carries_the_penalty() -> None:
+    hits = [_hit(0.8)]
+    addressed = confidence_from(section_counts(hits), 0)
+    flagged = confidence_from(section_counts(hits, addressed=False), 0)
+    assert addressed == 0.9  # one SQL hit corroborated by the vector path: the base
+    assert flagged == round(0.9 - NOT_ADDRESSED_PENALTY, 4)
