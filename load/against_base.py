@@ -36,6 +36,7 @@ from load.base_conditions import (
     CONDITION_ROUNDS,
     DEADLINE,
     DELAY,
+    LAG_ROUNDS_FACTOR,
     Condition,
     ConditionSamples,
     measure_calls,
@@ -177,7 +178,7 @@ def run_against_base(
             summary["machine_cpu"] = cpu_shares(host_before, cpu_times())
             if conditions:
                 print(
-                    f"      lag: {condition_rounds} cheap calls per side under slow calls",
+                    f"      lag: {LAG_ROUNDS_FACTOR * condition_rounds} cheap calls per side under slow calls",
                     flush=True,
                 )
                 before = cpu_times()
