@@ -9,11 +9,14 @@ the loop is blocked by their work; under `deadline` a tool answers at the retrie
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 import pytest
 
+from evals.read.bench_report import regression_document
+from evals.read.render import to_markdown
 from load import parallel
 from load.against_base import judge_condition, render_markdown
 from load.base_conditions import DEADLINE, DELAY, DELAY_MS, LAG, ConditionSamples, delay_not_taken
@@ -161,3 +164,29 @@ def test_the_markdown_names_the_condition_and_the_slower_tool() -> None:
     text = render_markdown(summary)
     assert "### delay: 100 ms on both retrieval paths" in text
     assert "Slower under delay: adp.get." in text
+
+
+def test_the_bench_report_shows_each_condition_and_its_verdict(tmp_path: Path) -> None:
+    lost = ConditionSamples(
+        DEADLINE,
+        {"odb.get": ([650.0 + i for i in range(20)], [165.0 + i for i in range(20)])},
+        problems={"working": [], "base": ["odb.get: timed out"]},
+    )
+    summary = {
+        "kind": "regression",
+        "base_rev": "HEAD",
+        "regression": judge({}).to_json(),
+        "conditions": {
+            "deadline": {
+                "title": DEADLINE.title,
+                "regression": judge_condition(lost).to_json(),
+                "problems": lost.problems,
+            }
+        },
+        "slower_under_conditions": ["odb.get under deadline"],
+        "exit_code": 1,
+    }
+    text = to_markdown(regression_document(tmp_path, summary))
+    assert "slower under a condition: odb.get under deadline" in text
+    assert "Under deadline: whole-tool budget 250 ms" in text and "SLOWER" in text
+    assert "under deadline, base (not judged): odb.get: timed out" in text
