@@ -137,6 +137,19 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument(
         "--rounds", type=int, default=0, help="with --base: calls per tool and side (default 100)"
     )
+    bench.add_argument(
+        "--conditions",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="with --base: also judge both sides under the concurrency conditions (delay on "
+        "both paths, a cheap call beside slow ones, calls near the whole-tool budget)",
+    )
+    bench.add_argument(
+        "--condition-rounds",
+        type=int,
+        default=0,
+        help="with --base: calls per tool and side under each condition (default 20)",
+    )
     args = parser.parse_args(argv)
     try:
         if args.command == "run":
@@ -145,8 +158,15 @@ def main(argv: list[str] | None = None) -> int:
             return _slo(args)
         if args.base:
             from load.against_base import ROUNDS, run_against_base
+            from load.base_conditions import CONDITION_ROUNDS
 
-            return run_against_base(args.base, Path(args.out_root), rounds=args.rounds or ROUNDS)
+            return run_against_base(
+                args.base,
+                Path(args.out_root),
+                rounds=args.rounds or ROUNDS,
+                conditions=args.conditions,
+                condition_rounds=args.condition_rounds or CONDITION_ROUNDS,
+            )
         from load.bench import run_bench
 
         return run_bench(Path(args.out_root))

@@ -4,7 +4,11 @@ base worktree + its index (load/worktree.py) -> two servers, one per checkout, o
 (`OCM_FAULT_*` reach the working tree's only) -> both warmed up -> the golden task mix, every
 tool in turn, each call sent to both servers back to back with the same arguments, the order
 alternating (working first, then base first) so a drift or a cache effect in between falls on
-both sides alike -> per tool p50/p95 ratios with bootstrap intervals (load/regression.py) ->
+both sides alike -> per tool p50/p95 ratios with bootstrap intervals (load/regression.py).
+Then, unless `--no-conditions`, the concurrency conditions (load/base_conditions.py): a cheap
+call beside slow ones on the same pair, then a second pair with the same latency on both paths
+and a third with a small whole-tool budget, each condition's settings on both sides -> per
+condition and tool paired ratios, judged with the condition's margin ->
 `reports/bench/<timestamp>-base-<sha12>/` (`summary.json`, `summary.md`, the servers' logs),
 copied to `reports/latest/`.
 
@@ -13,8 +17,9 @@ answer valid against its published outputSchema, p50/p95 within the spec ceiling
 bars of `load/slo.yaml` are not used here: both sides run on the same machine in the same
 minutes, so the base is the bar.
 
-Exit 0: no tool slower beyond the margin and nothing hard failed; 1: a tool slower (named, with
-its ratio) or a hard failure; 2: a step could not run (worktree, index, a server, too few calls).
+Exit 0: no tool slower beyond the margin (plain or under a condition) and nothing hard failed;
+1: a tool slower (named, with its ratio and the condition) or a hard failure; 2: a step could
+not run (worktree, index, a server, too few calls, a condition with nothing to judge).
 """
 
 from __future__ import annotations
@@ -23,18 +28,28 @@ import json
 import shutil
 import sys
 import time
-from collections import defaultdict
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from load.client import McpClient, warm_up
+from load.base_conditions import (
+    CONDITION_ROUNDS,
+    DEADLINE,
+    DELAY,
+    LAG_ROUNDS_FACTOR,
+    Condition,
+    ConditionSamples,
+    measure_calls,
+    measure_lag,
+)
+from load.client import warm_up
 from load.hoststat import cpu_shares, cpu_times
+from load.parallel import interleaved_calls
 from load.records import LatencyRecord
-from load.regression import MARGIN, judge, table
+from load.regression import CONDITION_MARGINS, CONDITION_RATIOS, MARGIN, Verdict, judge, table
 from load.slo import load_slo
 from load.taskmix import TaskMix
-from load.worktree import WorktreeError, build_index, check_imports, checkout
+from load.worktree import BaseTree, WorktreeError, build_index, check_imports, checkout
 from ocm_common.launcher import running_server
 from reference_server.machine import describe, one_line
 
@@ -48,24 +63,64 @@ def interleave(
     """Per side and tool the latencies of `rounds` calls per tool; per side the problems
     (errors, schema violations) as `tool: message`. Pairs are index-aligned per tool."""
     mix = TaskMix.from_golden(seed=seed)
-    clients = {side: McpClient(url) for side, url in urls.items()}
-    schemas = {side: client.schemas() for side, client in clients.items()}
-    samples: dict[str, dict[str, list[float]]] = {side: defaultdict(list) for side in urls}
-    problems: dict[str, list[str]] = {side: [] for side in urls}
-    try:
-        for r in range(rounds):
-            for i, tool in enumerate(mix.tools):
-                call = mix.pick(tool)  # seeded: the same arguments for both sides
-                order = SIDES if (r + i) % 2 == 0 else SIDES[::-1]
-                for side in order:
-                    reply = clients[side].call(tool, call.arguments, schemas[side])
-                    samples[side][tool].append(reply.latency_ms)
-                    if reply.error:
-                        problems[side].append(f"{tool}: {reply.error}")
-    finally:
-        for client in clients.values():
-            client.close()
-    return samples, problems
+    calls = [(tool, mix.pick(tool).arguments) for _ in range(rounds) for tool in mix.tools]
+    sides = interleaved_calls(urls, calls, validate=True)
+    return (
+        {side: dict(s.latencies_ms) for side, s in sides.items()},
+        {side: s.errors for side, s in sides.items()},
+    )
+
+
+def start_pair(
+    stack: ExitStack, base: BaseTree, out: Path, condition: Condition | None = None
+) -> dict[str, str]:
+    """Both checkouts' servers (one worker each), warmed up; a condition's settings go to both,
+    the working tree's own `OCM_FAULT_*` to its server only (the base's env drops them)."""
+    env = dict(condition.env) if condition else {}
+    tag = f"-{condition.name}" if condition else ""
+    urls: dict[str, str] = {
+        "working": stack.enter_context(
+            running_server(workers=1, env=env, log_path=out / f"server-working{tag}.log")
+        ),
+        "base": stack.enter_context(
+            running_server(
+                workers=1,
+                command=base.server_command(),
+                cwd=base.path,
+                env={**base.env(), **env},
+                replace_env=True,
+                log_path=out / f"server-base{tag}.log",
+            )
+        ),
+    }
+    for url in urls.values():
+        warm_up(url, rounds=1 if env else 4)  # a delayed call costs its delay
+    return urls
+
+
+def judge_condition(measured: ConditionSamples) -> Verdict:
+    return judge(
+        measured.pairs,
+        margin=CONDITION_MARGINS[measured.condition.name],
+        ratios=CONDITION_RATIOS,
+        unjudged=measured.unjudged,
+    )
+
+
+def condition_summary(measured: ConditionSamples, verdict: Verdict, cpu: Any) -> dict[str, Any]:
+    c = measured.condition
+    return {
+        "title": c.title,
+        "env": c.env,
+        "regression": verdict.to_json(),
+        "problems": measured.problems,
+        "measurements": measured.measurements,
+        "machine_cpu": cpu,
+        "samples_ms": {
+            subject: {"working": [round(x, 2) for x in w], "base": [round(x, 2) for x in b]}
+            for subject, (w, b) in measured.pairs.items()
+        },
+    }
 
 
 def _ceiling_misses(samples: dict[str, list[float]]) -> list[str]:
@@ -80,7 +135,14 @@ def _ceiling_misses(samples: dict[str, list[float]]) -> list[str]:
     return misses
 
 
-def run_against_base(rev: str, out_root: Path, *, rounds: int = ROUNDS) -> int:
+def run_against_base(
+    rev: str,
+    out_root: Path,
+    *,
+    rounds: int = ROUNDS,
+    conditions: bool = True,
+    condition_rounds: int = CONDITION_ROUNDS,
+) -> int:
     started = time.monotonic()
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     summary: dict[str, Any] = {
@@ -89,12 +151,14 @@ def run_against_base(rev: str, out_root: Path, *, rounds: int = ROUNDS) -> int:
         "base_rev": rev,
         "machine": describe(),
         "rounds": rounds,
+        "condition_rounds": condition_rounds if conditions else 0,
         "harness_errors": [],
     }
     out = (out_root / "bench" / f"{stamp}-base").resolve()
     code = 2
     try:
-        print(f"[1/4] base worktree for {rev}", flush=True)
+        steps = 6 if conditions else 4
+        print(f"[1/{steps}] base worktree for {rev}", flush=True)
         base = checkout(rev)
         summary["base_sha"] = base.sha
         out = out.with_name(f"{stamp}-base-{base.sha[:12]}")
@@ -102,30 +166,33 @@ def run_against_base(rev: str, out_root: Path, *, rounds: int = ROUNDS) -> int:
         print(f"      {base.path}; checking which code it imports, building its index", flush=True)
         check_imports(base)
         build_index(base, out / "base-index.log")
-        print("[2/4] starting both servers (one worker each) and warming them up", flush=True)
+        print(
+            f"[2/{steps}] starting both servers (one worker each) and warming them up", flush=True
+        )
+        measured: list[tuple[ConditionSamples, Any]] = []
         with ExitStack() as stack:
-            urls = {
-                "working": stack.enter_context(
-                    running_server(workers=1, log_path=out / "server-working.log")
-                ),
-                "base": stack.enter_context(
-                    running_server(
-                        workers=1,
-                        command=base.server_command(),
-                        cwd=base.path,
-                        env=base.env(),
-                        replace_env=True,
-                        log_path=out / "server-base.log",
-                    )
-                ),
-            }
-            for url in urls.values():
-                warm_up(url)
-            print(f"[3/4] {rounds} interleaved calls per tool and side", flush=True)
+            urls = start_pair(stack, base, out)
+            print(f"[3/{steps}] {rounds} interleaved calls per tool and side", flush=True)
             host_before = cpu_times()
             samples, problems = interleave(dict(urls), rounds)
             summary["machine_cpu"] = cpu_shares(host_before, cpu_times())
-        print("[4/4] verdict", flush=True)
+            if conditions:
+                print(
+                    f"      lag: {LAG_ROUNDS_FACTOR * condition_rounds} cheap calls per side under slow calls",
+                    flush=True,
+                )
+                before = cpu_times()
+                measured.append(
+                    (measure_lag(urls, condition_rounds), cpu_shares(before, cpu_times()))
+                )
+        for step, condition in enumerate((DELAY, DEADLINE) if conditions else (), start=4):
+            print(f"[{step}/{steps}] {condition.name}: {condition.title}; both servers", flush=True)
+            with ExitStack() as stack:
+                urls = start_pair(stack, base, out, condition)
+                before = cpu_times()
+                m = measure_calls(condition, urls, condition_rounds)
+                measured.append((m, cpu_shares(before, cpu_times())))
+        print(f"[{steps}/{steps}] verdict", flush=True)
         pairs = {t: (samples["working"][t], samples["base"][t]) for t in samples["working"]}
         verdict = judge(pairs)
         hard = [f"error: {p}" for p in problems["working"]]
@@ -138,13 +205,27 @@ def run_against_base(rev: str, out_root: Path, *, rounds: int = ROUNDS) -> int:
             for side, by_tool in samples.items()
         }
         print(table(verdict))
+        summary["conditions"] = {}
+        flagged: list[str] = []
+        for m, cpu in measured:
+            v = judge_condition(m)
+            summary["conditions"][m.condition.name] = condition_summary(m, v, cpu)
+            print(table(v, f"{m.condition.name} ({m.condition.title})"))
+            flagged += [f"{t.tool} under {m.condition.name}" for t in v.slower]
+            if not v.tools or all(t.note for t in v.tools):
+                summary["harness_errors"].append(
+                    f"condition {m.condition.name}: nothing to judge "
+                    f"({'; '.join(f'{t.tool}: {t.note}' for t in v.tools[:3])})"
+                )
+        summary["slower_under_conditions"] = flagged
         if problems["base"]:
             print(f"the base answered {len(problems['base'])} call(s) with an error (not judged)")
         if hard:
             print("hard failures (working tree):\n  " + "\n  ".join(hard[:20]))
-        code = 1 if verdict.slower or hard else 0
+        code = 1 if verdict.slower or hard or flagged else 0
         if not verdict.tools or all(t.note for t in verdict.tools):
             summary["harness_errors"].append("too few calls to judge any tool")
+        if summary["harness_errors"]:
             code = 2
     except (WorktreeError, RuntimeError, TimeoutError, OSError) as exc:
         print(f"\nbench BASE={rev} could not run: {type(exc).__name__}: {exc}", file=sys.stderr)
@@ -181,6 +262,64 @@ def render_markdown(summary: dict[str, Any]) -> str:
         "over pairs of working call / its base call. A tool is slower when a lower bound is "
         f"above {1 + margin:g}.",
         "",
+        *_ratio_table(regression),
+    ]
+    slower = regression.get("slower") or []
+    lines += [
+        "",
+        f"Slower than base by more than {margin:.0%}: {', '.join(slower)}."
+        if slower
+        else f"No tool slower than base by more than {margin:.0%}.",
+    ]
+    conditions = summary.get("conditions") or {}
+    if conditions:
+        lines += [
+            "",
+            "## Under the concurrency conditions",
+            "",
+            f"{summary.get('condition_rounds')} pairs per tool and condition, interleaved; the "
+            "condition's settings on both servers. p50 and paired ratios only; a tool is slower "
+            "when a lower bound is above 1 + the condition's margin.",
+        ]
+    for name, c in conditions.items():
+        reg = c.get("regression") or {}
+        flagged = reg.get("slower") or []
+        lines += [
+            "",
+            f"### {name}: {c.get('title')} (margin {reg.get('margin', 0):.0%})",
+            "",
+            f"Settings on both sides: {c.get('env') or 'none'}; CPU: {c.get('machine_cpu')}"
+            + (f"; context: {c['measurements']}" if c.get("measurements") else "")
+            + ".",
+            "",
+            *_ratio_table(reg),
+            "",
+            f"Slower under {name}: {', '.join(flagged)}."
+            if flagged
+            else f"None slower under {name}.",
+        ]
+    for title, items in (
+        ("Hard failures (working tree)", summary.get("hard_failures")),
+        ("Base errors (not judged)", summary.get("base_problems")),
+        (
+            "Errors under the conditions (not judged)",
+            [
+                f"{name}, {side}: {e}"
+                for name, c in conditions.items()
+                for side, errs in (c.get("problems") or {}).items()
+                for e in errs
+            ],
+        ),
+        ("Could not run", summary.get("harness_errors")),
+    ):
+        if items:
+            lines += ["", f"## {title}", "", *[f"- {x}" for x in items[:50]]]
+    return "\n".join(lines) + "\n"
+
+
+def _ratio_table(regression: dict[str, Any]) -> list[str]:
+    """Markdown rows of one verdict: every tool's ratios with intervals ('-' where not computed)."""
+    lines = [
         "| tool | pairs | p50 working / base ms | p50 ratio [95 % CI] | p95 working / base ms "
         "| p95 ratio [95 % CI] | paired ratio [95 % CI] | verdict |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
@@ -198,20 +337,7 @@ def render_markdown(summary: dict[str, Any]) -> str:
                 else ["-", "-"]
             )
         verdict = "**slower**" if t["slower"] else (t.get("note") or "ok")
-        row = [*cells[:4], cells[5]] if len(cells) == 6 else cells
-        lines.append(f"| {tool} | {t['pairs']} | {' | '.join(row)} | {verdict} |")
-    slower = regression.get("slower") or []
-    lines += [
-        "",
-        f"Slower than base by more than {margin:.0%}: {', '.join(slower)}."
-        if slower
-        else f"No tool slower than base by more than {margin:.0%}.",
-    ]
-    for title, items in (
-        ("Hard failures (working tree)", summary.get("hard_failures")),
-        ("Base errors (not judged)", summary.get("base_problems")),
-        ("Could not run", summary.get("harness_errors")),
-    ):
-        if items:
-            lines += ["", f"## {title}", "", *[f"- {x}" for x in items[:50]]]
-    return "\n".join(lines) + "\n"
+        lines.append(
+            f"| {tool} | {t['pairs']} | {' | '.join([*cells[:4], cells[5]])} | {verdict} |"
+        )
+    return lines

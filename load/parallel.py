@@ -10,6 +10,10 @@
 
 Each guarantee needs its own server configuration; `ServerFactory` starts one (tests pass a
 factory that starts a deliberately defective backend). Bars live in `load/slo.yaml`.
+
+The probes behind (a) and (d) (`interleaved_calls`, `lag_probe`) take any number of servers,
+so `make bench BASE=` (load/base_conditions.py) measures the working tree's and the base's
+servers with the same code, each call going to every server back to back.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from __future__ import annotations
 import statistics
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
@@ -90,21 +95,47 @@ def _provenance(reply: Reply) -> list[str] | None:
     return None
 
 
-def _sequential_p50(
-    url: str, calls: dict[str, list[dict[str, Any]]]
-) -> dict[str, tuple[float, list[str]]]:
-    client = McpClient(url)
+@dataclass
+class SideCalls:
+    """One server's part of `interleaved_calls`: per tool the latencies in call order, and the
+    failed calls as `tool: message`."""
+
+    latencies_ms: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    errors: list[str] = field(default_factory=list)
+
+    def errors_of(self, tool: str) -> list[str]:
+        return [e for e in self.errors if e.startswith(f"{tool}: ")]
+
+
+def interleaved_calls(
+    urls: Mapping[str, str],
+    calls: Sequence[tuple[str, dict[str, Any]]],
+    *,
+    validate: bool = False,
+) -> dict[str, SideCalls]:
+    """Each (tool, arguments) sent to every server back to back, one call at a time; which
+    server goes first alternates per tool from call to call, so a drift or a cache effect in
+    between falls on every side alike and the n-th latencies of a tool are a matched set.
+    `validate` also checks every answer against the server's published outputSchema."""
+    clients = {side: McpClient(url) for side, url in urls.items()}
+    sides = list(urls)
+    out = {side: SideCalls() for side in sides}
+    tools = sorted({tool for tool, _ in calls})
+    seen: dict[str, int] = defaultdict(int)
     try:
-        out: dict[str, tuple[float, list[str]]] = {}
-        for tool, arg_list in calls.items():
-            replies = [client.call(tool, args) for args in arg_list]
-            out[tool] = (
-                _p50([r.latency_ms for r in replies]),
-                [r.error for r in replies if r.error],
-            )
-        return out
+        schemas = {side: c.schemas() for side, c in clients.items()} if validate else {}
+        for tool, arguments in calls:
+            flip = (seen[tool] + tools.index(tool)) % 2
+            seen[tool] += 1
+            for side in sides[::-1] if flip else sides:
+                reply = clients[side].call(tool, arguments, schemas.get(side))
+                out[side].latencies_ms[tool].append(reply.latency_ms)
+                if reply.error:
+                    out[side].errors.append(f"{tool}: {reply.error}")
     finally:
-        client.close()
+        for client in clients.values():
+            client.close()
+    return out
 
 
 def check_delay(
@@ -117,15 +148,16 @@ def check_delay(
 ) -> None:
     """(a): the delay on both paths adds about one delay to each tool's p50, not two.
 
-    The same calls go to a healthy and a delayed server of the same shape, one after the
-    other, so what is compared is the latency the delay added."""
+    The same calls go to a healthy and a delayed server of the same shape, back to back, so
+    what is compared is the latency the delay added."""
     delay = slo.parallel.delay_ms
     bound = delay * slo.parallel.delay_factor_max
-    calls = {t: [mix.pick(t).arguments for _ in range(prof.calls_per_tool)] for t in mix.tools}
-    healthy = _sequential_p50(healthy_url, calls)
-    delayed = _sequential_p50(delayed_url, calls)
+    calls = [(t, mix.pick(t).arguments) for t in mix.tools for _ in range(prof.calls_per_tool)]
+    sides = interleaved_calls({"healthy": healthy_url, "delayed": delayed_url}, calls)
     for tool in mix.tools:
-        (base, _), (p50, errors) = healthy[tool], delayed[tool]
+        base = _p50(sides["healthy"].latencies_ms[tool])
+        p50 = _p50(sides["delayed"].latencies_ms[tool])
+        errors = sides["delayed"].errors_of(tool)
         added = p50 - base
         report.measurements.setdefault("delay", {})[tool] = {
             "healthy_p50_ms": base,
@@ -141,45 +173,80 @@ def check_delay(
         )
 
 
-def check_lag(
-    url: str, mix: TaskMix, slo: Slo, prof: ParallelProfile, report: ParallelReport
-) -> None:
-    """(d): a cheap call keeps its latency while slow calls keep the server busy."""
-    client = McpClient(url)
-    half = prof.cheap_calls // 2
+@dataclass
+class LagSamples:
+    """One server's part of `lag_probe`."""
 
-    def cheap() -> list[float]:
-        return [
-            client.call(CHEAP_TOOL, mix.pick(CHEAP_TOOL).arguments).latency_ms for _ in range(half)
-        ]
+    alone_ms: list[float]
+    loaded_ms: list[float]
+    slow_errors: list[str]
 
+
+def lag_probe(
+    urls: Mapping[str, str],
+    mix: TaskMix,
+    *,
+    alone_calls: int,
+    loaded_calls: int,
+    slow_users: int,
+) -> dict[str, LagSamples]:
+    """Cheap calls (`CHEAP_TOOL`) alone, then while `slow_users` callers of `SLOW_TOOL` per
+    server keep every server busy at once; the cheap calls go through `interleaved_calls`, so
+    with several servers the n-th cheap calls are a matched set measured under the same load."""
     stop = threading.Event()
-    slow_errors: list[str] = []
+    slow_errors: dict[str, list[str]] = {side: [] for side in urls}
 
-    def slow_user() -> None:
+    def cheap(n: int) -> dict[str, SideCalls]:
+        return interleaved_calls(
+            urls, [(CHEAP_TOOL, mix.pick(CHEAP_TOOL).arguments) for _ in range(n)]
+        )
+
+    def slow_user(side: str, url: str) -> None:
         c = McpClient(url)
         try:
             while not stop.is_set():
                 r = c.call(SLOW_TOOL, mix.pick(SLOW_TOOL).arguments)
                 if r.error:
-                    slow_errors.append(r.error)
+                    slow_errors[side].append(r.error)
         finally:
             c.close()
 
+    threads = [
+        threading.Thread(target=slow_user, args=(side, url), daemon=True)
+        for side, url in urls.items()
+        for _ in range(slow_users)
+    ]
     try:
-        alone = cheap()
-        threads = [threading.Thread(target=slow_user, daemon=True) for _ in range(prof.slow_users)]
+        alone = cheap(alone_calls)
         for t in threads:
             t.start()
         time.sleep(0.5)
-        loaded = cheap()
-        stop.set()
-        for t in threads:
-            t.join(timeout=30)
+        loaded = cheap(loaded_calls)
     finally:
         stop.set()
-        client.close()
-    p_alone, p_loaded = _p50(alone), _p50(loaded)
+        for t in threads:
+            if t.ident is not None:  # started
+                t.join(timeout=30)
+    return {
+        side: LagSamples(
+            alone[side].latencies_ms[CHEAP_TOOL],
+            loaded[side].latencies_ms[CHEAP_TOOL],
+            slow_errors[side],
+        )
+        for side in urls
+    }
+
+
+def check_lag(
+    url: str, mix: TaskMix, slo: Slo, prof: ParallelProfile, report: ParallelReport
+) -> None:
+    """(d): a cheap call keeps its latency while slow calls keep the server busy."""
+    half = prof.cheap_calls // 2
+    lag = lag_probe(
+        {"server": url}, mix, alone_calls=half, loaded_calls=half, slow_users=prof.slow_users
+    )["server"]
+    slow_errors = lag.slow_errors
+    p_alone, p_loaded = _p50(lag.alone_ms), _p50(lag.loaded_ms)
     report.measurements["lag"] = {
         "alone_p50_ms": p_alone,
         "under_slow_load_p50_ms": p_loaded,

@@ -109,20 +109,46 @@ def _bar_cell(bars: Mapping[str, Any], profile: str, tool: str, metric: str) -> 
 
 
 def regression_document(directory: Path, summary: Mapping[str, Any]) -> render.Document:
-    """``make bench BASE=``: per tool working / base ratios with intervals, the verdict."""
+    """``make bench BASE=``: per tool working / base ratios with intervals, the verdict; the
+    same per concurrency condition (each judged with its own margin)."""
     doc = render.Document("Bench against a base revision", meta=[f"bench directory: {directory}"])
     doc.meta.append(f"base: {summary.get('base_rev')} ({str(summary.get('base_sha', ''))[:12]})")
     if summary.get("machine"):
         doc.meta.append(_machine_line(summary["machine"]))
     reg = summary.get("regression") or {}
     slower = reg.get("slower") or []
+    conditions = summary.get("conditions") or {}
+    under = summary.get("slower_under_conditions") or []
     hard = summary.get("hard_failures") or []
     doc.verdict = render.Paragraph(
         (f"slower than base: {', '.join(slower)}" if slower else "no tool slower than base")
+        + (f"; slower under a condition: {', '.join(under)}" if under else "")
         + (f"; {len(hard)} hard failure(s)" if hard else "")
         + f"; exit {summary.get('exit_code')}",
-        "bad" if slower or hard else "good",
+        "bad" if slower or hard or under else "good",
     )
+    doc.section("Working tree / base, per tool", _ratio_table(reg, "one call at a time"))
+    for name, c in conditions.items():
+        doc.section(
+            f"Under {name}: {c.get('title')}", _ratio_table(c.get("regression") or {}, name)
+        )
+    problems = (
+        [f"working tree: {x}" for x in hard]
+        + [
+            f"under {name}, {side} (not judged): {e}"
+            for name, c in conditions.items()
+            for side, errs in (c.get("problems") or {}).items()
+            for e in errs[:10]
+        ]
+        + [f"harness: {e}" for e in summary.get("harness_errors") or []]
+    )
+    if problems:
+        doc.section("What failed", render.Bullets(problems))
+    return doc
+
+
+def _ratio_table(reg: Mapping[str, Any], condition: str) -> render.Table:
+    """One verdict's rows: p50, p95 and paired ratios with intervals ('-' where not computed)."""
     rows, tones = [], []
     for tool, t in (reg.get("tools") or {}).items():
         cells = []
@@ -137,38 +163,30 @@ def regression_document(directory: Path, summary: Mapping[str, Any]) -> render.D
                 if r
                 else ["-", "-", "-"]
             )
-        rows.append([tool, str(t.get("pairs")), *cells, "SLOWER" if t.get("slower") else "ok"])
+        verdict = "SLOWER" if t.get("slower") else (t.get("note") or "ok")
+        rows.append([tool, str(t.get("pairs")), *cells, verdict])
         tones.append("bad" if t.get("slower") else "neutral")
-    doc.section(
-        "Working tree / base, per tool",
-        render.Table(
-            [
-                "tool",
-                "pairs",
-                "p50 w / b ms",
-                "p50 ratio",
-                "95 % CI",
-                "p95 w / b ms",
-                "p95 ratio",
-                "95 % CI",
-                "paired: medians w / b ms",
-                "paired ratio",
-                "95 % CI",
-                "verdict",
-            ],
-            rows,
-            tones=tones,  # type: ignore[arg-type]
-            note=f"{reg.get('bootstrap')}; percentiles by {reg.get('percentile')}; paired: the "
-            "median over pairs of working call / its base call; slower when a "
-            f"lower bound > {1 + float(reg.get('margin', 0.1)):g}",
-        ),
+    return render.Table(
+        [
+            "tool",
+            "pairs",
+            "p50 w / b ms",
+            "p50 ratio",
+            "95 % CI",
+            "p95 w / b ms",
+            "p95 ratio",
+            "95 % CI",
+            "paired: medians w / b ms",
+            "paired ratio",
+            "95 % CI",
+            "verdict",
+        ],
+        rows,
+        tones=tones,  # type: ignore[arg-type]
+        note=f"{condition}; {reg.get('bootstrap')}; percentiles by {reg.get('percentile')}; "
+        "paired: the median over pairs of working call / its base call; slower when a "
+        f"lower bound > {1 + float(reg.get('margin', 0.1)):g}",
     )
-    problems = [f"working tree: {x}" for x in hard] + [
-        f"harness: {e}" for e in summary.get("harness_errors") or []
-    ]
-    if problems:
-        doc.section("What failed", render.Bullets(problems))
-    return doc
 
 
 def document(directory: Path) -> render.Document:
