@@ -5,9 +5,9 @@ base worktree + its index (load/worktree.py) -> two servers, one per checkout, o
 tool in turn, each call sent to both servers back to back with the same arguments, the order
 alternating (working first, then base first) so a drift or a cache effect in between falls on
 both sides alike -> per tool p50/p95 ratios with bootstrap intervals (load/regression.py).
-Then, unless `--no-conditions`, the concurrency conditions (load/base_conditions.py): a cheap
-call beside slow ones on the same pair, then a second pair with the same latency on both paths
-and a third with a small whole-tool budget, each condition's settings on both sides -> per
+Then, unless `--no-conditions`, the concurrency conditions (load/base_conditions.py), each on a
+pair of its own with its settings on both sides: a cheap call beside slow ones whose paths do
+blocking work, the same latency on both paths, a small whole-tool budget -> per
 condition and tool paired ratios, judged with the condition's margin ->
 `reports/bench/<timestamp>-base-<sha12>/` (`summary.json`, `summary.md`, the servers' logs),
 copied to `reports/latest/`.
@@ -34,9 +34,8 @@ from typing import Any
 
 from load.base_conditions import (
     CONDITION_ROUNDS,
-    DEADLINE,
-    DELAY,
-    LAG_ROUNDS_FACTOR,
+    CONDITIONS,
+    LAG,
     Condition,
     ConditionSamples,
     measure_calls,
@@ -157,7 +156,7 @@ def run_against_base(
     out = (out_root / "bench" / f"{stamp}-base").resolve()
     code = 2
     try:
-        steps = 6 if conditions else 4
+        steps = 7 if conditions else 4
         print(f"[1/{steps}] base worktree for {rev}", flush=True)
         base = checkout(rev)
         summary["base_sha"] = base.sha
@@ -176,21 +175,16 @@ def run_against_base(
             host_before = cpu_times()
             samples, problems = interleave(dict(urls), rounds)
             summary["machine_cpu"] = cpu_shares(host_before, cpu_times())
-            if conditions:
-                print(
-                    f"      lag: {LAG_ROUNDS_FACTOR * condition_rounds} cheap calls per side under slow calls",
-                    flush=True,
-                )
-                before = cpu_times()
-                measured.append(
-                    (measure_lag(urls, condition_rounds), cpu_shares(before, cpu_times()))
-                )
-        for step, condition in enumerate((DELAY, DEADLINE) if conditions else (), start=4):
+        for step, condition in enumerate(CONDITIONS if conditions else (), start=4):
             print(f"[{step}/{steps}] {condition.name}: {condition.title}; both servers", flush=True)
             with ExitStack() as stack:
                 urls = start_pair(stack, base, out, condition)
                 before = cpu_times()
-                m = measure_calls(condition, urls, condition_rounds)
+                m = (
+                    measure_lag(urls, condition_rounds)
+                    if condition is LAG
+                    else measure_calls(condition, urls, condition_rounds)
+                )
                 measured.append((m, cpu_shares(before, cpu_times())))
         print(f"[{steps}/{steps}] verdict", flush=True)
         pairs = {t: (samples["working"][t], samples["base"][t]) for t in samples["working"]}

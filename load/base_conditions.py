@@ -10,7 +10,10 @@ same variable:
 - `delay`: the same latency on both retrieval paths. Paths run together answer in about one
   delay, one after the other in two.
 - `lag`: a cheap call (`opa.get_section`) while slow calls (`coverage.answer`) keep both servers
-  busy. Blocking work on the event loop makes the cheap call wait for the slow calls' work.
+  busy, their domain tools' paths each doing blocking work (`OCM_FAULT_PATH_WORK_MS`: a sleep
+  inside the path's own function, as a slow query takes). On a correct server that work runs
+  in the retrieval pool and the cheap call goes on; a path that blocks the event loop makes the
+  cheap call wait for it. Sleeping, not computing, keeps the signal clear of CPU noise.
 - `deadline`: a small whole-tool budget and a vector path slower than it. The tool answers from
   the SQL path at the deadline; with the deadline lost it waits for the slow path.
 
@@ -32,6 +35,10 @@ DELAY_MS = 100  # on both paths: a serial pair of paths adds ~100 ms to ~110 ms
 DEADLINE_TOOL_TIMEOUT_MS = 250  # the retrieval deadline is 100 ms earlier (its merge reserve)
 DEADLINE_VECTOR_DELAY_MS = 600  # past the budget, within the vector path's own 1000 ms timeout
 LAG_SLOW_USERS = 1  # per server: both servers are loaded at once, on a 2-core machine
+# The slow calls' domain tools (coverage.answer's sub-tools), each path sleeping this long in
+# the retrieval pool; the cheap tool is not among them.
+LAG_WORK_TOOLS = ("odb.get", "schedule.get", "adp.get")
+LAG_WORK_MS = 150
 CONDITION_ROUNDS = 20  # calls per tool and side, or cheap calls under load per side
 # The loaded cheap calls per side are this many times the rounds: each side's slow caller is at
 # its own point of its call when a pair is measured, so pairs share less than in the other
@@ -56,8 +63,12 @@ DELAY = Condition(
 )
 LAG = Condition(
     "lag",
-    f"{CHEAP_TOOL} while {LAG_SLOW_USERS} {SLOW_TOOL} caller(s) per server keep both busy",
-    {},
+    f"{CHEAP_TOOL} while {LAG_SLOW_USERS} {SLOW_TOOL} caller(s) per server keep both busy, "
+    f"{LAG_WORK_MS} ms of blocking work in each path of {', '.join(LAG_WORK_TOOLS)}",
+    {
+        "OCM_FAULT_PATH_WORK_MS": str(LAG_WORK_MS),
+        "OCM_FAULT_WORK_TOOLS": ",".join(LAG_WORK_TOOLS),
+    },
 )
 DEADLINE = Condition(
     "deadline",

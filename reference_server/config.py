@@ -71,6 +71,15 @@ class Faults(BaseModel):
     raise_tools: str = Field(
         default="", description="Comma-separated tool names `raise_step` applies to; empty: all."
     )
+    path_work_ms: float = Field(
+        default=0.0,
+        ge=0.0,
+        description="Blocking work (a sleep inside the path's own function, as a slow query "
+        "would take) added to both paths of the tools in `work_tools`.",
+    )
+    work_tools: str = Field(
+        default="", description="Comma-separated tool names `path_work_ms` applies to; empty: all."
+    )
 
     @property
     def active(self) -> bool:
@@ -82,14 +91,22 @@ class Faults(BaseModel):
             or self.serial_paths
             or self.cpu_extra
             or self.raise_step
+            or self.path_work_ms
         )
 
     def raises_in(self, tool: str, step: str) -> bool:
         """Whether the injected unexpected exception fires in this tool's `step`."""
-        if not self.raise_step or self.raise_step != step:
-            return False
-        names = {n.strip() for n in self.raise_tools.split(",") if n.strip()}
-        return not names or tool in names
+        return bool(self.raise_step) and self.raise_step == step and _named(tool, self.raise_tools)
+
+    def path_work_s(self, tool: str) -> float:
+        """The blocking work each of this tool's paths does, in seconds."""
+        return self.path_work_ms / 1000 if _named(tool, self.work_tools) else 0.0
+
+
+def _named(tool: str, names: str) -> bool:
+    """Whether `tool` is in a comma-separated list of names (an empty list names every tool)."""
+    listed = {n.strip() for n in names.split(",") if n.strip()}
+    return not listed or tool in listed
 
 
 class Fusion(BaseModel):

@@ -23,7 +23,8 @@ from fastmcp import Client
 from reference_server.config import Faults, Settings
 from reference_server.index.fingerprint import index_problem
 from reference_server.retrieval.dual_path import run_dual, tool_deadline
-from tests.conftest import make_settings, run_fresh
+from reference_server.server import build_server
+from tests.conftest import make_settings, run_fresh, share_stores
 
 QUERY = {"query": "documentation requirements for virtual care", "n_results": 5}
 TOOL = "opa.search_sections"
@@ -224,3 +225,21 @@ def test_server_refuses_to_start_without_an_index(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "refusing to start" in proc.stderr and "make index" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+async def test_blocking_path_work_runs_in_the_pool_and_leaves_other_calls_free() -> None:
+    """`path_work_ms` sleeps inside the named tool's paths; on a correct server that is the
+    retrieval pool's thread, so a call of another tool answers while it sleeps."""
+    faults = Faults(path_work_ms=3000, work_tools="adp.get")
+    server = build_server(make_settings(faults=faults, **GENEROUS))
+    share_stores(server)
+    async with Client(server) as client:
+        slow = asyncio.create_task(
+            client.call_tool("adp.get", {"query": "power wheelchair funding"}, raise_on_error=False)
+        )
+        await asyncio.sleep(0.2)  # the slow call's paths are sleeping now
+        cheap = await client.call_tool("opa.get_section", {"section_id": "cpso-virtual-care:s01"})
+        assert not slow.done(), "the cheap call waited for the slow call's blocking work"
+        assert not cheap.is_error and cheap.meta["timings_ms"]["total"] < 3000
+        result = await slow
+    assert not result.is_error and result.meta["timings_ms"]["sql"] >= 3000

@@ -89,13 +89,18 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class StepFaults:
-    """Runs a tool's steps, raising `InjectedStepError` in the step configuration names."""
+    """Runs a tool's steps with the configured faults: `InjectedStepError` in the step named,
+    and in the paths (which run in the retrieval pool) blocking work, so a path that blocked the
+    event loop would hold every other call on it."""
 
     rt: Runtime
     tool: str
 
     def __call__(self, name: str, fn: Callable[[], T] | None = None) -> T:
-        if self.rt.settings.faults.raises_in(self.tool, name):
+        faults = self.rt.settings.faults
+        if name in ("sql", "vector") and faults.path_work_ms:
+            time.sleep(faults.path_work_s(self.tool))
+        if faults.raises_in(self.tool, name):
             raise InjectedStepError(
                 f'{self.tool} {name}: near "SELECT * FROM opa_sections WHERE rowid = ?" '
                 f"in {__file__}"
