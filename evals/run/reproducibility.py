@@ -75,10 +75,14 @@ def embed(texts: list[str]) -> tuple[str, np.ndarray]:
 
 
 async def top_ids(
-    scenarios: Sequence[Scenario], target: Target | None = None
+    scenarios: Sequence[Scenario],
+    target: Target | None = None,
+    path_errors: dict[str, dict[str, str]] | None = None,
 ) -> dict[str, list[str]]:
     """Each scenario's top-`DEPTH` retrieved ids from `target` (default: the in-process
-    reference server, with the date pinned and generous path timeouts)."""
+    reference server, with the date pinned and generous path timeouts). A call whose path
+    failed or was cut (a slow or emulated CPU) is recorded in `path_errors`: its ids are a
+    partial answer, not what this CPU ranks."""
     found: dict[str, list[str]] = {}
     async with target or make_target(TARGET, timeout_s=60.0) as target:
         tools = {t.name: t for t in await target.list_tools()}
@@ -86,6 +90,9 @@ async def top_ids(
             args = with_depth(tools.get(scenario.tool), dict(scenario.args), DEPTH)
             outcome = await target.call_tool(scenario.tool, args)
             found[scenario.id] = retrieved_ids(scenario.tool, outcome.structured)[:DEPTH]
+            errors = outcome.meta.get("path_errors") if isinstance(outcome.meta, dict) else None
+            if errors and path_errors is not None:
+                path_errors[scenario.id] = dict(errors)
     return found
 
 

@@ -142,6 +142,9 @@ def prepare_worktree(path: Path = WORKTREE) -> str:
     venv = path / ".venv"
     if not venv.exists():
         venv.symlink_to(PROJECT_ROOT / ".venv")
+    # A fresh checkout's pyproject.toml is newer than the shared venv's install stamp, and make
+    # would reinstall that venv from the worktree: date it back (its content is the same).
+    os.utime(path / "pyproject.toml", (0, 0))
     for name in ("index", "models"):
         src, dst = PROJECT_ROOT / "build" / name, path / "build" / name
         if src.is_dir() and not dst.exists():
