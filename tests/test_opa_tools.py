@@ -452,7 +452,7 @@ async def test_clinical_tools_by_name_without_sections(client: Client[Any]) -> N
 
 async def test_clinical_tools_keeps_the_best_n_results(client: Client[Any]) -> None:
     """A feature or category lists every tool it has; the answer keeps the best n_results."""
-    full = await call(client, "opa.clinical_tools", {"feature_type": "calculator"})
+    full = await call(client, "opa.clinical_tools", {"feature_type": "calculator", "n_results": 50})
     assert full["total_tools"] == len(full["tools"]) >= 3
     cut = await call(client, "opa.clinical_tools", {"feature_type": "calculator", "n_results": 2})
     assert [t["tool_id"] for t in cut["tools"]] == [t["tool_id"] for t in full["tools"][:2]]

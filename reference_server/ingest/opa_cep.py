@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,7 @@ _INSTRUMENTS: dict[str, str] = {
     "MMSE": r"MMSE",
     "Mini-Cog": r"Mini-Cog",
     "PHQ-9": r"PHQ-9",
+    "PHQ-4": r"PHQ-4",
     "GAD-7": r"GAD-7",
     "ISI": r"\(ISI\)|Insomnia Severity\s*Index",
     "STOP-BANG": r"STOP-?BANG",
@@ -63,6 +65,9 @@ _INSTRUMENTS: dict[str, str] = {
     "TUG": r"\(TUG\)|Timed Up and Go",
     "BPI": r"\(BPI\)|Brief Pain Inventory",
     "Opioid Risk Tool": r"Opioid Risk Tool",
+    "SCARED": r"\(SCARED\)|Screen for Child Anxiety Related Emotional Disorders",
+    "QUID": r"\(QUID\)|Questionnaire for Female Urinary Incontinence Diagnosis",
+    "Keele STarT Back": r"STarT Back",
 }
 
 
@@ -230,31 +235,115 @@ def dump(record: dict[str, Any]) -> str:
     return yaml.dump(record, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
 
 
-def _fingerprint(path: Path) -> str:
-    raw = json.loads(path.read_text(encoding="utf-8"))
-    return hashlib.sha256(json.dumps(raw.get("sections"), sort_keys=True).encode()).hexdigest()
+# Published CEP tools end with an acknowledgement-and-legal section; crawled work pages do not.
+_ACKNOWLEDGEMENT = re.compile(r"acknowledge?ments?|legal", re.I)
+_UNPUBLISHED_TITLE = re.compile(r"\b(draft(ing)?|staging)\b", re.I)
+_HUB_TITLE = re.compile(r"\blearning cent(re|er)\b|\bindex\b", re.I)
+# Fields that are the page itself, not where or when it was crawled (ids, URL, slug, title and
+# crawl stamps differ between two URLs of one tool).
+_CONTENT_FIELDS = (
+    "tool_category",
+    "last_updated",
+    "navigation",
+    "features",
+    "key_content",
+    "sections",
+)
+
+
+@dataclass(frozen=True)
+class CepSourceOutcome:
+    """What ingestion made of one crawled CEP file: the corpus document it became, or why it is
+    left out (exactly one of the two is set)."""
+
+    source_file: str  # file name in the CEP source folder
+    title: str
+    document_id: str | None = None
+    excluded_because: str | None = None
+
+
+@dataclass(frozen=True)
+class CepIngestion:
+    """Every crawled CEP file with its outcome, in file-name order."""
+
+    outcomes: tuple[CepSourceOutcome, ...]
+
+    @property
+    def ingested(self) -> dict[str, str]:
+        """Source file -> corpus document id."""
+        return {o.source_file: o.document_id for o in self.outcomes if o.document_id}
+
+    @property
+    def excluded(self) -> dict[str, str]:
+        """Source file -> why it is not a corpus document."""
+        return {o.source_file: o.excluded_because for o in self.outcomes if o.excluded_because}
+
+
+def content_fingerprint(raw: dict[str, Any]) -> str:
+    """Hash of what a reader of the page sees, so one tool crawled under two URLs hashes alike."""
+    content = {key: raw.get(key) for key in _CONTENT_FIELDS}
+    return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
+
+
+def not_a_tool(raw: dict[str, Any]) -> str | None:
+    """Why a crawled page is not a published clinical tool (a draft, a staging page, a
+    learning-centre hub), or None when it is one."""
+    title = re.sub(r"\s+", " ", raw.get("title") or "").strip()
+    headings = [clean_title(s.get("heading", "")) for s in raw.get("sections") or []]
+    published = any(_ACKNOWLEDGEMENT.search(h) for h in headings)
+    if _UNPUBLISHED_TITLE.search(title):
+        return f"unpublished work page: its title {title!r} marks a draft or staging copy" + (
+            ""
+            if published
+            else ", and it lacks the acknowledgement section published tools end with"
+        )
+    if _HUB_TITLE.search(title):
+        return (
+            f"learning-centre page ({title!r}) collecting resources on {', '.join(headings[:3])}: "
+            "it covers no clinical condition, so it is not a clinical tool"
+        )
+    return None
+
+
+def ingestion_outcome(source_dir: Path) -> CepIngestion:
+    """Which crawled CEP file became which corpus document, and which were excluded and why.
+
+    One tool crawled under two URLs (e.g. `opioid-use-disorder` and `opioid-use-disorder-oud-tool`,
+    same content) yields one document: the shortest slug, the parent page."""
+    raws = {
+        p.name: json.loads(p.read_text(encoding="utf-8")) for p in sorted(source_dir.glob("*.json"))
+    }
+    kept_for: dict[str, str] = {}  # content fingerprint -> the file that represents it
+    for name in sorted(raws, key=lambda n: (len(tool_slug(raws[n])), n)):
+        if not not_a_tool(raws[name]):
+            kept_for.setdefault(content_fingerprint(raws[name]), name)
+    outcomes = []
+    for name, raw in raws.items():
+        title = re.sub(r"\s+", " ", raw.get("title") or "").strip()
+        reason = not_a_tool(raw)
+        kept = kept_for.get(content_fingerprint(raw))
+        if reason is None and kept != name:
+            reason = (
+                f"duplicate of {kept}: the same tool (identical sections, navigation, features "
+                "and date) crawled under a second URL"
+            )
+        if reason:
+            outcomes.append(CepSourceOutcome(name, title, excluded_because=reason))
+        else:
+            outcomes.append(CepSourceOutcome(name, title, document_id=f"cep-{tool_slug(raw)}"))
+    return CepIngestion(tuple(outcomes))
 
 
 def write_skeletons(source_dir: Path, out_dir: Path) -> list[Path]:
     """Merge facts into authored files; write new tools under `_skeletons/`.
 
-    Crawled near-duplicates (same sections under two URLs, e.g. `menopause` and
-    `menopause-management`) yield one document: the authored one, else the shortest slug.
-    """
+    Only files that `ingestion_outcome` keeps become documents: drafts, staging and hub pages
+    and second URLs of one tool are left out (`main` prints each with its reason)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    records = [(derive(p), _fingerprint(p)) for p in sorted(source_dir.glob("*.json"))]
-    records.sort(
-        key=lambda r: (
-            not (out_dir / f"{r[0]['document_id']}.yaml").exists(),
-            len(r[0]["document_id"]),
-        )
-    )
-    chosen: dict[str, dict[str, Any]] = {}
-    for rec, fp in records:
-        chosen.setdefault(fp, rec)
+    outcome = ingestion_outcome(source_dir)
     written = []
-    for rec in chosen.values():
-        target = write_record(out_dir, rec, merge, dump=dump)
+    for name in outcome.ingested:
+        target = write_record(out_dir, derive(source_dir / name), merge, dump=dump)
         if target.parent == out_dir:  # now authored: drop its old skeleton
             (out_dir / "_skeletons" / target.name).unlink(missing_ok=True)
         written.append(target)
@@ -275,6 +364,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     for p in write_skeletons(args.source_dir, args.out_dir):
         print(p)
+    for name, reason in ingestion_outcome(args.source_dir).excluded.items():
+        print(f"excluded {name}: {reason}")
     return 0
 
 

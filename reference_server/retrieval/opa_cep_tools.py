@@ -8,6 +8,7 @@ request's words, whose metadata carry the same tool block so the path can answer
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -17,6 +18,15 @@ from reference_server.retrieval.sql import SqlClient
 from reference_server.retrieval.vector import VectorClient, VectorHit
 
 LIMIT = 20
+_WORD = re.compile(r"[a-z0-9]+(?:['/+-][a-z0-9]+)*")
+
+
+def padded_words(text: str) -> str:
+    """`text`'s words, lower-cased, one space between and one at each end, so a name is found in
+    a question only as whole words (' add ' is not in ' bladder leakage ')."""
+    return " " + " ".join(_WORD.findall(text.lower())) + " "
+
+
 Feature = Literal["assessment_algorithm", "calculator", "checklist"]
 
 
@@ -82,9 +92,9 @@ class CepTool:
 @dataclass(frozen=True)
 class CepToolDoc:
     """One CEP tool document. `match_names` are its tool's conditions and its topics lower-cased
-    once, and `match_text` the same joined by a control character (requests refuse those), so
-    matching a condition against every document does not lower the same names on every call
-    (100x: ~3,000 documents)."""
+    once, `match_text` the same joined by a control character (requests refuse those), and
+    `match_words` each name as `padded_words`, so matching a condition against every document
+    does not lower or split the same names on every call (100x: ~3,000 documents)."""
 
     document_id: str
     title: str
@@ -94,6 +104,7 @@ class CepToolDoc:
     tool: CepTool
     match_names: tuple[str, ...]
     match_text: str
+    match_words: tuple[str, ...]
     title_lower: str
 
     @classmethod
@@ -116,6 +127,7 @@ class CepToolDoc:
             tool,
             match_names=names,
             match_text="\x00".join(names),
+            match_words=tuple(padded_words(n) for n in names),
             title_lower=title.lower(),
         )
 

@@ -120,6 +120,7 @@ def _link(base: str, anchor: str | None) -> FeatureLink:
 @dataclass(frozen=True)
 class Query:
     condition: str | None  # lower-cased
+    condition_words: str  # the condition as opa_cep_tools.padded_words ('' without one)
     tool_name: str | None  # lower-cased
     category: str | None  # lower-cased
     feature: Feature | None
@@ -145,9 +146,12 @@ def _matches(doc: CepToolDoc, q: Query) -> float:
     score = 1.0
     if q.tool_name:
         name = doc.title_lower
-        if q.tool_name not in name and not all(w in name for w in q.tool_name.split()):
+        if q.tool_name == name:  # its own title: ahead of longer titles that contain it
+            score += 3.0
+        elif q.tool_name in name or all(w in name for w in q.tool_name.split()):
+            score += 2.0
+        else:
             return 0.0
-        score += 2.0
     if q.condition:
         c = q.condition
         names = doc.match_names  # conditions and topics, lower-cased once (opa_cep_tools)
@@ -155,7 +159,7 @@ def _matches(doc: CepToolDoc, q: Query) -> float:
             score += 3.0
         elif (
             c in doc.match_text  # c inside one of the names: c holds no control character
-            or any(n in c for n in names)
+            or any(n in q.condition_words for n in doc.match_words)  # a name's whole words in c
             or c in doc.title_lower
         ):
             score += 2.0
@@ -242,6 +246,7 @@ class ClinicalTools(
         )
         return Query(
             condition=req.condition.lower() if req.condition else None,
+            condition_words=opa_cep_tools.padded_words(req.condition) if req.condition else "",
             tool_name=req.tool_name.lower() if req.tool_name else None,
             category=req.category.lower() if req.category else None,
             feature=FEATURES[req.feature_type] if req.feature_type else None,
