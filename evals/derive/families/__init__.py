@@ -1,3 +1,10 @@
 """Case family modules, one per corpus domain; importing this package registers them all."""
 
-from evals.derive.families import adp, coverage, odb, ohip  # noqa: F401
+from evals.derive.families import (  # noqa: F401
+    adp,
+    adp_paraphrase,
+    coverage,
+    odb,
+    odb_paraphrase,
+    ohip,
+)
