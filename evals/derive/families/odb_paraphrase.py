@@ -104,6 +104,7 @@ def misspelling_plan(corpus: Corpus, seed: int = SEED) -> MisspellingPlan:
     """Every one-word brand and ingredient misspelt once; fair cases only."""
     items = listed(corpus)
     brands, ingredients = _by(items, "brand"), _by(items, "ingredient")
+    generics = _by(items, "generic")
     # the ingredient key of every name: names of one ingredient answer the same products
     key_of: dict[str, set[str]] = defaultdict(set)
     for item in items:
@@ -137,6 +138,10 @@ def misspelling_plan(corpus: Corpus, seed: int = SEED) -> MisspellingPlan:
             if rival is not None:
                 plan.skipped["as close to another drug"].append((shown, f"{typed.text}~{rival}"))
                 continue
+            if kind == "ingredient" and name in generics:
+                # products whose generic name is the name written answer it, not its salts'
+                # ('hydrocortisone' 0.2% is not hydrocortisone valerate 0.2%)
+                strengths = generics[name]
             plan.asked.append((kind, shown, typed.text, _pick_strength(name, strengths)))
     return plan
 
@@ -342,16 +347,28 @@ def _is_generic_brand(brand: str, ingredient: str) -> bool:
 
 def swap_groups(corpus: Corpus) -> list[tuple[str, list[Listed], list[Listed]]]:
     """Interchangeable groups with an originator brand and a covered generic: (group id,
-    originator products, generic products)."""
+    originator products, generic products). A brand also listed at that strength in another
+    group (a chewable beside a capsule) is left out: its name and strength name two products."""
     groups: dict[str, list[Listed]] = defaultdict(list)
+    by_brand: dict[tuple[str, str], list[Listed]] = defaultdict(list)
     for item in listed(corpus):
         if item.group_id and item.product.strength:
             groups[item.group_id].append(item)
+            key = (item.product.brand.casefold(), normal_strength(item.product.strength))
+            by_brand[key].append(item)
     out = []
     for group_id, members in sorted(groups.items()):
         originals = [m for m in members if not _is_generic_brand(m.product.brand, m.ingredient)]
         generics = [m for m in members if _is_generic_brand(m.product.brand, m.ingredient)]
-        if originals and any(g.product.covered for g in generics):
+        if not originals or not any(g.product.covered for g in generics):
+            continue
+        first = sorted(originals, key=lambda m: m.product.din)[0].product
+        elsewhere = [
+            b
+            for b in by_brand[(first.brand.casefold(), normal_strength(first.strength))]
+            if b.group_id != group_id
+        ]
+        if not elsewhere:  # the brand at that strength is this group's product, not another's
             out.append((group_id, originals, generics))
     return out
 
