@@ -239,6 +239,14 @@ def strength_formats(corpus: Corpus) -> Iterator[Scenario]:
                     continue
                 name = first.brand if kind == "brand" else first.generic.lower()
                 key = f"{kind}-{name_key}-{strength_key}"
+                # the name's products stating the same amounts ('1g' and '1000mg') answer it
+                amounts = strength_numbers(first.strength)
+                group = [
+                    p
+                    for ps in strengths.values()
+                    for p in ps
+                    if strength_numbers(p.strength) == amounts
+                ]
                 pick = _choice(key, len(STRENGTH_QUESTIONS) + 1)
                 if pick == len(STRENGTH_QUESTIONS):
                     args = {"drug": name, "strength": written}
@@ -296,6 +304,8 @@ def paraphrases(corpus: Corpus) -> Iterator[Scenario]:
     items = listed(corpus)
     for kind, table in (("brand", _by(items, "brand")), ("generic", _by(items, "generic"))):
         for name_key, strengths in sorted(table.items()):
+            if kind == "brand" and re.search(r"\d", name_key):
+                continue  # a brand named with its strength ('Ferrous Gluconate 300mg')
             key = f"{kind}-{name_key}"
             group = _pick_strength(key, strengths)
             first = group[0]
