@@ -86,12 +86,13 @@ class DroppedEdge:
 class SchemaEdges:
     edges: list[Edge] = field(default_factory=list)
     dropped: list[DroppedEdge] = field(default_factory=list)
+    repeats: list[Edge] = field(default_factory=list)  # the same call as an earlier edge: not sent
     choices: dict[str, str] = field(default_factory=dict)  # field -> "3 enum values"
 
     def summary(self) -> str:
         """Per field, the edges exercised: 'query: maxLength 1000 words, ...; mode: 3 enum values'."""
         by_field: dict[str, list[str]] = {}
-        for edge in self.edges:
+        for edge in [*self.edges, *self.repeats]:
             if edge.field == "(choices)":
                 continue
             by_field.setdefault(edge.field, []).append(edge.what)
@@ -134,6 +135,7 @@ class _EdgeMaker:
         def add(field_name: str, what: str, args: Any, *, again: bool = False) -> None:
             key = json.dumps(args, sort_keys=True, ensure_ascii=False)
             if key in seen and not again:
+                out.repeats.append(Edge(field_name, what, args))
                 return
             problem = self.problem(args)
             if problem:
@@ -568,4 +570,4 @@ def _choice_kind(values: list[Any]) -> str:
 
 def _rng(path: Path, style: str, length: int) -> random.Random:
     """The same text for the same field and edge on every run (a reproducible report)."""
-    return random.Random(zlib.crc32(f"{path_name(path)}|{style}|{length}".encode()))
+    return random.Random(zlib.crc32(f"{path!r}|{style}|{length}".encode()))
