@@ -319,7 +319,7 @@ class RecordsCodes(Tool):
     """Publishes a look-ahead pattern (pydantic's regex engine has none, so the schema is
     given as is) and answers every call, keeping the codes it was sent."""
 
-    seen: list[str] = []
+    seen: list[str] = Field(default_factory=list)
 
     async def run(self, arguments: dict[str, Any]) -> ToolResult:
         self.seen.append(arguments["code"])
