@@ -132,9 +132,9 @@ class _EdgeMaker:
         start = base if base is not None and self.validator.is_valid(base) else none
         seen: set[str] = set()
 
-        def add(field_name: str, what: str, args: Any, *, again: bool = False) -> None:
+        def add(field_name: str, what: str, args: Any) -> None:
             key = json.dumps(args, sort_keys=True, ensure_ascii=False)
-            if key in seen and not again:
+            if key in seen:
                 out.repeats.append(Edge(field_name, what, args))
                 return
             problem = self.problem(args)
@@ -148,7 +148,7 @@ class _EdgeMaker:
         add("(optional)", "all", self.plain(root, "all", (), borrow=start))
         for n, alternative in enumerate(self.required_sets(root)):
             args = self.plain(root, "none", (), borrow=start, extra_required=alternative)
-            add("(anyOf)", f"#{n + 1} {'+'.join(alternative)}", args, again=True)
+            add("(anyOf)", f"#{n + 1} {'+'.join(alternative)}", args)
         choices: list[tuple[Path, list[Any]]] = []
         for path, what, value, reason in self.field_edges(root, ()):
             name = path_name(path)
