@@ -175,6 +175,7 @@ def test_known_good_inputs_are_called_first() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)  # ~50 s of CPU over stdio (client and server): 95-115 s on a busy machine
 def test_the_official_sdk_server_has_no_spec_violations() -> None:
     """The well-behaved server built with the official SDK: nothing at any failing grade."""
     report = run_fuzz(
