@@ -26,7 +26,7 @@ _SKIP_HEADINGS = {"endnotes", "references", "footnotes"}
 # A heading inside the page text: a markdown heading, or a line that is only bold/italic text
 # (Advice to the Profession documents mark their questions that way).
 _CONTENT_HEADING = re.compile(
-    r"^(?:#{2,4}\s+(?P<md>.+?)|\*{2,3}(?P<em>[^*\n]{3,200}?)\s*\*{2,3})\s*$", re.M
+    r"^(?:#{2,4}\s+(?P<md>.+?)|\*{2,3}(?P<em>[^*\n]{3,400}?)\s*\*{2,3})\s*$", re.M
 )
 # Words in a URL or title that mark a page that is not a published document.
 _NOT_PUBLISHED = re.compile(r"\b(draft|staging|preview|test[-_ ]?page)\b", re.I)
@@ -84,12 +84,23 @@ def _flatten_sections(sections: list[dict[str, Any]]) -> list[tuple[str, str]]:
         subs = s.get("subsections") or []
         if subs:
             if (s.get("content") or "").strip():
-                out.append((heading, s["content"]))
+                out += _split_emphasised(heading, s["content"])
             for sub in subs:
-                out.append((_clean_heading(sub.get("heading", "")), sub.get("content") or ""))
+                out += _split_emphasised(_clean_heading(sub.get("heading", "")), sub.get("content"))
         else:
-            out.append((heading, s.get("content") or ""))
+            out += _split_emphasised(heading, s.get("content"))
     return [(h, c) for h, c in out if h]
+
+
+def _split_emphasised(heading: str, content: str | None) -> list[tuple[str, str]]:
+    """A crawled section whose text carries its own sub-headings (bold lines) as several sections:
+    the text before the first one under `heading`, then one per sub-heading."""
+    text = content or ""
+    first = _CONTENT_HEADING.search(text)
+    if first is None:
+        return [(heading, text)]
+    lead = text[: first.start()].strip()
+    return ([(heading, lead)] if lead else []) + _content_sections(text)
 
 
 def _content_sections(content: str) -> list[tuple[str, str]]:
@@ -97,7 +108,7 @@ def _content_sections(content: str) -> list[tuple[str, str]]:
     endnotes: split at markdown headings and at lines that are only emphasised text."""
     marks = list(_CONTENT_HEADING.finditer(content))
     out: list[tuple[str, str]] = []
-    for m, nxt in zip(marks, [*marks[1:], None], strict=True):
+    for m, nxt in zip(marks, [*marks[1:], None], strict=False):
         heading = _clean_heading(m.group("md") or m.group("em") or "")
         body = content[m.end() : nxt.start() if nxt else len(content)].strip()
         if heading.lower() in _SKIP_HEADINGS:
@@ -121,7 +132,10 @@ def _body(content: str) -> str:
 
 def _section_records(raw: dict[str, Any], title: str, is_advice: bool) -> list[dict[str, Any]]:
     content = raw.get("content", "")
-    found = _flatten_sections(raw.get("sections") or []) or _content_sections(content)
+    # Questions an Advice document asks before its first crawled section belong to it too.
+    lead = re.split(r"^##\s", content.split("\n", 1)[-1], maxsplit=1, flags=re.M)[0]
+    found = _content_sections(lead) + _flatten_sections(raw.get("sections") or [])
+    found = found or _content_sections(content)
     if not found and raw.get("document_type") == "statement":
         found = [(title, _lead_text(content))]  # a statement is one block of text under its title
     return [
@@ -129,6 +143,19 @@ def _section_records(raw: dict[str, Any], title: str, is_advice: bool) -> list[d
         {"heading": h, "policy_level": "advice" if is_advice else section_level(c), "text": ""}
         for h, c in found
     ]
+
+
+_MINOR_WORDS = {"a", "an", "and", "at", "by", "for", "in", "of", "on", "or", "the", "to", "with"}
+
+
+def _title_case(title: str) -> str:
+    """'ADVICE TO THE PROFESSION: CONFLICTS OF INTEREST' -> 'Advice to the Profession: Conflicts
+    of Interest' (a crawled title in capitals, written as CPSO writes its other titles)."""
+    words = title.lower().split(" ")
+    return " ".join(
+        w if i and w in _MINOR_WORDS and not words[i - 1].endswith(":") else w.capitalize()
+        for i, w in enumerate(words)
+    )
 
 
 def derive(path: Path) -> CpsoFacts:
@@ -147,7 +174,7 @@ def derive(path: Path) -> CpsoFacts:
     updated = history[-1] if history else None
     title = re.sub(r"\s+", " ", raw["title"]).strip()
     if title.isupper():
-        title = title.title().replace("To The", "to the")
+        title = _title_case(title)
     sections = _section_records(raw, title, is_advice)
     record = {
         "document_id": document_id,
