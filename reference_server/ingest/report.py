@@ -9,13 +9,10 @@ One function per publisher turns its source folder and corpus folder into a `Pub
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -84,51 +81,28 @@ def cpso_report(source_dir: Path, corpus_dir: Path) -> PublisherReport:
     )
 
 
-def _sections_hash(raw: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(raw.get("sections"), sort_keys=True).encode()).hexdigest()
-
-
 def cep_report(source_dir: Path, corpus_dir: Path) -> PublisherReport:
-    """CEP: one document per tool; a file whose sections repeat another file's (the same tool
-    under a second URL) is left out, keeping the authored document, else the shorter id, as
-    `opa_cep.write_skeletons` does."""
-    files = sorted(source_dir.glob("*.json"))
-    derived = []
-    for path in files:
-        record = opa_cep.derive(path)
-        raw = json.loads(path.read_text(encoding="utf-8"))
-        derived.append((record, path.name, _sections_hash(raw)))
-    derived.sort(
-        key=lambda r: (
-            not (corpus_dir / f"{r[0]['document_id']}.yaml").exists(),
-            len(r[0]["document_id"]),
-            r[1],
-        )
-    )
-    kept: dict[str, tuple[dict[str, Any], str]] = {}
-    excluded: list[Excluded] = []
-    for record, name, fingerprint in derived:
-        same = kept.get(fingerprint) or next(
-            (k for k in kept.values() if k[0]["document_id"] == record["document_id"]), None
-        )
-        if same is None:
-            kept[fingerprint] = (record, name)
-        else:
-            excluded.append(
-                Excluded(name, f"the same tool as {same[1]} ({same[0]['document_id']})")
-            )
+    """CEP: `opa_cep.ingestion_outcome` decides which crawled file is which tool (the one rule
+    `opa_cep.write_skeletons` follows too)."""
+    outcome = opa_cep.ingestion_outcome(source_dir)
     documents = sorted(
         (
-            Ingested(r["document_id"], r["document_type"], r["title"], name)
-            for r, name in kept.values()
+            Ingested(
+                o.document_id,
+                opa_cep.derive(source_dir / o.source_file)["document_type"],
+                o.title,
+                o.source_file,
+            )
+            for o in outcome.outcomes
+            if o.document_id
         ),
         key=lambda d: d.document_id,
     )
     return PublisherReport(
         "cep",
-        len(files),
+        len(outcome.outcomes),
         documents,
-        sorted(excluded, key=lambda e: e.source_file),
+        [Excluded(name, reason) for name, reason in sorted(outcome.excluded.items())],
         _missing(documents, corpus_dir),
     )
 
