@@ -215,6 +215,34 @@ async def test_a_misspelt_name_is_answered_as_the_listed_drug_and_said(
     assert out["coverage"]["generic_name"].startswith("METFORMIN")
 
 
+async def test_a_name_that_is_a_brand_and_a_generic_name_answers_the_generic_and_says_so(
+    client: Client[Any],
+) -> None:
+    # odb_drugs.csv: brand 'Clindamycin' (Sanis) is CLINDAMYCIN HCL 150mg/300mg Cap (02400529,
+    # 02400537); generic_name CLINDAMYCIN is the 1% topical solutions 00582301, 02266938, 02483769
+    out = await call(client, TOOL, {"q": "is clindamycin covered for my patient"})
+    assert out["coverage"]["generic_name"] == "CLINDAMYCIN"
+    assert out["coverage"]["din"] in {"00582301", "02266938", "02483769"}
+    assert any("also the brand Clindamycin (CLINDAMYCIN HCL" in c for c in out["context"])
+    # with the brand's strength, the brand answers, and the other reading is said too
+    out = await call(client, TOOL, {"drug": "Clindamycin", "strength": "150mg"})
+    assert out["coverage"]["din"] == "02400529"
+    assert any("read as the brand Clindamycin" in c for c in out["context"])
+
+
+async def test_a_form_written_in_the_strength_cell_is_the_products_form(
+    client: Client[Any],
+) -> None:
+    # odb_drugs.csv: Spirit Blood Glucose Test Strip (09857547) lists 'Strip' as its strength and
+    # no dosage form (strips are the "film" form word); it is the only product of brand Spirit
+    out = await call(client, TOOL, {"drug": "Spirit Blood Glucose Test Strip", "form": "film"})
+    assert out["coverage"]["din"] == "09857547" and out["not_listed"] is None
+    assert formulary.form_of(formulary.Product("1", "b", "g", "i", "0", 1, 0, 0, "Strip")) == (
+        "Strip"
+    )
+    assert formulary.form_of(formulary.Product("1", "b", "g", "i", "0", 1, 0, 0, "5mg")) is None
+
+
 async def test_ingredient_with_salt_resolves_to_key(client: Client[Any]) -> None:
     out = await call(client, TOOL, {"ingredient": "Atorvastatin Calcium"})
     assert out["coverage"]["generic_name"] == "ATORVASTATIN CALCIUM" and out["coverage"]["covered"]

@@ -126,6 +126,7 @@ class Found:
     tiers: list[list[Product]] = field(default_factory=list)
     form: FormWord | None = None
     readings: list[str] = field(default_factory=list)  # how the request's words were read
+    homonym: Homonym | None = None  # the name is also a brand of other products
 
 
 @dataclass(frozen=True)
@@ -238,6 +239,8 @@ def _by_name(db: SqlClient, name: str, spelt: bool = True) -> Found:
     key = ingredient_key(name)
     same_key = products(db, "WHERE ingredient = ?", (key,)) if key else []
     generic = [r for r in same_key if (r.generic_name or "").casefold() == name.casefold()]
+    if brand and generic and not set(brand) & set(generic):
+        return _brand_or_generic(name, brand, generic, key)
     # a brand's name is another ingredient's products only when it is that ingredient's name
     # ('Hydromorphone'); 'Amoxicillin (Sugar Reduced)' is that product alone
     wider = not generic and (not brand or key == name.casefold())
@@ -277,6 +280,35 @@ def _by_name(db: SqlClient, name: str, spelt: bool = True) -> Found:
         return Found("brand", rows, name=top.brand_name, tiers=[rows])
     rows = products(db, "WHERE ingredient = ?", (top.ingredient,))
     return Found("ingredient", rows, name=top.ingredient, tiers=[rows])
+
+
+def _brand_or_generic(name: str, brand: list[Product], generic: list[Product], key: str) -> Found:
+    """A name that is both a brand ('Clindamycin', a CLINDAMYCIN HCL capsule) and the generic
+    name of other products (CLINDAMYCIN): read as the generic name, which names the drug; the
+    brand answers when only it is listed at the strength or form asked (`select`). Either way
+    the answer says the name has the other reading."""
+    shown = ", ".join(dict.fromkeys(r.strength or r.din for r in brand))
+    other = f"{brand[0].brand_name} ({brand[0].generic_name} {shown})"
+    found = Found("ingredient", [*generic, *brand], name=key, tiers=[generic, brand])
+    found.homonym = Homonym(name, other, brand)
+    return found
+
+
+@dataclass(frozen=True)
+class Homonym:
+    """The name written is also a brand of other products than the generic name it answers."""
+
+    written: str
+    brand: str  # 'Clindamycin (CLINDAMYCIN HCL 150mg, 300mg)'
+    rows: list[Product]
+
+    def reading(self, answered: list[Product]) -> str:
+        if answered and all(r in self.rows for r in answered):
+            return f"'{self.written}' read as the brand {self.brand}: it is also a generic name."
+        return (
+            f"'{self.written}' read as the generic name; it is also the brand {self.brand}, "
+            "not answered here (ask with its strength)."
+        )
 
 
 @dataclass(frozen=True)
@@ -526,8 +558,17 @@ def _filtered(rows: list[Product], found: Found) -> list[Product]:
             or [r for r, m in matched if m == "close"]
         )
     if found.form and rows:
-        rows = [rows[i] for i in drug_form.matching(found.form, [r.dosage_form for r in rows])]
+        rows = [rows[i] for i in drug_form.matching(found.form, [form_of(r) for r in rows])]
     return rows
+
+
+def form_of(r: Product) -> str | None:
+    """The product's dosage form; a product listed without one whose strength cell states no
+    amount but a form ('Strip', a test strip's cell shifted by a column) is in that form."""
+    if r.dosage_form:
+        return r.dosage_form
+    cell = r.strength or ""
+    return cell if cell and not re.search(r"\d", cell) and drug_form.kind_of(cell) else None
 
 
 def select(found: Found) -> tuple[list[Product], Unmatched | None]:
@@ -537,13 +578,13 @@ def select(found: Found) -> tuple[list[Product], Unmatched | None]:
     if not tiers:
         return [], None
     if not (found.strength or found.form) or found.kind == "din":
-        return tiers[0], None
+        return _said(found, tiers[0]), None
     for n, tier in enumerate(tiers):
         rows = _filtered(tier, found)
         if rows:
             if n and found.kind == "brand":  # a generic's product, not the brand of that name
                 found.kind = "ingredient"
-            return rows, None
+            return _said(found, rows), None
     if found.kind == "class":  # a class question's strength only narrows it
         return found.rows, None
     unmatched = Unmatched(
@@ -553,6 +594,17 @@ def select(found: Found) -> tuple[list[Product], Unmatched | None]:
         listed=tiers[0],
     )
     return [], unmatched
+
+
+def _said(found: Found, rows: list[Product]) -> list[Product]:
+    """`rows`, with the reading of a name that is also a brand of other products said once."""
+    if found.homonym is not None:
+        if rows and all(r in found.homonym.rows for r in rows):  # only the brand is listed so
+            found.kind, found.name = "brand", rows[0].brand_name
+        reading = found.homonym.reading(rows)
+        if reading not in found.readings:
+            found.readings.append(reading)
+    return rows
 
 
 def price_order(r: Product) -> tuple[float, str]:

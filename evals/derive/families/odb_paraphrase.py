@@ -58,15 +58,36 @@ def listed(corpus: Corpus) -> list[Listed]:
     ]
 
 
+def name_key(name: str) -> str:
+    """A name as the questions write it (case-folded, spaces collapsed): 'Sandoz Omeprazole  DR
+    Cap' and 'Sandoz Omeprazole DR Cap' are two listed spellings of one name as asked."""
+    return re.sub(r"\s+", " ", name).strip().casefold()
+
+
+def _name_of(item: Listed, name_of: str) -> str:
+    p = item.product
+    return {"brand": p.brand, "generic": p.generic, "ingredient": item.ingredient}[name_of]
+
+
 def _by(items: list[Listed], name_of: str) -> dict[str, dict[str, list[Product]]]:
-    """name (case-folded) -> normalised strength -> products, for brands, generic names or
+    """name (`name_key`) -> normalised strength -> products, for brands, generic names or
     ingredient keys."""
     out: dict[str, dict[str, list[Product]]] = defaultdict(lambda: defaultdict(list))
     for item in items:
         p = item.product
-        name = {"brand": p.brand, "generic": p.generic, "ingredient": item.ingredient}[name_of]
+        name = _name_of(item, name_of)
         if name and p.strength:
-            out[name.casefold()][normal_strength(p.strength)].append(p)
+            out[name_key(name)][normal_strength(p.strength)].append(p)
+    return out
+
+
+def _without_strength(items: list[Listed], name_of: str) -> dict[str, list[Product]]:
+    """name (`name_key`) -> its products listed without a strength (test strips, devices)."""
+    out: dict[str, list[Product]] = defaultdict(list)
+    for item in items:
+        name = _name_of(item, name_of)
+        if name and not item.product.strength:
+            out[name_key(name)].append(item.product)
     return out
 
 
@@ -231,14 +252,14 @@ def strength_formats(corpus: Corpus) -> Iterator[Scenario]:
     words (0.5mg as 500 mcg, 1g as 1000 mg, 5mg & 160mg as 5/160 mg, per mL): that product."""
     items = listed(corpus)
     for kind, table in (("brand", _by(items, "brand")), ("generic", _by(items, "generic"))):
-        for name_key, strengths in sorted(table.items()):
+        for named, strengths in sorted(table.items()):
             for strength_key, group in sorted(strengths.items()):
                 first = group[0]
                 written = rewrite_strength(first.strength)
                 if written is None or not same_amounts(first.strength, written):
                     continue
                 name = first.brand if kind == "brand" else first.generic.lower()
-                key = f"{kind}-{name_key}-{strength_key}"
+                key = f"{kind}-{named}-{strength_key}"
                 # the name's products stating the same amounts ('1g' and '1000mg') answer it
                 amounts = strength_numbers(first.strength)
                 group = [
@@ -302,11 +323,12 @@ def paraphrases(corpus: Corpus) -> Iterator[Scenario]:
     case, a bare number for the strength ('jardiance 25'), or no strength at all (then any of
     the name's products answers it)."""
     items = listed(corpus)
-    for kind, table in (("brand", _by(items, "brand")), ("generic", _by(items, "generic"))):
-        for name_key, strengths in sorted(table.items()):
-            if kind == "brand" and re.search(r"\d", name_key):
+    for kind in ("brand", "generic"):
+        table, unstated = _by(items, kind), _without_strength(items, kind)
+        for named, strengths in sorted(table.items()):
+            if kind == "brand" and re.search(r"\d", named):
                 continue  # a brand named with its strength ('Ferrous Gluconate 300mg')
-            key = f"{kind}-{name_key}"
+            key = f"{kind}-{named}"
             group = _pick_strength(key, strengths)
             first = group[0]
             name = first.brand if kind == "brand" else first.generic.lower()
@@ -314,7 +336,10 @@ def paraphrases(corpus: Corpus) -> Iterator[Scenario]:
             templates = WITH_STRENGTH + WITHOUT_STRENGTH + ((BARE,) if bare else ())
             template = templates[_choice(f"{SEED}:{key}", len(templates))]
             if "{strength}" not in template and "{bare}" not in template:
-                group = [p for ps in strengths.values() for p in ps]
+                group = [p for ps in strengths.values() for p in ps] + unstated[named]
+            elif not strength_numbers(first.strength):  # a form in the strength cell ('Strip')
+                word = first.strength.casefold()
+                group = group + [p for p in unstated[named] if p.form.casefold() == word]
             q = _question(
                 template,
                 name=name,
