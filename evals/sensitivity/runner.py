@@ -96,11 +96,18 @@ def evidence(log: str) -> str:
     return lines[-1][:200] if lines else ""
 
 
-def clean_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("OCM_")}
+# Names the defect applied, for the one test that checks every defect still applies to the code.
+APPLIED_ENV = "SENSITIVITY_APPLIED_DEFECT"
 
 
-def run_command(command: Command, cwd: Path, base: str, log_dir: Path) -> Outcome:
+def clean_env(applied: str | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OCM_") and k != APPLIED_ENV}
+    return {**env, APPLIED_ENV: applied} if applied else env
+
+
+def run_command(
+    command: Command, cwd: Path, base: str, log_dir: Path, applied: str | None = None
+) -> Outcome:
     log_dir.mkdir(parents=True, exist_ok=True)
     log = log_dir / f"{command.name}.log"
     started = time.perf_counter()
@@ -109,7 +116,7 @@ def run_command(command: Command, cwd: Path, base: str, log_dir: Path) -> Outcom
             code: int | None = subprocess.run(
                 command.resolved(base),
                 cwd=cwd,
-                env=clean_env(),
+                env=clean_env(applied),
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 timeout=command.timeout_s,
@@ -166,10 +173,11 @@ def run_sequence(
     *,
     stop_at_red: bool,
     progress: Callable[[str], None],
+    applied: str | None = None,
 ) -> list[Outcome]:
     outcomes = []
     for command in commands:
-        outcome = run_command(command, cwd, base, log_dir)
+        outcome = run_command(command, cwd, base, log_dir, applied)
         outcomes.append(outcome)
         progress(
             f"  {command.name}: "
@@ -275,6 +283,7 @@ def run_sensitivity(
                     out / "logs" / defect.id,
                     stop_at_red=stop_at_red,
                     progress=progress,
+                    applied=defect.id,
                 )
             finally:
                 reset(WORKTREE)
