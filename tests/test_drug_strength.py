@@ -173,3 +173,13 @@ def test_the_form_words_literal_lists_every_word_once_in_order() -> None:
     """odb.get publishes `drug_form.Word` as its `form` enum: it must be the words the patterns
     answer, each once, in their order."""
     assert tuple(drug_form.BY_WORD) == drug_form.FORM_WORDS
+
+
+@pytest.mark.parametrize(
+    ("asked", "listed"),
+    [("250 mg per 5 mL", "250mg/5mL"), ("10 mg per mL", "10mg/mL"), ("5 mg per tablet", "5mg")],
+)
+def test_per_is_written_for_a_slash(asked: str, listed: str) -> None:
+    assert same_strength(asked, listed) == "exact"
+    mention = drug_strength.first(f"Is it covered at {asked}?")
+    assert mention is not None and mention.text == asked

@@ -16,7 +16,14 @@ from fastmcp.exceptions import ToolError
 from fastmcp.tools.base import Tool, ToolResult
 from pydantic import BaseModel, Field
 
-from evals.run.fuzz import FuzzConfig, FuzzReport, render_table, run_fuzz
+from evals.run.fuzz import (
+    FuzzConfig,
+    FuzzReport,
+    known_inputs,
+    render_edges,
+    render_table,
+    run_fuzz,
+)
 from evals.run.targets import make_target, server_target
 from reference_server.config import Settings
 
@@ -34,24 +41,53 @@ def _messages(report: FuzzReport, check: str) -> list[str]:
 # ----------------------------------------------------------------------------- reference server
 
 
-@pytest.mark.timeout(900)  # about 15 s on an idle 2-core machine; far more on a shared one
+# The fields that hold ids of corpus records (their schema descriptions say so): a boundary
+# value there names no record, so "not found" is the right answer, as it is for the call with
+# every optional field present when the golden call lacks an id it then makes up (freshness'
+# document_ids); every other edge is answered.
+ID_FIELDS = ("section_id", "chunk_ids", "document_ids", "(optional): all")
+
+
+# 15-23 s of CPU (10-12 s before its 272 boundary cases); wall time more on a shared machine
+@pytest.mark.timeout(900)
 def test_reference_server_passes_the_default_profile(server: FastMCP, settings: Settings) -> None:
     # The shared server: the functional tests that run after this one answer from it too.
     # tools/list after every 5th case (and after every failing case, and the replayed call at
     # each tool's end): in process it costs ~68 ms, 5x an input error, and after every one of
     # the 300 cases it was 20 s of this test's 30 s. A case that breaks the server fails the
     # next call anyway (answers); `make fuzz` checks after every 10th of 14,400 cases.
+    # One golden call per tool is the known-good input the boundary cases change (make fuzz
+    # uses them all), so an edge of one field is sent with real values in the others.
+    golden = known_inputs(None, None, "inprocess")
     report = run_fuzz(
         server_target(server, "inprocess"),
-        FuzzConfig(valid=5, invalid=20, health_every=5),
+        FuzzConfig(
+            valid=5,
+            invalid=20,
+            health_every=5,
+            examples={tool: calls[:1] for tool, calls in golden.items()},
+        ),
         profile="default",
         index_dir=settings.index_dir,
     )
     print(render_table(report))
+    print(render_edges(report))
     assert len(report.tools) == 12
     assert all(t.valid >= 1 and t.invalid >= 15 for t in report.tools), render_table(report)
     assert not report.failures, "\n".join(f.describe() for f in report.failures[:20])
     assert report.databases_unchanged, report.database_note
+    # every tool started from its schema's edges, none dropped, each answered (or, for a
+    # record id, not found)
+    assert all(t.edges and not t.edges_dropped for t in report.tools), render_edges(report)
+    for t in report.tools:
+        for edge in t.edges:
+            allowed = (
+                ("answered", "not-found") if edge.edge.startswith(ID_FIELDS) else ("answered",)
+            )
+            assert edge.ended in allowed, (t.tool, edge)
+    search = next(t for t in report.tools if t.tool == "opa.search_sections")
+    for expected in ("query: maxLength 1000 words", "n_results: minimum 1, maximum 20"):
+        assert expected in search.edge_summary, search.edge_summary
 
 
 # ----------------------------------------------------------------------------- broken backends
@@ -194,7 +230,8 @@ def test_a_failure_is_shrunk_and_reported_with_its_seed_and_reproduction() -> No
             raise RuntimeError("index out of range")  # an internal error on valid input
         return _answer()
 
-    report = _fuzz(server, FuzzConfig(valid=60, invalid=0, seed=7, allow_writes=True))
+    # random generation only: the boundary case top_k=10 would find it first, unshrunk
+    report = _fuzz(server, FuzzConfig(valid=60, invalid=0, seed=7, allow_writes=True, edges=False))
     failure = next(f for f in report.failures if f.check == "no_internal_error")
     assert json.loads(failure.args) == {"top_k": 6}  # shrunk to the smallest failing case
     assert failure.seed == 7 == report.seed

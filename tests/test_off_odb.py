@@ -192,6 +192,29 @@ async def test_strength_selects_the_product(client: Client[Any]) -> None:
     assert out["coverage"]["din"] == "02388847"
 
 
+async def test_a_bare_number_after_the_name_is_its_listed_strength(client: Client[Any]) -> None:
+    # odb_drugs.csv: Jardiance is listed at 10mg (02443937) and 25mg (02443945) only
+    out = await call(client, TOOL, {"q": "ODB coverage for jardiance 25"})
+    assert out["coverage"]["din"] == "02443945" and out["coverage"]["strength"] == "25mg"
+    assert out["context"][0] == "'25' read as the listed strength 25mg."
+    # an age is no strength, though Lipitor is listed at 80mg (02243097)
+    out = await call(client, TOOL, {"q": "Is Lipitor covered for my 80 year old patient"})
+    assert out["coverage"]["strength"] != "80mg"
+    assert not any("read as" in c for c in out["context"])
+
+
+async def test_a_misspelt_name_is_answered_as_the_listed_drug_and_said(
+    client: Client[Any],
+) -> None:
+    # odb_drugs.csv: AMOXICILLIN 500mg capsules (e.g. 02401509); no name is spelt 'amoxicilin'
+    out = await call(client, TOOL, {"q": "Is amoxicilin 500mg covered by ODB?"})
+    assert out["coverage"]["generic_name"] == "AMOXICILLIN"
+    assert out["coverage"]["strength"] == "500mg" and not out["needs_more_info"]
+    assert out["context"][0].startswith("'amoxicilin' read as ")
+    out = await call(client, TOOL, {"drug": "metforman", "strength": "500 mg"})
+    assert out["coverage"]["generic_name"].startswith("METFORMIN")
+
+
 async def test_ingredient_with_salt_resolves_to_key(client: Client[Any]) -> None:
     out = await call(client, TOOL, {"ingredient": "Atorvastatin Calcium"})
     assert out["coverage"]["generic_name"] == "ATORVASTATIN CALCIUM" and out["coverage"]["covered"]

@@ -1,5 +1,6 @@
-"""Published schemas: every tool answers structuredContent valid against its outputSchema, and the
-published schemas match the committed snapshot (schema drift is a visible diff).
+"""Published schemas: every tool answers structuredContent valid against its outputSchema, the
+published schemas match the committed snapshot (schema drift is a visible diff), and every
+schema's boundary cases (the calls each fuzz run makes first) can be built and are valid.
 
 Regenerate the snapshot after an intended change: UPDATE_SNAPSHOTS=1 pytest tests/test_schemas.py
 """
@@ -14,6 +15,8 @@ from typing import Any
 import jsonschema
 import pytest
 from fastmcp import Client
+
+from evals.run.schema_edges import schema_edges
 
 pytestmark = pytest.mark.asyncio
 SNAPSHOT = Path(__file__).parent / "snapshots" / "tool_schemas.json"
@@ -66,3 +69,28 @@ async def test_schemas_match_snapshot(client: Client[Any]) -> None:
     assert json.loads(SNAPSHOT.read_text()) == json.loads(json.dumps(current)), (
         "tool schemas changed: review and UPDATE_SNAPSHOTS=1"
     )
+
+
+def _max_length_fields(node: dict[str, Any], path: str = "") -> list[tuple[str, int]]:
+    """(field, maxLength) for every string with a maxLength, nested objects and items too."""
+    found = []
+    if node.get("type") == "string" and "maxLength" in node:
+        found.append((path, int(node["maxLength"])))
+    for name, child in (node.get("properties") or {}).items():
+        found += _max_length_fields(child, f"{path}.{name}" if path else name)
+    if isinstance(node.get("items"), dict):
+        found += _max_length_fields(node["items"], f"{path}[]")
+    return found
+
+
+async def test_every_schema_edge_is_built_and_valid(client: Client[Any]) -> None:
+    schemas = await _published(client)
+    for name, schema in schemas.items():
+        made = schema_edges(schema["inputSchema"])
+        assert made.edges and not made.dropped, (name, made.dropped)
+        for edge in made.edges:
+            jsonschema.validate(edge.args, schema["inputSchema"])
+        labels = {e.label for e in [*made.edges, *made.repeats]}
+        for path, longest in _max_length_fields(schema["inputSchema"]):
+            for style in ("words", "codepoints"):
+                assert f"{path}: maxLength {longest} {style}" in labels, (name, path, style)

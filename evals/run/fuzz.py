@@ -67,11 +67,13 @@ from evals.run.fuzz_checks import (
     STILL_SERVING,
     Context,
     classify,
+    ending,
     fails,
     rule_named,
     run_checks,
 )
 from evals.run.outcome import CallOutcome, ToolInfo
+from evals.run.schema_edges import DroppedEdge, schema_edges
 from evals.run.security.sandbox import CANARY_ENV
 from evals.run.targets import Target, TargetError
 from ocm_common.tool_safety import write_risk
@@ -115,6 +117,7 @@ class Case:
     family: str  # how the case was made: "generated", "wrong_type", "hostile_text", ...
     args: dict[str, Any]
     fields: list[str] = field(default_factory=list)  # broken fields the error must name
+    edge: str = ""  # a boundary case's label ("query: maxLength 1000 words"), else ""
 
     def short_args(self, limit: int = 300) -> str:
         def shrink(v: Any) -> Any:
@@ -175,6 +178,15 @@ class CaseFailed(AssertionError):
 
 
 @dataclass
+class EdgeOutcome:
+    """One boundary case and how it ended (fuzz_checks.ending), with the checks it broke."""
+
+    edge: str
+    ended: str
+    failed: list[str] = field(default_factory=list)
+
+
+@dataclass
 class ToolStats:
     tool: str
     valid: int = 0
@@ -184,6 +196,17 @@ class ToolStats:
     slowest_case: str = ""
     families: dict[str, int] = field(default_factory=dict)
     calls: dict[str, int] = field(default_factory=dict)  # how calls ended (fuzz_checks.Kind)
+    edge_summary: str = ""  # per field, the edges exercised (schema_edges.SchemaEdges.summary)
+    edges: list[EdgeOutcome] = field(default_factory=list)
+    edges_dropped: list[DroppedEdge] = field(default_factory=list)
+
+    def edge_counts(self) -> dict[str, int]:
+        """How the boundary cases ended: {"answered": n, "not-found": n, "failed": n, ...}."""
+        counts: dict[str, int] = {}
+        for e in self.edges:
+            key = "failed" if e.failed else e.ended
+            counts[key] = counts.get(key, 0) + 1
+        return counts
 
     @property
     def tried(self) -> int:
@@ -244,7 +267,12 @@ class FuzzReport:
             },
             "skipped": [asdict(t) for t in self.skipped],
             "tools": [
-                {**asdict(t), "tried": t.tried, "slowest_ms": round(t.slowest_ms, 1)}
+                {
+                    **asdict(t),
+                    "tried": t.tried,
+                    "slowest_ms": round(t.slowest_ms, 1),
+                    "edge_counts": t.edge_counts(),
+                }
                 for t in self.tools
             ],
             "failures": [asdict(f) for f in self.failures],
@@ -511,10 +539,12 @@ class FuzzConfig:
     allow_writes: bool = False  # call tools that do not say they are read-only
     examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # known-good inputs
     canary: str | None = None  # a secret planted in the server's environment (stdio, inprocess)
+    edges: bool = True  # boundary cases from the schema first (schema_edges.py)
 
 
 VALID_FAMILY = "generated"
 KNOWN_FAMILY = "known_good"  # an input from the examples file or a golden scenario
+EDGE_FAMILY = "schema_edge"  # a boundary case from the published schema (schema_edges.py)
 
 
 class Fuzzer:
@@ -534,7 +564,7 @@ class Fuzzer:
         self._cases_run = 0
 
     def reproduce(self, tool: str, family: str) -> str:
-        kind = "valid" if family == VALID_FAMILY else "invalid"
+        kind = "valid" if family in (VALID_FAMILY, EDGE_FAMILY) else "invalid"
         counts = (
             f"--valid {self.config.valid} --invalid 0"
             if kind == "valid"
@@ -556,7 +586,10 @@ class Fuzzer:
             )
         except (TargetError, TimeoutError) as exc:
             error = exc
-        self._cases_run += 1
+        # The periodic tools/list follows random cases only: a boundary case that breaks the
+        # server fails the next one (answers), and one that fails is health-checked anyway.
+        if not case.edge:
+            self._cases_run += 1
         stats.record(case, out.latency_ms if out is not None else limit * 1000)
         call = classify(out, error)
         stats.calls[call.kind] = stats.calls.get(call.kind, 0) + 1
@@ -574,10 +607,13 @@ class Fuzzer:
         problems = [(r.name, message) for r, message in broken]
         # A failing case is checked once its property has shrunk it (`check_property`), not
         # at every shrinking step: the step is already a failure, and the call count doubles.
-        if not problems and self._cases_run % max(1, self.config.health_every) == 0:
+        due = not case.edge and self._cases_run % max(1, self.config.health_every) == 0
+        if not problems and due:
             problem = self._still_serving()
             if problem:
                 problems.append(("still_serving", problem))
+        if case.edge:
+            stats.edges.append(EdgeOutcome(case.edge, ending(call), [name for name, _ in problems]))
         if problems:
             raise CaseFailed(case, problems, call.kind)
         return out
@@ -604,26 +640,41 @@ class Fuzzer:
         examples: int,
         stats: ToolStats,
         known: list[Case] | None = None,
+        *,
+        generate: bool = True,
     ) -> list[dict[str, Any]]:
-        """Run one property; the arguments of the valid calls that answered (for the replay)."""
+        """Run one property; the arguments of the valid calls that answered (for the replay).
+
+        ``known`` cases run first, in hypothesis' explicit phase (known-good inputs, then the
+        schema's boundary cases). A boundary case that fails is recorded and the phase goes on,
+        so every edge is tried and reported, and random generation still follows; any other
+        failing case stops the property and is shrunk. ``generate=False``: the explicit phase
+        alone."""
         answered: list[dict[str, Any]] = []
+        phases = [Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink]
 
         @settings(
             max_examples=max(1, examples),
             database=self._database(tool.name, family),
             deadline=None,
             suppress_health_check=list(HealthCheck),
-            phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+            phases=phases if generate else [Phase.explicit],
             report_multiple_bugs=False,
             print_blob=False,
             verbosity=Verbosity.quiet,
         )
         def holds(case: Case) -> None:
-            out = self.run_case(tool, case, stats)
+            try:
+                out = self.run_case(tool, case, stats)
+            except CaseFailed as failed:
+                if not case.edge:
+                    raise
+                self._record(tool, failed, family, f"{case.edge}: ", stats)
+                return
             if case.kind == "valid" and out is not None and not out.is_error:
                 answered.append(case.args)
 
-        for case in known or []:  # known-good inputs run first (hypothesis' explicit phase)
+        for case in reversed(known or []):  # hypothesis runs the last-applied example first
             holds = example(case)(holds)
         holds = seed(self.seed)(given(cases)(holds))
 
@@ -637,24 +688,40 @@ class Fuzzer:
             failed = _case_failed(exc)
             if failed is None:
                 raise
-            stats.failures += 1
-            serving = self._still_serving()
-            problems = [*failed.problems, *([("still_serving", serving)] if serving else [])]
-            for name, message in problems:
-                self.failures.append(
-                    Failure(
-                        name,
-                        tool.name,
-                        failed.case.kind,
-                        failed.case.family,
-                        message,
-                        failed.case.short_args(),
-                        self.seed,
-                        self.reproduce(tool.name, family),
-                        call=failed.call,
-                    )
-                )
+            self._record(tool, failed, family, "", stats)
         return answered
+
+    def _record(
+        self, tool: ToolInfo, failed: CaseFailed, family: str, prefix: str, stats: ToolStats
+    ) -> None:
+        """One failing case's findings (after a tools/list health check)."""
+        stats.failures += 1
+        serving = self._still_serving()
+        problems = [*failed.problems, *([("still_serving", serving)] if serving else [])]
+        for name, message in problems:
+            self.failures.append(
+                Failure(
+                    name,
+                    tool.name,
+                    failed.case.kind,
+                    failed.case.family,
+                    prefix + message,
+                    failed.case.short_args(),
+                    self.seed,
+                    self.reproduce(tool.name, EDGE_FAMILY if failed.case.edge else family),
+                    call=failed.call,
+                )
+            )
+
+    def edge_cases(
+        self, name: str, schema: dict[str, Any], stats: ToolStats, known: list[Case]
+    ) -> list[Case]:
+        """The schema's boundary cases, each a change to the first known-good input (when
+        there is one); what was exercised and what was dropped is kept for the report."""
+        made = schema_edges(schema, known[0].args if known else None)
+        stats.edge_summary = made.summary()
+        stats.edges_dropped = made.dropped
+        return [Case(name, "valid", EDGE_FAMILY, e.args, edge=e.label) for e in made.edges]
 
     def fuzz_tool(self, tool: ToolInfo) -> ToolStats:
         """Invalid families first, then the valid calls, then one answered call once more."""
@@ -675,19 +742,23 @@ class Fuzzer:
                     stats,
                 )
         answered: list[dict[str, Any]] = []
-        if self.config.valid and (not wanted or VALID_FAMILY in wanted):
+        generate = bool(self.config.valid) and (not wanted or VALID_FAMILY in wanted)
+        edges_only = EDGE_FAMILY in wanted and not generate
+        if generate or edges_only:
             known = [
                 Case(tool.name, "valid", KNOWN_FAMILY, dict(args))
                 for args in self.config.examples.get(tool.name, [])
                 if mutations.is_valid(args)
             ]
+            edges = self.edge_cases(tool.name, schema, stats, known) if self.config.edges else []
             answered = self.check_property(
                 tool,
                 VALID_FAMILY,
                 valid_cases(tool.name, schema, mutations),
-                self.config.valid,
+                max(self.config.valid, 1),
                 stats,
-                known,
+                [*([] if edges_only else known), *edges],
+                generate=not edges_only,
             )
         if answered:  # the server still answers a normal call after all of it
             replay = Case(tool.name, "valid", "replay_after_fuzzing", answered[0])
@@ -875,7 +946,17 @@ def known_inputs(
 def render_table(report: FuzzReport) -> str:
     """The per-tool table (plain text, so logs and reports quote it as is)."""
     rows: list[tuple[str, ...]] = [
-        ("tool", "valid", "invalid", "tried", "crashes", "failures", "slowest ms", "slowest case")
+        (
+            "tool",
+            "valid",
+            "invalid",
+            "tried",
+            "edges ok",
+            "crashes",
+            "failures",
+            "slowest ms",
+            "slowest case",
+        )
     ]
     for t in report.tools:
         rows.append(
@@ -884,6 +965,7 @@ def render_table(report: FuzzReport) -> str:
                 str(t.valid),
                 str(t.invalid),
                 str(t.tried),
+                _edges_ok(t),
                 str(t.calls.get("crash", 0)),
                 str(t.failures),
                 f"{t.slowest_ms:.0f}",
@@ -895,6 +977,7 @@ def render_table(report: FuzzReport) -> str:
         str(sum(t.valid for t in report.tools)),
         str(sum(t.invalid for t in report.tools)),
         str(sum(t.tried for t in report.tools)),
+        f"{sum(_passed(t) for t in report.tools)}/{sum(len(t.edges) for t in report.tools)}",
         str(sum(t.calls.get("crash", 0) for t in report.tools)),
         str(sum(t.failures for t in report.tools)),
         f"{max((t.slowest_ms for t in report.tools), default=0):.0f}",
@@ -904,6 +987,34 @@ def render_table(report: FuzzReport) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = [" | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     lines.insert(1, "-+-".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _passed(stats: ToolStats) -> int:
+    return sum(not e.failed for e in stats.edges)
+
+
+def _edges_ok(stats: ToolStats) -> str:
+    """Boundary cases that passed every check, of those run."""
+    return f"{_passed(stats)}/{len(stats.edges)}"
+
+
+def render_edges(report: FuzzReport) -> str:
+    """Per tool: the boundary cases run and how they ended, the edges exercised per field,
+    each failing or dropped edge with its reason."""
+    lines = []
+    for t in report.tools:
+        if not t.edges and not t.edges_dropped:
+            continue
+        ended = ", ".join(f"{n} {kind}" for kind, n in sorted(t.edge_counts().items()))
+        dropped = f", {len(t.edges_dropped)} dropped" if t.edges_dropped else ""
+        lines.append(f"{t.tool}: {len(t.edges)} edge cases ({ended}){dropped}")
+        lines.append(f"  {t.edge_summary}")
+        for e in t.edges:
+            if e.failed:
+                lines.append(f"  FAILED {e.edge}: ended {e.ended}; broke {', '.join(e.failed)}")
+        for d in t.edges_dropped:
+            lines.append(f"  DROPPED {d.label}: {d.reason}")
     return "\n".join(lines)
 
 
@@ -963,6 +1074,11 @@ def main(argv: list[str] | None = None) -> int:
         help="known-good inputs: a JSON/YAML file mapping tool name -> list of argument objects",
     )
     parser.add_argument(
+        "--no-edges",
+        action="store_true",
+        help="skip the boundary cases from the schema (run before random generation by default)",
+    )
+    parser.add_argument(
         "--golden",
         help="known-good inputs from golden scenarios naming any tool (default for inprocess: golden/)",
     )
@@ -984,6 +1100,7 @@ def main(argv: list[str] | None = None) -> int:
             else args.house_rules == "on"
         ),
         allow_writes=args.allow_writes,
+        edges=not args.no_edges,
         examples=known_inputs(args.examples, args.golden, args.target),
         # a stdio or in-process server inherits this process's environment; HTTP ones do not
         canary=None if args.target.startswith("http") else f"ocm-canary-{secrets.token_hex(16)}",
@@ -1027,9 +1144,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    log = {**report.to_json(), "table": render_table(report), "config": asdict(config)}
+    log = {
+        **report.to_json(),
+        "table": render_table(report),
+        "edges": render_edges(report),
+        "config": asdict(config),
+    }
     (out / "fuzz.json").write_text(json.dumps(log, indent=1, ensure_ascii=False) + "\n")
     print(render_table(report))
+    if report.tools and any(t.edges or t.edges_dropped for t in report.tools):
+        print("\nboundary cases (from each inputSchema, before random generation):")
+        print(render_edges(report))
     for skipped in report.skipped:
         print(f"SKIPPED {skipped.tool}: {skipped.reason}")
     for failure in report.failures[:50]:

@@ -99,6 +99,14 @@ def classify(outcome: CallOutcome | None, error: BaseException | None) -> Classi
     return Classified("no-answer", None, None, text, timed_out)
 
 
+def ending(call: Classified) -> str:
+    """How a call ended, for the report: its kind, with a tool error that says 'not found' (an
+    id the corpus lacks, the one failure a schema-valid call may have) told apart."""
+    if call.kind == "tool-error" and NOT_FOUND.search(call.text):
+        return "not-found"
+    return call.kind
+
+
 @dataclass(frozen=True)
 class Context:
     """What a check may read besides the call: the case kind, the fields broken on purpose, the

@@ -14,6 +14,7 @@ SUBCOMMANDS: dict[str, str] = {
     "cpso": "reference_server.ingest.opa_cpso",
     "cep": "reference_server.ingest.opa_cep",
     "pho": "reference_server.ingest.opa_pho",
+    "report": "reference_server.ingest.report",
 }
 
 

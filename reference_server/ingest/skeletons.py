@@ -21,6 +21,23 @@ def safe_dump(record: Record) -> str:
     return yaml.safe_dump(record, sort_keys=False, allow_unicode=True, width=100)
 
 
+class _LiteralDumper(yaml.SafeDumper):
+    """Safe dumper writing multi-line texts as literal blocks, so authored prose stays readable."""
+
+
+def _literal_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_LiteralDumper.add_representer(str, _literal_str)
+
+
+def literal_dump(record: Record) -> str:
+    """YAML text for one corpus record, multi-line texts as literal blocks (authored documents)."""
+    return yaml.dump(record, Dumper=_LiteralDumper, sort_keys=False, allow_unicode=True, width=100)
+
+
 def refresh_facts(existing: Record, facts: Record, keys: Iterable[str]) -> Record:
     """`existing` with the non-empty `facts` values of `keys` written over it."""
     merged = dict(existing)

@@ -65,6 +65,13 @@ TOKEN = re.compile(
 )
 QUALIFIER = re.compile(r"\bw\s*/\s*[wv]\b|\boily\b", re.I)
 THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+# '250 mg per 5 mL' is '250 mg/5 mL': 'per' after a unit, before a volume or a unit of use
+PER_WORD = re.compile(rf"(?<=[a-z%])(\s+)per(\s+)(?=(?:{NUMBER}\s*)?(?:ml|l|{PER_USE})\b)", re.I)
+
+
+def _per_as_slash(text: str) -> str:
+    """'per' written as '/' in as many characters, so positions in the text stay the same."""
+    return PER_WORD.sub(lambda m: m.group(1) + "/  " + m.group(2), text)
 
 
 @dataclass(frozen=True)
@@ -107,7 +114,7 @@ def parse(text: str | None) -> Strength | None:
     """One strength ('5/160 mg', '50mg & 12.5mg/mL', '50U/Vial'); None when no amount has a unit."""
     if not text:
         return None
-    text = QUALIFIER.sub(" ", THOUSANDS.sub("", text))
+    text = QUALIFIER.sub(" ", THOUSANDS.sub("", _per_as_slash(text)))
     tokens = [(m.lastgroup or "", m.group(0)) for m in TOKEN.finditer(text)]
     amounts: list[tuple[Decimal, tuple[str, Decimal] | None]] = []
     per: list[Amount] = []
@@ -164,10 +171,11 @@ class Mention:
 def find(text: str | None) -> list[Mention]:
     """Every strength written in `text` ('Is Lipitor 20 mg covered?' -> 20 mg)."""
     out = []
-    for m in IN_TEXT.finditer(text or ""):
+    written = text or ""
+    for m in IN_TEXT.finditer(_per_as_slash(written)):
         strength = parse(m.group(0))
         if strength is not None:
-            out.append(Mention(m.group(0).strip(), m.start(), m.end(), strength))
+            out.append(Mention(written[m.start() : m.end()].strip(), m.start(), m.end(), strength))
     return out
 
 

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, Literal
 
 from reference_server.catalog import OFF_COLLECTIONS, ingredient_key
 from reference_server.retrieval import drug_form, drug_strength
 from reference_server.retrieval.drug_form import FormWord
+from reference_server.retrieval.drug_spelling import SpellingIndex
 from reference_server.retrieval.sql import SqlClient, as_rows, fts_query, select_list
 from reference_server.retrieval.vector import VectorClient, VectorHit
 
@@ -123,6 +125,7 @@ class Found:
     name: str | None = None
     tiers: list[list[Product]] = field(default_factory=list)
     form: FormWord | None = None
+    readings: list[str] = field(default_factory=list)  # how the request's words were read
 
 
 @dataclass(frozen=True)
@@ -230,7 +233,7 @@ def _read_class_members(db: SqlClient, name: str) -> list[Product]:
     return members + unclassified
 
 
-def _by_name(db: SqlClient, name: str) -> Found:
+def _by_name(db: SqlClient, name: str, spelt: bool = True) -> Found:
     brand = products(db, "WHERE brand_name = ? COLLATE NOCASE", (name,))
     key = ingredient_key(name)
     same_key = products(db, "WHERE ingredient = ?", (key,)) if key else []
@@ -247,6 +250,10 @@ def _by_name(db: SqlClient, name: str) -> Found:
     cls = _class_of(db, name)
     if cls:
         return Found("class", class_members(db, cls), class_name=cls, name=cls)
+    if spelt and WORD.fullmatch(name):  # one word that names no drug: misspelt, or a word
+        found, _ = _misspelt(db, name)
+        if found.kind != "none":
+            return found
     match = fts_query(name, "AND")
     hits = (
         as_rows(
@@ -353,8 +360,40 @@ def _from_question(db: SqlClient, q: str) -> tuple[Found, str]:
         if found.kind != "none":
             return found, q[: span.start] + " " + q[span.end :]
     cls = _class_of(db, q)
-    found = Found("class", class_members(db, cls), class_name=cls, name=cls) if cls else Found()
-    return found, q
+    if cls:
+        return Found("class", class_members(db, cls), class_name=cls, name=cls), q
+    return _misspelt(db, q)
+
+
+def spelling_index(db: SqlClient) -> SpellingIndex:
+    """Every listed brand name and ingredient key, read once per process (only a question
+    naming no listed drug reads it)."""
+    return db.derived.get(
+        "odb_formulary.spelling",
+        lambda: SpellingIndex(
+            (r["name"], r["ingredient"])
+            for r in db.query(
+                "SELECT DISTINCT brand_name AS name, ingredient FROM odb_drugs "
+                "UNION SELECT DISTINCT ingredient, ingredient FROM odb_drugs"
+            )
+        ),
+    )
+
+
+def _misspelt(db: SqlClient, text: str) -> tuple[Found, str]:
+    """The listed drug a word of `text` misspells ('amoxicilin'), said so in `readings`; with
+    the rest of the text."""
+    correction = spelling_index(db).in_text(text)
+    if correction is None:
+        return Found(), text
+    found = _by_name(db, correction.name, spelt=False)
+    if found.kind == "none":
+        return found, text
+    found.readings.append(
+        f"'{correction.written}' read as {found.name or correction.name}: no listed drug is "
+        f"spelt '{correction.written}'."
+    )
+    return found, text[: correction.start] + " " + text[correction.end :]
 
 
 # A question's phrases are looked up through the name indexes, a few dozen keys per call.
@@ -410,6 +449,11 @@ def resolve(db: SqlClient, query: DrugQuery) -> Found:
                 strength, form = strength or s, form or f
         if found.kind != "none":
             break
+        name, s, f = split_strength(text)
+        found, _ = _misspelt(db, name)
+        if found.kind != "none":
+            named, strength, form = text.strip(), strength or s, form or f
+            break
     if found.kind == "none" and query.drug_class:
         cls = _class_of(db, query.drug_class)
         if cls:
@@ -421,6 +465,8 @@ def resolve(db: SqlClient, query: DrugQuery) -> Found:
             rest = _without(query.q, named)
         mention = drug_strength.first(rest)
         strength = strength or (mention.text if mention else None)
+        if strength is None and found.kind in ("brand", "ingredient"):
+            strength = _bare_strength(found, rest)
         if mention:  # 'mg/Vial' in a strength is no dosage form
             rest = rest[: mention.start] + " " + rest[mention.end :]
         form_mention = drug_form.find(rest)
@@ -428,6 +474,43 @@ def resolve(db: SqlClient, query: DrugQuery) -> Found:
     found.strength = strength
     found.form = form
     return found
+
+
+BARE_NUMBER = re.compile(
+    r"(?<![\w.$/])(\d+(?:\.\d+)?)(?![\w.%/$])"
+    r"(?!\s*(?:-|years?|yrs?|yo|y/o|days?|weeks?|months?|hours?|times?|kg|lbs?|%)(?![a-z]))",
+    re.I,
+)
+FIRST_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _bare_strength(found: Found, rest: str) -> str | None:
+    """A number written after the name without a unit ('jardiance 25'): the listed strength
+    that starts with it, when one strength of the name does; when several do, the name's
+    products are narrowed to them. None when the number is no listed strength of the name."""
+    numbers = BARE_NUMBER.findall(rest)
+    if len(numbers) != 1:
+        return None
+    number = Decimal(numbers[0])
+    tiers = [[r for r in tier if _first_number(r.strength) == number] for tier in found.tiers]
+    matched = {drug_strength.normal_text(r.strength): r for tier in tiers for r in tier}
+    if not matched:
+        return None
+    written = numbers[0]
+    if len(matched) == 1:
+        listed = next(iter(matched.values())).strength
+        found.readings.append(f"'{written}' read as the listed strength {listed}.")
+        return listed
+    found.tiers = [t for t in tiers if t]
+    found.rows = [r for t in found.tiers for r in t]
+    shown = ", ".join(sorted(r.strength or "" for r in matched.values()))
+    found.readings.append(f"'{written}' read as one of the listed strengths {shown}.")
+    return None
+
+
+def _first_number(strength: str | None) -> Decimal | None:
+    m = FIRST_NUMBER.search(strength or "")
+    return Decimal(m.group(0)) if m else None
 
 
 def _filtered(rows: list[Product], found: Found) -> list[Product]:

@@ -30,7 +30,7 @@ DEVICES: list[tuple[str, str, str, tuple[str, ...]]] = [
     (r"standing frame", "standing_frame", "mobility", ("standing frame",)),
     (r"positioning|seating|cushion", "positioning_device", "mobility", ("positioning", "seating")),
     (
-        r"\bsgds?\b|speech[- ]generat|\bvocas?\b|\baac\b|augmentative",
+        r"\bsgds?\b|speech[- ]generat|speech (?:device|aid)|\bvocas?\b|\baac\b|augmentative",
         "speech_generating_device",
         "comm_aids",
         ("speech generating", "sgd", "augmentative"),
@@ -64,7 +64,7 @@ DEVICES: list[tuple[str, str, str, tuple[str, ...]]] = [
         ("optical", "reading", "visual"),
     ),
     (
-        r"\b(c|bi|a)?pap\b|bi-?level|positive airway",
+        r"\b(c|bi|a)?pap\b|bi-?level|positive airway|(?:sleep )?apno?ea (?:machine|device)",
         "cpap",
         "respiratory",
         ("positive airway",),
@@ -76,7 +76,12 @@ DEVICES: list[tuple[str, str, str, tuple[str, ...]]] = [
         "respiratory",
         ("compressor", "suction", "airway"),
     ),
-    (r"insulin pump|pump suppl|infusion set", "insulin_pump", "insulin_pump", ("insulin pump",)),
+    (
+        r"insulin pump|pump suppl|infusion set|omnipod|patch pump",
+        "insulin_pump",
+        "insulin_pump",
+        ("insulin pump",),
+    ),
     (
         r"\bcgms?\b|continuous glucose|glucose monitor|dexcom|glucose sensor",
         "continuous_glucose_monitor",
@@ -87,7 +92,8 @@ DEVICES: list[tuple[str, str, str, tuple[str, ...]]] = [
     (r"enteral|feeding pump", "enteral_feeding_pump", "grants", ("enteral",)),
     (r"ocular prosthe|artificial eye|scleral", "ocular_prosthesis", "prosthesis", ("ocular",)),
     (
-        r"maxillofacial|facial prosthe|obturator|intraoral|extraoral",
+        r"maxillofacial|facial prosthe|obturator|intraoral|extraoral|"
+        r"(?:nasal|nose|ear|auricular) prosthe|prosthetic (?:nose|ear)",
         "maxillofacial_prosthesis",
         "maxillofacial",
         ("prosthes",),
@@ -111,16 +117,20 @@ FLAGS: dict[str, str] = {
     "batteries": r"batter(y|ies)",
     "repairs_maintenance": r"repair|maintenance|broken|\bfix",
     "alternative_transport": (
-        r"car[- ]substitut|substitut\w* for (a |the |his |her |their )?car|instead of (a |the )?"
+        r"instead of driving|rather than driv|only for (?:outings|trips)|car[- ]substitut|substitut\w* for (a |the |his |her |their )?car|instead of (a |the )?"
         r"(car|taxi|bus)|replace (a |the |his |her |their )?car|outdoors?[- ]only|only (used )?"
         r"(outdoors|outside)|only for outdoor|intermittent|occasional"
     ),
-    "education_work_recreation_only": r"only for (school|work|sport|recreation|leisure)|"
+    "education_work_recreation_only": r"(?:only|just|solely) (?:for|at|in) (?:school|work|class|"
+    r"(?:his |her |their )?job|sports?|recreation|leisure)\b|"
     r"(school|work|sports?|recreation)[- ]only",
-    "therapy_training_only": r"(therapy|exercise|training)[- ]only|only for (therapy|exercise|training)",
+    "therapy_training_only": r"(therapy|exercise|training)[- ]only|(?:only|just|solely) (?:for|in|at|"
+    r"during) (?:the )?(?:therapy|physio\w*|rehab\w*|exercise|training)",
     "backup_spare_duplicate": r"back-?up|spare|duplicate|second (device|chair|one)",
-    "used_devices": r"second-?hand|refurbished|rebuilt|\bused (device|chair|scooter|wheelchair)",
-    "bought_before_approval": r"already (bought|purchased)|(bought|purchased) before|before approval",
+    "used_devices": r"second-?hand|refurbished|rebuilt|pre-?owned|\bused (device|chair|scooter|"
+    r"wheelchair)|\b(?:a|an) used (?!to\b|for\b|only\b|just\b)\w",
+    "bought_before_approval": r"already (bought|purchased)|(bought|purchased) before|"
+    r"before (?:the |adp |adp's )?approv",
     "other_payer": r"\bwsib\b|veterans|workers'? comp",
     "unregistered_supplier": r"unregistered|not registered with (the )?adp|supplier (located )?outside "
     r"(of )?ontario|out[- ]of[- ]province (supplier|vendor|store)",

@@ -263,7 +263,7 @@ def answer(q: Query, data: SqlData, hits: list[VectorHit], from_sql: bool) -> An
         and ("alternatives" in checks or not p.is_benefit or found.kind == "class")
         else []
     )
-    context = snippets(hits, hybrid=from_sql and p is not None)
+    context = found.readings + snippets(hits, hybrid=from_sql and p is not None)
     if "lu_criteria" in checks:
         context += full_criteria(data)
     brands = (

@@ -23,5 +23,5 @@ INTENTS: dict[Check, str] = {
     "alternatives": r"alternative|instead of|other option|switch",
     "price_comparison": r"\bsav(e|es|ing|ings)\b|price|how much|compare",
     "coverage": r"\bcover(ed|age)?\b|\bbenefit\b|formulary|\bfunded\b|\bpays?\b",
-    "all_strengths": r"strengths|all doses|brands|biosimilar|versions",
+    "all_strengths": r"strengths|all doses|brands|brand names?|biosimilar|versions",
 }

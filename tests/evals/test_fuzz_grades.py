@@ -5,6 +5,7 @@ skips tools that may change state and plants a canary secret."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,7 +17,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 from security_servers import stdio
 
-from evals.run.fuzz import FuzzConfig, FuzzReport, main, run_fuzz
+from evals.run.fuzz import PROFILES, FuzzConfig, FuzzReport, main, run_fuzz
 from evals.run.fuzz_checks import RULES, classify
 from evals.run.outcome import CallOutcome
 from evals.run.targets import make_target, server_target
@@ -117,8 +118,10 @@ def test_an_unhandled_exception_is_a_crash_graded_by_the_spec() -> None:
             raise ToolError("not found: 7")  # a deliberate tool error is no crash
         return n
 
+    # random generation only (the boundary cases would find n=100 first): a crash is shrunk
     report = _fuzz(
-        server, FuzzConfig(valid=60, invalid=0, seed=5, house_rules=False, allow_writes=True)
+        server,
+        FuzzConfig(valid=60, invalid=0, seed=5, house_rules=False, allow_writes=True, edges=False),
     )
     crash = [f for f in report.failures if f.check == "no_crash"]
     assert crash and crash[0].grade == "spec-should" and crash[0].call == "crash", report.failures
@@ -172,6 +175,7 @@ def test_known_good_inputs_are_called_first() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)  # ~50 s of CPU over stdio (client and server): 95-115 s on a busy machine
 def test_the_official_sdk_server_has_no_spec_violations() -> None:
     """The well-behaved server built with the official SDK: nothing at any failing grade."""
     report = run_fuzz(
@@ -235,3 +239,109 @@ def test_input_errors_as_protocol_errors_are_judged_by_the_negotiated_version() 
     current = Context("invalid", ["x"], tool, 1000.0, protocol_version="2025-11-25")
     assert rule.fn(refused, older) is None
     assert rule.fn(refused, current) and rule.grade == "spec-should"
+
+
+# ----------------------------------------------------------------------------- boundary cases
+
+
+def _fixture_server(name: str) -> FastMCP:
+    """A fixture server module (tests/fixtures/servers) loaded in this process."""
+    import importlib.util
+    import sys
+
+    from security_servers import SERVERS
+
+    sys.path.insert(0, str(SERVERS))  # the fixtures import their _serve helper by name
+    try:
+        spec = importlib.util.spec_from_file_location(f"fixture_{name}", SERVERS / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(SERVERS))
+    server: FastMCP = module.mcp
+    return server
+
+
+def _short_profile(**overrides: Any) -> FuzzConfig:
+    short = PROFILES["default"]
+    return FuzzConfig(
+        valid=short["valid"],
+        invalid=short["invalid"],
+        health_every=short["health_every"],
+        seed=3,
+        house_rules=False,
+        **overrides,
+    )
+
+
+def test_the_short_profile_finds_crashes_at_the_schema_edges() -> None:
+    report = run_fuzz(server_target(_fixture_server("edge_crashing"), "edges"), _short_profile())
+    crashes = {
+        (f.tool, f.message.split(":")[0]): f
+        for f in report.failing
+        if f.check == "no_crash" and f.family == "schema_edge"
+    }
+    # the schema says text of 1 to 1000 characters and pages 1 to 500; the tools fail above
+    # 300 characters and at page 500
+    long_text = crashes[("summarize", "text")]
+    assert "maxLength 1000" in long_text.message and long_text.grade == "spec-should"
+    assert "--family schema_edge" in long_text.reproduce
+    assert ("schedule_page", "page") in crashes
+    assert "maximum 500" in crashes[("schedule_page", "page")].message
+    assert not report.ok
+    edges = {t.tool: t for t in report.tools}
+    ended = {e.edge: e for e in edges["summarize"].edges}
+    assert ended["text: minLength 1 words"].ended == "answered"
+    assert ended["text: maxLength 1000 words"].ended == "crash"
+    assert ended["text: maxLength 1000 words"].failed == ["no_crash"]
+    assert (
+        "text: maxLength 1000 words, maxLength 1000 codepoints" in edges["summarize"].edge_summary
+    )
+    # every edge is tried although the first failing one is found: both texts at 1000 fail
+    assert ended["text: maxLength 1000 codepoints"].ended == "crash"
+
+
+def test_without_the_edges_the_short_profile_misses_the_long_text_crash() -> None:
+    # The gap the edges close: random text stays short, so the same seed and profile never
+    # reach 300 characters (an integer bound is sometimes drawn; text this long is not).
+    report = run_fuzz(
+        server_target(_fixture_server("edge_crashing"), "edges"),
+        _short_profile(edges=False, tools=["summarize"]),
+    )
+    assert report.tools[0].valid >= 1 and not report.tools[0].edges
+    assert report.ok, [f.describe() for f in report.failing]
+
+
+LOOK_AHEAD = r"^(?=.*\d)[a-z0-9]+$"  # the edge builder does not walk look-arounds
+
+
+class RecordsCodes(Tool):
+    """Publishes a look-ahead pattern (pydantic's regex engine has none, so the schema is
+    given as is) and answers every call, keeping the codes it was sent."""
+
+    seen: list[str] = Field(default_factory=list)
+
+    async def run(self, arguments: dict[str, Any]) -> ToolResult:
+        self.seen.append(arguments["code"])
+        return ToolResult(content=json.dumps({"code": arguments["code"]}))
+
+
+def test_an_edge_that_cannot_be_built_is_reported_not_sent() -> None:
+    server = FastMCP("pattern")
+    tool = RecordsCodes(
+        name="find",
+        annotations=ToolAnnotations(readOnlyHint=True),
+        parameters={
+            "type": "object",
+            "properties": {"code": {"type": "string", "pattern": LOOK_AHEAD, "maxLength": 20}},
+            "required": ["code"],
+        },
+    )
+    server.add_tool(tool)
+    report = _fuzz(server, FuzzConfig(valid=3, invalid=0, seed=1, house_rules=False))
+    dropped = {d.label: d.reason for d in report.tools[0].edges_dropped}
+    assert "code: maxLength 20 words" in dropped, dropped
+    assert "no string of 20 characters" in dropped["code: maxLength 20 words"]
+    assert tool.seen and all(re.search(LOOK_AHEAD, code) for code in tool.seen), tool.seen
+    assert report.ok

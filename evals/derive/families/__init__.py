@@ -2,8 +2,10 @@
 
 from evals.derive.families import (  # noqa: F401
     adp,
+    adp_paraphrase,
     coverage,
     odb,
+    odb_paraphrase,
     ohip,
     opa,
     opa_off_topic,
