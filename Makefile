@@ -155,8 +155,8 @@ check: install
 
 # Seeded defects (evals/sensitivity/defects.yaml), each applied alone in a scratch worktree of HEAD:
 # the verdict commands run on clean HEAD (must be green), then on each defect cheapest first
-# (gate, derived sample, bench BASE=HEAD, pytest, fuzz) -> which command caught it, or MISSED.
-# Not part of CI (an hour or more). SENSITIVITY_ARGS: --defect ID, --commands a,b, --all.
+# (gate, derived sample, pytest, bench BASE=HEAD, fuzz) -> which command caught it, or MISSED.
+# Not part of CI (hours). SENSITIVITY_ARGS: --defect ID, --commands a,b, --all, --rev REV.
 SENSITIVITY_ARGS ?=
 sensitivity: index
 	$(PY) -m evals.sensitivity $(SENSITIVITY_ARGS)

@@ -22,6 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--all", action="store_true", help="run every command on each defect, not only until red"
     )
+    parser.add_argument("--rev", default="HEAD", help="the commit to judge (default: HEAD)")
     parser.add_argument("--out", default="reports/sensitivity/latest")
     args = parser.parse_args(argv)
 
@@ -40,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         defects = [d for d in defects if d.id in args.defect]
 
     out = Path(args.out)
-    run = run_sensitivity(defects, commands, out, stop_at_red=not args.all)
+    run = run_sensitivity(defects, commands, out, rev=args.rev, stop_at_red=not args.all)
     text = table(run, {c.name for c in COMMANDS if c.in_make_test})
     (out / "sensitivity.md").write_text(f"# Sensitivity: seeded defects\n\n{text}\n")
     print(text)

@@ -42,8 +42,9 @@ class Command:
 
 
 MAKE = ("make", "--no-print-directory")
-# Cheapest first: the golden gate, the derived sample, the bench against the clean commit,
-# the test suite, the contract fuzzer.
+# Cheapest first, by what each takes on a 2-core machine: the golden gate and the derived sample
+# (2-3 min each), the test suite (6-8 min), the bench against the clean commit (10-12 min with its
+# concurrency conditions), the contract fuzzer.
 COMMANDS: tuple[Command, ...] = (
     Command("gate", (*MAKE, "gate"), True, 1800),
     Command(
@@ -52,10 +53,10 @@ COMMANDS: tuple[Command, ...] = (
         True,
         1800,
     ),
-    Command("bench-base", (*MAKE, "bench", "BASE={base}"), False, 2400),
     Command(
         "pytest", (".venv/bin/python", "-m", "pytest", "-q", "-x", "-p", "no:randomly"), True, 3600
     ),
+    Command("bench-base", (*MAKE, "bench", "BASE={base}"), False, 2400),
     Command("fuzz", (*MAKE, "fuzz", "FUZZ_PROFILE=default"), False, 2400),
 )
 
@@ -129,10 +130,10 @@ def _git(*args: str, cwd: Path = PROJECT_ROOT) -> str:
     ).stdout.strip()
 
 
-def prepare_worktree(path: Path = WORKTREE) -> str:
-    """A clean worktree of HEAD with this checkout's venv and a copy of its built index;
-    returns the commit."""
-    sha = _git("rev-parse", "HEAD")
+def prepare_worktree(rev: str = "HEAD", path: Path = WORKTREE) -> str:
+    """A clean worktree of `rev` with this checkout's venv and a copy of its built index (which
+    `make index` there rebuilds if that commit's corpus differs); returns the commit."""
+    sha = _git("rev-parse", f"{rev}^{{commit}}")
     if not (path / ".git").exists():
         shutil.rmtree(path, ignore_errors=True)
         _git("worktree", "prune")
@@ -243,11 +244,12 @@ def run_sensitivity(
     commands: Sequence[Command],
     out: Path,
     *,
+    rev: str = "HEAD",
     stop_at_red: bool = True,
     progress: Callable[[str], None] = print,
 ) -> SensitivityRun:
     started = time.perf_counter()
-    sha = prepare_worktree()
+    sha = prepare_worktree(rev)
     progress(f"clean HEAD {sha[:12]} in {WORKTREE}")
     clean = run_sequence(
         commands, WORKTREE, sha, out / "logs" / "clean", stop_at_red=True, progress=progress
@@ -276,7 +278,12 @@ def run_sensitivity(
                 )
             finally:
                 reset(WORKTREE)
+            save(run, out, started)  # a long run's results so far survive an interruption
+    save(run, out, started)
+    return run
+
+
+def save(run: SensitivityRun, out: Path, started: float) -> None:
     run.seconds = time.perf_counter() - started
     out.mkdir(parents=True, exist_ok=True)
     (out / "sensitivity.json").write_text(json.dumps(run.to_json(), indent=2) + "\n")
-    return run
