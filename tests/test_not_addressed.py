@@ -99,3 +99,14 @@ def test_a_short_word_inside_a_longer_one_is_not_a_match() -> None:
     hit = SectionHit(cat.section_id, cat.section_id, cat, vector_rank=1, vector_similarity=BETWEEN)
     assert unmatched_words("consent for a cat", [hit]) == []
     assert not not_addressed("consent for a cat", [hit])
+
+
+def test_a_lower_case_short_word_is_not_the_acronym_spelt_in_capitals() -> None:
+    row = replace(_hit(BETWEEN).row, text="Vaccines lower the COPD Assessment Test (CAT) score.")
+    hit = SectionHit(row.section_id, row.section_id, row, vector_rank=1, vector_similarity=BETWEEN)
+    assert unmatched_words("Which vaccines does an indoor cat need?", [hit]) == [
+        "indoor",
+        "cat",
+        "need",
+    ]
+    assert "cat" not in unmatched_words("Which vaccines change the CAT score?", [hit])
