@@ -3,6 +3,8 @@ the question's subject words, and its confidence is lowered; an on-topic one is 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from reference_server.retrieval.opa_sections import SectionRow
 from reference_server.scoring.confidence import confidence_from
 from reference_server.tools.section_merge import (
@@ -12,6 +14,7 @@ from reference_server.tools.section_merge import (
     SectionHit,
     not_addressed,
     section_counts,
+    unmatched_words,
 )
 
 CONSENT_TEXT = "Physicians must obtain valid consent before any treatment."
@@ -80,3 +83,30 @@ def test_an_unaddressed_answer_carries_the_penalty() -> None:
     flagged = confidence_from(section_counts(hits, addressed=False), 0)
     assert addressed == 0.9  # one SQL hit corroborated by the vector path: the base
     assert flagged == round(0.9 - NOT_ADDRESSED_PENALTY, 4)
+
+
+def test_a_short_subject_word_must_be_found_as_a_whole_word() -> None:
+    # the section names consent and treatment, but no cat or dog: the subject is unmatched
+    assert not_addressed("consent for my cat", [_hit(BETWEEN)])
+    assert not_addressed("treatment of a dog", [_hit(BETWEEN)])
+
+
+def test_a_short_word_inside_a_longer_one_is_not_a_match() -> None:
+    row = replace(_hit(BETWEEN).row, text="Indicate the consent given before treatment.")
+    hit = SectionHit(row.section_id, row.section_id, row, vector_rank=1, vector_similarity=BETWEEN)
+    assert unmatched_words("consent for a cat", [hit]) == ["cat"]
+    cat = replace(row, text="Consent for the cat was given.")
+    hit = SectionHit(cat.section_id, cat.section_id, cat, vector_rank=1, vector_similarity=BETWEEN)
+    assert unmatched_words("consent for a cat", [hit]) == []
+    assert not not_addressed("consent for a cat", [hit])
+
+
+def test_a_lower_case_short_word_is_not_the_acronym_spelt_in_capitals() -> None:
+    row = replace(_hit(BETWEEN).row, text="Vaccines lower the COPD Assessment Test (CAT) score.")
+    hit = SectionHit(row.section_id, row.section_id, row, vector_rank=1, vector_similarity=BETWEEN)
+    assert unmatched_words("Which vaccines does an indoor cat need?", [hit]) == [
+        "indoor",
+        "cat",
+        "need",
+    ]
+    assert "cat" not in unmatched_words("Which vaccines change the CAT score?", [hit])

@@ -168,7 +168,9 @@ class Query:
 
 @dataclass(frozen=True)
 class Guidance:
-    """The sections an answer is built from and what it reads out of their IPAC blocks."""
+    """The sections an answer is built from and what it reads out of their IPAC blocks. Every
+    section used is cited: the answer is read from all of them (a requirement names its
+    section), so no requirement points at a section the citations leave out."""
 
     used: list[SectionHit]  # the best n_sections in the setting
     requirements: list[Requirement]
@@ -176,10 +178,6 @@ class Guidance:
     checklists: list[Checklist]
     total_sections: int
     rerank: dict[str, Any]
-
-    @property
-    def cited(self) -> list[SectionHit]:
-        return self.used[:8]
 
 
 def _in_setting(hits: list[SectionHit], q: Query) -> list[SectionHit]:
@@ -267,13 +265,13 @@ class IpacGuidance(DualPathTool[Request, Query, SqlFound, list[VectorHit], Guida
     def score(self, q: Query, merged: Guidance, found: Found) -> Score[Citation]:
         cpso = found.sql.value.cpso if found.sql.value else None
         return Score(
-            citations=[section_citation(h.row) for h in merged.cited],
+            citations=[section_citation(h.row) for h in merged.used],
             conflicts=_conflicts(merged.used, merged.requirements, cpso),
-            counts=section_counts(merged.cited),
+            counts=section_counts(merged.used),
         )
 
     def respond(self, q: Query, merged: Guidance, judged: Judged[Citation]) -> Response:
-        docs = {h.row.document_id: h.row for h in merged.cited}
+        docs = {h.row.document_id: h.row for h in merged.used}
         return Response(
             provenance=judged.provenance,
             confidence=judged.confidence,
