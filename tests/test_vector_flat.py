@@ -88,18 +88,22 @@ def test_above_the_limit_filters_are_searched_without_chromas_where() -> None:
     settings = make_settings()
     embedder = make_embedder(settings, for_queries=True)
     exact = VectorClient(settings, embedder)
-    large = VectorClient(make_settings(exact_search_max=200), embedder)  # cpso: ~970 chunks
     query = "informed consent capacity"
-    broad = {"chunk_type": {"$in": ["parent", "child"]}}  # all 969 chunks: unfiltered HNSW
-    half = {"policy_level": "expectation"}  # 486 chunks: HNSW, over-fetched and filtered here
-    small = {"$and": [{"chunk_type": "parent"}, {"document_type": "advice"}]}  # < 200: exact
+    broad = {"chunk_type": {"$in": ["parent", "child"]}}  # every chunk: unfiltered HNSW
+    half = {"policy_level": "expectation"}  # about half: HNSW, over-fetched and filtered here
+    small = {"$and": [{"chunk_type": "parent"}, {"document_type": "advice"}]}  # exact subset
+    # The limit sits just above the small filter, whatever size the corpus has grown to.
+    exact.search("opa_cpso_corpus", query, 1)  # loads the collection's metadata
+    limit = len(exact._ids_where("opa_cpso_corpus", small)) + 10
+    assert len(exact._ids_where("opa_cpso_corpus", half)) > limit
+    large = VectorClient(make_settings(exact_search_max=limit), embedder)
     for where in (broad, half, small):
         expected = [h.id for h in exact.search("opa_cpso_corpus", query, 8, where)]
         found = large.search("opa_cpso_corpus", query, 8, where)
         assert [h.id for h in found] == expected, where
     assert "opa_cpso_corpus" not in large._flat
     n_small = len(large._ids_where("opa_cpso_corpus", small))
-    assert 0 < n_small <= 200, "the advice filter should be small enough for an exact subset"
+    assert 0 < n_small <= limit, "the advice filter should be small enough for an exact subset"
     assert any(len(f.ids) == n_small for f in large.derived.members("subset_flat"))
 
 
