@@ -20,6 +20,7 @@ REQUEST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     [
         ([REQUEST], -32600),
         ({**REQUEST, "jsonrpc": "1.0"}, -32600),
+        ({k: v for k, v in REQUEST.items() if k != "jsonrpc"}, -32600),  # the member missing
         ({**REQUEST, "id": None}, -32600),
         ({**REQUEST, "id": 1.5}, -32600),
         ({**REQUEST, "method": ["tools/list"]}, -32600),
