@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from reference_server.retrieval.opa_sections import SectionRow
 from reference_server.scoring.confidence import confidence_from
 from reference_server.tools.section_merge import (
     ADDRESSED_SIMILARITY,
@@ -16,34 +15,21 @@ from reference_server.tools.section_merge import (
     section_counts,
     unmatched_words,
 )
+from tests.opa_rows import section_row
 
 CONSENT_TEXT = "Physicians must obtain valid consent before any treatment."
 
 
 def _hit(similarity: float | None, *, sql: bool = True) -> SectionHit:
-    row = SectionRow(
-        section_id="cpso-consent:s01",
-        document_id="cpso-consent",
-        parent_id=None,
-        chunk_type="parent",
+    row = section_row(
+        "cpso-consent:s01",
         section_idx=1,
-        chunk_idx=None,
         section_heading="Obtaining Consent",
         text=CONSENT_TEXT,
         policy_level="expectation",
-        ipac=None,
-        source_org="cpso",
-        document_type="policy",
         document_title="Consent to Treatment",
         source_url="https://example.org",
-        policy_number=None,
-        published_date=None,
-        effective_date=None,
-        updated_date=None,
-        review_date=None,
         topics=("consent", "capacity"),
-        is_superseded=False,
-        superseded_by=None,
     )
     return SectionHit(
         row.section_id,

@@ -10,6 +10,7 @@ import pytest
 
 from reference_server.retrieval.opa_sections import SectionRow
 from reference_server.tools.section_merge import TOPIC_BOOST, SectionHit, boost, topic_coverage
+from tests.opa_rows import section_row
 
 TODAY = date(2026, 11, 25)
 QUESTION = "What should I know about benzodiazepines, tapering and z-drugs in practice?"
@@ -19,29 +20,16 @@ SUBJECT_WORDS = 6
 
 
 def _row(topics: tuple[str, ...], document_id: str = "doc") -> SectionRow:
-    return SectionRow(
-        section_id=f"{document_id}:s01",
-        document_id=document_id,
-        parent_id=None,
-        chunk_type="parent",
+    return section_row(
+        f"{document_id}:s01",
         section_idx=1,
-        chunk_idx=None,
         section_heading="Overview",
         text="Guidance text.",
-        policy_level=None,
-        ipac=None,
         source_org="cep",
         document_type="clinical_tool",
         document_title="A tool",
         source_url="https://example.org",
-        policy_number=None,
-        published_date=None,
-        effective_date=None,
-        updated_date=None,
-        review_date=None,
         topics=topics,
-        is_superseded=False,
-        superseded_by=None,
     )
 
 
