@@ -13,7 +13,7 @@ import pytest
 from load.bench import _bar_table, render_markdown
 from load.calibration import Calibration, factor
 from load.slo import load_slo, write_slo
-from reference_server.machine import describe, one_line, read_cpuinfo
+from ocm_common.machine import describe, one_line, read_cpuinfo
 from tests.described_machines import AVX2_ONLY
 
 CAL = Calibration(reference_ms=10.0, cpu_model="AMD EPYC", flags={"avx2": True})
