@@ -484,7 +484,7 @@ def build_parser() -> argparse.ArgumentParser:
     gate.add_argument(
         "--out",
         default=None,
-        help="where to write gate.json, gate.md, junit.xml (default: the run directory)",
+        help="where to write gate.record.json, gate.md, junit.xml (default: the run directory)",
     )
     gate.set_defaults(func=cmd_gate)
 

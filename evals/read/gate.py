@@ -4,8 +4,8 @@ It fails on an absolute floor (overall, per tool, per search mode), on a hybrid-
 margin that is too small, on a drop larger than the tolerance against the committed baseline
 (per scenario and overall), on a scenario that passed in the baseline and fails now, and on
 any failing scenario tagged ``critical``. Exit codes: 0 pass, 1 gate failed, 2 harness error
-(unreadable or aborted run log, invalid config or baseline). Writes ``gate.record.json`` (the run record),
-``gate.md`` / ``gate.html`` (the shared renderer) and ``junit.xml``. The baseline comparison
+(unreadable or aborted run log, invalid config or baseline). Writes ``gate.record.json`` (its
+run record), ``gate.md`` / ``gate.html`` (the shared renderer) and ``junit.xml``. The baseline comparison
 is :mod:`evals.read.diff` (the same pairing ``compare`` uses); metric directions come from the
 registry.
 """

@@ -41,8 +41,8 @@ async def test_run_writes_one_log_with_everything(tmp_path: Path, golden_fake: P
         "run.default.trec",
         "run.hybrid.trec",
         "run.keyword.trec",
-        "run.vector.trec",
         "run.record.json",
+        "run.vector.trec",
         "scenarios.jsonl",
         "tools.json",
     ]
