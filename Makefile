@@ -35,6 +35,7 @@ MIX ?=
 A ?= hybrid
 B ?= keyword
 COMPARE_OVERRIDES ?= sql_timeout_ms=5000,vector_timeout_ms=5000,tool_timeout_ms=10000
+# make report RUN=<folder>: any run record there (run, gate, bench, fuzz, security, ...), by kind
 RUN ?= reports/runs/latest
 
 .PHONY: install index serve test test-load check bench load eval eval-derived gate gate-chroma bench-scale rehearsal baseline fixture compare report fuzz security contract sensitivity clean
@@ -69,11 +70,13 @@ test-load: index
 # the tight bars are scaled to this machine by a reference workload (load/calibration.py).
 # BASE=<git rev>: instead, the working tree against that revision, calls interleaved on both
 # servers -> per-tool ratios; exit 1 when a tool is slower beyond the margin (load/against_base.py).
+# BENCH_PROFILES=load/profiles.quick.yaml: every profile shorter (checks the bench runs end to end).
 BASE ?=
 ROUNDS ?=
+BENCH_PROFILES ?=
 bench: index
-	GATE_TARGET='$(GATE_TARGET)' $(PY) -m load bench $(if $(BASE),--base '$(BASE)') $(if $(ROUNDS),--rounds $(ROUNDS))
-	@if [ -n "$(SCALE)" ]; then $(MAKE) --no-print-directory bench-scale SCALE=$(SCALE) SCALE_SUMMARY=reports/latest/summary.json; fi
+	GATE_TARGET='$(GATE_TARGET)' LOAD_PROFILES='$(BENCH_PROFILES)' $(PY) -m load bench $(if $(BASE),--base '$(BASE)') $(if $(ROUNDS),--rounds $(ROUNDS))
+	@if [ -n "$(SCALE)" ]; then $(MAKE) --no-print-directory bench-scale SCALE=$(SCALE) SCALE_SUMMARY=reports/latest; fi
 
 # One load profile (latency | paced | saturation | parallel) against a fresh reference server
 # (or URL=http://127.0.0.1:PORT/mcp); WORKERS=N uses locust's master/worker mode.
@@ -107,8 +110,12 @@ eval-derived: index
 	@awk '/^## Per case family/{f=1} /^## Per source/{f=0} f' $(DERIVED)/run/report.md
 	$(PY) -m evals gate --run $(DERIVED)/run --config evals/gate.yaml --no-baseline
 
-compare: index
-	$(PY) -m evals compare --a '$(A)' --b '$(B)' --golden golden --overrides $(COMPARE_OVERRIDES) --concurrency 2
+# RUN_A=<folder> RUN_B=<folder>: compare two run records instead (run logs: paired tests; any
+# other kind, e.g. two benches: their figures side by side).
+RUN_A ?=
+RUN_B ?=
+compare: $(if $(RUN_A),install,index)
+	$(PY) -m evals compare $(if $(RUN_A),--run-a '$(RUN_A)' --run-b '$(RUN_B)',--a '$(A)' --b '$(B)' --golden golden --overrides $(COMPARE_OVERRIDES) --concurrency 2)
 
 report: install
 	$(PY) -m evals report --run $(RUN)

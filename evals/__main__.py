@@ -88,7 +88,7 @@ def _run_one(
         return None
     console.print(f"run log: {out}")
     env = log.summary.environment
-    from reference_server.machine import one_line
+    from ocm_common.machine import one_line
 
     console.print(
         f"model {env.get('embedding_model', 'not reported')}, index "
@@ -113,7 +113,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_derive(args: argparse.Namespace) -> int:
     from evals.derive.build import derive, write
     from evals.derive.corpus import Corpus
+    from evals.derive.registry import skipped
+    from ocm_common.run_record import Clock, header, write_record
 
+    clock = Clock()
     console = Console(stderr=True)
     try:
         cases = derive(
@@ -125,15 +128,20 @@ def cmd_derive(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as exc:
         console.print(f"[red]error:[/] {exc}")
         return EXIT_HARNESS
-    write(cases, Path(args.out))
+    written = write(cases, Path(args.out))
     total = sum(len(c) for c in cases.values())
     sizes = ", ".join(f"{name} {len(c)}" for name, c in cases.items())
     console.print(f"{total} derived cases in {args.out} ({sizes})")
-    from evals.derive.registry import skipped
-
     for name in cases:
         for reason, n in skipped(name).items():
             console.print(f"  {name}: skipped {n} source rows: {reason}")
+    settings = {k: getattr(args, k) for k in ("family", "per_family", "seed", "corpus")}
+    body = {
+        "cases": {name: len(c) for name, c in cases.items()},
+        "skipped": {name: skipped(name) for name in cases},
+    }
+    head = header("derived", clock, EXIT_OK, target="corpus", settings=settings)
+    write_record(Path(args.out), head, body, [p.name for p in written])
     return EXIT_OK
 
 
@@ -180,23 +188,30 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from evals.read import bench_report
+    """The report of any run record, by its kind: a run log's eval report, a bench's (or
+    ``make bench BASE=``'s) bench report, any other kind's record report."""
+    from evals.read import bench_report, record_report
     from evals.read.report import write_report
     from evals.run.runlog import RunLogError
+    from ocm_common.run_record import RunRecordError, locate, read_record
 
-    if bool(args.run) == bool(args.bench):
-        Console(stderr=True).print("[red]error:[/] give --run DIR or --bench DIR")
+    where = args.run or args.bench
+    if not where or (args.run and args.bench):
+        Console(stderr=True).print("[red]error:[/] give --run DIR (or a record file)")
         return EXIT_HARNESS
     try:
-        if args.bench:
-            paths = bench_report.write(Path(args.bench))
-            Console().print(f"bench report: {paths['html']} (and {paths['markdown'].name})")
-            return EXIT_OK
-        path = write_report(Path(args.run))
-    except (RunLogError, bench_report.BenchReportError) as exc:
+        path = locate(where, args.kind)
+        record = read_record(path)
+        if record.kind in ("bench", "regression"):
+            paths = bench_report.write(path.parent)
+        elif record.kind == "run":
+            paths = {"markdown": write_report(path.parent)}
+        else:
+            paths = record_report.write(path, record)
+    except (RunRecordError, RunLogError, bench_report.BenchReportError) as exc:
         Console(stderr=True).print(f"[red]error:[/] {exc}")
         return EXIT_HARNESS
-    Console().print(f"report: {path} (and report.html)")
+    Console().print(f"{record.kind} report: {paths['markdown']} (and .html)")
     return EXIT_OK
 
 
@@ -226,6 +241,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if not (args.run_a and args.run_b) or args.a or args.b:
             console.print("[red]error:[/] give --run-a and --run-b, or --a and --b (targets)")
             return HARNESS
+        kinds = _record_kinds(args.run_a, args.run_b, console)
+        if kinds is None:
+            return HARNESS
+        if kinds != ("run", "run"):
+            return _compare_records(args, out, console)
         for path in (args.run_a, args.run_b):
             try:
                 logs.append(RunLog.read(path))
@@ -258,6 +278,34 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print_compare(comparison)
     console.print(f"compare report: {paths['html']} (and .md, .json)")
     return comparison.exit_code
+
+
+def _record_kinds(a: str, b: str, console: Console) -> tuple[str, str] | None:
+    """The kinds of the two records compared (a run log's record preferred in a folder)."""
+    from ocm_common.run_record import RunRecordError, locate, read_record
+
+    try:
+        kinds = (read_record(locate(a)).kind, read_record(locate(b)).kind)
+    except RunRecordError as exc:
+        console.print(f"[red]error:[/] {exc}")
+        return None
+    if kinds[0] != kinds[1]:
+        console.print(f"[red]error:[/] A is a {kinds[0]} record, B a {kinds[1]} record")
+        return None
+    return kinds
+
+
+def _compare_records(args: argparse.Namespace, out: Path, console: Console) -> int:
+    """Two records of one kind other than a run log: their figures side by side (exit 0)."""
+    from evals.read import record_report, render
+    from ocm_common.run_record import locate, read_record
+
+    a, b = read_record(locate(args.run_a)), read_record(locate(args.run_b))
+    doc = record_report.compare_document(a, b, args.run_a, args.run_b)
+    paths = render.write(doc, out, "compare")
+    console.print(f"compare: {doc.verdict.text if doc.verdict else ''}")
+    console.print(f"compare report: {paths['html']} (and .md)")
+    return EXIT_OK
 
 
 def print_compare(comparison: Any) -> None:
@@ -436,17 +484,22 @@ def build_parser() -> argparse.ArgumentParser:
     gate.add_argument(
         "--out",
         default=None,
-        help="where to write gate.json, gate.md, junit.xml (default: the run directory)",
+        help="where to write gate.record.json, gate.md, junit.xml (default: the run directory)",
     )
     gate.set_defaults(func=cmd_gate)
 
     report = sub.add_parser(
         "report",
-        help="eval report of a run log (tables; report.md + report.html with plots), or the "
-        "bench report of a bench directory (bench.md + bench.html)",
+        help="the report of any run record by its kind: a run log's eval report (report.md + "
+        ".html with plots), a bench's (bench.md + .html), any other kind's <kind>.report.md",
     )
-    report.add_argument("--run", help="run log directory")
-    report.add_argument("--bench", help="bench directory (reports/bench/<timestamp>)")
+    report.add_argument(
+        "--run", help="a folder with a run record (*.record.json: run, bench, fuzz, ...) or one"
+    )
+    report.add_argument("--bench", help="the same as --run (kept for bench folders)")
+    report.add_argument(
+        "--kind", default=None, help="which record of a folder that holds several (run, gate)"
+    )
     report.set_defaults(func=cmd_report)
 
     comp = sub.add_parser(
@@ -458,8 +511,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--a", help="target A: a spec as for 'run --target', or a configuration name (hybrid, ...)"
     )
     comp.add_argument("--b", help="target B (as --a)")
-    comp.add_argument("--run-a", help="read run log A instead of running a target")
-    comp.add_argument("--run-b", help="read run log B instead of running a target")
+    comp.add_argument(
+        "--run-a",
+        help="read record A instead of running a target: a run log (paired tests) or any other "
+        "record (bench, fuzz, ...: figures side by side, not judged)",
+    )
+    comp.add_argument("--run-b", help="read record B (of the same kind as A)")
     comp.add_argument(
         "--alpha",
         type=float,

@@ -15,24 +15,28 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from load.profiles import NAMES, LocustProfile, load_profiles
-from load.records import RECORDS_FILE, read_records
 from load.safety import NotLoopbackError, require_loopback
 from load.slo import evaluate, load_slo, miss_table
 from ocm_common.durations import duration_arg
+from ocm_common.latency_records import RECORDS_FILE, read_records
 from ocm_common.launcher import running_server
+from ocm_common.run_record import Clock, header, write_record
 from reference_server.config import default_http_workers
 
 
 def _run(args: argparse.Namespace) -> int:
+    clock = Clock()
     profiles = load_profiles()
     out = Path(args.out or f"reports/load/{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
     workers = args.server_workers or default_http_workers()
     if args.url:
         require_loopback(args.url)
 
-    def go(url: str) -> int:
+    def go(url: str) -> tuple[int, dict[str, Any]]:
+        """The profile's exit code and its summary (the body of the load record)."""
         if args.profile == "parallel":
             from load.parallel import run_parallel
 
@@ -41,7 +45,7 @@ def _run(args: argparse.Namespace) -> int:
 
             report = run_parallel(factory, healthy_url=url, profile=profiles.parallel)
             print(report.table())
-            return 0 if report.passed else 1
+            return (0 if report.passed else 1), report.to_json()
         from load.run import run_profile
 
         settings = getattr(profiles, args.profile)
@@ -72,13 +76,23 @@ def _run(args: argparse.Namespace) -> int:
             slo_file=Path(args.slo) if args.slo else None,
         )
         print(f"records and locust CSV/HTML: {out}")
-        return run.exit_code
+        return run.exit_code, {"profile": args.profile, **run.summary}
+
+    def recorded(url: str) -> int:
+        code, body = go(url)
+        settings = {
+            k: getattr(args, k)
+            for k in ("profile", "users", "rate", "time", "workers", "mix", "slo", "allow_writes")
+        }
+        head = header("load", clock, code, target=url, settings=settings | {"server": workers})
+        write_record(out, head, body, [RECORDS_FILE] if (out / RECORDS_FILE).exists() else [])
+        return code
 
     if args.url:
-        return go(args.url)
+        return recorded(args.url)
     print(f"starting the reference server ({workers} workers) on a free loopback port ...")
     with running_server(workers=workers) as url:
-        return go(url)
+        return recorded(url)
 
 
 def _slo(args: argparse.Namespace) -> int:

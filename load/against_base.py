@@ -9,8 +9,9 @@ Then, unless `--no-conditions`, the concurrency conditions (load/base_conditions
 pair of its own with its settings on both sides: a cheap call beside slow ones whose paths do
 blocking work, the same latency on both paths, a small whole-tool budget -> per
 condition and tool paired ratios, judged with the condition's margin ->
-`reports/bench/<timestamp>-base-<sha12>/` (`summary.json`, `summary.md`, the servers' logs),
-copied to `reports/latest/`.
+`reports/bench/<timestamp>-base-<sha12>/` (`regression.record.json`, the run record, and
+`bench.md` / `bench.html` rendered from it by `evals report`; the servers' logs), copied to
+`reports/latest/`.
 
 What holds on any machine is checked too, on the working tree's calls: no errors, every
 answer valid against its published outputSchema, p50/p95 within the spec ceilings. The tight
@@ -24,8 +25,8 @@ not run (worktree, index, a server, too few calls, a condition with nothing to j
 
 from __future__ import annotations
 
-import json
 import shutil
+import subprocess
 import sys
 import time
 from contextlib import ExitStack
@@ -44,13 +45,14 @@ from load.base_conditions import (
 from load.client import warm_up
 from load.hoststat import cpu_shares, cpu_times
 from load.parallel import interleaved_calls
-from load.records import LatencyRecord
-from load.regression import CONDITION_MARGINS, CONDITION_RATIOS, MARGIN, Verdict, judge, table
+from load.regression import CONDITION_MARGINS, CONDITION_RATIOS, Verdict, judge, table
 from load.slo import load_slo
 from load.taskmix import TaskMix
 from load.worktree import BaseTree, WorktreeError, build_index, check_imports, checkout
+from ocm_common.latency_records import LatencyRecord
 from ocm_common.launcher import running_server
-from reference_server.machine import describe, one_line
+from ocm_common.machine import describe
+from ocm_common.run_record import Clock, header, write_record
 
 ROUNDS = 100  # calls per tool and side: ~1 min on this 2-core machine
 SIDES = ("working", "base")
@@ -143,6 +145,7 @@ def run_against_base(
     condition_rounds: int = CONDITION_ROUNDS,
 ) -> int:
     started = time.monotonic()
+    clock = Clock()
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     summary: dict[str, Any] = {
         "timestamp": stamp,
@@ -230,108 +233,19 @@ def run_against_base(
         code = 130
     summary["exit_code"] = code
     summary["elapsed_s"] = round(time.monotonic() - started, 1)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
-    (out / "summary.md").write_text(render_markdown(summary), encoding="utf-8")
+    head = header(
+        "regression",
+        clock,
+        code,
+        target=f"working tree vs {rev}",
+        settings={"base_rev": rev, "rounds": rounds, "conditions": conditions},
+        machine=summary["machine"],
+    )
+    write_record(out, head, summary, files=sorted(p.name for p in out.glob("*.log")))
+    if subprocess.call([sys.executable, "-m", "evals", "report", "--run", str(out)]) != 0:
+        print("the regression report could not be rendered (the record is complete)")
     latest = out_root / "latest"
     shutil.rmtree(latest, ignore_errors=True)
     shutil.copytree(out, latest)
     print(f"\nreports: {out} (copied to {latest}); exit {code}")
     return code
-
-
-def render_markdown(summary: dict[str, Any]) -> str:
-    regression = summary.get("regression") or {}
-    margin = regression.get("margin", MARGIN)
-    lines = [
-        f"# Bench against base {summary.get('base_rev')} ({str(summary.get('base_sha', ''))[:12]})",
-        "",
-        f"Exit {summary.get('exit_code')}; machine {one_line(summary['machine'])}; "
-        f"{summary.get('rounds')} interleaved calls per tool and side; "
-        f"{summary.get('elapsed_s', 0):.0f} s; CPU during the calls: {summary.get('machine_cpu')}.",
-        "",
-        f"Ratios are working / base; {regression.get('bootstrap', '')}, "
-        f"{regression.get('confidence', 0.95):.0%} intervals, percentiles by "
-        f"{regression.get('percentile', 'linear interpolation')}; the paired ratio is the median "
-        "over pairs of working call / its base call. A tool is slower when a lower bound is "
-        f"above {1 + margin:g}.",
-        "",
-        *_ratio_table(regression),
-    ]
-    slower = regression.get("slower") or []
-    lines += [
-        "",
-        f"Slower than base by more than {margin:.0%}: {', '.join(slower)}."
-        if slower
-        else f"No tool slower than base by more than {margin:.0%}.",
-    ]
-    conditions = summary.get("conditions") or {}
-    if conditions:
-        lines += [
-            "",
-            "## Under the concurrency conditions",
-            "",
-            f"{summary.get('condition_rounds')} pairs per tool and condition, interleaved; the "
-            "condition's settings on both servers. p50 and paired ratios only; a tool is slower "
-            "when a lower bound is above 1 + the condition's margin.",
-        ]
-    for name, c in conditions.items():
-        reg = c.get("regression") or {}
-        flagged = reg.get("slower") or []
-        lines += [
-            "",
-            f"### {name}: {c.get('title')} (margin {reg.get('margin', 0):.0%})",
-            "",
-            f"Settings on both sides: {c.get('env') or 'none'}; CPU: {c.get('machine_cpu')}"
-            + (f"; context: {c['measurements']}" if c.get("measurements") else "")
-            + ".",
-            "",
-            *_ratio_table(reg),
-            "",
-            f"Slower under {name}: {', '.join(flagged)}."
-            if flagged
-            else f"None slower under {name}.",
-        ]
-    for title, items in (
-        ("Hard failures (working tree)", summary.get("hard_failures")),
-        ("Base errors (not judged)", summary.get("base_problems")),
-        (
-            "Errors under the conditions (not judged)",
-            [
-                f"{name}, {side}: {e}"
-                for name, c in conditions.items()
-                for side, errs in (c.get("problems") or {}).items()
-                for e in errs
-            ],
-        ),
-        ("Could not run", summary.get("harness_errors")),
-    ):
-        if items:
-            lines += ["", f"## {title}", "", *[f"- {x}" for x in items[:50]]]
-    return "\n".join(lines) + "\n"
-
-
-def _ratio_table(regression: dict[str, Any]) -> list[str]:
-    """Markdown rows of one verdict: every tool's ratios with intervals ('-' where not computed)."""
-    lines = [
-        "| tool | pairs | p50 working / base ms | p50 ratio [95 % CI] | p95 working / base ms "
-        "| p95 ratio [95 % CI] | paired ratio [95 % CI] | verdict |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
-    ]
-    for tool, t in (regression.get("tools") or {}).items():
-        cells = []
-        for name in ("p50", "p95", "paired"):
-            r = t["ratios"].get(name)
-            cells += (
-                [
-                    f"{r['working_ms']:.1f} / {r['base_ms']:.1f}",
-                    f"{r['ratio']:.3f} [{r['low']:.3f}, {r['high']:.3f}]",
-                ]
-                if r
-                else ["-", "-"]
-            )
-        verdict = "**slower**" if t["slower"] else (t.get("note") or "ok")
-        lines.append(
-            f"| {tool} | {t['pairs']} | {' | '.join([*cells[:4], cells[5]])} | {verdict} |"
-        )
-    return lines

@@ -3,7 +3,9 @@
 server (all workers) -> latency, paced, saturation -> saturation again on one worker (the
 scaling ratio) -> parallel guarantees (their own server configurations) -> in-process
 pytest-benchmark -> golden eval + gate -> `reports/bench/<timestamp>/` and `reports/latest/`
-(`summary.json`, `summary.md`, `latency.jsonl`, locust CSV and HTML, the eval run log).
+(`bench.record.json`: the run record whose body is the typed `BenchSummary`; `bench.md` and
+`bench.html` rendered from it by `evals report`; `latency.jsonl`, locust CSV and HTML, the eval
+run log).
 Every server it starts is stopped, also on failure or Ctrl-C. Exit 0 only if every SLO and
 the gate passed; 1 if a target or the gate missed; 2 if a step could not run.
 
@@ -18,7 +20,6 @@ exit code 1 means a tool failed or a spec ceiling missed, never a machine-depend
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -32,7 +33,6 @@ from load.calibration import Factor, factor
 from load.hoststat import cpu_shares, cpu_times
 from load.parallel import run_parallel
 from load.profiles import load_profiles
-from load.records import RECORDS_FILE, read_records
 from load.run import run_profile
 from load.slo import (
     SLO_FILE_ENV,
@@ -45,10 +45,18 @@ from load.slo import (
     miss_table,
     write_slo,
 )
+from ocm_common.bench_summary import (
+    BenchSummary,
+    CalibrationUsed,
+    CpuPerCall,
+    MachineLoad,
+    ToolLatency,
+)
+from ocm_common.latency_records import RECORDS_FILE, LatencyRecord, read_records
 from ocm_common.launcher import cpu_seconds, running_server
-from ocm_common.percentiles import DEFINITION
+from ocm_common.machine import describe
+from ocm_common.run_record import Clock, header, write_record
 from reference_server.config import PROJECT_ROOT, default_http_workers
-from reference_server.machine import describe, lacking, one_line, relevant_flags
 
 # `make bench` passes the Makefile's GATE_TARGET (pinned date, generous timeouts); this default
 # is the same for a direct `python -m load bench`.
@@ -83,162 +91,158 @@ def _python(*args: str, env: dict[str, str] | None = None) -> int:
     )
 
 
-def _cpu_per_call(summary: dict[str, Any], cpu_s: float) -> None:
+def _cpu_per_call(run: dict[str, Any], cpu_s: float) -> None:
     """Server CPU per call (all its processes): what a call costs whatever else the machine runs
     (includes the warm-up calls, so it errs high)."""
-    calls = summary.get("calls") or 0
-    summary["server_cpu_s"] = round(cpu_s, 2)
-    summary["server_cpu_ms_per_call"] = round(cpu_s * 1000 / calls, 2) if calls else None
+    calls = run.get("calls") or 0
+    run["server_cpu_s"] = round(cpu_s, 2)
+    run["server_cpu_ms_per_call"] = round(cpu_s * 1000 / calls, 2) if calls else None
 
 
-def _machine(workload: str) -> dict[str, Any]:
+def _machine(workload: str) -> MachineLoad:
     """Cores, load and the reference workload's time (load/calibrate.py): a miss measured while
     the machine ran its fixed work slower than usual is the machine's as much as the server's."""
     load1, load5, _ = os.getloadavg()
     reference = measure(workload)
-    return {
-        "cores": os.cpu_count(),
-        "load_avg_1m": round(load1, 2),
-        "load_avg_5m": round(load5, 2),
-        "reference_ms": reference["ms"] if reference else None,
-        "reference": reference,
-    }
+    return MachineLoad(
+        cores=os.cpu_count(),
+        load_avg_1m=round(load1, 2),
+        load_avg_5m=round(load5, 2),
+        reference_ms=reference["ms"] if reference else None,
+        reference=reference,
+    )
 
 
 def _workload(slo: Slo) -> str:
     return slo.calibration.workload if slo.calibration else DEFAULT_WORKLOAD
 
 
-def _factor(slo: Slo, *machines: dict[str, Any] | None) -> Factor:
-    return factor([(m or {}).get("reference_ms") for m in machines], slo.calibration)
+def _factor(slo: Slo, *machines: MachineLoad | None) -> Factor:
+    return factor([m.reference_ms if m else None for m in machines], slo.calibration)
 
 
-def run_bench(out_root: Path) -> int:
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    out = (out_root / "bench" / stamp).resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    profiles = load_profiles()
-    slo = load_slo()
-    workers = default_http_workers()
-    progress = Progress()
-    summary: dict[str, Any] = {
-        "timestamp": stamp,
-        "machine": describe(),
-        "machine_at_start": _machine(_workload(slo)),
-        "server_workers": workers,
-        "profiles": {},
-        "harness_errors": [],
-    }
-    at_start = _factor(slo, summary["machine_at_start"])
-    print(f"calibration at the start: factor {at_start.value:g} ({at_start.note})")
-    slo_start = write_slo(slo.scaled(at_start.value), out / "slo.start.yaml")
-    slo_hard = write_slo(slo.hard_only(), out / "slo.hard.yaml")
-    codes: dict[str, int] = {}
-    raw_codes: dict[str, int] = {}
-    try:
-        progress(f"starting the reference server with {workers} workers")
-        with running_server(workers=workers, log_path=out / "server.log") as url:
-            for name in ("latency", "paced", "saturation"):
-                settings = getattr(profiles, name)
-                progress(f"{name} profile ({settings.time_s:.0f} s) against {url}")
-                cpu_before = cpu_seconds(url.pid)
-                run = run_profile(name, url, out, settings, quiet=True, slo_file=slo_start)
-                raw_codes[name] = run.exit_code
-                codes[name] = 0 if run.exit_code in VERDICT_CODES else run.exit_code
-                summary["profiles"][name] = run.summary
-                _cpu_per_call(run.summary, cpu_seconds(url.pid) - cpu_before)
-            progress("parallel profile: (c) on this server, (a), (b), (d) on their own")
+class Bench:
+    """One bench: its folder, settings, summary and per-step exit codes, filled step by step."""
+
+    def __init__(self, out_root: Path) -> None:
+        self.clock = Clock()
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        self.out_root = out_root
+        self.out = (out_root / "bench" / stamp).resolve()
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.profiles = load_profiles()
+        self.slo = load_slo()
+        self.progress = Progress()
+        self.summary = BenchSummary(
+            timestamp=stamp,
+            machine=describe(),
+            machine_at_start=_machine(_workload(self.slo)),
+            server_workers=default_http_workers(),
+        )
+        self.codes: dict[str, int] = {}
+        at_start = _factor(self.slo, self.summary.machine_at_start)
+        print(f"calibration at the start: factor {at_start.value:g} ({at_start.note})")
+        self.slo_start = write_slo(self.slo.scaled(at_start.value), self.out / "slo.start.yaml")
+        self.slo_hard = write_slo(self.slo.hard_only(), self.out / "slo.hard.yaml")
+
+    def server(self, workers: int, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+        return running_server(workers=workers, env=env, log_path=self.out / "server.log")
+
+    def locust(self, url: Any, name: str, out: Path, key: str) -> int:
+        """One locust profile against ``url``: its summary (with server CPU per call) under
+        ``key``; the raw exit code returned."""
+        settings = getattr(self.profiles, name)
+        cpu_before = cpu_seconds(url.pid)
+        run = run_profile(name, url, out, settings, quiet=True, slo_file=self.slo_start)
+        _cpu_per_call(run.summary, cpu_seconds(url.pid) - cpu_before)
+        self.summary.profiles[key] = run.summary
+        return run.exit_code
+
+    def load_profiles_and_parallel(self) -> None:
+        """latency, paced, saturation on the all-workers server, then the parallel guarantees."""
+        workers = self.summary.server_workers
+        self.progress(f"starting the reference server with {workers} workers")
+        with self.server(workers) as url:
+            for name in LOCUST_PROFILES:
+                seconds = getattr(self.profiles, name).time_s
+                self.progress(f"{name} profile ({seconds:.0f} s) against {url}")
+                code = self.locust(url, name, self.out, name)
+                self.summary.locust_exit_codes[name] = code
+                self.codes[name] = 0 if code in VERDICT_CODES else code
+            self.progress("parallel profile: (c) on this server, (a), (b), (d) on their own")
 
             def factory(env: dict[str, str]):  # type: ignore[no-untyped-def]
-                progress(f"server with {env or 'no faults'}", new_step=False)
-                return running_server(workers=1, env=env, log_path=out / "server.log")
+                self.progress(f"server with {env or 'no faults'}", new_step=False)
+                return self.server(1, env)
 
             report = run_parallel(
                 factory,
                 healthy_url=url,
-                profile=profiles.parallel,
-                slo=slo,
-                progress=lambda m: progress(m, new_step=False),
+                profile=self.profiles.parallel,
+                slo=self.slo,
+                progress=lambda m: self.progress(m, new_step=False),
             )
             print(report.table())
-            summary["profiles"]["parallel"] = report.to_json()
-            codes["parallel"] = 0 if report.passed else 1
-        # the scaling ratio: the same profile on one worker and on one worker per core
-        for fewer in sorted({1, os.cpu_count() or 1} - {workers}):
-            progress(f"saturation profile on a {fewer}-worker server (the scaling ratio)")
+            self.summary.profiles["parallel"] = report.to_json()
+            self.codes["parallel"] = 0 if report.passed else 1
+
+    def scaling_ratio(self) -> None:
+        """The same saturation profile on one worker and on one worker per core."""
+        for fewer in sorted({1, os.cpu_count() or 1} - {self.summary.server_workers}):
+            self.progress(f"saturation profile on a {fewer}-worker server (the scaling ratio)")
             key = f"saturation_{fewer}_worker"
-            with running_server(workers=fewer, log_path=out / "server.log") as smaller:
-                cpu_before = cpu_seconds(smaller.pid)
-                run = run_profile(
-                    "saturation",
-                    smaller,
-                    out / key,
-                    profiles.saturation,
-                    quiet=True,
-                    slo_file=slo_start,
-                )
-                _cpu_per_call(run.summary, cpu_seconds(smaller.pid) - cpu_before)
-            summary["profiles"][key] = run.summary
-        progress("in-process pytest-benchmark (tests/bench)")
+            with self.server(fewer) as smaller:
+                self.locust(smaller, "saturation", self.out / key, key)
+
+    def inprocess(self) -> None:
+        """pytest-benchmark in this process's machine, judged by the hard bars only."""
+        self.progress("in-process pytest-benchmark (tests/bench)")
         host_before = cpu_times()
-        codes["inprocess"] = _python(
-            "-m",
-            "pytest",
-            "-q",
-            "-m",
-            "bench",
-            "--benchmark-enable",
-            "--benchmark-only",
-            "tests/bench",
-            "-p",
-            "no:randomly",
-            env={"OCM_LATENCY_RECORDS": str(out / RECORDS_FILE), SLO_FILE_ENV: str(slo_hard)},
+        self.codes["inprocess"] = _python(
+            *("-m", "pytest", "-q", "-m", "bench", "--benchmark-enable", "--benchmark-only"),
+            *("tests/bench", "-p", "no:randomly"),
+            env={
+                "OCM_LATENCY_RECORDS": str(self.out / RECORDS_FILE),
+                SLO_FILE_ENV: str(self.slo_hard),
+            },
         )
-        summary["profiles"]["inprocess"] = {"machine_cpu": cpu_shares(host_before, cpu_times())}
-        progress("golden eval and gate")
-        eval_dir = out / "eval"
+        self.summary.profiles["inprocess"] = {"machine_cpu": cpu_shares(host_before, cpu_times())}
+
+    def eval_and_gate(self) -> None:
+        self.progress("golden eval and gate")
+        eval_dir = self.out / "eval"
         eval_code = _python(
-            "-m",
-            "evals",
-            "run",
-            "--target",
-            GATE_TARGET,
-            "--golden",
-            "golden",
-            "--out",
-            str(eval_dir),
-            "--ablation",
-            "--concurrency",
-            "2",
+            *("-m", "evals", "run", "--target", GATE_TARGET, "--golden", "golden"),
+            *("--out", str(eval_dir), "--ablation", "--concurrency", "2"),
         )
         gate_code = (
             _python(
-                "-m",
-                "evals",
-                "gate",
-                "--run",
-                str(eval_dir),
-                "--config",
-                "evals/gate.yaml",
-                "--baseline",
-                "evals/baseline.json",
-                "--require-baseline",
+                *("-m", "evals", "gate", "--run", str(eval_dir), "--config", "evals/gate.yaml"),
+                *("--baseline", "evals/baseline.json", "--require-baseline"),
             )
             if eval_code == 0
             else 2
         )
-        codes["gate"] = gate_code
-        summary["gate_pass"] = gate_code == 0
+        self.codes["gate"] = gate_code
+        self.summary.gate_pass = gate_code == 0
+
+
+def run_bench(out_root: Path) -> int:
+    bench = Bench(out_root)
+    try:
+        bench.load_profiles_and_parallel()
+        bench.scaling_ratio()
+        bench.inprocess()
+        bench.eval_and_gate()
     except KeyboardInterrupt:
         print("\ninterrupted: servers stopped, partial results kept", file=sys.stderr)
-        summary["harness_errors"].append("interrupted")
-        codes["interrupted"] = 130
+        bench.summary.harness_errors.append("interrupted")
+        bench.codes["interrupted"] = 130
     except Exception as exc:  # a step that cannot run is reported, never a pass
         print(f"\nbench step failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-        summary["harness_errors"].append(f"{type(exc).__name__}: {exc}")
-        codes["harness"] = 2
-    summary["locust_exit_codes"] = raw_codes
-    return _finish(out, out_root, summary, codes, slo, progress)
+        bench.summary.harness_errors.append(f"{type(exc).__name__}: {exc}")
+        bench.codes["harness"] = 2
+    return _finish(bench)
 
 
 def _bar_table(raw: Slo, scaled: Slo, tools: list[str]) -> dict[str, Any]:
@@ -260,35 +264,35 @@ def _bar_table(raw: Slo, scaled: Slo, tools: list[str]) -> dict[str, Any]:
     return table
 
 
-def _cpu_per_call_verdict(summary: dict[str, Any], slo: Slo) -> list[Miss]:
+def _cpu_per_call_verdict(summary: BenchSummary, slo: Slo) -> list[Miss]:
     """The server's CPU per call against the mean of the run's two reference readings."""
     if slo.cpu_per_call is None:
         return []
-    readings: list[float] = [
-        float(m["reference_ms"])
-        for m in (summary.get("machine_at_start") or {}, summary.get("machine_at_end") or {})
-        if m.get("reference_ms")
+    readings = [
+        float(m.reference_ms)
+        for m in (summary.machine_at_start, summary.machine_at_end)
+        if m is not None and m.reference_ms
     ]
     reference = round(sum(readings) / len(readings), 3) if readings else None
-    run = summary["profiles"].get(slo.cpu_per_call.profile) or {}
+    run = summary.profiles.get(slo.cpu_per_call.profile) or {}
     cpu = run.get("server_cpu_ms_per_call")
     ratio, misses = evaluate_cpu_per_call(cpu, reference, slo)
-    summary["cpu_per_call"] = {
-        "profile": slo.cpu_per_call.profile,
-        "server_cpu_ms": cpu,
-        "reference_ms": reference,
-        "ratio": ratio,
-        "max_ratio": slo.cpu_per_call.max_reference_ratio,
-    }
+    summary.cpu_per_call = CpuPerCall(
+        profile=slo.cpu_per_call.profile,
+        server_cpu_ms=cpu,
+        reference_ms=reference,
+        ratio=ratio,
+        max_ratio=slo.cpu_per_call.max_reference_ratio,
+    )
     return misses
 
 
-def _run_misses(summary: dict[str, Any], records: list[Any], slo: Slo) -> list[Miss]:
+def _run_misses(summary: BenchSummary, records: list[LatencyRecord], slo: Slo) -> list[Miss]:
     """What a locust run's own verdict held beyond its records: calls that failed before any
     tool (initialize, tools/list) and a run that recorded no tool at all."""
     misses = []
-    for name, run in summary["profiles"].items():
-        if name.split("_")[0] not in LOCUST_PROFILES or not isinstance(run, dict) or not run:
+    for name, run in summary.profiles.items():
+        if name.split("_")[0] not in LOCUST_PROFILES or not run:
             continue
         tool_errors = sum(r.errors for r in records if r.profile == name)
         setup = int(run.get("errors") or 0) - tool_errors
@@ -299,239 +303,113 @@ def _run_misses(summary: dict[str, Any], records: list[Any], slo: Slo) -> list[M
     return misses
 
 
-def _finish(
-    out: Path,
-    out_root: Path,
-    summary: dict[str, Any],
-    codes: dict[str, int],
-    raw_slo: Slo,
-    progress: Progress,
-) -> int:
-    summary["machine_at_end"] = _machine(_workload(raw_slo))
-    used = _factor(raw_slo, summary["machine_at_start"], summary["machine_at_end"])
-    slo = raw_slo.scaled(used.value)
-    cal = raw_slo.calibration
-    summary["calibration"] = {
-        "factor": used.to_json(),
-        "workload": _workload(raw_slo),
-        "reference": cal.model_dump() if cal else None,
-    }
-    records = read_records(out / RECORDS_FILE) if (out / RECORDS_FILE).exists() else []
-    summary["bars"] = _bar_table(raw_slo, slo, sorted({r.tool for r in records}))
-    misses = evaluate(records, slo) + _run_misses(summary, records, slo)
-    sat = summary["profiles"].get("saturation", {})
-    summary["saturation_rps"] = sat.get("saturation_rps", 0.0)
-    misses += evaluate_saturation(summary["saturation_rps"], slo)
-    misses += _cpu_per_call_verdict(summary, raw_slo)
-    summary["saturation_rps_by_workers"] = {
-        str(summary["server_workers"]): summary["saturation_rps"],
-        **{
-            key.split("_")[1]: run.get("saturation_rps", 0.0)
-            for key, run in summary["profiles"].items()
-            if key.startswith("saturation_") and key.endswith("_worker")
-        },
-    }
+def tool_table(records: list[LatencyRecord]) -> dict[str, ToolLatency]:
+    """Per tool: the latency profile's figures, the paced and in-process ones beside, and the
+    errors of every profile."""
     latency = {r.tool: r for r in records if r.profile == "latency"}
     paced = {r.tool: r for r in records if r.profile == "paced"}
     inproc = {r.tool: r for r in records if r.profile == "inprocess"}
-    summary["tools"] = {
-        tool: {
-            "p50_ms": r.p50_ms,
-            "p95_ms": r.p95_ms,
-            "p99_ms": r.p99_ms,
-            "rps": r.rps,
-            "errors": sum(x.errors for x in records if x.tool == tool),
-            "paced_p95_ms": paced[tool].p95_ms if tool in paced else None,
-            "paced_p99_ms": paced[tool].p99_ms if tool in paced else None,
-            "inprocess_p50_ms": inproc[tool].p50_ms if tool in inproc else None,
-            "inprocess_p95_ms": inproc[tool].p95_ms if tool in inproc else None,
-        }
+    return {
+        tool: ToolLatency(
+            p50_ms=r.p50_ms,
+            p95_ms=r.p95_ms,
+            p99_ms=r.p99_ms,
+            rps=r.rps,
+            errors=sum(x.errors for x in records if x.tool == tool),
+            paced_p95_ms=paced[tool].p95_ms if tool in paced else None,
+            paced_p99_ms=paced[tool].p99_ms if tool in paced else None,
+            inprocess_p50_ms=inproc[tool].p50_ms if tool in inproc else None,
+            inprocess_p95_ms=inproc[tool].p95_ms if tool in inproc else None,
+        )
         for tool, r in sorted(latency.items())
     }
-    summary["cache_hit_rate"] = {
-        name: p.get("cache_hit_rate")
-        for name, p in summary["profiles"].items()
-        if isinstance(p, dict) and "cache_hit_rate" in p
+
+
+def judge_bench(
+    summary: BenchSummary, records: list[LatencyRecord], codes: dict[str, int], raw_slo: Slo
+) -> list[Miss]:
+    """Scale the bars by the bench's factor, judge every record and run, and set the
+    figures and verdicts on ``summary``; the SLO misses returned for the console table."""
+    used = _factor(raw_slo, summary.machine_at_start, summary.machine_at_end)
+    slo = raw_slo.scaled(used.value)
+    cal = raw_slo.calibration
+    summary.calibration = CalibrationUsed(
+        factor=used.to_json(),
+        workload=_workload(raw_slo),
+        reference=cal.model_dump() if cal else None,
+    )
+    summary.bars = _bar_table(raw_slo, slo, sorted({r.tool for r in records}))
+    misses = evaluate(records, slo) + _run_misses(summary, records, slo)
+    summary.saturation_rps = summary.profiles.get("saturation", {}).get("saturation_rps", 0.0)
+    misses += evaluate_saturation(summary.saturation_rps, slo)
+    misses += _cpu_per_call_verdict(summary, raw_slo)
+    summary.saturation_rps_by_workers = {
+        str(summary.server_workers): summary.saturation_rps,
+        **{
+            key.split("_")[1]: run.get("saturation_rps", 0.0)
+            for key, run in summary.profiles.items()
+            if key.startswith("saturation_") and key.endswith("_worker")
+        },
     }
-    parallel = summary["profiles"].get("parallel", {})
-    parallel_misses = [
-        f"parallel ({f['check']}) {f['subject']}: {f['detail']}"
-        for f in parallel.get("findings", [])
-        if not f["passed"]
-    ]
-    summary["misses"] = [m.text for m in misses] + parallel_misses
-    summary["slo_pass"] = (
-        not summary["misses"]
+    summary.tools = tool_table(records)
+    summary.cache_hit_rate = {
+        name: p.get("cache_hit_rate")
+        for name, p in summary.profiles.items()
+        if "cache_hit_rate" in p
+    }
+    parallel = summary.profiles.get("parallel", {})
+    summary.misses = [m.text for m in misses] + parallel_misses(summary)
+    summary.slo_pass = (
+        not summary.misses
         and bool(parallel.get("passed"))
         and all(codes.get(k, 1) == 0 for k in ("latency", "paced", "saturation", "inprocess"))
     )
-    summary.setdefault("gate_pass", False)
-    summary["exit_codes"] = codes
-    summary["elapsed_s"] = round(time.monotonic() - progress.start, 1)
-    exit_code = 0 if summary["slo_pass"] and summary["gate_pass"] else 1
-    if summary["harness_errors"] and exit_code == 0:
+    summary.exit_codes = codes
+    exit_code = 0 if summary.slo_pass and summary.gate_pass else 1
+    if summary.harness_errors and exit_code == 0:
         exit_code = 2
     if "interrupted" in codes:
         exit_code = 130
-    summary["exit_code"] = exit_code
-    (out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
-    md = render_markdown(summary)
-    (out / "summary.md").write_text(md, encoding="utf-8")
-    if _python("-m", "evals", "report", "--bench", str(out)) != 0:  # bench.md + bench.html
-        print("the bench report could not be rendered (summary.json is complete)", file=sys.stderr)
-    latest = out_root / "latest"
+    summary.exit_code = exit_code
+    return misses
+
+
+def parallel_misses(summary: BenchSummary) -> list[str]:
+    return [
+        f"parallel ({f['check']}) {f['subject']}: {f['detail']}"
+        for f in summary.profiles.get("parallel", {}).get("findings", [])
+        if not f["passed"]
+    ]
+
+
+def _finish(bench: Bench) -> int:
+    out, summary = bench.out, bench.summary
+    summary.machine_at_end = _machine(_workload(bench.slo))
+    records = read_records(out / RECORDS_FILE) if (out / RECORDS_FILE).exists() else []
+    misses = judge_bench(summary, records, bench.codes, bench.slo)
+    summary.elapsed_s = round(time.monotonic() - bench.progress.start, 1)
+    head = header(
+        "bench",
+        bench.clock,
+        summary.exit_code,
+        target="reference server (loopback HTTP) + in-process",
+        settings={
+            "profiles": bench.profiles.model_dump(),
+            "server_workers": summary.server_workers,
+            "gate_target": GATE_TARGET,
+        },
+        machine=summary.machine,
+    )
+    write_record(out, head, summary, files=[RECORDS_FILE, "server.log", "eval"])
+    if _python("-m", "evals", "report", "--run", str(out)) != 0:  # bench.md + bench.html
+        print("the bench report could not be rendered (the record is complete)", file=sys.stderr)
+    latest = bench.out_root / "latest"
     shutil.rmtree(latest, ignore_errors=True)
     shutil.copytree(out, latest)
-    print("\n" + md)
+    if (out / "bench.md").is_file():
+        print("\n" + (out / "bench.md").read_text(encoding="utf-8"))
     print(miss_table(misses, title="SLO (all profiles)"))
-    if parallel_misses:
-        print("parallel misses:\n  " + "\n  ".join(parallel_misses))
-    print(f"\nreports: {out} (copied to {latest}); exit {exit_code}")
-    return exit_code
-
-
-def _fmt(value: Any) -> str:
-    return "-" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
-
-
-def _bar(summary: dict[str, Any], profile: str, tool: str, metric: str) -> str:
-    """`15 -> 16.5` (raw bar, scaled bar), or `-` when the profile has no such bar."""
-    bar = ((summary.get("bars") or {}).get(profile) or {}).get(tool, {}).get(metric)
-    if not bar:
-        return "-"
-    return f"{_fmt(bar['raw'])} -> {_fmt(bar['calibrated'])}"
-
-
-def kernel_note(machine: dict[str, Any], reference: dict[str, Any]) -> list[str]:
-    """Whether this machine's kernels differ from the calibration machine's, in words."""
-    flags = reference.get("flags") or {}
-    if flags and not set(relevant_flags(machine)) & set(flags):
-        return [
-            f"This machine ({machine.get('arch')}) is of another architecture than the "
-            "calibration machine: the factor measured here, not the calibration's machine, sets "
-            "the bars."
-        ]
-    more, fewer = lacking(machine, flags)
-    if not more and not fewer:
-        return []
-    parts = []
-    if more:
-        parts.append(f"has {', '.join(more)}, which the calibration machine lacks")
-    if fewer:
-        parts.append(f"lacks {', '.join(fewer)}, which the calibration machine has")
-    return [
-        f"This machine {' and '.join(parts)}: other kernels run, so the factor measured here, "
-        "not the calibration's machine, sets the bars."
-    ]
-
-
-def calibration_lines(summary: dict[str, Any]) -> list[str]:
-    """The machine, the reference readings and the factor the tight bars were scaled by."""
-    start = summary.get("machine_at_start") or {}
-    end = summary.get("machine_at_end") or {}
-    cal = summary.get("calibration") or {}
-    f = cal.get("factor") or {}
-    ref = cal.get("reference") or {}
-    lines = []
-    if summary.get("machine"):
-        lines.append(f"Machine: {one_line(summary['machine'])}.")
-    lines.append(
-        f"Reference workload ({cal.get('workload', 'embedding')}, load/calibrate.py): "
-        f"{_fmt(start.get('reference_ms'))} ms at the start, {_fmt(end.get('reference_ms'))} ms "
-        "at the end; slower than usual means the machine, not only the server, was slow."
-    )
-    if f:
-        where = (
-            f"{_fmt(ref.get('reference_ms'))} ms on {ref.get('cpu_model') or '?'} "
-            f"(flags {', '.join(k for k, v in (ref.get('flags') or {}).items() if v) or '-'}, "
-            f"onnxruntime {ref.get('onnxruntime') or '-'})"
-            if ref
-            else "no calibration recorded"
-        )
-        lines.append(
-            f"Tight bars scaled by **{_fmt(f.get('value'))}** ({f.get('note')}); calibration: "
-            f"{where}. Spec ceilings, errors and the parallel guarantees are never scaled."
-        )
-        if ref and summary.get("machine"):
-            lines.extend(kernel_note(summary["machine"], ref))
-    cpu = summary.get("cpu_per_call")
-    if cpu:
-        lines.append(
-            f"Server CPU per call ({cpu['profile']} profile): {_fmt(cpu['server_cpu_ms'])} ms, "
-            f"**{_fmt(cpu['ratio'])}x** the reference workload's {_fmt(cpu['reference_ms'])} ms "
-            f"(bar <= {_fmt(cpu['max_ratio'])}x): a slower machine slows both, a costlier server "
-            "only the first."
-        )
-    return lines
-
-
-def render_markdown(summary: dict[str, Any]) -> str:
-    """A short, plain summary; the full numbers are in summary.json and the locust HTML."""
-    lines = [
-        f"# Bench {summary['timestamp']}",
-        "",
-        f"SLO {'PASS' if summary['slo_pass'] else 'MISS'}, gate "
-        f"{'PASS' if summary['gate_pass'] else 'MISS'}; "
-        f"{summary['server_workers']} server workers; "
-        f"{summary.get('elapsed_s', 0):.0f} s.",
-        "",
-        *[line for text in calibration_lines(summary) for line in (text, "")],
-        f"Bars are `raw -> calibrated` (ms); p50/p95/p99: {DEFINITION}.",
-        "",
-        "| tool | latency p50 ms | bar | latency p95 ms | bar | latency p99 ms | paced p95 ms | bar "
-        "| in-process p50 ms | bar | in-process p95 ms | bar | errors |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-    ]
-    for tool, t in summary["tools"].items():
-        lines.append(
-            f"| {tool} | {_fmt(t['p50_ms'])} | {_bar(summary, 'latency', tool, 'p50_ms')} | "
-            f"{_fmt(t['p95_ms'])} | {_bar(summary, 'latency', tool, 'p95_ms')} | "
-            f"{_fmt(t['p99_ms'])} | {_fmt(t['paced_p95_ms'])} | "
-            f"{_bar(summary, 'paced', tool, 'p95_ms')} | {_fmt(t['inprocess_p50_ms'])} | "
-            f"{_bar(summary, 'inprocess', tool, 'p50_ms')} | {_fmt(t.get('inprocess_p95_ms'))} | "
-            f"{_bar(summary, 'inprocess', tool, 'p95_ms')} | {t['errors']} |"
-        )
-    sat_bars = (summary.get("bars") or {}).get("saturation") or {}
-    if sat_bars.get("min_rps"):
-        lines += [
-            "",
-            f"Saturation floor: {_fmt(sat_bars['min_rps']['raw'])} -> "
-            f"{_fmt(sat_bars['min_rps']['calibrated'])} calls/s (divided by the factor); step "
-            f"p95 bar {_fmt((sat_bars.get('step_p95_ms') or {}).get('raw'))} -> "
-            f"{_fmt((sat_bars.get('step_p95_ms') or {}).get('calibrated'))} ms.",
-        ]
-    by_workers = ", ".join(
-        f"{w} worker(s): {rps:g} calls/s"
-        for w, rps in sorted(summary["saturation_rps_by_workers"].items())
-    )
-    steal = {
-        name: f"{p['machine_cpu']['steal']:.1%}"
-        for name, p in summary["profiles"].items()
-        if isinstance(p, dict) and p.get("machine_cpu")
-    }
-    cpu = {
-        name: p.get("server_cpu_ms_per_call")
-        for name, p in summary["profiles"].items()
-        if isinstance(p, dict) and p.get("server_cpu_ms_per_call")
-    }
-    lines += [
-        "",
-        f"Saturation (highest sustained, 0 errors): {by_workers}.",
-        f"Server cache hit rate by profile: {summary['cache_hit_rate']}.",
-        f"Server CPU ms per call by profile (all server processes): {cpu}.",
-        f"CPU time the hypervisor took (steal) by profile: {steal or 'not readable here'}; "
-        "a few % is usual, more means another guest ran on these cores and latency misses "
-        "are partly the machine's.",
-    ]
-    parallel = summary["profiles"].get("parallel", {})
-    if parallel.get("findings"):
-        lines += ["", "| parallel check | subject | held | detail |", "| --- | --- | --- | --- |"]
-        lines += [
-            f"| ({f['check']}) | {f['subject']} | {'yes' if f['passed'] else 'NO'} | {f['detail']} |"
-            for f in parallel["findings"]
-        ]
-    if summary["misses"]:
-        lines += ["", "## Misses", "", *[f"- {m}" for m in summary["misses"]]]
-    if summary["harness_errors"]:
-        lines += ["", "## Could not run", "", *[f"- {e}" for e in summary["harness_errors"]]]
-    return "\n".join(lines) + "\n"
+    if parallel_misses(summary):
+        print("parallel misses:\n  " + "\n  ".join(parallel_misses(summary)))
+    print(f"\nreports: {out} (copied to {latest}); exit {summary.exit_code}")
+    return summary.exit_code

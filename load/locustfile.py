@@ -21,11 +21,11 @@ from locust import FastHttpUser, LoadTestShape, constant, constant_throughput, e
 from locust.env import Environment
 from locust.runners import WorkerRunner
 
-from load.records import RECORDS_FILE, LatencyRecord, write_records
 from load.safety import require_loopback
 from load.slo import Miss, evaluate, evaluate_saturation, load_slo, miss_table
 from load.taskmix import TaskMix
 from ocm_common.durations import duration_arg
+from ocm_common.latency_records import RECORDS_FILE, LatencyRecord, write_records
 from ocm_common.mcp_http import (
     McpCallError,
     McpSession,

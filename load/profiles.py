@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-PROFILES_FILE = Path(__file__).with_name("profiles.yaml")
+# `make bench BENCH_PROFILES=load/profiles.quick.yaml` (LOAD_PROFILES): shorter runs of every
+# profile, for checking that the bench runs end to end, not for its figures
+PROFILES_FILE = Path(os.environ.get("LOAD_PROFILES") or Path(__file__).with_name("profiles.yaml"))
 
 
 class LocustProfile(BaseModel):

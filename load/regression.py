@@ -24,7 +24,7 @@ true ratio is 1 clears a 10 % margin at 97.5 % confidence far less often than 2.
 time, so no multiple-testing correction is applied.
 
 Percentiles: linear interpolation between order statistics (numpy's default, as in
-`load/records.py`), for the point estimates and inside the bootstrap alike.
+`ocm_common/latency_records.py`), for the point estimates and inside the bootstrap alike.
 
 The concurrency conditions (load/base_conditions.py: latency on both paths, a cheap call beside
 slow ones, calls near the whole-tool budget) are judged the same way on their own pairs, with

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from load.records import LatencyRecord
+from ocm_common.latency_records import LatencyRecord
 from ocm_common.slo_file import (
     LATENCY_METRICS,
     SLO_FILE,

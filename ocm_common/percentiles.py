@@ -3,7 +3,7 @@
 Linear interpolation between the two closest ranks (numpy's default `method="linear"`,
 Hyndman and Fan's type 7, also pandas' `quantile`). Locust's own statistics round each time
 into a histogram first; load runs read that histogram back as samples and apply this same
-definition (load/records.py), so a p95 means one statistic wherever it is printed.
+definition (ocm_common/latency_records.py), so a p95 means one statistic wherever it is printed.
 """
 
 from __future__ import annotations

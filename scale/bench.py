@@ -10,9 +10,9 @@ interleave factors and machine noise hits them alike), and measures over MCP str
 - saturation: per tool, `--clients` concurrent clients for `--seconds` on one factor's server
   at a time -> calls/s and errors.
 
-It writes `scale.json`, `scale.md` and `scale.png` to `--out`, adds `"scale"` to the bench
-`summary.json` there (`{"<factor>": {"<tool>": {"p50_ms", "p95_ms", ...}}}`, "1" always
-measured in the same run), prints the table, stops every server it started, and exits 1 when
+It writes `scale.record.json` (the run record; its body the figures, index sizes and verdict),
+`scale.md` and `scale.png` to `--out`, adds `"scale"` to the bench record named by `--summary`
+(`{"<factor>": {"<tool>": {"p50_ms", "p95_ms"}}}`, "1" always measured in the same run), prints the table, stops every server it started, and exits 1 when
 a tool misses its ratio target (p95 at 10x <= 2x its 1x figure, at 100x <= 4x). Each ratio
 comes with a 95 % bootstrap interval, so a miss within the noise of the measurement reads as one.
 """
@@ -39,10 +39,12 @@ from rich.table import Table
 from scipy.stats import bootstrap
 
 from ocm_common import golden
+from ocm_common.bench_summary import BenchSummary
 from ocm_common.durations import duration_arg
 from ocm_common.launcher import running_server
 from ocm_common.mcp_http import AsyncMcpClient
 from ocm_common.percentiles import DEFINITION, pct, percentile
+from ocm_common.run_record import Clock, header, locate, read_record, write_record
 from reference_server.config import Settings
 from reference_server.index.synthetic import build_scaled, default_out_dir, dir_bytes
 
@@ -337,9 +339,10 @@ def main(argv: list[str] | None = None) -> int:
         "--summary",
         type=Path,
         default=None,
-        help='the bench summary.json to add "scale" to (default: <out>/summary.json)',
+        help='the bench record to add "scale" to (a bench folder or its bench.record.json)',
     )
     args = parser.parse_args(argv)
+    clock = Clock()
     factors = sorted({1, *(int(f) for f in args.factors.split(",") if f.strip())})
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     out = args.out or Path("reports/scale") / stamp
@@ -380,23 +383,23 @@ def main(argv: list[str] | None = None) -> int:
     result["targets"] = verdict(scale)
     md = render(result, console)
     plot(result, out / "scale.png")
-    (out / "scale.json").write_text(json.dumps(result, indent=2, default=str))
     (out / "scale.md").write_text(md)
-    summary_path = args.summary or out / "summary.json"
-    summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
-    summary["scale"] = {
-        f: {t: {"p50_ms": r["p50_ms"], "p95_ms": r["p95_ms"]} for t, r in rows.items()}
-        for f, rows in scale.items()
-    }
-    summary_path.parent.mkdir(parents=True, exist_ok=True)
-    summary_path.write_text(json.dumps(summary, indent=2))
+    added = add_to_bench(args.summary, scale) if args.summary else None
     errors = sum(
         r["errors"] + (r["saturation_errors"] or 0)
         for rows in scale.values()
         for r in rows.values()
     )
     missed = {f: v["missed"] for f, v in result["targets"].items() if v["missed"]}
-    console.print(f"written {out}/scale.md, scale.json, scale.png; scale added to {summary_path}")
+    code = 1 if errors or missed else 0
+    head = header(
+        "scale", clock, code, target="reference server (loopback HTTP)", settings=result["settings"]
+    )
+    write_record(out, head, result, ["scale.md", "scale.png"])
+    console.print(
+        f"written {out}/scale.record.json, scale.md, scale.png"
+        + (f"; scale added to {added}" if added else "")
+    )
     if errors:
         console.print(f"[red]{errors} failed calls[/]")
     for f, tools in missed.items():
@@ -410,7 +413,19 @@ def main(argv: list[str] | None = None) -> int:
                 else ""
             )
         )
-    return 1 if errors or missed else 0
+    return code
+
+
+def add_to_bench(where: Path, scale: dict[str, dict[str, dict[str, Any]]]) -> Path:
+    """Put the per-factor p50/p95 into the bench record's summary (its header kept)."""
+    path = locate(where, "bench")
+    record = read_record(path)
+    summary = BenchSummary.model_validate(record.body)
+    summary.scale = {
+        f: {t: {"p50_ms": r["p50_ms"], "p95_ms": r["p95_ms"]} for t, r in rows.items()}
+        for f, rows in scale.items()
+    }
+    return write_record(path.parent, record.header, summary, record.files)
 
 
 if __name__ == "__main__":

@@ -35,8 +35,8 @@ import httpx
 from rich.console import Console
 from rich.table import Table
 
-from load.records import RECORDS_FILE, read_records
 from ocm_common.durations import duration_arg
+from ocm_common.latency_records import RECORDS_FILE, read_records
 from ocm_common.launcher import free_port, http_ok, mcp_ready, running, server_command
 from ocm_common.mcp_http import AsyncMcpClient
 from ocm_common.percentiles import pct

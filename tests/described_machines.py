@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from reference_server.machine import describe
+from ocm_common.machine import describe
 
 CPUINFO = Path(__file__).parent / "fixtures" / "cpuinfo"
 

@@ -71,7 +71,7 @@ def source_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "import reference_server.config\n",
             "configurations.py never imports config.py",
         ),
-        ("ocm_common/_probe.py", "import load.records\n", "ocm_common is neutral"),
+        ("ocm_common/_probe.py", "import load.slo\n", "ocm_common is neutral"),
     ],
 )
 def test_a_forbidden_import_is_caught(

@@ -20,9 +20,9 @@ from evals.run import reproducibility as repro
 from evals.run.environment import index_fingerprint
 from evals.run.scenario import load_scenarios
 from evals.run.targets import server_target
+from ocm_common.machine import one_line
 from reference_server.config import Settings
 from reference_server.embedding import embedder_name
-from reference_server.machine import one_line
 from reference_server.server import build_server
 from tests.conftest import make_settings, share_stores
 

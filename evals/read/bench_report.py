@@ -1,11 +1,14 @@
-"""The bench report: ``reports/bench/<ts>/summary.json`` (and the locust CSVs and latency
-records beside it) through the shared renderer, as ``bench.md`` + ``bench.html``.
+"""The bench report: a ``bench`` run record (``reports/bench/<ts>/bench.record.json``, the
+typed :class:`BenchSummary`) and the locust CSVs and latency records beside it, through the shared
+renderer as ``bench.md`` + ``bench.html``: the one rendering of a bench.
 
-Reads files only. Shows the SLO and gate verdicts with every miss, per-tool p50/p95/p99,
-calls/s and errors against the targets (raw and calibrated to the bench's machine, with the
-factor and the machine, when the summary has them), latency records per profile, saturation,
-and throughput and p95 over time from locust's ``*_stats_history.csv``. A ``make bench BASE=``
-summary (``kind: regression``) shows its per-tool ratios against the base instead.
+Reads files only. Shows the SLO and gate verdicts with every miss, the machine, the reference
+workload's readings and the factor the tight bars were scaled by (and whether this machine's
+kernels differ from the calibration machine's), per-tool p50/p95/p99, calls/s and errors against
+the targets (raw -> calibrated), latency records per profile, saturation per worker count,
+cache hit rates, server CPU per call and steal per profile, the parallel guarantees, and
+throughput and p95 over time from locust's ``*_stats_history.csv``. A ``make bench BASE=``
+record (kind ``regression``) is rendered by :mod:`evals.read.regression_report`.
 """
 
 from __future__ import annotations
@@ -16,43 +19,40 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evals.read import plots, render, slo
+from evals.read import plots, regression_report, render, slo
+from ocm_common.bench_summary import BenchSummary
+from ocm_common.latency_records import RECORDS_FILE, LatencyRecord, read_records
+from ocm_common.machine import lacking, one_line, relevant_flags
 from ocm_common.percentiles import DEFINITION
-from reference_server.machine import one_line
-
-SUMMARY = "summary.json"
-RECORDS = "latency.jsonl"
+from ocm_common.run_record import RunRecord, RunRecordError, locate, read_record
 
 
 class BenchReportError(RuntimeError):
-    """A bench directory without a readable summary."""
+    """A bench directory without a readable bench record."""
 
 
 def _num(value: Any, digits: int = 1) -> str:
     return f"{value:.{digits}f}" if isinstance(value, int | float) else "-"
 
 
-def read_summary(directory: Path) -> dict[str, Any]:
-    path = directory / SUMMARY
+def _fmt(value: Any) -> str:
+    return "-" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def read_bench(directory: Path) -> RunRecord:
+    """The directory's bench (or regression) record."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BenchReportError(f"{path}: missing (is {directory} a bench directory?)") from None
-    except json.JSONDecodeError as exc:
-        raise BenchReportError(f"{path}: invalid JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise BenchReportError(f"{path}: expected an object")
-    return data
+        record = read_record(locate(directory))
+    except RunRecordError as exc:
+        raise BenchReportError(str(exc)) from None
+    if record.kind not in ("bench", "regression"):
+        raise BenchReportError(f"{directory}: a {record.kind} record, not a bench")
+    return record
 
 
-def read_records(directory: Path) -> list[dict[str, Any]]:
-    """Latency records (one JSON object a line: profile, tool, n, p50_ms, p95_ms, ...)."""
-    path = directory / RECORDS
-    if not path.is_file():
-        return []
-    return [
-        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
-    ]
+def latency_records(directory: Path) -> list[LatencyRecord]:
+    path = directory / RECORDS_FILE
+    return read_records(path) if path.is_file() else []
 
 
 def history(path: Path) -> tuple[list[float], list[float], list[float]]:
@@ -83,268 +83,219 @@ def _profile_name(path: Path, directory: Path) -> str:
     return str(path.relative_to(directory)).removesuffix("_stats_history.csv")
 
 
-def _machine_line(machine: Mapping[str, Any]) -> str:
-    return f"machine: {one_line(dict(machine))}"
+def _bar_cell(summary: BenchSummary, profile: str, tool: str, metric: str) -> str:
+    """`15 -> 16.5` (raw bar, scaled bar), or `-` when the profile has no such bar."""
+    bar = summary.bar(profile, tool, metric)
+    return f"{_fmt(bar['raw'])} -> {_fmt(bar['calibrated'])}" if bar else "-"
 
 
-def _calibration(summary: Mapping[str, Any]) -> tuple[str, Any] | None:
-    """(a paragraph on the factor, the per-profile bar table) when the bench was calibrated."""
-    cal = summary.get("calibration") or {}
-    factor = cal.get("factor") or {}
-    if not factor:
-        return None
-    ref = cal.get("reference") or {}
-    text = (
-        f"Tight bars scaled by {factor.get('value')} ({factor.get('note')}); reference workload "
-        f"{cal.get('workload')}, calibrated at {ref.get('reference_ms', '-')} ms on "
-        f"{ref.get('cpu_model') or '?'}. Spec ceilings, errors and the parallel guarantees are "
-        "never scaled."
-    )
-    return text, summary.get("bars") or {}
-
-
-def _bar_cell(bars: Mapping[str, Any], profile: str, tool: str, metric: str) -> str:
-    bar = ((bars.get(profile) or {}).get(tool) or {}).get(metric)
-    return f"{_num(bar['raw'], 0)} -> {_num(bar['calibrated'])}" if bar else "-"
-
-
-def regression_document(directory: Path, summary: Mapping[str, Any]) -> render.Document:
-    """``make bench BASE=``: per tool working / base ratios with intervals, the verdict; the
-    same per concurrency condition (each judged with its own margin)."""
-    doc = render.Document("Bench against a base revision", meta=[f"bench directory: {directory}"])
-    doc.meta.append(f"base: {summary.get('base_rev')} ({str(summary.get('base_sha', ''))[:12]})")
-    if summary.get("machine"):
-        doc.meta.append(_machine_line(summary["machine"]))
-    reg = summary.get("regression") or {}
-    slower = reg.get("slower") or []
-    conditions = summary.get("conditions") or {}
-    under = summary.get("slower_under_conditions") or []
-    hard = summary.get("hard_failures") or []
-    doc.verdict = render.Paragraph(
-        (f"slower than base: {', '.join(slower)}" if slower else "no tool slower than base")
-        + (f"; slower under a condition: {', '.join(under)}" if under else "")
-        + (f"; {len(hard)} hard failure(s)" if hard else "")
-        + f"; exit {summary.get('exit_code')}",
-        "bad" if slower or hard or under else "good",
-    )
-    doc.section("Working tree / base, per tool", _ratio_table(reg, "one call at a time"))
-    for name, c in conditions.items():
-        doc.section(
-            f"Under {name}: {c.get('title')}", _ratio_table(c.get("regression") or {}, name)
-        )
-    problems = (
-        [f"working tree: {x}" for x in hard]
-        + [
-            f"under {name}, {side} (not judged): {e}"
-            for name, c in conditions.items()
-            for side, errs in (c.get("problems") or {}).items()
-            for e in errs[:10]
+def kernel_note(machine: Mapping[str, Any], reference: Mapping[str, Any]) -> list[str]:
+    """Whether this machine's kernels differ from the calibration machine's, in words."""
+    flags = reference.get("flags") or {}
+    if flags and not set(relevant_flags(dict(machine))) & set(flags):
+        return [
+            f"This machine ({machine.get('arch')}) is of another architecture than the "
+            "calibration machine: the factor measured here, not the calibration's machine, sets "
+            "the bars."
         ]
-        + [f"harness: {e}" for e in summary.get("harness_errors") or []]
+    more, fewer = lacking(dict(machine), flags)
+    if not more and not fewer:
+        return []
+    parts = []
+    if more:
+        parts.append(f"has {', '.join(more)}, which the calibration machine lacks")
+    if fewer:
+        parts.append(f"lacks {', '.join(fewer)}, which the calibration machine has")
+    return [
+        f"This machine {' and '.join(parts)}: other kernels run, so the factor measured here, "
+        "not the calibration's machine, sets the bars."
+    ]
+
+
+def calibration_lines(summary: BenchSummary) -> list[str]:
+    """The machine, the reference readings and the factor the tight bars were scaled by."""
+    end = summary.machine_at_end
+    cal = summary.calibration
+    lines = []
+    if summary.machine:
+        lines.append(f"Machine: {one_line(summary.machine)}.")
+    lines.append(
+        f"Reference workload ({cal.workload if cal else 'embedding'}, load/calibrate.py): "
+        f"{_fmt(summary.machine_at_start.reference_ms)} ms at the start, "
+        f"{_fmt(end.reference_ms if end else None)} ms at the end; slower than usual means the "
+        "machine, not only the server, was slow."
     )
-    if problems:
-        doc.section("What failed", render.Bullets(problems))
-    return doc
+    if cal and cal.factor:
+        ref = cal.reference or {}
+        where = (
+            f"{_fmt(ref.get('reference_ms'))} ms on {ref.get('cpu_model') or '?'} "
+            f"(flags {', '.join(k for k, v in (ref.get('flags') or {}).items() if v) or '-'}, "
+            f"onnxruntime {ref.get('onnxruntime') or '-'})"
+            if ref
+            else "no calibration recorded"
+        )
+        lines.append(
+            f"Tight bars scaled by **{_fmt(cal.factor.get('value'))}** "
+            f"({cal.factor.get('note')}); calibration: {where}. Spec ceilings, errors and the "
+            "parallel guarantees are never scaled."
+        )
+        if ref and summary.machine:
+            lines.extend(kernel_note(summary.machine, ref))
+    cpu = summary.cpu_per_call
+    if cpu:
+        lines.append(
+            f"Server CPU per call ({cpu.profile} profile): {_fmt(cpu.server_cpu_ms)} ms, "
+            f"**{_fmt(cpu.ratio)}x** the reference workload's {_fmt(cpu.reference_ms)} ms "
+            f"(bar <= {_fmt(cpu.max_ratio)}x): a slower machine slows both, a costlier server "
+            "only the first."
+        )
+    return lines
 
 
-def _ratio_table(reg: Mapping[str, Any], condition: str) -> render.Table:
-    """One verdict's rows: p50, p95 and paired ratios with intervals ('-' where not computed)."""
+def _tool_section(doc: render.Document, summary: BenchSummary) -> None:
+    """Per tool: latency p50/p95/p99 against the bars (raw -> calibrated), paced and
+    in-process figures with theirs, errors; and the percentiles as a figure."""
+    targets = {t: slo.targets_for(t, "latency") for t in summary.tools}
+    for t in summary.tools:  # the bench's own (calibrated) bars when it recorded them
+        p50, p95 = summary.bar("latency", t, "p50_ms"), summary.bar("latency", t, "p95_ms")
+        if p50 or p95:
+            targets[t] = (
+                p50["calibrated"] if p50 else targets[t][0],
+                p95["calibrated"] if p95 else targets[t][1],
+            )
     rows, tones = [], []
-    for tool, t in (reg.get("tools") or {}).items():
-        cells = []
-        for name in ("p50", "p95", "paired"):
-            r = (t.get("ratios") or {}).get(name)
-            cells += (
-                [
-                    f"{r['working_ms']:.1f} / {r['base_ms']:.1f}",
-                    f"{r['ratio']:.3f}",
-                    f"[{r['low']:.3f}, {r['high']:.3f}]",
-                ]
-                if r
-                else ["-", "-", "-"]
-            )
-        verdict = "SLOWER" if t.get("slower") else (t.get("note") or "ok")
-        rows.append([tool, str(t.get("pairs")), *cells, verdict])
-        tones.append("bad" if t.get("slower") else "neutral")
-    return render.Table(
-        [
-            "tool",
-            "pairs",
-            "p50 w / b ms",
-            "p50 ratio",
-            "95 % CI",
-            "p95 w / b ms",
-            "p95 ratio",
-            "95 % CI",
-            "paired: medians w / b ms",
-            "paired ratio",
-            "95 % CI",
-            "verdict",
-        ],
-        rows,
-        tones=tones,  # type: ignore[arg-type]
-        note=f"{condition}; {reg.get('bootstrap')}; percentiles by {reg.get('percentile')}; "
-        "paired: the median over pairs of working call / its base call; slower when a "
-        f"lower bound > {1 + float(reg.get('margin', 0.1)):g}",
-    )
-
-
-def document(directory: Path) -> render.Document:
-    summary = read_summary(directory)
-    if summary.get("kind") == "regression":
-        return regression_document(directory, summary)
-    doc = render.Document("Bench report", meta=[f"bench directory: {directory}"])
-    if summary.get("machine"):
-        doc.meta.append(_machine_line(summary["machine"]))
-    calibration = _calibration(summary)
-    for key in ("started_at", "server_workers", "elapsed_s"):
-        if key in summary:
-            doc.meta.append(f"{key.replace('_', ' ')}: {summary[key]}")
-    slo_ok, gate_ok = summary.get("slo_pass"), summary.get("gate_pass")
-    ok = bool(slo_ok) and bool(gate_ok)
-    doc.verdict = render.Paragraph(
-        f"SLO {'pass' if slo_ok else 'FAIL'}; eval gate {'pass' if gate_ok else 'FAIL'}"
-        + (
-            f"; saturation {summary['saturation_rps']:.0f} calls/s"
-            if isinstance(summary.get("saturation_rps"), int | float)
-            else ""
+    for tool, v in summary.tools.items():
+        p50_bar, p95_bar = targets[tool]
+        missed = bool(v.errors) or any(
+            value is not None and bound is not None and value > bound
+            for value, bound in ((v.p50_ms, p50_bar), (v.p95_ms, p95_bar))
+        )
+        tones.append("bad" if missed else "neutral")
+        rows.append(
+            [
+                tool,
+                _num(v.p50_ms),
+                _bar_cell(summary, "latency", tool, "p50_ms"),
+                _num(v.p95_ms),
+                _bar_cell(summary, "latency", tool, "p95_ms"),
+                _num(v.p99_ms),
+                _num(v.rps),
+                _num(v.paced_p95_ms),
+                _bar_cell(summary, "paced", tool, "p95_ms"),
+                _num(v.inprocess_p50_ms),
+                _bar_cell(summary, "inprocess", tool, "p50_ms"),
+                _num(v.inprocess_p95_ms),
+                _bar_cell(summary, "inprocess", tool, "p95_ms"),
+                str(v.errors),
+            ]
+        )
+    section = doc.section(
+        "Per tool (latency profile)",
+        render.Table(
+            [
+                "tool",
+                "latency p50 ms",
+                "bar",
+                "latency p95 ms",
+                "bar",
+                "latency p99 ms",
+                "calls/s",
+                "paced p95 ms",
+                "bar",
+                "in-process p50 ms",
+                "bar",
+                "in-process p95 ms",
+                "bar",
+                "errors",
+            ],
+            rows,
+            tones=tones,  # type: ignore[arg-type]
+            note=f"Bars are `raw -> calibrated` (ms), or {slo.source('latency')} when the bench "
+            f"recorded none; p50/p95/p99: {DEFINITION}",
         ),
-        "good" if ok else "bad",
     )
-    misses = [str(m) for m in summary.get("misses") or []]
-    errors = [str(m) for m in summary.get("harness_errors") or []]
-    if misses or errors:
-        doc.section("What missed", render.Bullets(misses + [f"harness: {e}" for e in errors]))
-
-    if calibration:
-        doc.section("Calibration", render.Paragraph(calibration[0]))
-    bars: Mapping[str, Any] = calibration[1] if calibration else {}
-
-    tools: Mapping[str, Mapping[str, Any]] = summary.get("tools") or {}
-    if tools:
-        targets = {t: slo.targets_for(t, "latency") for t in tools}
-        for t in tools:  # the bench's own (calibrated) bars when it recorded them
-            own = (bars.get("latency") or {}).get(t) or {}
-            if own:
-                targets[t] = (
-                    (own.get("p50_ms") or {}).get("calibrated", targets[t][0]),
-                    (own.get("p95_ms") or {}).get("calibrated", targets[t][1]),
-                )
-        rows, tones = [], []
-        for tool, values in tools.items():
-            target = targets[tool]
-            missed = any(
-                isinstance(values.get(k), int | float) and bound is not None and values[k] > bound
-                for k, bound in (("p50_ms", target[0]), ("p95_ms", target[1]))
-            ) or bool(values.get("errors"))
-            tones.append("bad" if missed else "neutral")
-            rows.append(
-                [
-                    tool,
-                    _num(values.get("p50_ms")),
-                    _num(values.get("p95_ms")),
-                    _num(values.get("p99_ms")),
-                    f"{_bar_cell(bars, 'latency', tool, 'p50_ms')} / "
-                    f"{_bar_cell(bars, 'latency', tool, 'p95_ms')}"
-                    if bars
-                    else f"{_num(target[0], 0)} / {_num(target[1], 0)}",
-                    _num(values.get("rps")),
-                    str(values.get("errors", "-")),
-                    _num(values.get("paced_p95_ms")),
-                    _bar_cell(bars, "paced", tool, "p95_ms"),
-                    _num(values.get("inprocess_p50_ms")),
-                    _num(values.get("inprocess_p95_ms")),
-                    f"{_bar_cell(bars, 'inprocess', tool, 'p50_ms')} / "
-                    f"{_bar_cell(bars, 'inprocess', tool, 'p95_ms')}",
-                ]
-            )
-        section = doc.section(
-            "Per tool (latency profile)",
-            render.Table(
-                [
-                    "tool",
-                    "p50 ms",
-                    "p95 ms",
-                    "p99 ms",
-                    "target p50 / p95 (raw -> calibrated)",
-                    "calls/s",
-                    "errors",
-                    "paced p95 ms",
-                    "paced bar",
-                    "in-process p50 ms",
-                    "in-process p95 ms",
-                    "in-process bars",
-                ],
-                rows,
-                tones=tones,  # type: ignore[arg-type]
-                note=f"{slo.source('latency')}; p50/p95/p99: {DEFINITION}",
-            ),
-        )
-        percentiles = {
-            t: {
-                k: float(v[k])
-                for k in ("p50_ms", "p95_ms", "p99_ms")
-                if isinstance(v.get(k), int | float)
-            }
-            for t, v in tools.items()
+    percentiles = {
+        t: {
+            k: float(getattr(v, k))
+            for k in ("p50_ms", "p95_ms", "p99_ms")
+            if getattr(v, k) is not None
         }
-        section.add(
-            render.Figure(
-                "latency_per_tool",
-                plots.percentile_bars(
-                    percentiles, title="Latency per tool, latency profile", targets=targets
-                ),
-                "p50/p95/p99 per tool over HTTP; the red line is the tool's p95 target.",
-            )
-        )
-
-    records = read_records(directory)
-    if records:
-        doc.section(
-            "Latency records",
-            render.Table(
-                [
-                    "profile",
-                    "tool",
-                    "source",
-                    "n",
-                    "p50 ms",
-                    "p95 ms",
-                    "p99 ms",
-                    "calls/s",
-                    "errors",
-                ],
-                [
-                    [
-                        str(r.get("profile")),
-                        str(r.get("tool")),
-                        str(r.get("source", "")),
-                        str(r.get("n", "")),
-                        _num(r.get("p50_ms")),
-                        _num(r.get("p95_ms")),
-                        _num(r.get("p99_ms")),
-                        _num(r.get("rps")),
-                        str(r.get("errors", "")),
-                    ]
-                    for r in records
-                ],
+        for t, v in summary.tools.items()
+    }
+    section.add(
+        render.Figure(
+            "latency_per_tool",
+            plots.percentile_bars(
+                percentiles, title="Latency per tool, latency profile", targets=targets
             ),
+            "p50/p95/p99 per tool over HTTP; the red line is the tool's p95 target.",
         )
+    )
 
-    saturation = summary.get("saturation_rps_by_workers") or {}
-    if saturation:
-        doc.section(
-            "Saturation",
-            render.Table(
-                ["server workers", "highest sustained calls/s"],
-                [[str(k), _num(v)] for k, v in saturation.items()],
-            ),
+
+def _throughput_lines(summary: BenchSummary) -> list[str]:
+    """Saturation floor and per worker count, cache hit rates, server CPU and steal."""
+    lines = []
+    sat_bars = summary.bars.get("saturation") or {}
+    if sat_bars.get("min_rps"):
+        step = sat_bars.get("step_p95_ms") or {}
+        lines.append(
+            f"Saturation floor: {_fmt(sat_bars['min_rps']['raw'])} -> "
+            f"{_fmt(sat_bars['min_rps']['calibrated'])} calls/s (divided by the factor); step "
+            f"p95 bar {_fmt(step.get('raw'))} -> {_fmt(step.get('calibrated'))} ms."
         )
+    by_workers = ", ".join(
+        f"{w} worker(s): {rps:g} calls/s"
+        for w, rps in sorted(summary.saturation_rps_by_workers.items())
+    )
+    steal = {
+        name: f"{p['machine_cpu']['steal']:.1%}"
+        for name, p in summary.profiles.items()
+        if p.get("machine_cpu")
+    }
+    cpu = {
+        name: p.get("server_cpu_ms_per_call")
+        for name, p in summary.profiles.items()
+        if p.get("server_cpu_ms_per_call")
+    }
+    return [
+        *lines,
+        f"Saturation (highest sustained, 0 errors): {by_workers}.",
+        f"Server cache hit rate by profile: {summary.cache_hit_rate}.",
+        f"Server CPU ms per call by profile (all server processes): {cpu}.",
+        f"CPU time the hypervisor took (steal) by profile: {steal or 'not readable here'}; "
+        "a few % is usual, more means another guest ran on these cores and latency misses "
+        "are partly the machine's.",
+    ]
 
-    histories = sorted(directory.rglob("*_stats_history.csv"))
+
+def _records_section(doc: render.Document, records: list[LatencyRecord]) -> None:
+    doc.section(
+        "Latency records",
+        render.Table(
+            ["profile", "tool", "source", "n", "p50 ms", "p95 ms", "p99 ms", "calls/s", "errors"],
+            [
+                [
+                    r.profile,
+                    r.tool,
+                    r.source,
+                    str(r.n),
+                    _num(r.p50_ms),
+                    _num(r.p95_ms),
+                    _num(r.p99_ms),
+                    _num(r.rps),
+                    str(r.errors),
+                ]
+                for r in records
+            ],
+        ),
+    )
+
+
+def _history_section(doc: render.Document, directory: Path) -> None:
     series = {}
     p95_series = {}
-    for path in histories:
+    for path in sorted(directory.rglob("*_stats_history.csv")):
         times, rps, p95 = history(path)
         if times:
             series[_profile_name(path, directory)] = (times, rps)
@@ -366,16 +317,74 @@ def document(directory: Path) -> render.Document:
                 ),
             ),
         )
-    profiles = summary.get("profiles") or {}
+
+
+def bench_document(directory: Path, record: RunRecord) -> render.Document:
+    """Every figure and verdict of one bench record."""
+    summary = BenchSummary.model_validate(record.body)
+    doc = render.Document(f"Bench {summary.timestamp}", meta=[f"bench directory: {directory}"])
+    doc.meta.append(
+        f"{summary.server_workers} server workers; {summary.elapsed_s:.0f} s; commit "
+        f"{(record.header.commit or '?')[:12]}{' (dirty)' if record.header.dirty else ''}"
+    )
+    doc.verdict = render.Paragraph(
+        f"SLO {'PASS' if summary.slo_pass else 'MISS'}, gate "
+        f"{'PASS' if summary.gate_pass else 'MISS'}; saturation "
+        f"{summary.saturation_rps:.0f} calls/s; exit {summary.exit_code}",
+        "good" if summary.slo_pass and summary.gate_pass else "bad",
+    )
+    if summary.misses or summary.harness_errors:
+        doc.section(
+            "What missed",
+            render.Bullets(summary.misses + [f"harness: {e}" for e in summary.harness_errors]),
+        )
+    doc.section(
+        "Machine and calibration",
+        *[render.Paragraph(text) for text in calibration_lines(summary)],
+    )
+    if summary.tools:
+        _tool_section(doc, summary)
+    records = latency_records(directory)
+    if records:
+        _records_section(doc, records)
+    doc.section(
+        "Saturation and cost",
+        render.Bullets(_throughput_lines(summary)),
+        render.Table(
+            ["server workers", "highest sustained calls/s"],
+            [[str(k), _num(v)] for k, v in summary.saturation_rps_by_workers.items()],
+        ),
+    )
+    findings = summary.profiles.get("parallel", {}).get("findings") or []
+    if findings:
+        doc.section(
+            "Parallel guarantees",
+            render.Table(
+                ["parallel check", "subject", "held", "detail"],
+                [
+                    [f"({f['check']})", f["subject"], "yes" if f["passed"] else "NO", f["detail"]]
+                    for f in findings
+                ],
+                tones=["neutral" if f["passed"] else "bad" for f in findings],
+            ),
+        )
+    _history_section(doc, directory)
     scalar_rows = [
         [name, key, json.dumps(value) if not isinstance(value, str) else value]
-        for name, values in profiles.items()
-        if isinstance(values, dict)
+        for name, values in summary.profiles.items()
         for key, value in _scalars(values)
     ]
     if scalar_rows:
         doc.section("Profiles", render.Table(["profile", "measure", "value"], scalar_rows))
     return doc
+
+
+def document(directory: Path) -> render.Document:
+    """The report of a bench directory's record: a bench, or a ``make bench BASE=`` verdict."""
+    record = read_bench(directory)
+    if record.kind == "regression":
+        return regression_report.document(directory, record)
+    return bench_document(directory, record)
 
 
 def _scalars(values: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:

@@ -22,6 +22,7 @@ from typing import Any, Literal
 from evals import registry
 from evals.read import contract, diff, stats
 from evals.run.runlog import DEFAULT_MODE, RunLog, ScenarioRecord
+from ocm_common.latency_records import LatencyRecord
 from ocm_common.percentiles import percentile
 
 EXIT_OK, EXIT_REGRESSION, EXIT_HARNESS = 0, 1, 2
@@ -83,7 +84,7 @@ class Comparison:
     notes: list[str] = field(default_factory=list)
     movers: list[diff.ScenarioDelta] = field(default_factory=list)
     # (profile, tool) -> A and B latency records, when both runs have latency records
-    latency_records: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = field(
+    latency_records: list[tuple[str, str, LatencyRecord, LatencyRecord]] = field(
         default_factory=list
     )
     meta_a: dict[str, Any] = field(default_factory=dict)
@@ -219,9 +220,9 @@ def compare_logs(
             )
         )
     if a.latency_records and b.latency_records:
-        by_key_b = {(str(r.get("profile")), str(r.get("tool"))): r for r in b.latency_records}
+        by_key_b = {(r.profile, r.tool): r for r in b.latency_records}
         for rec in a.latency_records:
-            key = (str(rec.get("profile")), str(rec.get("tool")))
+            key = (rec.profile, rec.tool)
             if key in by_key_b:
                 result.latency_records.append((*key, rec, by_key_b[key]))
     if a.surface is not None and b.surface is not None:
@@ -316,7 +317,8 @@ def to_json(c: Comparison) -> dict[str, Any]:
         ],
         "contract": None if c.contract is None else contract.to_json(c.contract),
         "latency_records": [
-            {"profile": p, "tool": t, "a": ra, "b": rb} for p, t, ra, rb in c.latency_records
+            {"profile": p, "tool": t, "a": ra.model_dump(), "b": rb.model_dump()}
+            for p, t, ra, rb in c.latency_records
         ],
         "largest_changes": [
             {"scenario": d.scenario, "tool": d.tool, "metric": d.metric, "a": d.a, "b": d.b}

@@ -186,11 +186,11 @@ def document(c: Comparison) -> render.Document:
                     [
                         profile,
                         tool,
-                        _ms(ra.get("p50_ms")),
-                        _ms(rb.get("p50_ms")),
-                        _ms(ra.get("p95_ms")),
-                        _ms(rb.get("p95_ms")),
-                        _ratio(ra.get("p95_ms"), rb.get("p95_ms")),
+                        _ms(ra.p50_ms),
+                        _ms(rb.p50_ms),
+                        _ms(ra.p95_ms),
+                        _ms(rb.p95_ms),
+                        _ratio(ra.p95_ms, rb.p95_ms),
                     ]
                     for profile, tool, ra, rb in c.latency_records
                 ],

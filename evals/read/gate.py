@@ -4,15 +4,14 @@ It fails on an absolute floor (overall, per tool, per search mode), on a hybrid-
 margin that is too small, on a drop larger than the tolerance against the committed baseline
 (per scenario and overall), on a scenario that passed in the baseline and fails now, and on
 any failing scenario tagged ``critical``. Exit codes: 0 pass, 1 gate failed, 2 harness error
-(unreadable or aborted run log, invalid config or baseline). Writes ``gate.json``,
-``gate.md`` / ``gate.html`` (the shared renderer) and ``junit.xml``. The baseline comparison
+(unreadable or aborted run log, invalid config or baseline). Writes ``gate.record.json`` (its
+run record), ``gate.md`` / ``gate.html`` (the shared renderer) and ``junit.xml``. The baseline comparison
 is :mod:`evals.read.diff` (the same pairing ``compare`` uses); metric directions come from the
 registry.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -34,6 +33,7 @@ from evals.read.findings import Finding, drop, fmt, threshold, to_junit
 from evals.read.slo import targets_for
 from evals.run import aggregates
 from evals.run.runlog import DEFAULT_MODE, RunLog, RunLogError, ScenarioRecord
+from ocm_common.run_record import Clock, RecordHeader, header, write_record
 
 EXIT_PASS, EXIT_FAIL, EXIT_HARNESS = 0, 1, 2
 EVALS_DIR = Path(__file__).resolve().parent.parent
@@ -513,9 +513,14 @@ def document(report: GateReport, run_dir: Path | None = None) -> render.Document
     return doc
 
 
-def write_outputs(report: GateReport, out: Path, run_dir: Path | None = None) -> None:
+def write_outputs(
+    report: GateReport, out: Path, run_dir: Path | None = None, head: RecordHeader | None = None
+) -> None:
+    """``gate.record.json`` (the run record; its body is :func:`to_json`), gate.md / .html and
+    junit.xml."""
     out.mkdir(parents=True, exist_ok=True)
-    (out / "gate.json").write_text(json.dumps(to_json(report), indent=2) + "\n", encoding="utf-8")
+    head = head or header("gate", Clock(), report.exit_code)
+    write_record(out, head, to_json(report), files=["gate.md", "gate.html", "junit.xml"])
     render.write(document(report, run_dir), out, "gate")
     tree = to_junit(report.findings, report.scenarios, report.error)
     ET.indent(tree)
@@ -535,7 +540,9 @@ def run_gate(
     ``baseline_path`` None means "no baseline"; a path that does not exist is only accepted
     when ``require_baseline`` is False (then drop checks are skipped and the note says so).
     """
+    clock = Clock()
     report: GateReport
+    log: RunLog | None = None
     try:
         log = RunLog.read(run_dir)
         config = load_config(config_path)
@@ -545,6 +552,20 @@ def run_gate(
         report = evaluate(log, config, baseline)
     except (RunLogError, GateConfigError, BaselineError) as exc:
         report = GateReport(error=str(exc))
+    settings = {
+        "run": str(run_dir),
+        "config": str(config_path),
+        "baseline": str(baseline_path) if baseline_path else None,
+        "require_baseline": require_baseline,
+    }
+    head = header(
+        "gate",
+        clock,
+        report.exit_code,
+        target=log.summary.target if log else None,
+        settings=settings,
+        machine=log.summary.environment.get("machine") if log else None,
+    )
     # Even a harness error is reported where CI looks for it (the run directory by default).
-    write_outputs(report, out or run_dir, run_dir)
+    write_outputs(report, out or run_dir, run_dir, head)
     return report

@@ -1,4 +1,4 @@
-"""Run-level aggregates written into ``summary.json`` (and recomputable from the records)."""
+"""Run-level aggregates written into the run record's summary (recomputable from the records)."""
 
 from __future__ import annotations
 

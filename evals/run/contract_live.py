@@ -16,6 +16,7 @@ from evals.run.security.sandbox import Sandbox
 from evals.run.security.session import Session
 from evals.run.security.surface import ToolSurface, surface_map
 from evals.run.targets import TargetError
+from ocm_common.run_record import RecordHeader, write_record
 
 
 @dataclass
@@ -101,8 +102,12 @@ def document(diff: ContractDiff) -> Document:
     return doc
 
 
-def write_report(diff: ContractDiff, out: Path) -> dict[str, Path]:
+def write_report(
+    diff: ContractDiff, out: Path, head: RecordHeader | None = None
+) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     path = out / "contract.json"
     path.write_text(json.dumps(diff.to_json(), indent=2, ensure_ascii=False, default=str) + "\n")
+    if head is not None:
+        write_record(out, head, diff.to_json(), [path.name, "contract.md", "contract.html"])
     return {"json": path, **write(document(diff), out, "contract")}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from reference_server.machine import describe as machine
+from ocm_common.machine import describe as machine
 
 __all__ = ["backend_identity", "index_fingerprint", "machine"]
 

@@ -76,6 +76,7 @@ from evals.run.outcome import CallOutcome, ToolInfo
 from evals.run.schema_edges import DroppedEdge, schema_edges
 from evals.run.security.sandbox import CANARY_ENV
 from evals.run.targets import Target, TargetError
+from ocm_common.run_record import Clock, header, write_record
 from ocm_common.tool_safety import write_risk
 
 T = TypeVar("T")
@@ -1083,6 +1084,7 @@ def main(argv: list[str] | None = None) -> int:
         help="known-good inputs from golden scenarios naming any tool (default for inprocess: golden/)",
     )
     args = parser.parse_args(argv)
+    clock = Clock()
 
     profile = PROFILES[args.profile]
     config = FuzzConfig(
@@ -1151,6 +1153,8 @@ def main(argv: list[str] | None = None) -> int:
         "config": asdict(config),
     }
     (out / "fuzz.json").write_text(json.dumps(log, indent=1, ensure_ascii=False) + "\n")
+    head = header("fuzz", clock, 0 if report.ok else 1, target=args.target, settings=log["config"])
+    write_record(out, head, log, ["fuzz.json"])
     print(render_table(report))
     if report.tools and any(t.edges or t.edges_dropped for t in report.tools):
         print("\nboundary cases (from each inputSchema, before random generation):")

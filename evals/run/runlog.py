@@ -1,6 +1,8 @@
 """The run log: the single record of a run that gate, report and compare read.
 
-A run directory holds ``summary.json`` (configuration, target, git commit, time, aggregates),
+A run directory holds ``run.record.json`` (the run record: the header every command writes,
+ocm_common/run_record.py, with the :class:`RunSummary` as its body: configuration, environment,
+counts, aggregates),
 ``scenarios.jsonl`` (one :class:`ScenarioRecord` per scenario and search mode), ``tools.json``
 (the tool surface the backend published: names with input and output schemas) and the TREC
 files (``qrels.trec``, ``run.<mode>.trec``) so any trec_eval-style tool can re-score the run.
@@ -15,9 +17,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ocm_common.latency_records import LatencyRecord
+from ocm_common.latency_records import read_records as read_latency
+from ocm_common.run_record import (
+    RecordHeader,
+    RunRecordError,
+    read_record,
+    record_path,
+    write_record,
+)
+
 SCHEMA_VERSION = 1
 DEFAULT_MODE = "default"
-SUMMARY_FILE = "summary.json"
 SCENARIOS_FILE = "scenarios.jsonl"
 QRELS_FILE = "qrels.trec"
 TOOLS_FILE = "tools.json"
@@ -137,7 +148,7 @@ class RunLog(BaseModel):
     # tools/list as published: {name: {"inputSchema": ..., "outputSchema": ...}}; None when the
     # log predates tools.json or the backend could not be listed.
     surface: dict[str, dict[str, Any]] | None = None
-    latency_records: list[dict[str, Any]] | None = None
+    latency_records: list[LatencyRecord] | None = None
 
     def by_mode(self, mode: str = DEFAULT_MODE) -> list[ScenarioRecord]:
         return [r for r in self.records if r.mode == mode]
@@ -151,26 +162,29 @@ class RunLog(BaseModel):
             for record in self.records:
                 handle.write(record.model_dump_json() + "\n")
         write_trec(directory, self.records)
+        files = [SCENARIOS_FILE, QRELS_FILE, *(f"run.{m}.trec" for m in self.summary.modes)]
         if self.surface is not None:
             (directory / TOOLS_FILE).write_text(dumps(self.surface), encoding="utf-8")
-        (directory / SUMMARY_FILE).write_text(
-            self.summary.model_dump_json(indent=2) + "\n", encoding="utf-8"
-        )
+            files.append(TOOLS_FILE)
+        write_record(directory, run_header(self.summary), self.summary, files)
         return directory
 
     @classmethod
     def read(cls, directory: Path | str) -> RunLog:
         """Read a run directory; raises :class:`RunLogError` naming what is wrong."""
         directory = Path(directory)
-        summary_path = directory / SUMMARY_FILE
+        summary_path = record_path(directory, "run")
         records_path = directory / SCENARIOS_FILE
-        for path in (summary_path, records_path):
-            if not path.is_file():
-                raise RunLogError(f"{path}: missing (is {directory} a run directory?)")
+        if not summary_path.is_file():
+            raise RunLogError(f"{summary_path}: missing (is {directory} a run directory?)")
         try:
-            summary = RunSummary.model_validate_json(summary_path.read_text(encoding="utf-8"))
+            summary = RunSummary.model_validate(read_record(summary_path).body)
+        except RunRecordError as exc:
+            raise RunLogError(str(exc)) from None
         except ValidationError as exc:
             raise RunLogError(f"{summary_path}: invalid summary: {exc}") from None
+        if not records_path.is_file():
+            raise RunLogError(f"{records_path}: missing (is {directory} a run directory?)")
         records: list[ScenarioRecord] = []
         for number, line in enumerate(records_path.read_text(encoding="utf-8").splitlines(), 1):
             if not line.strip():
@@ -190,18 +204,13 @@ class RunLog(BaseModel):
         latency_path = directory / LATENCY_FILE
         if latency_path.is_file():
             try:
-                latency = [
-                    json.loads(line)
-                    for line in latency_path.read_text(encoding="utf-8").splitlines()
-                    if line.strip()
-                ]
-            except json.JSONDecodeError as exc:
-                raise RunLogError(f"{latency_path}: invalid JSON line: {exc}") from None
+                latency = read_latency(latency_path)
+            except ValueError as exc:
+                raise RunLogError(f"{latency_path}: invalid latency record: {exc}") from None
         return cls(summary=summary, records=records, surface=surface, latency_records=latency)
 
 
 DERIVED_FILES = (
-    "gate.json",
     "gate.md",
     "gate.html",
     "junit.xml",
@@ -212,9 +221,27 @@ DERIVED_FILES = (
 DERIVED_DIRS = ("gate_figures", "report_figures")
 
 
+def run_header(summary: RunSummary) -> RecordHeader:
+    """The run's record header from its summary: a complete run exits 0 (failing scenarios are
+    the gate's business), an aborted one 2."""
+    return RecordHeader(
+        kind="run",
+        commit=summary.git.get("commit"),
+        dirty=summary.git.get("dirty"),
+        machine=dict(summary.environment.get("machine") or {}),
+        target=summary.target,
+        settings=summary.config,
+        started=summary.started_at,
+        duration_s=summary.duration_s,
+        status="complete" if summary.status == "complete" else "error",
+        exit_code=0 if summary.status == "complete" else 2,
+    )
+
+
 def clear_artifacts(directory: Path) -> None:
     """Delete only what a run, gate or report writes; anything else in the folder stays."""
-    names = [SUMMARY_FILE, SCENARIOS_FILE, QRELS_FILE, TOOLS_FILE, *DERIVED_FILES]
+    names = [SCENARIOS_FILE, QRELS_FILE, TOOLS_FILE, *DERIVED_FILES]
+    names += [record_path(directory, kind).name for kind in ("run", "gate")]
     for path in [directory / name for name in names] + sorted(directory.glob("run.*.trec")):
         path.unlink(missing_ok=True)
     for name in DERIVED_DIRS:

@@ -19,7 +19,6 @@ The runner emits events and never prints; reporters subscribe.
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -46,6 +45,7 @@ from evals.run.outcome import CallOutcome, ToolInfo
 from evals.run.runlog import DEFAULT_MODE, CheckOutcome, RunLog, RunSummary, ScenarioRecord, Status
 from evals.run.scenario import Scenario
 from evals.run.targets import Target, TargetError
+from ocm_common.run_record import git_state
 
 MODES: tuple[str, ...] = ("hybrid", "vector", "keyword")
 SEARCH_MODE_ARG = "search_mode"
@@ -294,19 +294,8 @@ async def run_scenarios(
 
 def git_info(cwd: Path | None = None) -> dict[str, Any]:
     """The commit the run measured (None outside a repository or before the first commit)."""
-
-    def git(*args: str) -> str | None:
-        try:
-            done = subprocess.run(
-                ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10, check=False
-            )
-        except (OSError, subprocess.SubprocessError):
-            return None
-        return done.stdout.strip() if done.returncode == 0 else None
-
-    commit = git("rev-parse", "HEAD")
-    status = git("status", "--porcelain", "--untracked-files=no")
-    return {"commit": commit, "dirty": bool(status) if status is not None else None}
+    commit, dirty = git_state(cwd)
+    return {"commit": commit, "dirty": dirty}
 
 
 def run_environment(target: Target) -> dict[str, Any]:

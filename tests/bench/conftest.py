@@ -20,8 +20,8 @@ import pytest
 from fastmcp import Client
 
 from evals.run.targets import _accept_any_result
-from load.records import LatencyRecord, write_records
 from load.slo import evaluate, load_slo, miss_table
+from ocm_common.latency_records import LatencyRecord, write_records
 from reference_server.server import build_server
 from tests.conftest import make_settings
 

@@ -12,6 +12,7 @@ from security_servers import stdio
 from evals.__main__ import main
 from evals.read.contract import Change, diff_surfaces
 from evals.run.contract_live import ContractDiff
+from tests.run_records import assert_record
 
 READ_ONLY = {"readOnlyHint": True, "destructiveHint": False}
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
@@ -107,3 +108,5 @@ def test_an_unreachable_target_is_a_harness_error(tmp_path: Path) -> None:
     code = main(["contract", "--a", "nonsense:x", "--b", "inprocess", "--out", str(tmp_path)])
     assert code == 2
     assert json.loads((tmp_path / "contract.json").read_text(encoding="utf-8"))["error"]
+    record = assert_record(tmp_path, "contract", 2)
+    assert record.body["error"] and record.header.target == "nonsense:x -> inprocess"

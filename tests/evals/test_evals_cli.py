@@ -43,7 +43,7 @@ def test_run_report_baseline_gate_over_stdio(tmp_path: Path, golden_fake: Path) 
         ]
     )
     assert code == 0
-    summary = json.loads((run_dir / "summary.json").read_text())
+    summary = json.loads((run_dir / "run.record.json").read_text())["body"]
     assert summary["target"] == STDIO_SPEC and summary["counts"]["passed"] == 5
 
     assert main(["report", "--run", str(run_dir)]) == 0
@@ -64,7 +64,7 @@ def test_run_report_baseline_gate_over_stdio(tmp_path: Path, golden_fake: Path) 
         main(["gate", "--run", str(run_dir), "--config", str(config), "--baseline", str(baseline)])
         == 0
     )
-    assert (run_dir / "junit.xml").is_file() and (run_dir / "gate.json").is_file()
+    assert (run_dir / "junit.xml").is_file() and (run_dir / "gate.record.json").is_file()
 
 
 def test_run_harness_errors_exit_2(tmp_path: Path, golden_fake: Path) -> None:

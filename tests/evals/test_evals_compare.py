@@ -207,11 +207,12 @@ def test_latency_records_side_by_side_when_both_runs_have_them(
         "n": 50,
         "p50_ms": 5.0,
         "p95_ms": 9.0,
+        "p99_ms": 12.0,
     }
     (a_dir / "latency.jsonl").write_text(json.dumps(rec) + "\n")
     (b_dir / "latency.jsonl").write_text(json.dumps({**rec, "p95_ms": 18.0}) + "\n")
     result = compare_logs(RunLog.read(a_dir), RunLog.read(b_dir))
-    assert [(p, t, ra["p95_ms"], rb["p95_ms"]) for p, t, ra, rb in result.latency_records] == [
+    assert [(p, t, ra.p95_ms, rb.p95_ms) for p, t, ra, rb in result.latency_records] == [
         ("latency", "opa.search_sections", 9.0, 18.0)
     ]
     out = tmp_path / "out"

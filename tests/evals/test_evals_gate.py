@@ -57,7 +57,13 @@ def write_baseline(run_dir: Path, path: Path) -> Path:
 
 
 def gate_json(run_dir: Path) -> dict[str, object]:
-    data: dict[str, object] = json.loads((run_dir / "gate.json").read_text())
+    record = json.loads((run_dir / "gate.record.json").read_text())
+    assert record["header"]["kind"] == "gate"
+    assert (
+        record["header"]["exit_code"]
+        == {"pass": 0, "fail": 1, "error": 2}[record["body"]["result"]]
+    )
+    data: dict[str, object] = record["body"]
     return data
 
 
@@ -258,7 +264,7 @@ def test_junit_has_one_testcase_per_scenario_and_rule(
 def test_harness_errors_exit_2(make_log: Callable[..., Path], config: Path, tmp_path: Path) -> None:
     missing = tmp_path / "no-such-run"
     assert gate(missing, config) == EXIT_HARNESS
-    assert "summary.json: missing" in (missing / "gate.md").read_text()
+    assert "run.record.json: missing" in (missing / "gate.md").read_text()
     assert (missing / "junit.xml").is_file()
     aborted = make_log([record("q1", metrics=GOOD)], status="aborted", error="TargetError: boom")
     assert gate(aborted, config) == EXIT_HARNESS

@@ -19,6 +19,7 @@ from evals.read import bench_report
 from evals.run.runner import RunOptions, execute
 from evals.run.scenario import load_scenarios
 from evals.run.targets import server_target
+from tests.run_records import write_bench
 
 TOOLS = ("opa.search_sections", "schedule.get", "odb.get")
 
@@ -97,7 +98,7 @@ def write_bench_dir(directory: Path) -> Path:
         "gate_pass": True,
         "misses": [],
     }
-    (directory / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    write_bench(directory, {"timestamp": "20261127T120000Z", **summary})
     records = [
         {
             "profile": "latency",
@@ -137,7 +138,7 @@ def test_pages_are_self_contained(pages: dict[str, Path], name: str) -> None:
 
 
 def test_bench_report_needs_a_summary(tmp_path: Path) -> None:
-    with pytest.raises(bench_report.BenchReportError, match=r"summary\.json: missing"):
+    with pytest.raises(bench_report.BenchReportError, match=r"no run record"):
         bench_report.document(tmp_path)
     assert main(["report", "--bench", str(tmp_path)]) == 2
 

@@ -41,15 +41,18 @@ async def test_run_writes_one_log_with_everything(tmp_path: Path, golden_fake: P
         "run.default.trec",
         "run.hybrid.trec",
         "run.keyword.trec",
+        "run.record.json",
         "run.vector.trec",
         "scenarios.jsonl",
-        "summary.json",
         "tools.json",
     ]
     assert RunLog.read(run_dir) == log
     # the published tool surface, for contract diffs between runs
     assert log.surface is not None and "inputSchema" in log.surface["odb.get"]
-    summary = json.loads((run_dir / "summary.json").read_text())
+    record = json.loads((run_dir / "run.record.json").read_text())
+    assert record["header"]["kind"] == "run" and record["header"]["status"] == "complete"
+    assert record["header"]["commit"] == record["body"]["git"]["commit"]
+    summary = record["body"]
     assert summary["status"] == "complete"
     assert summary["counts"]["passed"] == summary["counts"]["scenarios"] == 5
     assert {"commit", "dirty"} <= set(summary["git"])
@@ -156,7 +159,7 @@ async def test_harness_error_writes_aborted_log(tmp_path: Path, golden_fake: Pat
 async def test_reused_out_dir_drops_stale_artifacts_only(tmp_path: Path, golden_fake: Path) -> None:
     out = tmp_path / "run"
     out.mkdir()
-    for name in ("run.vector.trec", "gate.json", "report.md", "notes.txt"):
+    for name in ("run.vector.trec", "gate.record.json", "report.md", "notes.txt"):
         (out / name).write_text("stale")
     await execute(
         server_target(build_server()),
@@ -165,5 +168,6 @@ async def test_reused_out_dir_drops_stale_artifacts_only(tmp_path: Path, golden_
         options=RunOptions(ragas=False),
     )
     names = {p.name for p in out.iterdir()}
-    assert "run.vector.trec" not in names and "gate.json" not in names and "report.md" not in names
+    assert "run.vector.trec" not in names and "gate.record.json" not in names
+    assert "report.md" not in names
     assert (out / "notes.txt").read_text() == "stale"

@@ -21,6 +21,7 @@ from evals.run.fuzz import PROFILES, FuzzConfig, FuzzReport, main, run_fuzz
 from evals.run.fuzz_checks import RULES, classify
 from evals.run.outcome import CallOutcome
 from evals.run.targets import make_target, server_target
+from tests.run_records import assert_record
 
 SMALL = FuzzConfig(valid=10, invalid=30, seed=3, house_rules=False, allow_writes=True)
 
@@ -211,6 +212,8 @@ def test_state_changing_tools_are_skipped_and_the_canary_found(tmp_path: Path) -
         ]
     )
     log = json.loads((tmp_path / "fuzz.json").read_text())
+    record = assert_record(tmp_path, "fuzz", 1)
+    assert record.body == log and record.header.target == stdio("leaky")
     leaks = [f for f in log["failures"] if f["check"] == "no_secret_leak"]
     assert code == 1 and leaks and {f["tool"] for f in leaks} >= {"diagnostics", "storage_config"}
     assert all(f["grade"] == "security" for f in leaks)

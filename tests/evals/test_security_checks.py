@@ -18,6 +18,7 @@ from evals.run.security.runner import Options, run_security
 from evals.run.security.safety import is_loopback_url, plan
 from evals.run.security.secrets_leak import exception_signs, key_matches
 from evals.run.security.surface import ToolSurface
+from tests.run_records import assert_record
 
 SNAPSHOT = Path(__file__).parents[1] / "snapshots" / "tool_schemas.json"
 
@@ -159,6 +160,7 @@ def test_canary_and_key_leaks_found_through_the_command_line(tmp_path: Path) -> 
     )
     assert code == 1
     data = json.loads((tmp_path / "security.json").read_text(encoding="utf-8"))
+    assert assert_record(tmp_path, "security", 1).body == data
     found = {(f["check"], f["tool"], f["level"]) for f in data["findings"]}
     assert found == {
         ("canary_leak", "diagnostics", "error"),

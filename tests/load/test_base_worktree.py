@@ -23,6 +23,7 @@ from load.worktree import (
     seed_build,
     worktree_path,
 )
+from tests.run_records import assert_record
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 
@@ -93,7 +94,9 @@ def test_checkout_adds_then_reuses_a_worktree(tmp_path: Path) -> None:
 def test_bench_with_an_unknown_base_exits_2(tmp_path: Path) -> None:
     code = main(["bench", "--base", "no-such-rev-xyz", "--out-root", str(tmp_path)])
     assert code == 2
-    assert list((tmp_path / "latest").glob("summary.*"))
+    record = assert_record(tmp_path / "latest", "regression", 2)
+    assert record.header.settings["base_rev"] == "no-such-rev-xyz"
+    assert record.body["harness_errors"] and (tmp_path / "latest" / "bench.md").is_file()
 
 
 def test_a_new_base_starts_from_a_copy_of_the_working_trees_index(tmp_path: Path) -> None:

@@ -3,13 +3,13 @@ machine; and, for `make bench BASE=`, the per-tool ratios against the base."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from evals.read import bench_report
 from load.calibration import Calibration, factor
 from load.regression import judge
 from tests.described_machines import AVX2_ONLY
+from tests.run_records import write_bench
 
 MACHINE = AVX2_ONLY
 
@@ -36,9 +36,10 @@ def test_bench_report_shows_raw_and_calibrated_bars(tmp_path: Path) -> None:
         },
         "tools": {"odb.get": {"p50_ms": 5.0, "p95_ms": 9.0, "errors": 0}},
     }
-    (tmp_path / "summary.json").write_text(json.dumps(summary))
+    write_bench(tmp_path, summary)
     text = bench_report.write(tmp_path)["markdown"].read_text()
-    assert "Tight bars scaled by 1.4" in text and "15 -> 21.0 / 40 -> 56.0" in text
+    assert "Tight bars scaled by **1.4**" in text
+    assert "| odb.get | 5.0 | 15 -> 21 | 9.0 | 40 -> 56 |" in text
     assert "AMD EPYC 7B12 (x86_64), 2 cores, avx2, fma (no avx512f, avx512_vnni" in text
 
 
@@ -54,6 +55,6 @@ def test_bench_report_of_a_base_comparison_names_the_slower_tool(tmp_path: Path)
         "hard_failures": [],
         "exit_code": 1,
     }
-    (tmp_path / "summary.json").write_text(json.dumps(summary))
+    write_bench(tmp_path, summary)
     text = bench_report.write(tmp_path)["markdown"].read_text()
     assert "slower than base: odb.get" in text and "SLOWER" in text and "HEAD~1" in text

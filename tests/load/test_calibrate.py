@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from load.bench import render_markdown
 from load.calibrate import reference_ms
 from load.hoststat import cpu_shares, cpu_times
+from tests.run_records import bench_markdown
 
 
 def test_reference_workload_is_measured() -> None:
@@ -40,7 +40,7 @@ def test_summary_shows_the_reference_workload_at_start_and_end() -> None:
         machine_at_end={"cores": 2, "reference_ms": 11.45},
         misses=["paced opa.search_sections p95_ms 74.2 <=60"],
     )
-    text = render_markdown(summary)
+    text = bench_markdown(summary)
     assert "7.7 ms at the start, 11.45 ms at the end" in text
     assert "opa.search_sections" in text
 
@@ -67,5 +67,5 @@ def test_summary_shows_steal_per_profile() -> None:
             "saturation": {"machine_cpu": None},
         }
     )
-    text = render_markdown(summary)
+    text = bench_markdown(summary)
     assert "'latency': '1.2%', 'paced': '21.8%'" in text and "saturation': '" not in text

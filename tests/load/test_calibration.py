@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
-from load.bench import _bar_table, render_markdown
+from load.bench import _bar_table
 from load.calibration import Calibration, factor
 from load.slo import load_slo, write_slo
-from reference_server.machine import describe, one_line, read_cpuinfo
+from ocm_common.machine import describe, one_line, read_cpuinfo
 from tests.described_machines import AVX2_ONLY
+from tests.run_records import bench_markdown
 
 CAL = Calibration(reference_ms=10.0, cpu_model="AMD EPYC", flags={"avx2": True})
 
@@ -119,7 +120,7 @@ def test_bar_table_and_summary_show_raw_and_calibrated_side_by_side() -> None:
         "misses": [],
         "harness_errors": [],
     }
-    text = render_markdown(summary)
+    text = bench_markdown(summary)
     assert "scaled by **1.5**" in text and "60 -> 90" in text
     assert "12 ms at the start, 15 ms at the end" in text
     assert "onnxruntime" in text and "avx2" in text

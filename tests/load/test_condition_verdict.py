@@ -15,12 +15,11 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
-from evals.read.bench_report import regression_document
-from evals.read.render import to_markdown
 from load import parallel
-from load.against_base import judge_condition, render_markdown
+from load.against_base import judge_condition
 from load.base_conditions import DEADLINE, DELAY, DELAY_MS, LAG, ConditionSamples, delay_not_taken
 from load.regression import CONDITION_MARGINS, CONDITION_RATIOS, judge, table
+from tests.run_records import bench_markdown
 
 
 def _draw(n: int, seed: int, sigma: float = 0.3, scale: float = 10.0) -> np.ndarray:
@@ -151,6 +150,7 @@ def test_the_markdown_names_the_condition_and_the_slower_tool() -> None:
     )
     verdict = judge_condition(serial)
     summary = {
+        "kind": "regression",
         "base_rev": "HEAD",
         "base_sha": "0" * 40,
         "machine": {},
@@ -161,8 +161,8 @@ def test_the_markdown_names_the_condition_and_the_slower_tool() -> None:
             "delay": {"title": DELAY.title, "env": DELAY.env, "regression": verdict.to_json()}
         },
     }
-    text = render_markdown(summary)
-    assert "### delay: 100 ms on both retrieval paths" in text
+    text = bench_markdown(summary)
+    assert f"## Under delay: {DELAY.title} (margin 25%)" in text
     assert "Slower under delay: adp.get." in text
 
 
@@ -186,7 +186,7 @@ def test_the_bench_report_shows_each_condition_and_its_verdict(tmp_path: Path) -
         "slower_under_conditions": ["odb.get under deadline"],
         "exit_code": 1,
     }
-    text = to_markdown(regression_document(tmp_path, summary))
+    text = bench_markdown(summary)
     assert "slower under a condition: odb.get under deadline" in text
     assert "Under deadline: whole-tool budget 250 ms" in text and "SLOWER" in text
     assert "under deadline, base (not judged): odb.get: timed out" in text

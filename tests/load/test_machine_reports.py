@@ -3,18 +3,16 @@ machines (AVX2 only, AVX-512 with VNNI, ARM64 with the dot product), whatever CP
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from evals.read import bench_report
-from load import against_base
-from load.bench import render_markdown
 from load.calibration import Calibration, factor
 from load.regression import judge
 from tests.described_machines import MACHINES, STATED
+from tests.run_records import write_bench
 
 # The committed calibration's shape: recorded on an AVX2-only machine.
 CAL = Calibration(
@@ -81,19 +79,17 @@ def _regression_summary(machine: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.parametrize("name", sorted(MACHINES))
 def test_the_bench_report_states_the_machine(name: str, tmp_path: Path) -> None:
     summary = _bench_summary(MACHINES[name])
-    (tmp_path / "summary.json").write_text(json.dumps(summary))
-    for text in (bench_report.write(tmp_path)["markdown"].read_text(), render_markdown(summary)):
-        assert STATED[name] in text, text
-        if name == "arm64-asimddp":
-            assert "avx2" not in text.split("calibration:")[0]  # not said to lack x86 kernels
+    write_bench(tmp_path, summary)
+    text = bench_report.write(tmp_path)["markdown"].read_text()
+    assert STATED[name] in text, text
+    if name == "arm64-asimddp":
+        assert "avx2" not in text.split("calibration:")[0]  # not said to lack x86 kernels
     note = KERNEL_NOTE[name]
-    plain = render_markdown(summary)
-    assert (note in plain) if note else ("calibration machine lacks" not in plain), plain
+    assert (note in text) if note else ("calibration machine lacks" not in text), text
 
 
 @pytest.mark.parametrize("name", sorted(MACHINES))
 def test_the_regression_report_states_the_machine(name: str, tmp_path: Path) -> None:
     summary = _regression_summary(MACHINES[name])
-    (tmp_path / "summary.json").write_text(json.dumps(summary))
+    write_bench(tmp_path, summary)
     assert STATED[name] in bench_report.write(tmp_path)["markdown"].read_text()
-    assert STATED[name] in against_base.render_markdown(summary)

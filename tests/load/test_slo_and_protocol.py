@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from load.__main__ import main
-from load.records import LatencyRecord, read_records, write_records
 from load.safety import NotLoopbackError, require_loopback
 from load.slo import evaluate, evaluate_saturation, load_slo, miss_table
 from load.taskmix import FREE_TEXT_ARGS, TaskMix
+from ocm_common.latency_records import LatencyRecord, read_records, write_records
 from ocm_common.mcp_http import McpCallError, OutputSchemas, check_tool_result, parse_reply
 
 

@@ -11,6 +11,8 @@ from typing import Any
 
 from rich.console import Console
 
+from ocm_common.run_record import Clock, header
+
 
 def _timestamp() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
@@ -34,9 +36,11 @@ def cmd_security(args: argparse.Namespace) -> int:
         memory_limit_mb=args.memory_limit,
         families=tuple(args.family or ()),
     )
+    clock = Clock()
     report = asyncio.run(run_security(args.target, options))
     out = Path(args.out) if args.out else Path("reports/security") / _timestamp()
-    paths = write_report(report, out)
+    head = header("security", clock, report.exit_code, target=args.target, settings=vars(options))
+    paths = write_report(report, out, head)
     console = Console()
     if report.error:
         console.print(f"[red]security: harness error:[/] {report.error}")
@@ -58,9 +62,14 @@ def cmd_security(args: argparse.Namespace) -> int:
 def cmd_contract(args: argparse.Namespace) -> int:
     from evals.run.contract_live import diff_targets, write_report
 
+    clock = Clock()
     diff = asyncio.run(diff_targets(_spec(args.a), _spec(args.b), timeout_s=args.timeout))
     out = Path(args.out) if args.out else Path("reports/contract") / _timestamp()
-    paths = write_report(diff, out)
+    target = f"{_spec(args.a)} -> {_spec(args.b)}"
+    head = header(
+        "contract", clock, diff.exit_code, target=target, settings={"timeout_s": args.timeout}
+    )
+    paths = write_report(diff, out, head)
     console = Console()
     if diff.error:
         console.print(f"[red]contract: harness error:[/] {diff.error}")

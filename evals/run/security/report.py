@@ -8,6 +8,7 @@ from pathlib import Path
 
 from evals.read.render import Bullets, Document, Paragraph, Table, write
 from evals.run.security.findings import SecurityReport
+from ocm_common.run_record import RecordHeader, write_record
 
 JSON_FILE = "security.json"
 
@@ -61,10 +62,14 @@ def document(report: SecurityReport) -> Document:
     return doc
 
 
-def write_report(report: SecurityReport, out: Path) -> dict[str, Path]:
+def write_report(
+    report: SecurityReport, out: Path, head: RecordHeader | None = None
+) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     path = out / JSON_FILE
     path.write_text(
         json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
+    if head is not None:
+        write_record(out, head, report.to_json(), [JSON_FILE, "security.md", "security.html"])
     return {"json": path, **write(document(report), out, "security")}

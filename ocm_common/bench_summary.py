@@ -1,0 +1,100 @@
+"""The bench summary: what `make bench` measured and judged, as one typed model.
+
+`load/bench.py` fills it and writes it as the body of the bench's run record
+(`bench.record.json`); the bench report (`evals/read/bench_report.py`) and `scale.bench` (which
+adds the scale figures) read it. The locust profiles' own summaries and the parallel report are
+kept as their writers shape them (`profiles`); the bench's own figures are fields.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class MachineLoad(BaseModel):
+    """Cores, load and the reference workload's time at one moment of the bench."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cores: int | None = None
+    load_avg_1m: float | None = None
+    load_avg_5m: float | None = None
+    reference_ms: float | None = None
+    reference: dict[str, Any] | None = None
+
+
+class CalibrationUsed(BaseModel):
+    """The factor the tight bars were scaled by, the workload and the committed calibration."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    factor: dict[str, Any]
+    workload: str
+    reference: dict[str, Any] | None = None
+
+
+class CpuPerCall(BaseModel):
+    """The server's CPU per call against the mean of the bench's two reference readings."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    profile: str
+    server_cpu_ms: float | None = None
+    reference_ms: float | None = None
+    ratio: float | None = None
+    max_ratio: float
+
+
+class ToolLatency(BaseModel):
+    """One tool's figures: the latency profile's, with the paced and in-process ones beside."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    p50_ms: float | None = None
+    p95_ms: float | None = None
+    p99_ms: float | None = None
+    rps: float | None = None
+    errors: int = 0
+    paced_p95_ms: float | None = None
+    paced_p99_ms: float | None = None
+    inprocess_p50_ms: float | None = None
+    inprocess_p95_ms: float | None = None
+
+
+class BenchSummary(BaseModel):
+    """Every figure and verdict of one `make bench`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    timestamp: str
+    machine: dict[str, Any] = Field(default_factory=dict)
+    machine_at_start: MachineLoad = Field(default_factory=MachineLoad)
+    machine_at_end: MachineLoad | None = None
+    server_workers: int = 0
+    # {profile: the run's summary as load/run.py or load/parallel.py writes it}
+    profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    harness_errors: list[str] = Field(default_factory=list)
+    locust_exit_codes: dict[str, int] = Field(default_factory=dict)
+    calibration: CalibrationUsed | None = None
+    # {profile: {tool: {metric: {raw, calibrated}}}}, and {"saturation": {metric: {...}}}
+    bars: dict[str, Any] = Field(default_factory=dict)
+    saturation_rps: float = 0.0
+    cpu_per_call: CpuPerCall | None = None
+    saturation_rps_by_workers: dict[str, float] = Field(default_factory=dict)
+    tools: dict[str, ToolLatency] = Field(default_factory=dict)
+    cache_hit_rate: dict[str, Any] = Field(default_factory=dict)
+    misses: list[str] = Field(default_factory=list)
+    slo_pass: bool = False
+    gate_pass: bool = False
+    exit_codes: dict[str, int] = Field(default_factory=dict)
+    elapsed_s: float = 0.0
+    exit_code: int = 2
+    # added by `make bench SCALE=` (scale/bench.py): {factor: {tool: {p50_ms, p95_ms}}}
+    scale: dict[str, dict[str, dict[str, float]]] | None = None
+
+    def bar(self, profile: str, tool: str, metric: str) -> dict[str, Any] | None:
+        """{raw, calibrated} of one bar, or None when the profile has no such bar."""
+        found = ((self.bars.get(profile) or {}).get(tool) or {}).get(metric)
+        return found if isinstance(found, dict) else None
