@@ -141,13 +141,21 @@ def test_only_a_shell_turns_the_command_into_its_marker(tmp_path: Path) -> None:
     expected = f"ocm-exec-{marker.a * marker.b}"
     schema = {"type": "string"}
     values = marker.commands("command", schema) + marker.commands("text", schema)
-    assert len(values) == 2
+    assert [how for how, _ in values] == [
+        "a shell command",
+        "text that ends a command with ';' or holds '$( )'",
+        "text that ends a command with ';' or holds '$( )'",
+    ]
+    short = marker.commands("text", {"type": "string", "maxLength": 80})
+    assert len(short) == 1 and len(short[0][1]) <= 80
+    values += short
     for _how, value in values:
         assert expected not in value  # an echo of the argument cannot fake it
         done = subprocess.run(["sh", "-c", value], capture_output=True, text=True, timeout=10)
         assert expected in done.stdout
     assert marker.ran(expected) == "the result"
     assert expected in marker.log.read_text(encoding="utf-8")
+    assert marker.commands("text", {"type": "string", "maxLength": 20}) == []
     assert marker.commands("mode", {"type": "string", "enum": ["a"]}) == []
 
 

@@ -23,14 +23,30 @@ def name_tokens(name: str) -> set[str]:
     return {t.lower() for t in TOKEN.findall(CAMEL.sub("_", name))}
 
 
+def is_string(schema: Any) -> bool:
+    types = plain(schema).get("type")
+    return types == "string" or (isinstance(types, list) and "string" in types)
+
+
 def free_text(schema: Any) -> bool:
-    """A string argument that takes any text (no enum, const or pattern, not a date)."""
+    """A string argument that takes any text (no enum or const, not a date or an address)."""
     s = plain(schema)
-    types = s.get("type")
-    is_string = types == "string" or (isinstance(types, list) and "string" in types)
-    if not is_string or "enum" in s or "const" in s or "pattern" in s:
+    if not is_string(s) or "enum" in s or "const" in s:
         return False
     return s.get("format") not in ("date", "date-time", "time", "email", "uuid")
+
+
+def fits(schema: Any, value: str) -> bool:
+    """``value`` satisfies the argument's pattern and maximum length, so the probe reaches the
+    tool instead of its input validation."""
+    s = plain(schema)
+    if len(value) > int(s.get("maxLength", len(value)) or len(value)):
+        return False
+    pattern = s.get("pattern")
+    try:
+        return pattern is None or re.search(str(pattern), value) is not None
+    except re.error:
+        return True
 
 
 def recognised(

@@ -5,11 +5,11 @@ hold the marker itself, so a tool that echoes its input cannot fake it. The comm
 appends the marker to a file in the sandbox, so a tool that runs it without returning the
 output (blind execution) is caught as well.
 
-- An argument named or described as a command, shell, script or code gets the command as
-  it is (and, named as code or an expression, the same command through Python's
-  ``os.popen``);
-- any other free-text argument gets it as an injection: ``;`` to end the tool's own command
-  and ``$( )`` inside double quotes, harmless text to a tool that never reaches a shell.
+- every free-text argument gets it as an injection: ``;`` to end the tool's own command and
+  ``$( )`` inside double quotes, harmless text to a tool that never reaches a shell;
+- an argument named or described as a command, shell, script or code gets the command as
+  it is first (and, named as code or an expression, the same command through Python's
+  ``os.popen``).
 """
 
 from __future__ import annotations
@@ -20,16 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evals.run.security.capability import finding, free_text, recognised
+from evals.run.security.capability import finding, fits, free_text, recognised
 from evals.run.security.findings import Finding
-from evals.run.security.inputs import base_args
+from evals.run.security.inputs import base_args, plain
 from evals.run.security.registry import Context
 from evals.run.security.surface import ToolSurface
 
 CHECK = "command_execution"
 COMMAND_NAMES = frozenset(
     {"command", "commands", "cmd", "shell", "script", "bash", "sh", "exec", "execute"}
-    | {"program", "code", "expression", "expr", "eval", "python", "js", "javascript", "cmdline"}
+    | {"code", "expression", "expr", "eval", "python", "js", "javascript", "cmdline"}
 )
 COMMAND_WORDS = re.compile(
     r"\b(shell|bash|command( line)?|script|execute[sd]?|run[s]? (a|the|any)\b|code to run|"
@@ -61,18 +61,28 @@ class ExecMarker:
     def shell(self) -> str:
         return f"echo ocm-exec-$(({self.a}*{self.b})) | tee -a {self.log}"
 
+    @property
+    def short_shell(self) -> str:
+        """The command without the log file, for arguments too short to hold its path."""
+        return f"echo ocm-exec-$(({self.a}*{self.b}))"
+
     def commands(self, name: str, schema: Any) -> list[tuple[str, str]]:
-        """(how, value) pairs for one argument, most direct first."""
+        """(how, value) pairs for one argument, most direct first; each in its full form, or
+        without the log file when the argument's length or pattern rules the full one out."""
+        if not free_text(schema):
+            return []
+        injection = "text that ends a command with ';' or holds '$( )'"
+        forms = [(injection, f"x; {cmd}; #$({cmd})") for cmd in (self.shell, self.short_shell)]
+        pairs = [forms]
         if recognised(name, schema, COMMAND_NAMES, COMMAND_WORDS):
-            values = [("a shell command", self.shell)]
-            if name.lower() in CODE_NAMES or "python" in str(schema.get("description", "")):
-                popen = f"__import__('os').popen({self.shell!r}).read()"
-                values.append(("Python code", popen))
-            return values
-        if free_text(schema):
-            injection = f"x; {self.shell}; #$({self.shell})"
-            return [("text that ends a command with ';' or holds '$( )'", injection)]
-        return []
+            shell = "a shell command"
+            pairs.insert(0, [(shell, self.shell), (shell, self.short_shell)])
+            if name.lower() in CODE_NAMES or "python" in str(plain(schema).get("description")):
+                code = "Python code"
+                popen = [(code, f"__import__('os').popen({c!r}).read()") for c in (self.shell,)]
+                pairs.append(popen)
+        chosen = [next((f for f in group if fits(schema, f[1])), None) for group in pairs]
+        return [f for f in chosen if f is not None]
 
     def ran(self, output: str) -> str | None:
         """Where the marker showed, or None."""

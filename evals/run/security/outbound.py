@@ -14,7 +14,7 @@ import secrets
 import time
 
 from evals.run.security.canary_listener import CanaryListener, Hit
-from evals.run.security.capability import finding, recognised
+from evals.run.security.capability import finding, is_string, recognised
 from evals.run.security.findings import Finding
 from evals.run.security.inputs import base_args
 from evals.run.security.registry import Context
@@ -51,6 +51,8 @@ async def probe(
     probed = 0
     for name, schema in tool.properties.items():
         token: str | None = f"ocm-ssrf-{secrets.token_hex(8)}"
+        if not is_string(schema):
+            continue
         if recognised(name, schema, URL_NAMES, URL_WORDS, URL_FORMATS):
             value, how = listener.url(str(token)), "a URL"
         elif recognised(name, schema, HOST_NAMES, HOST_WORDS):

@@ -13,7 +13,7 @@ import secrets
 from typing import Any
 from urllib.parse import urlsplit
 
-from evals.run.security.capability import finding, name_tokens, recognised
+from evals.run.security.capability import finding, is_string, name_tokens, recognised
 from evals.run.security.findings import Finding
 from evals.run.security.inputs import base_args, plain
 from evals.run.security.registry import Context
@@ -81,6 +81,9 @@ async def probe(ctx: Context, tool: ToolSurface) -> tuple[list[Finding], int]:
     if not sends(tool):
         return findings, probed
     for name, schema in tool.properties.items():
+        items = plain(schema).get("items") if plain(schema).get("type") == "array" else None
+        if not is_string(items if items is not None else schema):
+            continue
         if not recognised(name, schema, RECIPIENT_NAMES, RECIPIENT_WORDS, frozenset({"email"})):
             continue
         probed += 1
