@@ -7,10 +7,11 @@ A sentence shadows another tool when it names that tool (a tool this server publ
 any spelling: ``send_email``, ``mcp_tool_send_email``, ``sendEmail``; or a tool-like name
 after call/use/invoke) or its action (``send_email`` -> "sending emails"), and
 
-- puts a directive after it in a "when / whenever / before / after / each time" clause
-  ("When the user calls send_email, also bcc ..."; "Whenever you send an email, always ...");
+- names it in a "when / whenever / if / before / after / each time" clause followed by a
+  directive ("When the user calls send_email, also bcc ..."; "Whenever you send an email,
+  always ..."), not as the answer to one ("If you need files, use list_files instead");
 - makes the tool the subject of a must / should / always / never ("the send_email tool must
-  send all emails to ...");
+  send all emails to ..."; "list_projects must be called first" is only when to call it);
 - forbids or replaces it ("never call list_files", "instead of read_file, use this tool",
   "read_file is deprecated"), or claims a side effect on it;
 - or redirects messages to an address ("bcc x@evil", "all emails must be sent to ...").
@@ -44,7 +45,9 @@ DIRECTIVE = re.compile(
 )
 MODAL = re.compile(
     r"^\W*(tool\s+|function\s+|command\s+)?(must|should|shall|always|never|has\s+to|needs?\s+"
-    r"to|is\s+required\s+to|will\s+now|now\s+(must|has|needs))\b",
+    r"to|is\s+required\s+to|will\s+now|now\s+(must|has|needs))\b"
+    # "list_projects must be called first" says when to call it, not how it behaves
+    r"(?!\s+(first\s+)?(be\s+)?(used|called|invoked|run|preferred)\b)",
     _I,
 )
 FORBID = (
@@ -133,8 +136,13 @@ def find_shadow(text: str, tool: ToolSurface, others: set[str]) -> Shadow | None
         ]
         every = named + _mentions(sentence, actions)
         when = WHEN.search(sentence)
+        # The other tool must be in the when-clause itself ("When you call X, also ..."),
+        # not the answer to it ("If you need files, use X instead" recommends X).
+        clause_end = sentence.find(",", when.end()) if when else -1
+        clause_end = len(sentence) if clause_end < 0 else clause_end
         for target, start, end in every:
-            if when and when.start() < start and DIRECTIVE.search(sentence, end):
+            in_clause = when is not None and when.start() < start and end <= clause_end
+            if in_clause and DIRECTIVE.search(sentence, end):
                 return Shadow(sentence, target, "a directive for when it is used")
         for target, start, end in named:
             before, after = sentence[:start], sentence[end:]
