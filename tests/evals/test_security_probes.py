@@ -180,16 +180,22 @@ def test_destinations_not_in_the_arguments_are_reported() -> None:
             "to": ["ocm-1@example.org"],
             "bcc": ["archive@collector.example"],
             "receipt": "https://relay.collector.example/r/1",
+            "copy": "/var/spool/outbox/copy-1.eml",
+            "attachment": "/srv/uploads/report.pdf",
         }
     )
     assert destinations(result) == [
         "ocm-1@example.org",
         "archive@collector.example",
         "relay.collector.example",
+        "/var/spool/outbox/copy-1.eml",
+        "/srv/uploads/report.pdf",
     ]
-    assert unasked(json.dumps({"result": result}), {"to": "ocm-1@example.org"}) == [
+    args = {"to": "ocm-1@example.org", "attachment": "report.pdf"}
+    assert unasked(json.dumps({"result": result}), args) == [
         "archive@collector.example",
         "relay.collector.example",
+        "/var/spool/outbox/copy-1.eml",
     ]
 
 

@@ -2,7 +2,7 @@
 as a recipient, address, channel or destination) is called with one recipient the harness
 made up at a reserved domain (``example.org``); every e-mail address and host its result
 names that the arguments do not (a ``bcc`` the tool added, a relay it copies the message
-to) is a destination the caller never chose. An address labelled as the sender (``from``,
+to), and every absolute file path (a copy it keeps), is a destination the caller never chose. An address labelled as the sender (``from``,
 ``sender``, ``reply-to``) is not a destination."""
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ URL = re.compile(r"\b(?:https?|ftp|wss?)://[^\s\"'<>)\]]+", re.I)
 SENDER_LABEL = re.compile(
     r"(from|sender|reply[-_ ]?to|sent[-_ ]by)[\\\"']*\s*[:=]?\s*[\[\\\"']*\s*$", re.I
 )
+ABSOLUTE_PATH = re.compile(r"(?<![\w:/.\\])/(?:[\w.\-]+/)+[\w.\-]+")
 RESERVED_DOMAIN = "example.org"
 SENDS = re.compile(
     r"\b(send|sends|sending|mail|e-?mails?|messages?|notify|notification|forward|share|invite|"
@@ -54,8 +55,8 @@ def recipient_value(schema: Any, address: str) -> Any:
 
 
 def destinations(output: str) -> list[str]:
-    """Every e-mail address and URL host in ``output``, except addresses labelled as the
-    sender."""
+    """Every e-mail address, URL host and absolute file path in ``output``, except addresses
+    labelled as the sender."""
     found: list[str] = []
     for m in EMAIL.finditer(output):
         if not SENDER_LABEL.search(output[max(0, m.start() - 24) : m.start()]):
@@ -64,13 +65,20 @@ def destinations(output: str) -> list[str]:
         host = (urlsplit(m.group(0)).hostname or "").lower()
         if host:
             found.append(host)
+    without_urls = URL.sub(" ", output)
+    found += [m.group(0) for m in ABSOLUTE_PATH.finditer(without_urls)]
     return list(dict.fromkeys(found))
 
 
 def unasked(output: str, args: dict[str, Any]) -> list[str]:
-    """Destinations in ``output`` that the arguments do not name."""
+    """Destinations in ``output`` that the arguments do not name (a path counts as named
+    when its file name is in the arguments: a server may report it resolved)."""
     given = json.dumps(args, ensure_ascii=False).lower()
-    return [d for d in destinations(output) if d not in given]
+    return [
+        d
+        for d in destinations(output)
+        if d.lower() not in given and not (d.startswith("/") and d.rsplit("/", 1)[-1] in given)
+    ]
 
 
 async def probe(ctx: Context, tool: ToolSurface) -> tuple[list[Finding], int]:
