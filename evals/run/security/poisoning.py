@@ -1,18 +1,15 @@
 """Tool poisoning: text a model reads in ``tools/list`` that speaks to the model instead of
-describing the tool. Three checks over every name, title, description, annotation string
+describing the tool. Two checks over every name, title, description, annotation string
 and schema string (property descriptions included):
 
 - ``hidden_instructions``: instruction tags (``<IMPORTANT>``), "ignore previous
   instructions", keeping something from the user, preconditions that read or send files,
   references to credential files;
 - ``invisible_unicode``: zero-width, bidirectional-override, tag (U+E0000-E007F, which can
-  spell a hidden ASCII message) and other format or control characters;
-- ``cross_tool_instructions``: a sentence that changes how another tool is used ("when the
-  user calls send_email, also ..."; a tool this server publishes or any tool-like name after
-  call/use, then also/always/instead/bcc/...), or that redirects messages; a plain
-  reference ("call list_projects first to get an id") is not one.
+  spell a hidden ASCII message) and other format or control characters.
 
-Plus ``tool_name_format``, the specification's SHOULD on tool names (1-128 characters of
+Text that tells the model how to use another tool is cross-tool shadowing, reported apart
+(:mod:`evals.run.security.shadowing`). Plus ``tool_name_format``, the specification's SHOULD on tool names (1-128 characters of
 ``A-Za-z0-9_-.``). The patterns are phrases, not words, so ordinary descriptions (the
 reference server's twelve tools) raise none.
 """
@@ -74,27 +71,6 @@ HIDDEN: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     )
 )
 
-# What a poisoned description adds to another tool's use: "when the user calls X, also ...".
-# Plain references ("call list_projects first to get an id") carry none of these after a
-# "when", so they are not reported.
-WHEN = re.compile(r"\bwhen(ever)?\b", _I)
-DIRECTIVE = re.compile(
-    r"\b(also|always|instead|additionally|silently|secretly|quietly|make\s+sure|ensure|"
-    r"change|replace|redirect|bcc|cc|forward|send|copy)\b",
-    _I,
-)
-CALLS_TOOL = re.compile(
-    r"\b(call|calls|calling|use|uses|using|invoke|invokes|invoking|run|runs)\s+(the\s+)?"
-    r"[`'\"]?([A-Za-z][\w\-]*(?:[_.][\w\-]+)+)[`'\"]?",
-    _I,
-)
-REDIRECTS = re.compile(
-    r"\b(bcc|cc|forward|redirect|send)\b[^.\n]{0,60}\b[\w.+-]+@[\w-]+\.[\w.]+|"
-    r"\b(all|any|every)\s+(emails?|messages?|requests?|payments?)\s+(must|should)\s+"
-    r"(be\s+sent|go)\s+to\b|\binstead\s+of\s+(using|calling)\s+(the\s+|any\s+)?(other\s+)?tool",
-    _I,
-)
-SENTENCE = re.compile(r"(?<=[.!?;\n])\s+")
 NAME_OK = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 # Variation selectors 17-256: invisible, and used to smuggle bytes ("sneaky bits").
 INVISIBLE_RANGES = ((0xE0100, 0xE01EF),)
@@ -129,35 +105,6 @@ def describe_invisible(found: list[tuple[int, str]]) -> str:
 def _excerpt(text: str, start: int, end: int, pad: int = 40) -> str:
     piece = text[max(0, start - pad) : end + pad].replace("\n", " ")
     return ("..." if start > pad else "") + piece + ("..." if end + pad < len(text) else "")
-
-
-def cross_tool(text: str, tool: ToolSurface, others: set[str]) -> str | None:
-    """The sentence of ``text`` that changes how another tool is used, or None: one that
-    redirects messages, or a "when ... <another tool> ..." clause followed by a directive
-    (also, always, instead, bcc, ...). The other tool is one this server publishes or any
-    tool-like name after call/use/invoke that is neither this tool nor its arguments."""
-    own = {tool.name.lower(), *(p.lower() for p in tool.properties)}
-    for sentence in SENTENCE.split(text):
-        if REDIRECTS.search(sentence):
-            return sentence.strip()
-        when = WHEN.search(sentence)
-        if when is None:
-            continue
-        mentions = [
-            m.end()
-            for name in others
-            if len(name) >= 4
-            for m in re.finditer(rf"(?<![\w.]){re.escape(name)}(?![\w])", sentence)
-        ]
-        mentions += [
-            m.end()
-            for m in CALLS_TOOL.finditer(sentence)
-            if m.group(3).strip(".").lower() not in own
-        ]
-        after = [end for end in mentions if end > when.start()]
-        if after and DIRECTIVE.search(sentence, min(after)):
-            return sentence.strip()
-    return None
 
 
 def scan_tool(tool: ToolSurface, others: set[str], spec: str) -> list[Finding]:
@@ -216,18 +163,6 @@ def scan_tool(tool: ToolSurface, others: set[str], spec: str) -> list[Finding]:
                     _excerpt(visible, match.start(), match.end()),
                 )
                 break
-        if where.endswith("#name"):
-            continue
-        sentence = cross_tool(visible, tool, others)
-        if sentence:
-            add(
-                "cross_tool_instructions",
-                "security",
-                "error",
-                "the text tells the model how to use another tool (shadowing)",
-                where,
-                sentence,
-            )
     return findings
 
 
@@ -236,14 +171,12 @@ def scan_tool(tool: ToolSurface, others: set[str], spec: str) -> list[Finding]:
     checks=(
         "hidden_instructions",
         "invisible_unicode",
-        "cross_tool_instructions",
         "tool_name_format",
     ),
     phase="surface",
 )
 async def check_poisoning(ctx: Context) -> list[Finding]:
-    """Hidden instructions, invisible Unicode and instructions aimed at other tools in
-    everything ``tools/list`` published."""
+    """Hidden instructions and invisible Unicode in everything ``tools/list`` published."""
     names = {t.name for t in ctx.tools}
     findings: list[Finding] = []
     for tool in ctx.tools:

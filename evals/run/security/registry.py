@@ -18,7 +18,17 @@ Phase = Literal["surface", "calls", "after", "http"]
 PHASES: tuple[Phase, ...] = ("surface", "calls", "after", "http")
 # Within a phase: the surface is compared before probes change anything, crashes seen by the
 # earlier families are reported by the unbounded family, secrets read every call made.
-ORDER = ("poisoning", "rug_pull", "paths", "unbounded", "secrets", "http")
+ORDER = (
+    "poisoning",
+    "shadowing",
+    "rug_pull",
+    "paths",
+    "path_probes",
+    "capabilities",
+    "unbounded",
+    "secrets",
+    "http",
+)
 
 
 @dataclass
@@ -65,11 +75,14 @@ def family(name: str, *, checks: tuple[str, ...], phase: Phase) -> Callable[[Run
 def load() -> dict[str, Family]:
     """Import every family module (registration happens on import)."""
     from evals.run.security import (  # noqa: F401
+        capabilities,
         http_transport,
+        path_probes,
         paths,
         poisoning,
         rugpull,
         secrets_leak,
+        shadowing,
         unbounded,
     )
 

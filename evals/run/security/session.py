@@ -28,6 +28,7 @@ from evals.run.targets import BEARER_ENV, TargetError, make_target
 
 Status = Literal["ok", "tool-error", "protocol-error", "timeout", "crash"]
 SAMPLE_EVERY_S = 0.05
+ROOT_PLACEHOLDER = "{root}"
 
 
 @dataclass
@@ -94,11 +95,15 @@ class Session:
         if self.kind == "stdio":
             from fastmcp.client.transports import StdioTransport
 
-            argv = shlex.split(self.spec.split(":", 1)[1])
+            # "{root}" in the command line is the root the harness declares (a folder it made).
+            argv = [
+                a.replace(ROOT_PLACEHOLDER, str(self.sandbox.root))
+                for a in shlex.split(self.spec.split(":", 1)[1])
+            ]
             if not argv:
                 raise TargetError("stdio target needs a command: 'stdio:<command line>'")
             command = sys.executable if argv[0] in ("python", "python3") else argv[0]
-            env = {**os.environ, self.sandbox.canary_env: self.sandbox.canary_value}
+            env = {**os.environ, **self.sandbox.server_env()}
             return StdioTransport(
                 command,
                 argv[1:],
