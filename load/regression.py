@@ -4,8 +4,8 @@ the base by more than a margin, beyond the noise?
 Input: per tool, paired latency samples (the same call sent to the working tree's server and the
 base's, back to back, the order alternating), so machine drift hits both sides of a pair alike.
 Per tool three ratios working / base, each with a 95 % percentile-bootstrap interval from
-resampling the pairs jointly (seeded numpy; the pairs keep the mix of arguments the same on both
-sides of every resample):
+resampling the pairs jointly (`ocm_common.bootstrap`, seeded; the pairs keep the mix of arguments
+the same on both sides of every resample):
 - `p50`, `p95`: the percentile of the working side's calls over the base side's;
 - `paired`: the median over pairs of (working call / its base call). This is the one that uses
   the interleaving: a pair is measured within milliseconds, so a slow minute on a shared
@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from ocm_common.bootstrap import percentile_interval
 from ocm_common.percentiles import METHOD, percentile
 
 MARGIN = 0.10
@@ -123,22 +124,25 @@ def ratio_interval(
     if w.shape != b.shape:
         raise ValueError(f"paired samples differ in length: {w.size} vs {b.size}")
     point = float(percentile(w, q) / percentile(b, q))
-    idx = np.random.default_rng(seed).integers(0, w.size, size=(resamples, w.size))
-    stats = percentile(w[idx], q, axis=1) / percentile(b[idx], q, axis=1)
-    return _ratio(float(percentile(w, q)), float(percentile(b, q)), point, stats, confidence)
+    interval = percentile_interval(
+        (w, b),
+        lambda ws, bs, axis=-1: percentile(ws, q, axis) / percentile(bs, q, axis),
+        resamples=resamples,
+        seed=seed,
+        confidence=confidence,
+        paired=True,
+    )
+    return _ratio(float(percentile(w, q)), float(percentile(b, q)), point, interval)
 
 
-def _ratio(
-    working: float, base: float, point: float, stats: np.ndarray, confidence: float
-) -> Ratio:
-    alpha = (1 - confidence) / 2
-    low, high = percentile(stats, [100 * alpha, 100 * (1 - alpha)])
+def _ratio(working: float, base: float, point: float, interval: tuple[float, float]) -> Ratio:
+    low, high = interval
     return Ratio(
         round(working, 3),
         round(base, 3),
         round(point, 4),
-        round(float(low), 4),
-        round(float(high), 4),
+        round(low, 4),
+        round(high, 4),
     )
 
 
@@ -157,10 +161,15 @@ def paired_interval(
     if w.shape != b.shape:
         raise ValueError(f"paired samples differ in length: {w.size} vs {b.size}")
     r = w / b
-    idx = np.random.default_rng(seed).integers(0, r.size, size=(resamples, r.size))
-    stats = percentile(r[idx], 50, axis=1)
+    interval = percentile_interval(
+        (r,),
+        lambda rs, axis=-1: percentile(rs, 50, axis),
+        resamples=resamples,
+        seed=seed,
+        confidence=confidence,
+    )
     point = float(percentile(r, 50))
-    return _ratio(float(percentile(w, 50)), float(percentile(b, 50)), point, stats, confidence)
+    return _ratio(float(percentile(w, 50)), float(percentile(b, 50)), point, interval)
 
 
 def judge(

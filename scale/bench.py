@@ -33,13 +33,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import numpy as np
 from rich.console import Console
 from rich.table import Table
-from scipy.stats import bootstrap
 
 from ocm_common import golden
 from ocm_common.bench_summary import BenchSummary
+from ocm_common.bootstrap import percentile_interval
 from ocm_common.durations import duration_arg
 from ocm_common.launcher import running_server
 from ocm_common.mcp_http import AsyncMcpClient
@@ -177,16 +176,13 @@ def ratio_interval(
     20-25 % between two runs on this machine), so a ratio near its target is read with this."""
     if min(len(base_ms), len(scaled_ms)) < 10:
         return None
-    result = bootstrap(
-        (np.asarray(base_ms), np.asarray(scaled_ms)),
+    low, high = percentile_interval(
+        (base_ms, scaled_ms),
         lambda a, b, axis=-1: percentile(b, 95, axis) / percentile(a, 95, axis),
-        vectorized=True,
-        n_resamples=resamples,
-        method="percentile",
-        rng=np.random.default_rng(0),
+        resamples=resamples,
+        seed=0,
     )
-    low, high = result.confidence_interval
-    return round(float(low), 2), round(float(high), 2)
+    return round(low, 2), round(high, 2)
 
 
 def verdict(scale: dict[str, Any]) -> dict[str, Any]:

@@ -99,7 +99,7 @@ def test_the_server_process_does_not_load_the_builders() -> None:
     code = (
         "import sys, reference_server.__main__, reference_server.http_app; "
         "print(sorted(m for m in sys.modules if m.startswith(('reference_server.index.build', "
-        "'reference_server.index.opa_builder', 'reference_server.index.off_builder', "
+        "'reference_server.index.opa_builder', 'reference_server.index.off_', "
         "'reference_server.ingest'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)

@@ -15,6 +15,8 @@ from fastmcp import Client, FastMCP
 
 from reference_server.config import Faults
 from reference_server.retrieval import odb_formulary as formulary
+from reference_server.retrieval.odb_rows import Product
+from reference_server.retrieval.odb_selection import form_of
 from reference_server.tools import off_odb_get
 from tests.conftest import call, call_error, load_collections, run_fresh
 
@@ -237,10 +239,8 @@ async def test_a_form_written_in_the_strength_cell_is_the_products_form(
     # no dosage form (strips are the "film" form word); it is the only product of brand Spirit
     out = await call(client, TOOL, {"drug": "Spirit Blood Glucose Test Strip", "form": "film"})
     assert out["coverage"]["din"] == "09857547" and out["not_listed"] is None
-    assert formulary.form_of(formulary.Product("1", "b", "g", "i", "0", 1, 0, 0, "Strip")) == (
-        "Strip"
-    )
-    assert formulary.form_of(formulary.Product("1", "b", "g", "i", "0", 1, 0, 0, "5mg")) is None
+    assert form_of(Product("1", "b", "g", "i", "0", 1, 0, 0, "Strip")) == ("Strip")
+    assert form_of(Product("1", "b", "g", "i", "0", 1, 0, 0, "5mg")) is None
 
 
 async def test_ingredient_with_salt_resolves_to_key(client: Client[Any]) -> None:

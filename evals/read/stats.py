@@ -4,7 +4,7 @@ Two backends answer the same queries, so every test is paired: the paired t-test
 (``scipy.stats.ttest_rel``) and the paired randomization test (``scipy.stats.permutation_test``
 with ``permutation_type="samples"``: the sign of each query's difference is flipped at random,
 exact for small samples), with Cohen's d_z as the effect size and a bootstrap percentile
-interval of the mean difference. On 0/1 outcomes (pass/fail) the randomization test is
+interval of the mean difference (`ocm_common.bootstrap`). On 0/1 outcomes (pass/fail) the randomization test is
 McNemar's exact test. Seeds are fixed so a report is reproducible from its run logs.
 """
 
@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
+
+from ocm_common.bootstrap import percentile_interval
 
 RESAMPLES = 100_000  # randomization p-values resolve to ~1e-5, fine enough for Holm
 SEED = 20261123
@@ -54,16 +56,9 @@ def bootstrap_ci(
         return None, None
     if np.all(data == data[0]):
         return float(data[0]), float(data[0])
-    result = stats.bootstrap(
-        (data,),
-        _mean_diff,
-        confidence_level=confidence,
-        n_resamples=resamples,
-        method="percentile",
-        vectorized=True,
-        rng=np.random.default_rng(SEED),
+    return percentile_interval(
+        (data,), _mean_diff, resamples=resamples, seed=SEED, confidence=confidence
     )
-    return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
 def paired(a: Sequence[float], b: Sequence[float], confidence: float = 0.95) -> PairedTest:

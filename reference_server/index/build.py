@@ -22,7 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from reference_server.config import CORPUS_DIR, Settings
 from reference_server.embedding import LocalMiniLM, embedder_name, make_embedder
-from reference_server.index import off_builder, opa_builder
+from reference_server.index import off_tables, off_vector_docs, opa_builder
 from reference_server.index.fingerprint import corpus_hash
 from reference_server.index.types import VectorDoc
 
@@ -104,11 +104,11 @@ def build_index(
         step = progress.add_task("building SQLite", total=2)
         opa_counts = _build_db(tmp / "opa.db", opa_builder.build_sql, corpus_dir)
         progress.advance(step)
-        off_counts = _build_db(tmp / "ohip.db", off_builder.build_sql, corpus_dir / "off")
+        off_counts = _build_db(tmp / "ohip.db", off_tables.build_sql, corpus_dir / "off")
         progress.advance(step)
         collections = {
             **opa_builder.vector_documents(corpus_dir),
-            **off_builder.vector_documents(corpus_dir / "off"),
+            **off_vector_docs.vector_documents(corpus_dir / "off"),
         }
         _write_collections(tmp / "chroma", collections, settings, progress)
     manifest = {
