@@ -495,9 +495,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="baseline file to write (default: evals/baseline.json)",
     )
     base.set_defaults(func=cmd_baseline)
+    from evals.routing.cli import add_parsers as add_routing_parsers
     from evals.run.security.cli import add_parsers
 
     add_parsers(sub)
+    add_routing_parsers(sub)
     return parser
 
 
