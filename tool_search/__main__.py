@@ -34,7 +34,16 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     serve.add_argument("--host", default=LOOPBACK)
     serve.add_argument("--port", type=int, default=8010)
+    bench = sub.add_parser("bench", help="search latency in process (p50/p95/p99)")
+    bench.add_argument("--from", dest="sources", action="append", required=True, metavar="SPEC")
+    bench.add_argument("--golden", type=Path, default=Path("golden"), help="questions to search")
+    bench.add_argument("--rounds", type=int, default=3)
+    bench.add_argument("--out", type=Path, default=Path("reports/tool_search/bench.json"))
     args = parser.parse_args(argv)
+    if args.command == "bench":
+        from tool_search.bench import main as bench_main
+
+        return bench_main(args.sources, args.golden, args.out, args.rounds)
 
     from tool_search.server import build_server
     from tool_search.service import ToolSearchService

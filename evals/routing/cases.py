@@ -111,7 +111,7 @@ def file_cases(path: Path) -> list[RoutingCase]:
                 id=f"{path.stem}:{raw['id']}",
                 text=str(raw["text"]),
                 expected=expected,
-                source=str(raw.get("source") or f"file:{path.name}"),
+                source=f"{path.stem}:{raw.get('source') or path.name}",
                 catalogue=expected[0].split("/", 1)[0],
             )
         )

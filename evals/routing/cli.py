@@ -38,6 +38,10 @@ def cmd_routing(args: argparse.Namespace) -> int:
         print(
             f"{step['name']:>20} {step['tools']:>5} tools  top-1 {o['top1']:.3f}  top-3 {o['top3']:.3f}  MRR {o['mrr']:.3f}  ({o['cases']} cases)"
         )
+        if "llm_host" in step:
+            print(
+                f"{'':>20} LLM host: {step['llm_host'].get('skipped') or step['llm_host']['overall']}"
+            )
     for failure in failures:
         print(f"floor failed: {failure}")
     print(f"report: {args.out}/routing.html")
@@ -74,6 +78,11 @@ def add_parsers(sub: Any) -> None:
     run.add_argument("--per-family", type=int, default=20, help="derived cases sampled per family")
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--floors", default=str(Path(__file__).with_name("floors.yaml")))
+    run.add_argument(
+        "--llm-host",
+        action="store_true",
+        help="also let an OpenAI model pick among search's top 5 (skipped offline, with the reason)",
+    )
     run.add_argument("--gate", action="store_true", help="exit 1 when a floor is not met")
     run.add_argument("--out", default="reports/routing")
     run.set_defaults(func=cmd_routing)

@@ -35,17 +35,22 @@ class Outcome:
         return 1.0 / self.rank if self.rank else 0.0
 
 
-def summary(outcomes: Iterable[Outcome]) -> dict[str, float]:
-    rows = list(outcomes)
+def summary_of_ranks(ranks: Iterable[int | None]) -> dict[str, float]:
+    """top-1, top-3 and MRR of 1-based ranks (None: not in the first DEPTH)."""
+    rows = list(ranks)
     n = len(rows)
     if not n:
         return {"cases": 0, "top1": 0.0, "top3": 0.0, "mrr": 0.0}
     return {
         "cases": n,
-        "top1": round(sum(o.top1 for o in rows) / n, 4),
-        "top3": round(sum(o.top3 for o in rows) / n, 4),
-        "mrr": round(sum(o.reciprocal_rank for o in rows) / n, 4),
+        "top1": round(sum(r == 1 for r in rows) / n, 4),
+        "top3": round(sum(r is not None and r <= 3 for r in rows) / n, 4),
+        "mrr": round(sum(1.0 / r for r in rows if r) / n, 4),
     }
+
+
+def summary(outcomes: Iterable[Outcome]) -> dict[str, float]:
+    return summary_of_ranks(o.rank for o in outcomes)
 
 
 def grouped(outcomes: Iterable[Outcome], key: str) -> dict[str, dict[str, float]]:

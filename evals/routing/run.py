@@ -34,7 +34,7 @@ def scale_steps(catalogues: Sequence[Catalogue], distractors: Catalogue | None) 
     specs: list[str] = []
     for catalogue in catalogues:
         tools = tools + catalogue.tools
-        specs = specs + [catalogue.spec]
+        specs = [*specs, catalogue.spec]
         steps.append(Step(f"+{catalogue.server}" if steps else catalogue.server, specs, tools))
     if distractors is not None:
         steps.append(
@@ -87,6 +87,7 @@ def evaluate(
     modes: Sequence[str] = MODES,
     distractors: int = 0,
     seed: int = 0,
+    llm: bool = False,
     progress: Callable[[str], None] = lambda _msg: None,
 ) -> dict[str, Any]:
     """The routing record: per scale step and mode, metrics overall / per tool / per catalogue."""
