@@ -50,6 +50,7 @@ async def test_official_sdk_client_lists_and_calls_all_four_tools() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # five Inspector runs, each starting the server (model load) anew
 def test_inspector_cli_lists_and_calls_all_four_tools(tmp_path: Path) -> None:
     base = [*_inspector(), "--cli", "--connect-timeout", "120000", *SERVE]
     env = {**_env(), "MCP_CATALOG_PATH": str(tmp_path / "mcp.json")}
