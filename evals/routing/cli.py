@@ -26,6 +26,7 @@ def cmd_routing(args: argparse.Namespace) -> int:
             modes=args.mode or ("hybrid", "keyword", "semantic"),
             distractors=args.distractors,
             seed=args.seed,
+            llm=args.llm_host,
             progress=print,
         )
     except (SourceError, OSError, ValueError) as exc:
@@ -54,6 +55,36 @@ def cmd_routing_cases(args: argparse.Namespace) -> int:
     cases = load_cases(args.cases, per_family=args.per_family, seed=args.seed)
     write_jsonl(cases, Path(args.out))
     print(f"{len(cases)} cases -> {args.out}")
+    return EXIT_OK
+
+
+def cmd_routing_propose(args: argparse.Namespace) -> int:
+    """A tool-definition file of the source's tools with proposed descriptions swapped in."""
+    import json
+
+    import yaml
+
+    from tool_search.sources import read_sources
+
+    proposed = yaml.safe_load(Path(args.descriptions).read_text(encoding="utf-8")) or {}
+    catalogue = read_sources([args.source])[0]
+    unknown = sorted(set(proposed) - {t.name for t in catalogue.tools})
+    if unknown:
+        print(f"error: no tool named {unknown} in {args.source}")
+        return EXIT_HARNESS
+    tools = [
+        {
+            "name": t.name,
+            "title": t.title,
+            "description": proposed.get(t.name, t.description),
+            "inputSchema": t.input_schema,
+        }
+        for t in catalogue.tools
+    ]
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"server": catalogue.server, "tools": tools}, indent=1) + "\n")
+    print(f"{len(proposed)} descriptions replaced -> {out}")
     return EXIT_OK
 
 
@@ -94,3 +125,12 @@ def add_parsers(sub: Any) -> None:
     cases.add_argument("--seed", type=int, default=0)
     cases.add_argument("--out", required=True)
     cases.set_defaults(func=cmd_routing_cases)
+    propose = sub.add_parser(
+        "routing-propose", help="a tool-definition file with proposed descriptions swapped in"
+    )
+    propose.add_argument("--source", default="inprocess", help="catalogue spec whose tools to copy")
+    propose.add_argument(
+        "--descriptions", default=str(Path(__file__).with_name("proposed_descriptions.yaml"))
+    )
+    propose.add_argument("--out", required=True)
+    propose.set_defaults(func=cmd_routing_propose)

@@ -60,7 +60,7 @@ def grouped(outcomes: Iterable[Outcome], key: str) -> dict[str, dict[str, float]
         name = {
             "tool": o.case.expected[0],
             "catalogue": o.case.catalogue,
-            "source": o.case.source.split(":")[0],
+            "source": o.case.source.split(":")[0].split(" ")[0],
             "family": o.case.source,
         }[key]
         groups[name].append(o)

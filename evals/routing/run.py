@@ -111,4 +111,9 @@ def evaluate(
         record["steps"].append(
             {"name": step.name, "specs": step.specs, **step_result(index, cases, modes)}
         )
+        if llm:
+            from evals.routing.llm_host import llm_host
+
+            known = [c for c in cases if any(t in index.by_id for t in c.expected)]
+            record["steps"][-1]["llm_host"] = llm_host(index, known)
     return record
