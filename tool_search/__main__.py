@@ -55,6 +55,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     server = build_server(service)
+    from tool_search.semantic import preload
+
+    preload()
     if args.transport == "stdio":
         server.run("stdio", show_banner=False)
     else:

@@ -96,6 +96,19 @@ def shared_embedder() -> Any:
         return _EMBEDDER
 
 
+def shared_name() -> str:
+    """The shared embedder's model name, without loading the model."""
+    from reference_server.config import Settings
+    from reference_server.embedding import embedder_name
+
+    return embedder_name(Settings.from_env())
+
+
+def preload() -> None:
+    """Load the shared embedder in the background (a server starts answering meanwhile)."""
+    threading.Thread(target=shared_embedder, name="load-embedder", daemon=True).start()
+
+
 class SemanticIndex:
     """Every view of every tool as a row of one matrix, and which tool each row belongs to."""
 
@@ -106,8 +119,10 @@ class SemanticIndex:
         cache_dir: Path | None = DEFAULT_CACHE_DIR,
         batch: int = 64,
     ):
-        self.embedder = embedder or shared_embedder()
-        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(self.embedder.name))
+        # The model is loaded only when a vector is missing from the cache or a query comes,
+        # so a server whose catalogue vectors are cached answers `initialize` at once.
+        self._embedder = embedder
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(embedder.name if embedder else shared_name()))
         cache = VectorCache(cache_dir / f"vectors-{name}.npz" if cache_dir else None)
         texts: list[str] = []
         owners: list[int] = []
@@ -116,13 +131,14 @@ class SemanticIndex:
                 texts.append(text)
                 owners.append(row)
         missing = list(dict.fromkeys(t for t in texts if cache.get(t) is None))
-        inner = getattr(self.embedder, "inner", self.embedder)  # documents skip the query LRU
-        for start in range(0, len(missing), batch):
+        inner = getattr(self.embedder, "inner", self.embedder) if missing else None
+        for start in range(0, len(missing), batch):  # documents skip the query LRU
             chunk = missing[start : start + batch]
+            assert inner is not None
             for text, vector in zip(chunk, inner.embed(chunk), strict=True):
                 cache.put(text, vector)
         cache.save()
-        dim = int(getattr(self.embedder, "dimension", 384))
+        dim = int(getattr(embedder, "dimension", 384))
         stored = [cache.get(t) for t in texts]
         self.matrix = (
             np.stack([v for v in stored if v is not None]).astype(np.float32)
@@ -134,6 +150,12 @@ class SemanticIndex:
         self.starts = np.searchsorted(self.owners, np.arange(len(tools)))
         self.whole_rows = self.starts.copy()
         self.size = len(tools)
+
+    @property
+    def embedder(self) -> Any:
+        if self._embedder is None:
+            self._embedder = shared_embedder()
+        return self._embedder
 
     def query_vector(self, query: str) -> np.ndarray:
         return np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
