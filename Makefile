@@ -157,7 +157,7 @@ contract: index
 check: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy reference_server evals scale load ocm_common
+	$(VENV)/bin/mypy reference_server evals scale load ocm_common tool_search
 	$(VENV)/bin/lint-imports
 
 # Seeded defects (evals/sensitivity/defects.yaml), each applied alone in a scratch worktree of HEAD:

@@ -277,6 +277,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
     paths = compare_report.write(comparison, out, latest)
     print_compare(comparison)
     console.print(f"compare report: {paths['html']} (and .md, .json)")
+    if args.a and args.b and args.routing_cases != "none":
+        from evals.routing.compare import compare_routing
+        from evals.routing.compare import write as write_routing
+
+        routing = compare_routing(args.a, args.b, _routing_cases(args.routing_cases))
+        console.print(
+            f"routing: B better in {routing['b_better']} cases, worse in {routing['b_worse']} "
+            f"(p = {routing['p_value']}): {write_routing(routing, out)}"
+        )
     return comparison.exit_code
 
 
@@ -306,6 +315,12 @@ def _compare_records(args: argparse.Namespace, out: Path, console: Console) -> i
     console.print(f"compare: {doc.verdict.text if doc.verdict else ''}")
     console.print(f"compare report: {paths['html']} (and .md)")
     return EXIT_OK
+
+
+def _routing_cases(spec: str) -> list[Any]:
+    from evals.routing.cases import load_cases
+
+    return load_cases(spec)
 
 
 def print_compare(comparison: Any) -> None:
@@ -541,6 +556,12 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument(
         "--no-latest", action="store_true", help="do not mirror the report to <out>/../latest"
     )
+    comp.add_argument(
+        "--routing-cases",
+        default="golden",
+        help="routing section: cases for both backends' descriptions (as `routing --cases`; "
+        "'none' skips it)",
+    )
     _add_run_options(comp)
     comp.set_defaults(func=cmd_compare)
 
@@ -552,9 +573,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="baseline file to write (default: evals/baseline.json)",
     )
     base.set_defaults(func=cmd_baseline)
+    from evals.routing.cli import add_parsers as add_routing_parsers
     from evals.run.security.cli import add_parsers
 
     add_parsers(sub)
+    add_routing_parsers(sub)
     return parser
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("reference_server", "evals", "load", "scale", "ocm_common")
+PACKAGES = ("reference_server", "evals", "load", "scale", "ocm_common", "tool_search")
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 

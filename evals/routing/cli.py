@@ -1,0 +1,136 @@
+"""`python -m evals routing --catalogue SPEC... --cases FILE` and `python -m evals
+routing-cases --out FILE` (the source-derived cases written once, since deriving takes a
+minute)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_FAIL, EXIT_HARNESS = 0, 1, 2
+
+
+def cmd_routing(args: argparse.Namespace) -> int:
+    from evals.routing.cases import load_cases
+    from evals.routing.report import write
+    from evals.routing.run import evaluate
+    from reference_server.machine import one_line
+    from tool_search.sources import SourceError
+
+    try:
+        cases = load_cases(args.cases, per_family=args.per_family, seed=args.seed)
+        record: dict[str, Any] = evaluate(
+            args.catalogue,
+            cases,
+            modes=args.mode or ("hybrid", "keyword", "semantic"),
+            distractors=args.distractors,
+            seed=args.seed,
+            llm=args.llm_host,
+            progress=print,
+        )
+    except (SourceError, OSError, ValueError) as exc:
+        print(f"error: {exc}")
+        return EXIT_HARNESS
+    record["machine_line"] = one_line(record["machine"])
+    failures = write(record, Path(args.out), Path(args.floors))
+    for step in record["steps"]:
+        o = step["modes"].get("hybrid", next(iter(step["modes"].values())))["overall"]
+        print(
+            f"{step['name']:>20} {step['tools']:>5} tools  top-1 {o['top1']:.3f}  top-3 {o['top3']:.3f}  MRR {o['mrr']:.3f}  ({o['cases']} cases)"
+        )
+        if "llm_host" in step:
+            print(
+                f"{'':>20} LLM host: {step['llm_host'].get('skipped') or step['llm_host']['overall']}"
+            )
+    for failure in failures:
+        print(f"floor failed: {failure}")
+    print(f"report: {args.out}/routing.html")
+    return EXIT_FAIL if failures and args.gate else EXIT_OK
+
+
+def cmd_routing_cases(args: argparse.Namespace) -> int:
+    from evals.routing.cases import load_cases, write_jsonl
+
+    cases = load_cases(args.cases, per_family=args.per_family, seed=args.seed)
+    write_jsonl(cases, Path(args.out))
+    print(f"{len(cases)} cases -> {args.out}")
+    return EXIT_OK
+
+
+def cmd_routing_propose(args: argparse.Namespace) -> int:
+    """A tool-definition file of the source's tools with proposed descriptions swapped in."""
+    import json
+
+    import yaml
+
+    from tool_search.sources import read_sources
+
+    proposed = yaml.safe_load(Path(args.descriptions).read_text(encoding="utf-8")) or {}
+    catalogue = read_sources([args.source])[0]
+    unknown = sorted(set(proposed) - {t.name for t in catalogue.tools})
+    if unknown:
+        print(f"error: no tool named {unknown} in {args.source}")
+        return EXIT_HARNESS
+    tools = [
+        {
+            "name": t.name,
+            "title": t.title,
+            "description": proposed.get(t.name, t.description),
+            "inputSchema": t.input_schema,
+        }
+        for t in catalogue.tools
+    ]
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"server": catalogue.server, "tools": tools}, indent=1) + "\n")
+    print(f"{len(proposed)} descriptions replaced -> {out}")
+    return EXIT_OK
+
+
+def add_parsers(sub: Any) -> None:
+    run = sub.add_parser("routing", help="how often tool search ranks the right tool first")
+    run.add_argument(
+        "--catalogue",
+        action="append",
+        required=True,
+        metavar="SPEC",
+        help="catalogue spec (as tool_search serve --from); repeat: each adds a scale step",
+    )
+    run.add_argument(
+        "--cases",
+        default="sources",
+        help="cases: sources (golden + derived + seed003), golden, derived, seed003, a .yaml or .jsonl file",
+    )
+    run.add_argument(
+        "--distractors", type=int, default=0, help="add a last step with N generated tools"
+    )
+    run.add_argument("--mode", action="append", choices=("hybrid", "keyword", "semantic"))
+    run.add_argument("--per-family", type=int, default=20, help="derived cases sampled per family")
+    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--floors", default=str(Path(__file__).with_name("floors.yaml")))
+    run.add_argument(
+        "--llm-host",
+        action="store_true",
+        help="also let an OpenAI model pick among search's top 5 (skipped offline, with the reason)",
+    )
+    run.add_argument("--gate", action="store_true", help="exit 1 when a floor is not met")
+    run.add_argument("--out", default="reports/routing")
+    run.set_defaults(func=cmd_routing)
+    cases = sub.add_parser(
+        "routing-cases", help="write the source-derived routing cases to a .jsonl file"
+    )
+    cases.add_argument("--cases", default="sources")
+    cases.add_argument("--per-family", type=int, default=20)
+    cases.add_argument("--seed", type=int, default=0)
+    cases.add_argument("--out", required=True)
+    cases.set_defaults(func=cmd_routing_cases)
+    propose = sub.add_parser(
+        "routing-propose", help="a tool-definition file with proposed descriptions swapped in"
+    )
+    propose.add_argument("--source", default="inprocess", help="catalogue spec whose tools to copy")
+    propose.add_argument(
+        "--descriptions", default=str(Path(__file__).with_name("proposed_descriptions.yaml"))
+    )
+    propose.add_argument("--out", required=True)
+    propose.set_defaults(func=cmd_routing_propose)

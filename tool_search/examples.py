@@ -1,0 +1,48 @@
+"""Examples of calls from known-good inputs: golden scenarios' arguments (for the tools of the
+server they were written for) and the examples a tool-definition file carries. They are shown
+in answers, never indexed for ranking (the routing evaluation asks golden questions)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tool_search.records import ToolRecord
+
+MAX_EXAMPLES = 3
+
+
+def golden_examples(root: Path) -> dict[str, list[dict[str, Any]]]:
+    """tool name -> [{arguments, source}], the first scenarios of each tool with distinct
+    argument names (so the examples show different ways to call it)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    shapes: dict[str, set[tuple[str, ...]]] = {}
+    for path in sorted(root.glob("**/*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        for scenario in data.get("scenarios") or ():
+            tool, args = scenario.get("tool"), scenario.get("args")
+            if not tool or not isinstance(args, dict) or not args:
+                continue
+            shape = tuple(sorted(args))
+            seen = shapes.setdefault(tool, set())
+            if shape in seen or len(out.get(tool, [])) >= MAX_EXAMPLES:
+                continue
+            seen.add(shape)
+            out.setdefault(tool, []).append(
+                {"arguments": args, "source": f"golden scenario {scenario.get('id')}"}
+            )
+    return out
+
+
+def attach_examples(tools: list[ToolRecord], golden: Path | None, server: str) -> None:
+    """File examples as they are; golden examples for the tools of `server`."""
+    found = golden_examples(golden) if golden is not None and golden.is_dir() else {}
+    for tool in tools:
+        tool.examples = [
+            e if "arguments" in e else {"arguments": e, "source": f"catalogue {tool.source}"}
+            for e in tool.examples[:MAX_EXAMPLES]
+        ]
+        if tool.server == server and not tool.examples:
+            tool.examples = found.get(tool.name, [])
