@@ -95,8 +95,11 @@ $(DISTINCT_MIX): $(MIX_INPUTS)
 # split and the reference workload of the same run (load/profile_calls.py). CPU_CALLS per tool.
 CPU_CALLS ?= 60
 bench-cpu: distinct-mix
+	mkdir -p reports/bench-cpu
 	OCM_DISTINCT_MIX=$(DISTINCT_MIX) OCM_CPU_CALLS=$(CPU_CALLS) $(PY) -m pytest -q -m bench \
-		--benchmark-enable --benchmark-only tests/bench_cpu -p no:randomly
+		--benchmark-enable --benchmark-only --benchmark-timer time.process_time \
+		--benchmark-columns min,median,mean,max,rounds --benchmark-json reports/bench-cpu/cpu.json \
+		tests/bench_cpu -p no:randomly
 
 # One load profile (latency | paced | saturation | parallel) against a fresh reference server
 # (or URL=http://127.0.0.1:PORT/mcp); WORKERS=N uses locust's master/worker mode.
