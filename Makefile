@@ -96,7 +96,7 @@ $(DISTINCT_MIX): $(MIX_INPUTS)
 CPU_CALLS ?= 60
 bench-cpu: distinct-mix
 	mkdir -p reports/bench-cpu
-	OCM_DISTINCT_MIX=$(DISTINCT_MIX) OCM_CPU_CALLS=$(CPU_CALLS) $(PY) -m pytest -q -m bench \
+	OPENBLAS_NUM_THREADS=1 OCM_DISTINCT_MIX=$(DISTINCT_MIX) OCM_CPU_CALLS=$(CPU_CALLS) $(PY) -m pytest -q -m bench \
 		--benchmark-enable --benchmark-only --benchmark-timer time.process_time \
 		--benchmark-columns min,median,mean,max,rounds --benchmark-json reports/bench-cpu/cpu.json \
 		tests/bench_cpu -p no:randomly

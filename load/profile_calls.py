@@ -3,13 +3,14 @@
 `python -m load.profile_calls --mix build/mix/distinct-30000-0.json --calls 100` builds the
 reference server in this process (warmed as at start-up), then, per tool:
 
-1. golden calls as the bench makes them (the golden mix's picks, free text varied), once to
-   warm up and then timed: the CPU the bench sees;
+1. golden calls as the bench makes them (the golden mix's picks, free text varied), first
+   `GOLDEN_WARM_ROUNDS` x `--calls` of them untimed (the query-embedding cache then holds what
+   a bench run's would), then `--calls` timed: the CPU the bench sees;
 2. `--calls` distinct calls from the distinct-query mix (the first of each tool's list), timed;
 3. the next `--calls` distinct calls under cProfile (top functions by cumulative time).
 
-Calls go through FastMCP's in-memory client (the MCP layer included, the client's result
-re-validation off, as in tests/bench). Stages are timed by `load.stage_clock`, which runs the
+Calls go through FastMCP's in-memory client as raw MCP results (the MCP layer included; the
+client's re-validation and typed parsing of the result, client costs, left out). Stages are timed by `load.stage_clock`, which runs the
 paths in the calling thread: CPU per call is what the server spends, not its latency. The same
 run times the reference workload (`load/calibrate.py`: one query embedding) before and after,
 in CPU ms, so every figure is also a ratio that holds across machines.
@@ -31,10 +32,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+# reference_server first: it limits BLAS to one thread before numpy loads, as in the server
+# (numpy loaded first, by load.calibrate, kept OpenBLAS's threads: 0.34 -> 7.1 CPU ms for one
+# exact search's product on a busy 2-core machine).
+import reference_server  # noqa: F401
 from load.calibrate import QUERY
-from load.distinct_mix import TEXT_ARGS
 from load.stage_clock import STAGES, StageClock, instrument, instrument_embedder
-from load.taskmix import TaskMix
+from load.taskmix import FREE_TEXT_ARGS, TaskMix
+
+NATURAL_LANGUAGE_ARGS = (*FREE_TEXT_ARGS, "specific_item", "condition")
+GOLDEN_WARM_ROUNDS = 4  # golden calls made before timing, per timed call: the bench's cache state
 
 REFERENCE_ROUNDS = 40
 TOP_FUNCTIONS = 15
@@ -67,6 +74,7 @@ class ToolFigures:
     cpu_ms: list[float] = field(default_factory=list)
     stage_ms: dict[str, float] = field(default_factory=dict)  # per call, mean
     embedded_per_call: float = 0.0  # texts the model embedded (cache misses) per call
+    cache_hit_rate: float | None = None  # of the query embedder's look-ups in these calls
     no_text_calls: int = 0
     no_text_embedded: int = 0  # calls without free text that still ran the model
     errors: int = 0
@@ -90,7 +98,9 @@ class ToolFigures:
 
 
 def has_free_text(args: dict[str, Any]) -> bool:
-    return any(isinstance(args.get(k), str) for k in TEXT_ARGS)
+    """Whether a call carries words in a sentence (a question, an item, a condition), not only
+    names, ids, codes, strengths and options."""
+    return any(isinstance(args.get(k), str) for k in NATURAL_LANGUAGE_ARGS)
 
 
 class InProcessServer:
@@ -114,9 +124,9 @@ class InProcessServer:
         self.client.session.validate_tool_result = _accept_any_result  # type: ignore[method-assign]
 
     def call(self, tool: str, args: dict[str, Any]) -> bool:
-        result = self.loop.run_until_complete(
-            self.client.call_tool(tool, args, raise_on_error=False)
-        )
+        """One call; the raw MCP result (`Client.call_tool` would build a Python type from the
+        output schema on every call, 5-11 ms of client CPU that no server spends)."""
+        result = self.loop.run_until_complete(self.client.call_tool_mcp(tool, args))
         return not result.is_error
 
     def close(self) -> None:
@@ -150,6 +160,8 @@ def measure(
     per_call["MCP layer"] = max(0.0, total_s - claimed)
     figures.stage_ms = {s: round(v * 1000 / max(1, len(calls)), 3) for s, v in per_call.items()}
     figures.embedded_per_call = round(clock.model_texts / max(1, len(calls)), 3)
+    if clock.looked_up:
+        figures.cache_hit_rate = round(1 - clock.model_texts / clock.looked_up, 4)
     return figures
 
 
@@ -215,7 +227,7 @@ def run(mix_path: Path, n: int, tools: list[str] | None, seed: int) -> dict[str,
         for tool in chosen:
             row: dict[str, Any] = {}
             if tool in golden.tools:
-                for args in golden_calls(golden, tool, n // 2):  # warm, as the bench is
+                for args in golden_calls(golden, tool, GOLDEN_WARM_ROUNDS * n):
                     server.call(tool, args)
                 row["golden"] = measure(server, tool, "golden", golden_calls(golden, tool, n))
             if tool in distinct.tools:
@@ -256,8 +268,9 @@ def tables(report: dict[str, Any]) -> str:
         "tool and kind; CPU ms per call, median (mean).",
         "",
         "| tool | golden, repeated | distinct | distinct / golden | golden / ref | "
-        "distinct / ref | model texts per distinct call | no-text calls that embedded |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "distinct / ref | model texts per distinct call | no-text calls that embedded | "
+        "embedding cache hits: golden, distinct |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for tool, row in report["tools"].items():
         g, d = row.get("golden"), row.get("distinct")
@@ -268,7 +281,8 @@ def tables(report: dict[str, Any]) -> str:
         dr = f"{d.mean_ms / ref:.2f}" if d else "-"
         emb = f"{d.embedded_per_call:.2f}" if d else "-"
         nt = f"{d.no_text_embedded}/{d.no_text_calls}" if d else "-"
-        lines.append(f"| `{tool}` | {gm} | {dm} | {ratio} | {gr} | {dr} | {emb} | {nt} |")
+        hits = ", ".join(_rate(f.cache_hit_rate if f else None) for f in (g, d))
+        lines.append(f"| `{tool}` | {gm} | {dm} | {ratio} | {gr} | {dr} | {emb} | {nt} | {hits} |")
     for kind in ("distinct", "golden"):
         lines += ["", f"Stage split, {kind} calls (CPU ms per call, mean):", ""]
         lines.append("| tool | " + " | ".join(STAGES) + " |")
@@ -289,6 +303,10 @@ def tables(report: dict[str, Any]) -> str:
                 for r in row[key]
             ]
     return "\n".join(lines) + "\n"
+
+
+def _rate(rate: float | None) -> str:
+    return "-" if rate is None else f"{rate:.0%}"
 
 
 def main(argv: list[str] | None = None) -> int:

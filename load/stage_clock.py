@@ -61,10 +61,12 @@ class StageClock:
         self.seconds: dict[str, float] = defaultdict(float)
         self._stack: list[list[Any]] = []  # [stage, started, time in nested stages]
         self.model_texts = 0  # texts the embedding model embedded (cache misses)
+        self.looked_up = 0  # texts asked of the query embedder (cache hits + misses)
 
     def reset(self) -> None:
         self.seconds.clear()
         self.model_texts = 0
+        self.looked_up = 0
 
     def enter(self, stage: str) -> None:
         self._stack.append([stage, self.now(), 0.0])
@@ -195,7 +197,13 @@ def instrument(clock: StageClock) -> Iterator[None]:
 def instrument_embedder(clock: StageClock, runtime: Any) -> None:
     """Time the runtime's query embedder, and count the texts its model embeds."""
     embedder = runtime.embedder
-    embedder.embed = clock.sync("query embedding", embedder.embed)
+    timed = clock.sync("query embedding", embedder.embed)
+
+    def looked_up(texts: list[str]) -> Any:
+        clock.looked_up += len(texts)
+        return timed(texts)
+
+    embedder.embed = looked_up
     inner = getattr(embedder, "inner", None)
     if inner is not None:
         model_embed = inner.embed
