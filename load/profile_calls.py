@@ -138,6 +138,31 @@ async def _accept_any_result(name: str, result: Any) -> None:
     """The client's jsonschema re-check of structuredContent is a client cost: skipped."""
 
 
+def bare_tool_cpu_ms(n: int) -> float:
+    """Mean CPU ms of a bare FastMCP tool that returns a constant, through the same in-memory
+    client: the floor of the MCP layer, which no tool can go below."""
+    from fastmcp import Client, FastMCP
+
+    bare = FastMCP("floor")
+
+    @bare.tool
+    def constant() -> dict[str, bool]:
+        return {"ok": True}
+
+    async def calls() -> list[float]:
+        async with Client(bare) as client:
+            client.session.validate_tool_result = _accept_any_result  # type: ignore[method-assign]
+            await client.call_tool_mcp("constant", {})
+            out = []
+            for _ in range(n):
+                start = time.process_time()
+                await client.call_tool_mcp("constant", {})
+                out.append((time.process_time() - start) * 1000)
+            return out
+
+    return statistics.fmean(asyncio.run(calls()))
+
+
 def measure(
     server: InProcessServer, tool: str, kind: str, calls: list[dict[str, Any]]
 ) -> ToolFigures:
@@ -239,6 +264,7 @@ def run(mix_path: Path, n: int, tools: list[str] | None, seed: int) -> dict[str,
             report["tools"][tool] = row
             print(f"  {tool}: done", file=sys.stderr)
         cache = server.server.runtime.cache_stats()
+    report["bare_tool_cpu_ms"] = round(bare_tool_cpu_ms(n), 3)
     reference_after = reference_cpu_ms()
     report["reference_cpu_ms"] = {
         "before": round(reference_before, 3),
@@ -265,7 +291,9 @@ def tables(report: dict[str, Any]) -> str:
         f"Reference workload (one query embedding, CPU): {ref:.2f} ms "
         f"(before {report['reference_cpu_ms']['before']:.2f}, after "
         f"{report['reference_cpu_ms']['after']:.2f}); {report['calls_per_tool']} calls per "
-        "tool and kind; CPU ms per call, median (mean).",
+        "tool and kind; CPU ms per call, median (mean). A bare FastMCP tool returning a "
+        f"constant: {report['bare_tool_cpu_ms']:.2f} ms "
+        f"({report['bare_tool_cpu_ms'] / ref:.2f} x the reference).",
         "",
         "| tool | golden, repeated | distinct | distinct / golden | golden / ref | "
         "distinct / ref | model texts per distinct call | no-text calls that embedded | "
