@@ -130,8 +130,8 @@ class TaskMix:
     def share(self, index: int, count: int) -> TaskMix:
         """This process's share of an examples mix: every `count`-th call of each tool from
         `index`, so `count` load processes never make the same call (tools with fewer calls
-        than processes keep them all)."""
-        if count <= 1:
+        than processes keep them all). The golden mix is drawn at random, not walked: whole."""
+        if count <= 1 or self.source == "golden":
             return self
         if not 0 <= index < count:
             raise ValueError(f"share {index}/{count}: the index must be below the count")

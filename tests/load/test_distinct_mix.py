@@ -120,6 +120,8 @@ def test_load_processes_take_disjoint_shares(tmp_path: Path) -> None:
     assert seen == [{0, 3, 6, 9}, {1, 4, 7}, {2, 5, 8}]
     with pytest.raises(ValueError, match="below the count"):
         TaskMix.from_examples(path).share(3, 3)
+    golden = TaskMix.from_golden(seed=0)
+    assert golden.share(1, 2).calls == golden.calls  # drawn at random: every process has all
 
 
 def test_an_examples_file_reads_alike_as_json_and_as_yaml(tmp_path: Path) -> None:
