@@ -38,7 +38,7 @@ COMPARE_OVERRIDES ?= sql_timeout_ms=5000,vector_timeout_ms=5000,tool_timeout_ms=
 # make report RUN=<folder>: any run record there (run, gate, bench, fuzz, security, ...), by kind
 RUN ?= reports/runs/latest
 
-.PHONY: install index serve test test-load check bench load eval eval-derived gate gate-chroma bench-scale rehearsal baseline fixture compare report fuzz security contract sensitivity clean
+.PHONY: install index serve test test-load check bench bench-cpu distinct-mix load eval eval-derived gate gate-chroma bench-scale rehearsal baseline fixture compare report fuzz security contract sensitivity clean
 
 install: $(STAMP)
 
@@ -77,6 +77,29 @@ BENCH_PROFILES ?=
 bench: index
 	GATE_TARGET='$(GATE_TARGET)' LOAD_PROFILES='$(BENCH_PROFILES)' $(PY) -m load bench $(if $(BASE),--base '$(BASE)') $(if $(ROUNDS),--rounds $(ROUNDS))
 	@if [ -n "$(SCALE)" ]; then $(MAKE) --no-print-directory bench-scale SCALE=$(SCALE) SCALE_SUMMARY=reports/latest; fi
+
+# The distinct-query task mix (load/distinct_mix.py): MIX_CALLS distinct calls over the twelve
+# tools from every derived case (evals derive), the golden calls and the index's ids; made again
+# when its inputs change. Use it with `make load MIX=examples:$(DISTINCT_MIX)`.
+MIX_CALLS ?= 30000
+MIX_SEED ?= 0
+DISTINCT_MIX := build/mix/distinct-$(MIX_CALLS)-$(MIX_SEED).json
+MIX_INPUTS := $(shell find evals/derive golden reference_server/corpus -type f 2>/dev/null) load/distinct_mix.py build/index/manifest.json
+distinct-mix: index $(DISTINCT_MIX)
+
+$(DISTINCT_MIX): $(MIX_INPUTS)
+	$(PY) -m evals derive --out build/mix/cases
+	$(PY) -m load.distinct_mix --cases build/mix/cases --out $@ --calls $(MIX_CALLS) --seed $(MIX_SEED)
+
+# CPU per distinct call per tool, in process (pytest-benchmark; tests/bench_cpu), with the stage
+# split and the reference workload of the same run (load/profile_calls.py). CPU_CALLS per tool.
+CPU_CALLS ?= 60
+bench-cpu: distinct-mix
+	mkdir -p reports/bench-cpu
+	OPENBLAS_NUM_THREADS=1 OCM_DISTINCT_MIX=$(DISTINCT_MIX) OCM_CPU_CALLS=$(CPU_CALLS) $(PY) -m pytest -q -m bench \
+		--benchmark-enable --benchmark-only --benchmark-timer time.process_time \
+		--benchmark-columns min,median,mean,max,rounds --benchmark-json reports/bench-cpu/cpu.json \
+		tests/bench_cpu -p no:randomly
 
 # One load profile (latency | paced | saturation | parallel) against a fresh reference server
 # (or URL=http://127.0.0.1:PORT/mcp); WORKERS=N uses locust's master/worker mode.

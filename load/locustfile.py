@@ -56,6 +56,11 @@ def _options(parser: Any) -> None:
     )
     parser.add_argument("--mix-seed", type=int, default=None)
     parser.add_argument(
+        "--mix-share",
+        default="0/1",
+        help="this process's share of an examples mix, i/N (N load processes never repeat a call)",
+    )
+    parser.add_argument(
         "--mix", default="golden", help="task mix: golden, examples:<file> or schema"
     )
     parser.add_argument(
@@ -117,6 +122,8 @@ def _mix(env: Environment) -> TaskMix:
             seed=_opt(env, "mix_seed"),
             allow_writes=bool(_opt(env, "allow_writes", False)),
         )
+        index, count = (int(n) for n in str(_opt(env, "mix_share", "0/1") or "0/1").split("/"))
+        _MIX = _MIX.share(index, count)
     return _MIX
 
 

@@ -149,7 +149,7 @@ def run_profile(
                 start_new_session=True,
             )
             procs.append(master)
-            for _ in range(workers):
+            for share in range(workers):
                 procs.append(
                     subprocess.Popen(
                         [
@@ -164,6 +164,8 @@ def run_profile(
                             "--loglevel",
                             "WARNING",
                             *worker_args,
+                            "--mix-share",
+                            f"{share}/{workers}",
                         ],
                         start_new_session=True,
                         stdout=subprocess.DEVNULL,

@@ -10,7 +10,10 @@ schema-valid, not meaningful), the others expect results.
 Free-text arguments (`query`, `q`, `question`) get generated variants (neutral lead-ins and
 tails that keep the question's meaning) so a run is not a handful of strings the server's
 query-embedding cache has already seen; the cache hit rate the server reports shows how well
-that worked. Tools are drawn uniformly so each one gets its share of calls.
+that worked. Tools are drawn uniformly so each one gets its share of calls. An examples mix
+(such as the distinct-query mix, `load/distinct_mix.py`) is walked, not drawn: each tool's calls
+in order from a seeded starting point, none repeated before all were made, and each load process
+takes its own share (`share`).
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ class TaskMix:
         self._rng = random.Random(seed)
         self.tool_errors_ok = tool_errors_ok  # a tool error is an answer, not a failure
         self.source = source
+        self._next: dict[str, int] = {}  # examples mixes: each tool's next position
 
     @classmethod
     def from_source(
@@ -123,20 +127,45 @@ class TaskMix:
             by_tool[call.tool].append(call)
         return cls(dict(by_tool), seed)
 
+    def share(self, index: int, count: int) -> TaskMix:
+        """This process's share of an examples mix: every `count`-th call of each tool from
+        `index`, so `count` load processes never make the same call (tools with fewer calls
+        than processes keep them all). The golden mix is drawn at random, not walked: whole."""
+        if count <= 1 or self.source == "golden":
+            return self
+        if not 0 <= index < count:
+            raise ValueError(f"share {index}/{count}: the index must be below the count")
+        calls = {t: c[index::count] or c for t, c in self.calls.items()}
+        mix = TaskMix(calls, tool_errors_ok=self.tool_errors_ok, source=self.source)
+        mix._rng = self._rng
+        return mix
+
     def originals(self) -> list[Call]:
         return [c for tool in self.tools for c in self.calls[tool]]
 
     def pick(self, tool: str | None = None, vary: bool = True) -> Call:
         """A random call (uniform over tools), free text varied unless `vary` is off."""
         tool = tool or self._rng.choice(self.tools)
+        if self.source != "golden":
+            return self._walk(tool)
         call = self._rng.choice(self.calls[tool])
-        if not vary or self.source != "golden":  # only the golden texts have safe variants
+        if not vary:
             return call
         args = dict(call.arguments)
         for key in FREE_TEXT_ARGS:
             if isinstance(args.get(key), str):
                 args[key] = self._rng.choice(variants(args[key]))
         return Call(tool, args, call.scenario)
+
+    def _walk(self, tool: str) -> Call:
+        """An examples or schema mix's calls in the file's order from a seeded starting point,
+        each once before any comes again (a distinct-query mix stays distinct for its length)."""
+        calls = self.calls[tool]
+        position = self._next.get(tool)
+        if position is None:
+            position = self._rng.randrange(len(calls))
+        self._next[tool] = (position + 1) % len(calls)
+        return calls[position]
 
 
 def generated_arguments(schema: dict[str, Any], count: int, seed: int) -> list[dict[str, Any]]:

@@ -1,0 +1,358 @@
+"""Where a call's CPU goes: distinct calls against golden ones repeated, per tool and stage.
+
+`python -m load.profile_calls --mix build/mix/distinct-30000-0.json --calls 100` builds the
+reference server in this process (warmed as at start-up), then, per tool:
+
+1. golden calls as the bench makes them (the golden mix's picks, free text varied), first
+   `GOLDEN_WARM_ROUNDS` x `--calls` of them untimed (the query-embedding cache then holds what
+   a bench run's would), then `--calls` timed: the CPU the bench sees;
+2. `--calls` distinct calls from the distinct-query mix (the first of each tool's list), timed;
+3. the next `--calls` distinct calls under cProfile (top functions by cumulative time).
+
+Calls go through FastMCP's in-memory client as raw MCP results (the MCP layer included; the
+client's re-validation and typed parsing of the result, client costs, left out). Stages are timed by `load.stage_clock`, which runs the
+paths in the calling thread: CPU per call is what the server spends, not its latency. The same
+run times the reference workload (`load/calibrate.py`: one query embedding) before and after,
+in CPU ms, so every figure is also a ratio that holds across machines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import json
+import pstats
+import statistics
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+# reference_server first: it limits BLAS to one thread before numpy loads, as in the server
+# (numpy loaded first, by load.calibrate, kept OpenBLAS's threads: 0.34 -> 7.1 CPU ms for one
+# exact search's product on a busy 2-core machine).
+import reference_server  # noqa: F401
+from load.calibrate import QUERY
+from load.stage_clock import STAGES, StageClock, instrument, instrument_embedder
+from load.taskmix import FREE_TEXT_ARGS, TaskMix
+
+NATURAL_LANGUAGE_ARGS = (*FREE_TEXT_ARGS, "specific_item", "condition")
+GOLDEN_WARM_ROUNDS = 4  # golden calls made before timing, per timed call: the bench's cache state
+
+REFERENCE_ROUNDS = 40
+TOP_FUNCTIONS = 15
+# Call-plumbing frames that only pass time through (shown nowhere in the top lists).
+PLUMBING = ("asyncio", "stage_clock", "anyio", "contextlib", "profile_calls", "<string>")
+
+
+def reference_cpu_ms(rounds: int = REFERENCE_ROUNDS) -> float:
+    """Median CPU ms of the reference workload: one query embedding with the local model."""
+    from reference_server.config import Settings
+    from reference_server.embedding import LocalMiniLM
+
+    model = LocalMiniLM.from_settings(Settings.from_env(), threads=1)
+    model.embed([QUERY])
+    times = []
+    for _ in range(rounds):
+        start = time.process_time()
+        model.embed([QUERY])
+        times.append((time.process_time() - start) * 1000)
+    return statistics.median(times)
+
+
+@dataclass
+class ToolFigures:
+    """One tool's calls of one kind (distinct or golden): CPU per call and its stages."""
+
+    tool: str
+    kind: str
+    calls: int = 0
+    cpu_ms: list[float] = field(default_factory=list)
+    stage_ms: dict[str, float] = field(default_factory=dict)  # per call, mean
+    embedded_per_call: float = 0.0  # texts the model embedded (cache misses) per call
+    cache_hit_rate: float | None = None  # of the query embedder's look-ups in these calls
+    no_text_calls: int = 0
+    no_text_embedded: int = 0  # calls without free text that still ran the model
+    errors: int = 0
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.cpu_ms) if self.cpu_ms else 0.0
+
+    @property
+    def mean_ms(self) -> float:
+        return statistics.fmean(self.cpu_ms) if self.cpu_ms else 0.0
+
+    def summary(self) -> dict[str, Any]:
+        out = asdict(self)
+        out.pop("cpu_ms")
+        out["median_ms"], out["mean_ms"] = round(self.median_ms, 3), round(self.mean_ms, 3)
+        out["p90_ms"] = (
+            round(statistics.quantiles(self.cpu_ms, n=10)[-1], 3) if len(self.cpu_ms) > 2 else None
+        )
+        return out
+
+
+def has_free_text(args: dict[str, Any]) -> bool:
+    """Whether a call carries words in a sentence (a question, an item, a condition), not only
+    names, ids, codes, strengths and options."""
+    return any(isinstance(args.get(k), str) for k in NATURAL_LANGUAGE_ARGS)
+
+
+class InProcessServer:
+    """The reference server, instrumented, behind FastMCP's in-memory client."""
+
+    def __init__(self, clock: StageClock, **overrides: Any):
+        from fastmcp import Client
+
+        from reference_server.config import Settings
+        from reference_server.server import build_server
+
+        generous = {"sql_timeout_ms": 60_000, "vector_timeout_ms": 60_000}
+        settings = Settings.from_env(**{"tool_timeout_ms": 120_000, **generous, **overrides})
+        self.clock = clock
+        self.server = build_server(settings)
+        self.server.runtime.warm_up()
+        instrument_embedder(clock, self.server.runtime)
+        self.loop = asyncio.new_event_loop()
+        self.client: Any = Client(self.server)
+        self.loop.run_until_complete(self.client.__aenter__())
+        self.client.session.validate_tool_result = _accept_any_result  # type: ignore[method-assign]
+
+    def call(self, tool: str, args: dict[str, Any]) -> bool:
+        """One call; the raw MCP result (`Client.call_tool` would build a Python type from the
+        output schema on every call, 5-11 ms of client CPU that no server spends)."""
+        result = self.loop.run_until_complete(self.client.call_tool_mcp(tool, args))
+        return not result.is_error
+
+    def close(self) -> None:
+        self.loop.run_until_complete(self.client.__aexit__(None, None, None))
+        self.loop.close()
+
+
+async def _accept_any_result(name: str, result: Any) -> None:
+    """The client's jsonschema re-check of structuredContent is a client cost: skipped."""
+
+
+def bare_tool_cpu_ms(n: int) -> float:
+    """Mean CPU ms of a bare FastMCP tool that returns a constant, through the same in-memory
+    client: the floor of the MCP layer, which no tool can go below."""
+    from fastmcp import Client, FastMCP
+
+    bare = FastMCP("floor")
+
+    @bare.tool
+    def constant() -> dict[str, bool]:
+        return {"ok": True}
+
+    async def calls() -> list[float]:
+        async with Client(bare) as client:
+            client.session.validate_tool_result = _accept_any_result  # type: ignore[method-assign]
+            await client.call_tool_mcp("constant", {})
+            out = []
+            for _ in range(n):
+                start = time.process_time()
+                await client.call_tool_mcp("constant", {})
+                out.append((time.process_time() - start) * 1000)
+            return out
+
+    return statistics.fmean(asyncio.run(calls()))
+
+
+def measure(
+    server: InProcessServer, tool: str, kind: str, calls: list[dict[str, Any]]
+) -> ToolFigures:
+    """Each call's CPU ms and the stage split (the MCP layer is what no stage claimed)."""
+    clock = server.clock
+    clock.reset()
+    figures = ToolFigures(tool, kind, calls=len(calls))
+    for args in calls:
+        before_model = clock.model_texts
+        start = time.process_time()
+        ok = server.call(tool, args)
+        figures.cpu_ms.append((time.process_time() - start) * 1000)
+        figures.errors += not ok
+        if not has_free_text(args):
+            figures.no_text_calls += 1
+            figures.no_text_embedded += clock.model_texts > before_model
+    total_s = sum(figures.cpu_ms) / 1000
+    claimed = sum(clock.seconds.values())
+    per_call = {s: clock.seconds.get(s, 0.0) for s in STAGES}
+    per_call["MCP layer"] = max(0.0, total_s - claimed)
+    figures.stage_ms = {s: round(v * 1000 / max(1, len(calls)), 3) for s, v in per_call.items()}
+    figures.embedded_per_call = round(clock.model_texts / max(1, len(calls)), 3)
+    if clock.looked_up:
+        figures.cache_hit_rate = round(1 - clock.model_texts / clock.looked_up, 4)
+    return figures
+
+
+def profile(server: InProcessServer, tool: str, calls: list[dict[str, Any]]) -> pstats.Stats:
+    profiler = cProfile.Profile(time.process_time)  # CPU, as every other figure here
+    profiler.enable()
+    for args in calls:
+        server.call(tool, args)
+    profiler.disable()
+    return pstats.Stats(profiler)
+
+
+def top_functions(
+    stats: pstats.Stats, calls: int, n: int = TOP_FUNCTIONS, by: str = "cum_ms"
+) -> list[dict[str, Any]]:
+    """The functions with the most cumulative (or own) time per call, plumbing left out."""
+    rows = []
+    for (path, line, name), (_, ncalls, tottime, cumtime, _) in stats.stats.items():  # type: ignore[attr-defined]
+        where = f"{_short(path)}:{line}({name})"
+        if any(p in path for p in PLUMBING) or path == "~":
+            continue
+        rows.append(
+            {
+                "function": where,
+                "calls_per_call": round(ncalls / max(1, calls), 2),
+                "cum_ms": round(cumtime * 1000 / max(1, calls), 3),
+                "own_ms": round(tottime * 1000 / max(1, calls), 3),
+            }
+        )
+    rows.sort(key=lambda r: -r[by])
+    return rows[:n]
+
+
+def _short(path: str) -> str:
+    for marker in ("site-packages/", "/work/", "lib/python3"):
+        if marker in path:
+            path = path.split(marker, 1)[1]
+    return path
+
+
+def golden_calls(mix: TaskMix, tool: str, n: int) -> list[dict[str, Any]]:
+    return [mix.pick(tool).arguments for _ in range(n)]
+
+
+@contextmanager
+def instrumented_server(clock: StageClock) -> Iterator[InProcessServer]:
+    with instrument(clock):
+        server = InProcessServer(clock)
+        try:
+            yield server
+        finally:
+            server.close()
+
+
+def run(mix_path: Path, n: int, tools: list[str] | None, seed: int) -> dict[str, Any]:
+    reference_before = reference_cpu_ms()
+    distinct = TaskMix.from_examples(mix_path)
+    golden = TaskMix.from_golden(seed=seed)
+    chosen = tools or sorted(set(distinct.tools) | set(golden.tools))
+    report: dict[str, Any] = {"mix": str(mix_path), "calls_per_tool": n, "tools": {}}
+    clock = StageClock()
+    with instrumented_server(clock) as server:
+        for tool in chosen:
+            row: dict[str, Any] = {}
+            if tool in golden.tools:
+                for args in golden_calls(golden, tool, GOLDEN_WARM_ROUNDS * n):
+                    server.call(tool, args)
+                row["golden"] = measure(server, tool, "golden", golden_calls(golden, tool, n))
+            if tool in distinct.tools:
+                pool = [c.arguments for c in distinct.calls[tool]]
+                row["distinct"] = measure(server, tool, "distinct", pool[:n])
+                stats = profile(server, tool, pool[n : 2 * n])
+                row["top"] = top_functions(stats, len(pool[n : 2 * n]))
+                row["top_own"] = top_functions(stats, len(pool[n : 2 * n]), by="own_ms")
+            report["tools"][tool] = row
+            print(f"  {tool}: done", file=sys.stderr)
+        cache = server.server.runtime.cache_stats()
+    report["bare_tool_cpu_ms"] = round(bare_tool_cpu_ms(n), 3)
+    reference_after = reference_cpu_ms()
+    report["reference_cpu_ms"] = {
+        "before": round(reference_before, 3),
+        "after": round(reference_after, 3),
+        "mean": round((reference_before + reference_after) / 2, 3),
+    }
+    report["embed_cache"] = cache
+    return report
+
+
+def to_json(report: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in report.items() if k != "tools"}
+    out["tools"] = {
+        tool: {k: (v.summary() if isinstance(v, ToolFigures) else v) for k, v in row.items()}
+        for tool, row in report["tools"].items()
+    }
+    return out
+
+
+def tables(report: dict[str, Any]) -> str:
+    """Markdown: CPU per call and ratios, the stage split, the top functions."""
+    ref = report["reference_cpu_ms"]["mean"]
+    lines = [
+        f"Reference workload (one query embedding, CPU): {ref:.2f} ms "
+        f"(before {report['reference_cpu_ms']['before']:.2f}, after "
+        f"{report['reference_cpu_ms']['after']:.2f}); {report['calls_per_tool']} calls per "
+        "tool and kind; CPU ms per call, median (mean). A bare FastMCP tool returning a "
+        f"constant: {report['bare_tool_cpu_ms']:.2f} ms "
+        f"({report['bare_tool_cpu_ms'] / ref:.2f} x the reference).",
+        "",
+        "| tool | golden, repeated | distinct | distinct / golden | golden / ref | "
+        "distinct / ref | model texts per distinct call | no-text calls that embedded | "
+        "embedding cache hits: golden, distinct |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for tool, row in report["tools"].items():
+        g, d = row.get("golden"), row.get("distinct")
+        gm = f"{g.median_ms:.2f} ({g.mean_ms:.2f})" if g else "-"
+        dm = f"{d.median_ms:.2f} ({d.mean_ms:.2f})" if d else "-"
+        ratio = f"{d.mean_ms / g.mean_ms:.2f}x" if g and d and g.mean_ms else "-"
+        gr = f"{g.mean_ms / ref:.2f}" if g else "-"
+        dr = f"{d.mean_ms / ref:.2f}" if d else "-"
+        emb = f"{d.embedded_per_call:.2f}" if d else "-"
+        nt = f"{d.no_text_embedded}/{d.no_text_calls}" if d else "-"
+        hits = ", ".join(_rate(f.cache_hit_rate if f else None) for f in (g, d))
+        lines.append(f"| `{tool}` | {gm} | {dm} | {ratio} | {gr} | {dr} | {emb} | {nt} | {hits} |")
+    for kind in ("distinct", "golden"):
+        lines += ["", f"Stage split, {kind} calls (CPU ms per call, mean):", ""]
+        lines.append("| tool | " + " | ".join(STAGES) + " |")
+        lines.append("|---|" + "---:|" * len(STAGES))
+        for tool, row in report["tools"].items():
+            fig = row.get(kind)
+            if fig:
+                cells = " | ".join(f"{fig.stage_ms.get(s, 0):.2f}" for s in STAGES)
+                lines.append(f"| `{tool}` | {cells} |")
+    for tool, row in report["tools"].items():
+        for key, what in (("top", "cumulative"), ("top_own", "own")):
+            if not row.get(key):
+                continue
+            lines += ["", f"`{tool}`, distinct calls (cProfile, CPU): top functions by {what}", ""]
+            lines += ["| function | calls per call | cum ms | own ms |", "|---|---:|---:|---:|"]
+            lines += [
+                f"| `{r['function']}` | {r['calls_per_call']} | {r['cum_ms']} | {r['own_ms']} |"
+                for r in row[key]
+            ]
+    return "\n".join(lines) + "\n"
+
+
+def _rate(rate: float | None) -> str:
+    return "-" if rate is None else f"{rate:.0%}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m load.profile_calls", description=__doc__)
+    parser.add_argument("--mix", type=Path, required=True, help="the distinct-query mix file")
+    parser.add_argument("--calls", type=int, default=100, help="calls per tool and kind")
+    parser.add_argument("--tool", action="append", help="only this tool (repeatable)")
+    parser.add_argument("--seed", type=int, default=0, help="the golden mix's seed")
+    parser.add_argument("--out", type=Path, default=Path("build/profile"))
+    args = parser.parse_args(argv)
+    report = run(args.mix, args.calls, args.tool, args.seed)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "profile.json").write_text(json.dumps(to_json(report), indent=2) + "\n")
+    text = tables(report)
+    (args.out / "profile.md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
