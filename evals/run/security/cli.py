@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
+from evals.console import log_console
 
 
 def _timestamp() -> str:
@@ -37,7 +37,7 @@ def cmd_security(args: argparse.Namespace) -> int:
     report = asyncio.run(run_security(args.target, options))
     out = Path(args.out) if args.out else Path("reports/security") / _timestamp()
     paths = write_report(report, out)
-    console = Console()
+    console = log_console(stderr=False)
     if report.error:
         console.print(f"[red]security: harness error:[/] {report.error}")
     for f in report.findings:
@@ -61,7 +61,7 @@ def cmd_contract(args: argparse.Namespace) -> int:
     diff = asyncio.run(diff_targets(_spec(args.a), _spec(args.b), timeout_s=args.timeout))
     out = Path(args.out) if args.out else Path("reports/contract") / _timestamp()
     paths = write_report(diff, out)
-    console = Console()
+    console = log_console(stderr=False)
     if diff.error:
         console.print(f"[red]contract: harness error:[/] {diff.error}")
     for c in diff.changes:
