@@ -5,9 +5,9 @@ Exit codes: ``run`` 0 when the run completed (scenario failures are the gate's b
 error; ``gate`` 0 pass, 1 gate failed, 2 harness error; ``compare`` 0 no significant
 regression of B against A, 1 a significant regression, 2 harness error; ``report`` /
 ``baseline`` 0, or 2; ``security`` 0 no finding at error level, 1 findings, 2 harness error;
-``contract`` 0 no breaking change from A to B, 1 breaking changes, 2 harness error. ``run``
-exits 3 when the target lacks golden tools (named on the console) unless ``--allow-missing``,
-and whenever no scenario could run.
+``contract`` 0 no breaking or suspicious change from A to B, 1 such changes, 2 harness
+error. ``run`` exits 3 when the target lacks golden tools (named on the console) unless
+``--allow-missing``, and whenever no scenario could run.
 """
 
 from __future__ import annotations

@@ -64,12 +64,10 @@ def cmd_contract(args: argparse.Namespace) -> int:
     console = log_console(stderr=False)
     if diff.error:
         console.print(f"[red]contract: harness error:[/] {diff.error}")
-    for c in diff.changes:
-        mark = "[red]breaking[/] " if c.breaking else ""
-        console.print(f"  {mark}{c.pointer}: {c.describe()}", soft_wrap=True)
+    for line in diff.console_lines():
+        console.print(line)
     console.print(
-        f"contract: {len(diff.changes)} change(s), {len(diff.breaking)} breaking; "
-        f"report {paths['markdown']} (and contract.json)"
+        f"contract: {diff.summary_line()}; report {paths['markdown']} (and contract.json)"
     )
     return diff.exit_code
 
