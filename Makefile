@@ -101,12 +101,17 @@ bench-cpu: distinct-mix
 		--benchmark-columns min,median,mean,max,rounds --benchmark-json reports/bench-cpu/cpu.json \
 		tests/bench_cpu -p no:randomly
 
-# One load profile (latency | paced | saturation | parallel) against a fresh reference server
-# (or URL=http://127.0.0.1:PORT/mcp); WORKERS=N uses locust's master/worker mode.
-load: index
+# One load profile (latency | paced | saturation | parallel) against a fresh reference server,
+# or URL=http://127.0.0.1:PORT/mcp, or LOAD_TARGET='stdio:<command>' (served to locust through a
+# loopback proxy); WORKERS=N uses locust's master/worker mode. CALL_TIMEOUT: seconds before a
+# call counts as failed (30). The reference index is built only for the reference server.
+LOAD_TARGET ?=
+CALL_TIMEOUT ?=
+load: $(if $(or $(URL),$(LOAD_TARGET)),install,index)
 	$(PY) -m load run --profile $(PROFILE) --workers $(WORKERS) \
 		$(if $(USERS),--users $(USERS)) $(if $(RATE),--rate $(RATE)) \
-		$(if $(TIME),--time $(TIME)) $(if $(URL),--url $(URL)) $(if $(MIX),--mix '$(MIX)')
+		$(if $(TIME),--time $(TIME)) $(if $(URL),--url $(URL)) $(if $(MIX),--mix '$(MIX)') \
+		$(if $(LOAD_TARGET),--target '$(LOAD_TARGET)') $(if $(CALL_TIMEOUT),--call-timeout $(CALL_TIMEOUT))
 
 # Corpus growth: synthetic SCALE-x index (and 1x, same run) -> per-tool p50/p95, calls/s, size.
 SCALE ?=
@@ -162,7 +167,8 @@ baseline: index
 fixture: index
 	$(PY) -m evals.run.reproducibility --write
 
-fuzz: index
+# The reference index is built only when the target is the in-process server.
+fuzz: $(if $(filter inprocess%,$(FUZZ_TARGET)),index,install)
 	$(PY) -m evals.run.fuzz --target '$(FUZZ_TARGET)' --profile $(FUZZ_PROFILE) --out reports/runs/fuzz $(FUZZ_ARGS)
 
 # Security checks against any target (TARGET=inprocess | stdio:<cmd> | http://127.0.0.1:PORT/mcp):
@@ -174,7 +180,9 @@ security: $(if $(filter inprocess%,$(TARGET)),index,install)
 	$(PY) -m evals security --target '$(TARGET)' --out reports/security/latest $(SECURITY_FLAGS)
 
 # Contract diff of two live targets' tool surfaces (A=<spec> B=<spec>); exit 1 on breaking changes.
-contract: index
+# The reference index is built only when A or B is the in-process server (a configuration name
+# such as hybrid, or inprocess...), not for two stdio: or http(s): targets.
+contract: $(if $(filter-out stdio:% http:% https:%,$(firstword $(A)) $(firstword $(B))),index,install)
 	$(PY) -m evals contract --a '$(A)' --b '$(B)' --out reports/contract/latest
 
 check: install

@@ -5,7 +5,9 @@ Exit codes: ``run`` 0 when the run completed (scenario failures are the gate's b
 error; ``gate`` 0 pass, 1 gate failed, 2 harness error; ``compare`` 0 no significant
 regression of B against A, 1 a significant regression, 2 harness error; ``report`` /
 ``baseline`` 0, or 2; ``security`` 0 no finding at error level, 1 findings, 2 harness error;
-``contract`` 0 no breaking change from A to B, 1 breaking changes, 2 harness error.
+``contract`` 0 no breaking or suspicious change from A to B, 1 such changes, 2 harness
+error. ``run`` exits 3 when the target lacks golden tools (named on the console) unless
+``--allow-missing``, and whenever no scenario could run.
 """
 
 from __future__ import annotations
@@ -20,11 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from evals.console import log_console
+
 if TYPE_CHECKING:
     from evals.run.runlog import RunLog
     from evals.run.runner import RunOptions
 
-EXIT_OK, EXIT_FAIL, EXIT_HARNESS = 0, 1, 2
+EXIT_OK, EXIT_FAIL, EXIT_HARNESS, EXIT_MISSING_TOOLS = 0, 1, 2, 3
 
 
 def _default_out() -> Path:
@@ -46,6 +50,7 @@ def _run_options(args: argparse.Namespace, *, ablation: bool) -> RunOptions:
         disabled_checks=frozenset(args.disable_check or ()),
         ragas=not args.no_ragas,
         llm=False if args.no_llm else None,
+        tool_map=getattr(args, "tool_map_parsed", None) or {},
     )
 
 
@@ -59,11 +64,13 @@ def _run_one(
     from evals.run.runner import execute
     from evals.run.scenario import ScenarioLoadError, load_scenarios
     from evals.run.targets import TargetError, make_target
+    from evals.run.tool_map import ToolMapError, parse_tool_map
 
     try:
         scenarios = load_scenarios(args.golden, select=args.only or ())
         target = make_target(spec, timeout_s=args.timeout)
-    except (ScenarioLoadError, TargetError) as exc:
+        args.tool_map_parsed = parse_tool_map(getattr(args, "tool_map", None) or ())
+    except (ScenarioLoadError, TargetError, ToolMapError) as exc:
         console.print(f"[red]error:[/] {exc}")
         return None
     if not scenarios:
@@ -98,13 +105,26 @@ def _run_one(
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    console = Console(stderr=True)
+    console = log_console()
     out = Path(args.out) if args.out else _default_out()
     log = _run_one(args.target, args, out, console, ablation=args.ablation)
     if log is None:
         return EXIT_HARNESS
     if args.print_dir:
         print(out)
+    missing = log.summary.missing_tools
+    if missing:
+        from evals.run.tool_map import missing_tools_lines
+
+        wanted = sorted({r.tool for r in log.records} | set(missing))
+        not_run = log.summary.counts.get("not_run_missing_tool", 0)
+        lines = missing_tools_lines(
+            missing, log.summary.tools, wanted, not_run, allowed=args.allow_missing
+        )
+        for line in lines:
+            console.print(f"[red]tools missing:[/] {line}", soft_wrap=True)
+        if not args.allow_missing or not log.summary.counts.get("scenarios"):
+            return EXIT_MISSING_TOOLS
     if args.strict and log.summary.counts.get("passed") != log.summary.counts.get("scenarios"):
         return EXIT_FAIL
     return EXIT_OK
@@ -117,7 +137,7 @@ def cmd_derive(args: argparse.Namespace) -> int:
     from ocm_common.run_record import Clock, header, write_record
 
     clock = Clock()
-    console = Console(stderr=True)
+    console = log_console()
     try:
         cases = derive(
             Corpus(Path(args.corpus)) if args.corpus else Corpus(),
@@ -153,10 +173,10 @@ def cmd_families(args: argparse.Namespace) -> int:
         after = family_stats(RunLog.read(Path(args.run)).records)
         before = family_stats(RunLog.read(Path(args.against)).records) if args.against else None
     except RunLogError as exc:
-        Console(stderr=True).print(f"[red]error:[/] {exc}")
+        log_console().print(f"[red]error:[/] {exc}")
         return EXIT_HARNESS
     if not after:
-        Console(stderr=True).print(f"[red]error:[/] {args.run} has no derived cases")
+        log_console().print(f"[red]error:[/] {args.run} has no derived cases")
         return EXIT_HARNESS
     print(before_after(before, after) if before is not None else markdown(after), end="")
     return EXIT_OK
@@ -173,7 +193,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
         require_baseline=args.require_baseline,
         out=Path(args.out) if args.out else None,
     )
-    console = Console()
+    console = log_console(stderr=False)
     if report.error:
         console.print(f"[red]gate: harness error:[/] {report.error}")
     elif report.failures:
@@ -197,7 +217,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     where = args.run or args.bench
     if not where or (args.run and args.bench):
-        Console(stderr=True).print("[red]error:[/] give --run DIR (or a record file)")
+        log_console().print("[red]error:[/] give --run DIR (or a record file)")
         return EXIT_HARNESS
     try:
         path = locate(where, args.kind)
@@ -209,9 +229,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         else:
             paths = record_report.write(path, record)
     except (RunRecordError, RunLogError, bench_report.BenchReportError) as exc:
-        Console(stderr=True).print(f"[red]error:[/] {exc}")
+        log_console().print(f"[red]error:[/] {exc}")
         return EXIT_HARNESS
-    Console().print(f"{record.kind} report: {paths['markdown']} (and .html)")
+    log_console(stderr=False).print(f"{record.kind} report: {paths['markdown']} (and .html)")
     return EXIT_OK
 
 
@@ -233,7 +253,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from evals.read.compare import compare_logs
     from evals.run.runlog import RunLog, RunLogError
 
-    console = Console(stderr=True)
+    console = log_console()
     out = Path(args.out) if args.out else Path("reports/compare") / _timestamp()
     logs: list[RunLog] = []
     labels: list[str] = []
@@ -358,7 +378,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     from evals.read import baseline
     from evals.run.runlog import RunLog, RunLogError
 
-    console = Console(stderr=True)
+    console = log_console()
     try:
         log = RunLog.read(args.run)
     except RunLogError as exc:
@@ -447,6 +467,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--strict", action="store_true", help="exit 1 when any scenario fails (default: 0)"
     )
     run.add_argument("--print-dir", action="store_true", help="print the run directory on stdout")
+    run.add_argument(
+        "--tool-map",
+        action="append",
+        metavar="GOLDEN=THEIRS|FILE",
+        help="call a golden tool by the target's own name (pairs, comma-separated, repeatable, "
+        "or a YAML/JSON {golden: theirs} file); the run log keeps the golden names",
+    )
+    run.add_argument(
+        "--allow-missing",
+        action="store_true",
+        help="exit 0 although the target lacks golden tools (their scenarios are not run; "
+        "default: exit 3 naming them)",
+    )
     _add_run_options(run)
     run.set_defaults(func=cmd_run)
 

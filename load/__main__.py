@@ -1,10 +1,15 @@
 """`python -m load`: load profiles against a loopback MCP server, SLO checks, the bench.
 
   run       one profile (latency | paced | saturation | parallel); starts the reference server
-            with all workers unless --url names a running loopback server
+            with all workers unless --url names a running loopback server or --target a
+            server to start over stdio (served to locust through a loopback HTTP proxy)
   slo       check recorded statistics (latency.jsonl) against load/slo.yaml
   bench     the whole `make bench` sequence (see load/bench.py); with --base REV the
             regression verdict against that revision instead (load/against_base.py)
+
+Every call ends within --call-timeout (a call without a complete reply by then is a failed
+call), the warm-up within --warm-up-timeout, and the locust run within its time plus a fixed
+margin, so a hung tool never hangs the run.
 
 Exit codes: 0 every target met, 1 a target missed, 2 the run itself failed.
 """
@@ -17,12 +22,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from load.client import WARM_UP_DEADLINE_S
 from load.profiles import NAMES, LocustProfile, load_profiles
 from load.safety import NotLoopbackError, require_loopback
 from load.slo import evaluate, load_slo, miss_table
+from load.stdio_proxy import STDIO_PREFIX
 from ocm_common.durations import duration_arg
 from ocm_common.latency_records import RECORDS_FILE, read_records
 from ocm_common.launcher import running_server
+from ocm_common.mcp_http import CALL_DEADLINE_S
 from ocm_common.run_record import Clock, header, write_record
 from reference_server.config import default_http_workers
 
@@ -32,8 +40,15 @@ def _run(args: argparse.Namespace) -> int:
     profiles = load_profiles()
     out = Path(args.out or f"reports/load/{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
     workers = args.server_workers or default_http_workers()
-    if args.url:
-        require_loopback(args.url)
+    url = args.url
+    if args.target:
+        if args.url:
+            print("give --url or --target, not both", file=sys.stderr)
+            return 2
+        if not args.target.startswith(STDIO_PREFIX):
+            url = args.target  # an HTTP URL, as --url
+    if url:
+        require_loopback(url)
 
     def go(url: str) -> tuple[int, dict[str, Any]]:
         """The profile's exit code and its summary (the body of the load record)."""
@@ -74,22 +89,47 @@ def _run(args: argparse.Namespace) -> int:
             mix=args.mix,
             allow_writes=args.allow_writes,
             slo_file=Path(args.slo) if args.slo else None,
+            call_deadline_s=args.call_timeout,
+            warm_up_deadline_s=args.warm_up_timeout,
         )
         print(f"records and locust CSV/HTML: {out}")
         return run.exit_code, {"profile": args.profile, **run.summary}
 
-    def recorded(url: str) -> int:
+    def recorded(url: str, target: str | None = None) -> int:
         code, body = go(url)
         settings = {
             k: getattr(args, k)
-            for k in ("profile", "users", "rate", "time", "workers", "mix", "slo", "allow_writes")
+            for k in (
+                "profile",
+                "users",
+                "rate",
+                "time",
+                "workers",
+                "mix",
+                "slo",
+                "allow_writes",
+                "call_timeout",
+                "warm_up_timeout",
+            )
         }
-        head = header("load", clock, code, target=url, settings=settings | {"server": workers})
+        head = header(
+            "load", clock, code, target=target or url, settings=settings | {"server": workers}
+        )
         write_record(out, head, body, [RECORDS_FILE] if (out / RECORDS_FILE).exists() else [])
         return code
 
-    if args.url:
-        return recorded(args.url)
+    if url:
+        return recorded(url)
+    if args.target:
+        from load.stdio_proxy import serving
+
+        print(f"serving {args.target} on a loopback port through fastmcp's proxy ...")
+        try:
+            with serving(args.target, log=out / "stdio-proxy.log") as proxy_url:
+                return recorded(proxy_url, args.target)
+        except (RuntimeError, TimeoutError, ValueError) as exc:
+            print(f"the stdio target did not start: {exc}", file=sys.stderr)
+            return 2
     print(f"starting the reference server ({workers} workers) on a free loopback port ...")
     with running_server(workers=workers) as url:
         return recorded(url)
@@ -117,6 +157,23 @@ def main(argv: list[str] | None = None) -> int:
     run = sub.add_parser("run", help="run one load profile")
     run.add_argument("--profile", choices=NAMES, default="latency")
     run.add_argument("--url", help="a running loopback MCP endpoint (default: start one)")
+    run.add_argument(
+        "--target",
+        help="stdio:<command line> (a server started over stdio, proxied to a loopback HTTP "
+        "port) or a loopback http(s)://.../mcp URL (as --url)",
+    )
+    run.add_argument(
+        "--call-timeout",
+        type=duration_arg,
+        default=CALL_DEADLINE_S,
+        help=f"a call without a complete reply by then has failed (default {CALL_DEADLINE_S:g}s)",
+    )
+    run.add_argument(
+        "--warm-up-timeout",
+        type=duration_arg,
+        default=WARM_UP_DEADLINE_S,
+        help=f"the whole warm-up's deadline (default {WARM_UP_DEADLINE_S:g}s)",
+    )
     run.add_argument("--users", type=int)
     run.add_argument("--rate", type=float, help="total calls/s (paced)")
     run.add_argument("--time", type=duration_arg, help="how long: 20s, 1m30s, 2h or bare seconds")

@@ -3,6 +3,12 @@
 Run through `python -m load run ...` (or `make load`), which passes the profile and the output
 directory; at exit the run's per-tool records are checked against `load/slo.yaml`, the table of
 misses is printed and the exit code is non-zero if anything missed.
+
+Every request a user sends ends within `--call-timeout` seconds of wall-clock time (a
+`gevent.Timeout`; the HTTP client's own network timeout restarts with every chunk, and an
+event-stream reply sends keep-alive comments): a call without a complete reply by then is
+reported as a failed call under its tool's name, and the user's connections are dropped so
+the abandoned reply cannot be read as the next call's.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from load.taskmix import TaskMix
 from ocm_common.durations import duration_arg
 from ocm_common.latency_records import RECORDS_FILE, LatencyRecord, write_records
 from ocm_common.mcp_http import (
+    CALL_DEADLINE_S,
     McpCallError,
     McpSession,
     OutputSchemas,
@@ -71,6 +78,12 @@ def _options(parser: Any) -> None:
     )
     parser.add_argument(
         "--warmup", type=duration_arg, default=0.0, help="time run before statistics are reset"
+    )
+    parser.add_argument(
+        "--call-timeout",
+        type=duration_arg,
+        default=CALL_DEADLINE_S,
+        help="seconds a call may take before it counts as failed",
     )
 
 
@@ -142,6 +155,11 @@ def _wait_time(user: Any) -> float:
 _SCHEMAS_LOCK = gevent.lock.Semaphore()
 
 
+class CallDeadline(Exception):
+    """A request without a complete reply within the call deadline (an Exception, not
+    gevent.Timeout, so the HTTP client does not take it for a retriable socket timeout)."""
+
+
 class McpUser(FastHttpUser):
     """One MCP client: `initialize` (keeping `Mcp-Session-Id` if the server issues one), then calls."""
 
@@ -163,13 +181,18 @@ class McpUser(FastHttpUser):
         if reply is None:
             return
         self._post(initialized_notification(), "notifications/initialized", expect_reply=False)
-        with _SCHEMAS_LOCK:  # one tools/list per process, not one per user spawned together
-            if McpUser.schemas is None:
+        self._list_tools()
+        self._desynchronise()
+
+    def _list_tools(self) -> bool:
+        """The server's tools/list, once per process (not once per user spawned together)."""
+        with _SCHEMAS_LOCK:
+            if McpUser.listing is None:
                 listing = self._post(rpc("tools/list"), "tools/list")
                 if listing is not None:
                     McpUser.listing = listing
                     McpUser.schemas = OutputSchemas.from_tools_list(listing)
-        self._desynchronise()
+        return McpUser.listing is not None
 
     def _desynchronise(self) -> None:
         """Paced users start at a random point of their cycle, as independent clients would.
@@ -181,16 +204,53 @@ class McpUser(FastHttpUser):
         if rate > 0:
             gevent.sleep(random.uniform(0, 1 / rate))
 
+    def _send(self, body: dict[str, Any], name: str) -> Any:
+        """POST `body` (catch_response); None after reporting a call that hit its deadline
+        (a tool call's, or for the session's setup requests at least the default one: a slow
+        start is not a hung tool)."""
+        deadline = float(_opt(self.environment, "call_timeout", CALL_DEADLINE_S))
+        if name in NON_TOOL_NAMES:
+            deadline = max(deadline, CALL_DEADLINE_S)
+        started = time.perf_counter()
+        try:
+            with gevent.Timeout(deadline, CallDeadline(f"no complete reply within {deadline:g} s")):
+                return self.client.post(
+                    self.path,
+                    data=json.dumps(body),
+                    headers=self.mcp.headers(),
+                    name=name,
+                    catch_response=True,
+                )
+        except CallDeadline as exc:
+            self.client.client.close()  # the abandoned reply must not be read as the next one
+            self._failed(name, started, exc)
+            return None
+        except (
+            gevent.GreenletExit
+        ):  # stopped with the run (a user still starting is not waited for)
+            waited = time.perf_counter() - started
+            self._failed(
+                name, started, CallDeadline(f"no reply before the run ended ({waited:.1f} s)")
+            )
+            raise
+
+    def _failed(self, name: str, started: float, exc: Exception) -> None:
+        self.environment.events.request.fire(
+            request_type="POST",
+            name=name,
+            response_time=(time.perf_counter() - started) * 1000,
+            response_length=0,
+            exception=exc,
+            context={},
+        )
+
     def _post(
         self, body: dict[str, Any], name: str, expect_reply: bool = True
     ) -> dict[str, Any] | None:
-        with self.client.post(
-            self.path,
-            data=json.dumps(body),
-            headers=self.mcp.headers(),
-            name=name,
-            catch_response=True,
-        ) as response:
+        sent = self._send(body, name)
+        if sent is None:
+            return None
+        with sent as response:
             try:
                 if not expect_reply:
                     if (response.status_code or 0) >= 400:
@@ -213,16 +273,15 @@ class McpUser(FastHttpUser):
 
     @task
     def call_tool(self) -> None:
+        if not self._list_tools():  # every task mix needs it (schemas; the schema mix's tools)
+            return
         mix = _mix(self.environment)
         call = mix.pick()
         body = call_body(call.tool, call.arguments)
-        with self.client.post(
-            self.path,
-            data=json.dumps(body),
-            headers=self.mcp.headers(),
-            name=call.tool,
-            catch_response=True,
-        ) as response:
+        sent = self._send(body, call.tool)
+        if sent is None:
+            return
+        with sent as response:
             try:
                 result = self.mcp.read(
                     body,
@@ -341,6 +400,10 @@ def saturation_rps(results: list[dict[str, Any]]) -> float:
 
 @events.init.add_listener
 def _on_init(environment: Environment, **_: Any) -> None:
+    # The event loop caches its clock and has not run since gevent started; locust's run-time
+    # timer is armed next, so a stale clock (seconds of imports on a busy machine) would end
+    # the run that much early.
+    gevent.get_hub().loop.update_now()
     shape = environment.shape_class
     if isinstance(shape, SaturationShape):
         if _opt(environment, "steps"):

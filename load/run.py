@@ -1,31 +1,38 @@
 """Run one locust profile headless against a loopback MCP endpoint; return its exit code.
 
 With `workers > 0` locust's own master/worker mode is used (one master, N worker processes on
-loopback) for more load than one process gives. Every run is bounded: `--run-time` plus a
-hard wall-clock limit after which the locust processes are stopped.
+loopback) for more load than one process gives. Every part is bounded: the warm-up by its own
+deadline, each call by `call_deadline_s` (a call without a complete reply by then is a failed
+call, in the warm-up and in locust alike), and the locust run by `--run-time` plus a hard
+wall-clock limit after which its processes are stopped.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from load.client import warm_up
+import httpx
+
+from load.client import WARM_UP_DEADLINE_S, warm_up
 from load.hoststat import cpu_shares, cpu_times
 from load.profiles import LocustProfile, SaturationProfile
 from load.safety import require_loopback
 from ocm_common.durations import locust_time
 from ocm_common.launcher import free_port, stop
+from ocm_common.mcp_http import CALL_DEADLINE_S, McpCallError
 
 LOAD_DIR = Path(__file__).resolve().parent
 LOCUSTFILE = LOAD_DIR / "locustfile.py"
 SATURATION_LOCUSTFILE = LOAD_DIR / "saturation.py"
 STEAL_WORTH_SAYING = 0.05  # share of CPU time; idle, this machine's steal reads ~1 %
+STOP_GRACE_S = 2.0  # past a call's deadline, for a user to record its last call and stop
 
 
 @dataclass
@@ -35,11 +42,25 @@ class LocustRun:
     summary: dict[str, Any]
 
 
+def wall_clock_bound(call_deadline_s: float) -> float:
+    """Seconds past the run time before the locust processes are stopped: the users' stop
+    timeout (a call in flight at the end) and a margin to start up and write the reports."""
+    return stop_timeout(call_deadline_s) + 60
+
+
 def _locust() -> list[str]:
     return [sys.executable, "-m", "locust"]
 
 
-def _common(profile: str, url: str, out_dir: Path, *, time_s: float, quiet: bool) -> list[str]:
+def stop_timeout(call_deadline_s: float) -> float:
+    """Locust's wait for users still in a call when the run time is up: one call deadline, so
+    a call to a hung tool ends as a counted failure instead of being dropped."""
+    return call_deadline_s + STOP_GRACE_S
+
+
+def _common(
+    profile: str, url: str, out_dir: Path, *, time_s: float, quiet: bool, call_deadline_s: float
+) -> list[str]:
     parts = urlsplit(url)
     host = f"{parts.scheme}://{parts.netloc}"
     args = [
@@ -55,7 +76,7 @@ def _common(profile: str, url: str, out_dir: Path, *, time_s: float, quiet: bool
         "--run-time",
         locust_time(time_s),
         "--stop-timeout",
-        "10",
+        str(math.ceil(stop_timeout(call_deadline_s))),
         "--csv",
         str(out_dir / profile),
         "--html",
@@ -81,11 +102,24 @@ def run_profile(
     slo_file: Path | None = None,
     mix: str = "golden",
     allow_writes: bool = False,
+    call_deadline_s: float = CALL_DEADLINE_S,
+    warm_up_deadline_s: float = WARM_UP_DEADLINE_S,
 ) -> LocustRun:
-    """One locust run; its per-tool records land in `out_dir/latency.jsonl`."""
+    """One locust run; its per-tool records land in `out_dir/latency.jsonl`. Ends within
+    `warm_up_deadline_s` + the profile's time + `wall_clock_bound` whatever the server does."""
     require_loopback(url)
     out_dir.mkdir(parents=True, exist_ok=True)
-    warm_up(url, mix=mix, allow_writes=allow_writes)
+    try:
+        warmed = warm_up(
+            url,
+            mix=mix,
+            allow_writes=allow_writes,
+            call_deadline_s=call_deadline_s,
+            deadline_s=warm_up_deadline_s,
+        )
+    except (httpx.HTTPError, McpCallError) as exc:
+        print(f"{profile}: the server did not answer the warm-up: {exc}", file=sys.stderr)
+        return LocustRun(profile, 2, {})
     host_before = cpu_times()
     if isinstance(settings, SaturationProfile):
         locustfile = SATURATION_LOCUSTFILE
@@ -111,7 +145,13 @@ def run_profile(
         ]
     if slo_file:
         extra += ["--slo-file", str(slo_file)]
-    mix_args = ["--mix", mix, *(["--allow-writes"] if allow_writes else [])]
+    mix_args = [
+        "--mix",
+        mix,
+        "--call-timeout",
+        str(call_deadline_s),
+        *(["--allow-writes"] if allow_writes else []),
+    ]
     extra += mix_args
     parts = urlsplit(url)
     # Workers pace their users from the total rate and user count, so they get them too.
@@ -127,7 +167,9 @@ def run_profile(
     common = [
         "-f",
         str(locustfile),
-        *_common(profile, url, out_dir, time_s=time_s, quiet=quiet),
+        *_common(
+            profile, url, out_dir, time_s=time_s, quiet=quiet, call_deadline_s=call_deadline_s
+        ),
         *extra,
     ]
     procs: list[subprocess.Popen[bytes]] = []
@@ -173,7 +215,7 @@ def run_profile(
                 )
         else:
             procs.append(subprocess.Popen([*_locust(), *common], start_new_session=True))
-        code = procs[0].wait(timeout=time_s + 90)
+        code = procs[0].wait(timeout=time_s + wall_clock_bound(call_deadline_s))
     except subprocess.TimeoutExpired:
         code = 124
         print(f"{profile}: locust did not stop within its time bound; stopped", file=sys.stderr)
@@ -185,6 +227,8 @@ def run_profile(
     if not summary and code == 0:
         code = 2  # locust exited without a verdict: a harness problem, never a pass
     if summary:
+        summary["warm_up"] = asdict(warmed)
+        summary["call_deadline_s"] = call_deadline_s
         summary["machine_cpu"] = shares = cpu_shares(host_before, cpu_times())
         summary_file.write_text(json.dumps(summary, indent=2), encoding="utf-8")
         if shares and shares["steal"] >= STEAL_WORTH_SAYING:

@@ -14,13 +14,24 @@ fastmcp's `Client` does. Afterwards the `MCP-Protocol-Version` header carries th
 server answered with. A call fails on an HTTP error, a JSON-RPC error, `isError`, a missing
 `structuredContent`, or `structuredContent` that does not validate against the tool's
 published `outputSchema`.
+
+Every request has a wall-clock deadline (`CALL_DEADLINE_S` unless the client is given
+another): a reply not complete by then is a failed call. httpx's own timeouts cannot give one,
+because its read timeout restarts with every chunk received, and an event-stream reply carries
+keep-alive comments (sse-starlette sends `: ping` every 15 s), so a call to a tool that never
+returns would never time out. The synchronous client shuts the connection's socket down at the
+deadline; the asyncio client cancels the request.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import itertools
 import json
 import re
+import socket
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,12 +41,20 @@ from jsonschema import Draft202012Validator
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 PROTOCOL_VERSION: str = LATEST_HANDSHAKE_VERSION
+CALL_DEADLINE_S = 30.0
 CLIENT_INFO = {"name": "ocm-bench-client", "version": "1"}
 _ids = itertools.count(1)
 
 
 class McpCallError(Exception):
     """A call that did not give a usable tool result; the message says which rule it broke."""
+
+
+class CallDeadlineError(httpx.TimeoutException):
+    """No complete reply within the call's wall-clock deadline."""
+
+    def __init__(self, deadline_s: float) -> None:
+        super().__init__(f"no complete reply within the {deadline_s:g} s deadline")
 
 
 def rpc(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -214,6 +233,12 @@ class Reply:
     meta: dict[str, Any]
     error: str | None = None
     size: int = 0
+    timed_out: bool = False  # no complete reply within the call's deadline
+
+
+def _failed(tool: str, latency_ms: float, exc: httpx.HTTPError) -> Reply:
+    timed_out = isinstance(exc, CallDeadlineError)
+    return Reply(tool, latency_ms, None, {}, f"{type(exc).__name__}: {exc}", timed_out=timed_out)
 
 
 def _reply(
@@ -237,12 +262,61 @@ def _reply(
         return Reply(tool, latency_ms, None, {}, str(exc), size=len(response.content))
 
 
-class McpClient:
-    """A synchronous MCP client over streamable HTTP (one per thread)."""
+def _shut_down(response: httpx.Response) -> None:
+    """End a reply being read in another thread: its blocked read returns at once."""
+    stream = response.extensions.get("network_stream")
+    sock = stream.get_extra_info("socket") if stream is not None else None
+    if isinstance(sock, socket.socket):
+        with contextlib.suppress(OSError):  # already closed
+            sock.shutdown(socket.SHUT_RDWR)
 
-    def __init__(self, url: str, token: str | None = None, timeout_s: float = 30.0):
+
+def post_within(
+    http: httpx.Client, url: str, content: str, headers: dict[str, str], deadline_s: float
+) -> httpx.Response:
+    """POST and read the whole reply within `deadline_s` of wall-clock time, or raise
+    CallDeadlineError. Until the headers arrive httpx's timeouts bound each step by the
+    deadline; from then on a timer shuts the socket down when the deadline passes, however
+    often the server sends a keep-alive chunk."""
+    started = time.monotonic()
+    request = http.build_request(
+        "POST", url, content=content, headers=headers, timeout=httpx.Timeout(deadline_s)
+    )
+    try:
+        response = http.send(request, stream=True)
+    except httpx.TimeoutException as exc:
+        raise CallDeadlineError(deadline_s) from exc
+    fired = threading.Event()
+
+    def cut() -> None:
+        fired.set()
+        _shut_down(response)
+
+    timer = threading.Timer(max(0.0, deadline_s - (time.monotonic() - started)), cut)
+    timer.daemon = True
+    timer.start()
+    try:
+        response.read()
+    except httpx.HTTPError as exc:
+        if fired.is_set():
+            raise CallDeadlineError(deadline_s) from exc
+        raise
+    finally:
+        timer.cancel()
+        response.close()
+    if fired.is_set():  # read completed as the deadline passed: the socket is gone anyway
+        raise CallDeadlineError(deadline_s)
+    return response
+
+
+class McpClient:
+    """A synchronous MCP client over streamable HTTP (one per thread); every request ends
+    within `timeout_s` of wall-clock time."""
+
+    def __init__(self, url: str, token: str | None = None, timeout_s: float = CALL_DEADLINE_S):
         self.url = url
         self.session = McpSession(token)
+        self.timeout_s = timeout_s
         self.http = httpx.Client(timeout=timeout_s)
         try:
             self._request(initialize_body())
@@ -251,8 +325,14 @@ class McpClient:
             self.http.close()
             raise
 
-    def _post(self, body: dict[str, Any]) -> httpx.Response:
-        return self.http.post(self.url, content=json.dumps(body), headers=self.session.headers())
+    def _post(self, body: dict[str, Any], deadline_s: float | None = None) -> httpx.Response:
+        return post_within(
+            self.http,
+            self.url,
+            json.dumps(body),
+            self.session.headers(),
+            deadline_s if deadline_s is not None else self.timeout_s,
+        )
 
     def _request(self, body: dict[str, Any]) -> dict[str, Any]:
         response = self._post(body)
@@ -271,15 +351,21 @@ class McpClient:
         return OutputSchemas.from_tools_list(self.tools_list())
 
     def call(
-        self, tool: str, arguments: dict[str, Any], schemas: OutputSchemas | None = None
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        schemas: OutputSchemas | None = None,
+        *,
+        deadline_s: float | None = None,
     ) -> Reply:
+        """One tools/call, ended at `deadline_s` (default: the client's `timeout_s`)."""
         body = call_body(tool, arguments)
         started = time.perf_counter()
         try:
-            response = self._post(body)
+            response = self._post(body, deadline_s)
         except httpx.HTTPError as exc:
             latency = (time.perf_counter() - started) * 1000
-            return Reply(tool, latency, None, {}, f"{type(exc).__name__}: {exc}")
+            return _failed(tool, latency, exc)
         latency = (time.perf_counter() - started) * 1000
         return _reply(self.session, tool, body, response, latency, schemas)
 
@@ -294,16 +380,28 @@ class McpClient:
 
 
 class AsyncMcpClient:
-    """The same client for asyncio, over a shared `httpx.AsyncClient` (its connection pool)."""
+    """The same client for asyncio, over a shared `httpx.AsyncClient` (its connection pool);
+    a request not answered within `timeout_s` is cancelled."""
 
-    def __init__(self, url: str, http: httpx.AsyncClient, token: str | None = None):
+    def __init__(
+        self,
+        url: str,
+        http: httpx.AsyncClient,
+        token: str | None = None,
+        timeout_s: float = CALL_DEADLINE_S,
+    ):
         self.url, self.http = url, http
         self.session = McpSession(token)
+        self.timeout_s = timeout_s
 
     async def _post(self, body: dict[str, Any]) -> httpx.Response:
-        return await self.http.post(
-            self.url, content=json.dumps(body), headers=self.session.headers()
-        )
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                return await self.http.post(
+                    self.url, content=json.dumps(body), headers=self.session.headers()
+                )
+        except TimeoutError as exc:
+            raise CallDeadlineError(self.timeout_s) from exc
 
     async def initialize(self) -> AsyncMcpClient:
         body = initialize_body()
@@ -327,6 +425,6 @@ class AsyncMcpClient:
             response = await self._post(body)
         except httpx.HTTPError as exc:
             latency = (time.perf_counter() - started) * 1000
-            return Reply(tool, latency, None, {}, f"{type(exc).__name__}: {exc}")
+            return _failed(tool, latency, exc)
         latency = (time.perf_counter() - started) * 1000
         return _reply(self.session, tool, body, response, latency, schemas)

@@ -1,18 +1,27 @@
 """A contract diff of two tool surfaces (what each backend published in ``tools/list``).
 
-Tools missing or extra, and for each shared tool the changes between its input and output
-JSON Schemas, each at a JSON-pointer path (RFC 6901) into the schema with local ``$ref``s
-resolved: properties added or removed, ``type`` / ``enum`` / ``required`` / ``const`` and
-numeric or string constraints changed. A change is marked breaking when a client written
-against A could fail against B: for inputs, a new required argument, a removed argument, a
-narrowed type or enum or a tightened bound; for outputs, a removed field, a changed type, a
-field no longer required, or enum values that A never produced.
+Tools missing or extra, and for each shared tool every difference in what it publishes, each
+at a JSON-pointer path (RFC 6901) with local ``$ref``s resolved: in the input and output JSON
+Schemas, properties added or removed (a removed one that reappears under another name with
+the same schema is named as a possible rename), ``type`` / ``enum`` / ``required`` /
+``const``, nullability, numeric and string constraints, ``default``, the texts a model reads
+(``title``, ``description``, ``examples``) at every level, subschemas (``anyOf`` and the
+like, ``additionalProperties``, ``patternProperties``) and any other keyword, so no
+published difference is left out; at the tool level its title, description, annotations and
+any other member (``execution``, ``_meta``, ...).
 
-Where the surfaces carry them (a live ``tools/list``; run logs' ``tools.json`` do not), the
-tools' title, description and annotations are compared too: a changed text is shown, not
-breaking; an annotation that makes a tool less safe to call unattended (``readOnlyHint`` no
-longer true, ``destructiveHint`` now true) is breaking, since clients decide on it whether
-to ask the user first.
+Each change is marked by what it matters for:
+
+- ``compatibility``: breaking when a client written against A could fail against B (for
+  inputs, a new required argument, a removed argument, a narrowed type or enum, a tightened
+  bound, null no longer accepted; for outputs, a removed field, a changed type, a field no
+  longer required, enum values A never produced, null now possible; an annotation that makes
+  the tool less safe to call unattended; a tool that now requires tasks), or worth a look
+  without being breaking (a changed default, an unknown keyword);
+- ``poisoning``: changed text a model reads, where tool poisoning hides; suspicious when the
+  new text adds instruction-like wording or invisible characters (:mod:`contract_text`).
+
+Run logs' ``tools.json`` surfaces carry only the schemas, so their diffs cover those.
 """
 
 from __future__ import annotations
@@ -21,7 +30,11 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from evals.read.contract_text import suspicion
+
 Side = Literal["inputSchema", "outputSchema"]
+Concern = Literal["compatibility", "poisoning", ""]
+Kind = Literal["added", "removed", "changed"]
 CONSTRAINTS = (
     "minimum",
     "maximum",
@@ -48,12 +61,41 @@ class Change:
     before: Any = None
     after: Any = None
     breaking: bool = False
+    concern: Concern = ""  # what the change matters for (a breaking one: compatibility)
+    note: str = ""  # why it is suspicious, or a possible rename
+    suspicious: bool = False  # text that adds instruction-like wording
+
+    def __post_init__(self) -> None:
+        if self.breaking and not self.concern:
+            object.__setattr__(self, "concern", "compatibility")
 
     def describe(self) -> str:
         if self.kind == "changed":
-            return f"{self.what} changed: {_short(self.before)} -> {_short(self.after)}"
-        value = self.after if self.kind == "added" else self.before
-        return f"{self.what} {self.kind}" + (f": {_short(value)}" if value is not None else "")
+            text = f"{self.what} changed: {_short(self.before)} -> {_short(self.after)}"
+        else:
+            value = self.after if self.kind == "added" else self.before
+            text = f"{self.what} {self.kind}" + (f": {_short(value)}" if value is not None else "")
+        return f"{text} ({self.note})" if self.note else text
+
+    @property
+    def marks(self) -> str:
+        """``compatibility, breaking`` / ``poisoning, suspicious`` / ``poisoning`` / ..."""
+        flag = "breaking" if self.breaking else "suspicious" if self.suspicious else ""
+        return ", ".join(m for m in (self.concern, flag) if m)
+
+
+def _kind(a: Any, b: Any) -> Kind:
+    return "added" if a is None else "removed" if b is None else "changed"
+
+
+def text_change(pointer: str, what: str, before: Any, after: Any) -> Change:
+    """A changed title, description or examples: marked for poisoning review, suspicious
+    when it adds instruction-like wording."""
+    why = suspicion(before, after)
+    return Change(
+        pointer, _kind(before, after), what, before, after,
+        concern="poisoning", note=why, suspicious=bool(why),
+    )  # fmt: skip
 
 
 def _short(value: Any, limit: int = 80) -> str:
@@ -108,12 +150,41 @@ def _nullable_variant(schema: Mapping[str, Any]) -> Mapping[str, Any]:
     return schema
 
 
+def _nullable(schema: Any) -> bool:
+    variants = schema.get("anyOf") if isinstance(schema, dict) else None
+    return isinstance(variants, list) and any(
+        isinstance(v, dict) and v.get("type") == "null" for v in variants
+    )
+
+
+TEXT_KEYWORDS = ("title", "description", "examples")
+SUBSCHEMA_KEYS = (
+    "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else",
+    "unevaluatedProperties", "unevaluatedItems",
+)  # fmt: skip
+SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+SUBSCHEMA_MAPS = ("patternProperties", "dependentSchemas")
+HANDLED = {
+    "type", "enum", "const", "required", "properties", "items", "default",
+    *TEXT_KEYWORDS, *CONSTRAINTS, *SUBSCHEMA_KEYS, *SUBSCHEMA_LISTS, *SUBSCHEMA_MAPS,
+}  # fmt: skip
+
+
 def _walk(a: Any, b: Any, pointer: str, side: Side, out: list[Change]) -> None:
     if not isinstance(a, dict) or not isinstance(b, dict):
         if a != b:
             out.append(Change(pointer, "changed", "schema", a, b, breaking=True))
         return
     is_input = side == "inputSchema"
+    for key in TEXT_KEYWORDS:
+        if a.get(key) != b.get(key):
+            out.append(text_change(f"{pointer}/{key}", key, a.get(key), b.get(key)))
+    if a.get("default") != b.get("default") or ("default" in a) != ("default" in b):
+        before, after = a.get("default"), b.get("default")
+        kind = _kind(None if "default" not in a else before, None if "default" not in b else after)
+        out.append(
+            Change(f"{pointer}/default", kind, "default", before, after, concern="compatibility")
+        )
     types_a, types_b = _types(a), _types(b)
     if types_a != types_b and types_a is not None and types_b is not None:
         lost = set(types_a) - set(types_b)
@@ -173,11 +244,17 @@ def _walk(a: Any, b: Any, pointer: str, side: Side, out: list[Change]) -> None:
     for name in props_a:
         where = f"{pointer}/properties/{escape(name)}"
         if name not in props_b:
-            out.append(Change(where, "removed", "property", name, None, True))
-        else:
-            _walk(
-                _nullable_variant(props_a[name]), _nullable_variant(props_b[name]), where, side, out
+            renamed = _renamed(
+                props_a[name], {k: v for k, v in props_b.items() if k not in props_a}
             )
+            note = f"renamed to {renamed!r}?" if renamed else ""
+            out.append(Change(where, "removed", "property", name, None, True, note=note))
+            continue
+        null_a, null_b = _nullable(props_a[name]), _nullable(props_b[name])
+        if null_a != null_b:
+            breaking = null_a if is_input else null_b
+            out.append(Change(f"{where}/anyOf", "changed", "nullable", null_a, null_b, breaking))
+        _walk(_nullable_variant(props_a[name]), _nullable_variant(props_b[name]), where, side, out)
     for name in props_b:
         if name not in props_a:
             breaking = is_input and name in req_b
@@ -196,6 +273,87 @@ def _walk(a: Any, b: Any, pointer: str, side: Side, out: list[Change]) -> None:
         _walk(_nullable_variant(items_a), _nullable_variant(items_b), f"{pointer}/items", side, out)
     elif (items_a is None) != (items_b is None):
         out.append(Change(f"{pointer}/items", "changed", "items", items_a, items_b, True))
+    _walk_subschemas(a, b, pointer, side, out)
+    for key in sorted((set(a) | set(b)) - HANDLED):
+        if a.get(key) != b.get(key):
+            what = f"keyword {key}"
+            out.append(
+                Change(f"{pointer}/{escape(key)}", _kind(a.get(key), b.get(key)), what,
+                       a.get(key), b.get(key), concern="compatibility")
+            )  # fmt: skip
+
+
+def _walk_subschemas(
+    a: dict[str, Any], b: dict[str, Any], pointer: str, side: Side, out: list[Change]
+) -> None:
+    """Subschemas other than properties and items: walked where both sides have one of the
+    same shape, otherwise shown as one change (their type effects are judged at ``type``)."""
+    for key in SUBSCHEMA_KEYS:
+        sub_a, sub_b = a.get(key), b.get(key)
+        if isinstance(sub_a, dict) and isinstance(sub_b, dict):
+            _walk(sub_a, sub_b, f"{pointer}/{key}", side, out)
+        elif sub_a != sub_b and (
+            isinstance(sub_a, dict) or isinstance(sub_b, dict) or key not in CONSTRAINTS
+        ):
+            out.append(
+                Change(
+                    f"{pointer}/{key}",
+                    _kind(sub_a, sub_b),
+                    key,
+                    sub_a,
+                    sub_b,
+                    concern="compatibility",
+                )
+            )
+    for key in SUBSCHEMA_LISTS:
+        list_a, list_b = a.get(key), b.get(key)
+        if isinstance(list_a, list) and isinstance(list_b, list) and len(list_a) == len(list_b):
+            for index, (sub_a, sub_b) in enumerate(zip(list_a, list_b, strict=True)):
+                _walk(sub_a, sub_b, f"{pointer}/{key}/{index}", side, out)
+        elif list_a != list_b:
+            out.append(
+                Change(
+                    f"{pointer}/{key}",
+                    _kind(list_a, list_b),
+                    key,
+                    list_a,
+                    list_b,
+                    concern="compatibility",
+                )
+            )
+    for key in SUBSCHEMA_MAPS:
+        map_a, map_b = a.get(key) or {}, b.get(key) or {}
+        for name in sorted(set(map_a) | set(map_b)):
+            where = f"{pointer}/{key}/{escape(name)}"
+            if name in map_a and name in map_b:
+                _walk(map_a[name], map_b[name], where, side, out)
+            else:
+                out.append(
+                    Change(
+                        where,
+                        _kind(map_a.get(name), map_b.get(name)),
+                        key,
+                        map_a.get(name),
+                        map_b.get(name),
+                        concern="compatibility",
+                    )
+                )
+
+
+def _without_texts(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {k: _without_texts(v) for k, v in schema.items() if k not in TEXT_KEYWORDS}
+    if isinstance(schema, list):
+        return [_without_texts(v) for v in schema]
+    return schema
+
+
+def _renamed(removed: Any, added: dict[str, Any]) -> str | None:
+    """The one added property whose schema (texts aside) equals the removed one's."""
+    same = [
+        name for name, schema in added.items() if _without_texts(schema) == _without_texts(removed)
+    ]
+    return same[0] if len(same) == 1 else None
 
 
 def schema_changes(
@@ -247,10 +405,35 @@ def annotation_changes(
         kind: Literal["added", "removed", "changed"] = (
             "added" if key not in hints_a else "removed" if key not in hints_b else "changed"
         )
+        where = f"{pointer}/{escape(key)}"
+        if isinstance(before, str) or isinstance(after, str):  # title: text a model reads
+            out.append(text_change(where, f"annotation {key}", before, after))
+            continue
         breaking = less_safe and key in HINT_DEFAULTS
+        out.append(Change(where, kind, f"annotation {key}", before, after, breaking))
+    return out
+
+
+TOOL_MEMBERS = {"name", "title", "description", "annotations", "inputSchema", "outputSchema"}
+
+
+def member_changes(a: Mapping[str, Any], b: Mapping[str, Any], pointer: str) -> list[Change]:
+    """Members of a tool entry besides its texts, annotations and schemas (``execution``,
+    ``_meta``, ``icons``, ...): a tool that now requires tasks is breaking (a client that
+    calls it plainly fails), any other difference is shown."""
+    out: list[Change] = []
+    for key in sorted((set(a) | set(b)) - TOOL_MEMBERS):
+        before, after = a.get(key), b.get(key)
+        if before == after:
+            continue
+        support = [
+            (v or {}).get("taskSupport") if isinstance(v, dict) else None for v in (before, after)
+        ]
+        breaking = key == "execution" and support[1] == "required" and support[0] != "required"
         out.append(
-            Change(f"{pointer}/{escape(key)}", kind, f"annotation {key}", before, after, breaking)
-        )
+            Change(f"{pointer}/{escape(key)}", _kind(before, after), key, before, after,
+                   breaking, concern="compatibility")
+        )  # fmt: skip
     return out
 
 
@@ -258,7 +441,8 @@ def diff_surfaces(
     a: Mapping[str, Mapping[str, Any]], b: Mapping[str, Mapping[str, Any]]
 ) -> list[Change]:
     """Every change from surface ``a`` to surface ``b`` (``{tool: {inputSchema, outputSchema}}``,
-    optionally with ``title``, ``description`` and ``annotations``)."""
+    optionally with ``title``, ``description``, ``annotations`` and any other member of the
+    tool's ``tools/list`` entry)."""
     changes: list[Change] = []
     for tool in sorted(a):
         if tool not in b:
@@ -270,10 +454,11 @@ def diff_surfaces(
         for text in TEXTS:
             before, after = a[tool].get(text), b[tool].get(text)
             if before != after:
-                changes.append(Change(f"/{escape(tool)}/{text}", "changed", text, before, after))
+                changes.append(text_change(f"/{escape(tool)}/{text}", text, before, after))
         changes += annotation_changes(
             a[tool].get("annotations"), b[tool].get("annotations"), f"/{escape(tool)}/annotations"
         )
+        changes += member_changes(a[tool], b[tool], f"/{escape(tool)}")
         for side in ("inputSchema", "outputSchema"):
             changes += schema_changes(
                 a[tool].get(side), b[tool].get(side), f"/{escape(tool)}/{side}", side

@@ -15,7 +15,7 @@ def cmd_routing(args: argparse.Namespace) -> int:
     from evals.routing.cases import load_cases
     from evals.routing.report import write
     from evals.routing.run import evaluate
-    from reference_server.machine import one_line
+    from ocm_common.machine import one_line
     from tool_search.sources import SourceError
 
     try:

@@ -11,7 +11,7 @@ from typing import Any
 
 from evals.routing.cases import RoutingCase
 from evals.routing.metrics import DEPTH, Outcome, confusion, grouped, summary
-from reference_server.machine import describe
+from ocm_common.machine import describe
 from tool_search.categories import assign, load_rules
 from tool_search.engine import ToolIndex
 from tool_search.records import ToolRecord

@@ -7,6 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from evals.console import log_console
 from evals.run.events import CheckFailed, Event, RunFinished, RunStarted, ScenarioFinished
 
 
@@ -14,7 +15,7 @@ class ConsoleReporter:
     """A rich progress bar over all scenario calls, plus one line per failed check."""
 
     def __init__(self, console: Console | None = None, *, show_failures: bool = True) -> None:
-        self.console = console or Console(stderr=True)
+        self.console = console or log_console()
         self.show_failures = show_failures
         self._progress: Progress | None = None
         self._task: Any = None

@@ -13,6 +13,13 @@ BEIR: when a scenario's own arguments ask for fewer results (``n_results``/``top
 checks run on that call and its metrics on a second call with the depth argument raised
 (capped at the maximum the tool publishes). Ablation passes call at depth directly.
 
+Scenarios whose tool the target does not publish are not run (a call could only fail): the
+summary names those tools (``missing_tools``) and counts the scenarios left out
+(``counts.not_run_missing_tool``); the command line turns that into a non-zero exit unless
+missing tools are allowed. With a tool map (``RunOptions.tool_map``, golden name -> the
+target's) the target is called under its own names and everything recorded under the golden
+ones (:mod:`evals.run.tool_map`).
+
 The runner emits events and never prints; reporters subscribe.
 """
 
@@ -65,6 +72,7 @@ class RunOptions:
     disabled_checks: frozenset[str] = field(default_factory=frozenset)
     ragas: bool = True
     llm: bool | None = None  # None: LLM-judged ragas metrics iff OPENAI_API_KEY is set
+    tool_map: dict[str, str] = field(default_factory=dict)  # golden name -> the target's
 
     def as_config(self) -> dict[str, Any]:
         config = asdict(self)
@@ -274,6 +282,7 @@ async def run_scenarios(
     async with target:
         listed = await target.list_tools()
         tools = {tool.name: tool for tool in listed}
+        scenarios = [s for s in scenarios if s.tool in tools]  # the others could only fail
         plan = ablation_plan(target, scenarios, tools, options.modes) if options.ablation else []
         total = len(scenarios) + sum(len(group) for _, _, group in plan)
         bus.emit(RunStarted(target.spec, total, tuple(mode for mode, _, _ in plan)))
@@ -342,6 +351,10 @@ async def execute(
     """
     options = options or RunOptions()
     bus = bus or EventBus()
+    if options.tool_map:
+        from evals.run.tool_map import MappedTarget
+
+        target = MappedTarget(target, options.tool_map)
     started_at, clock = _now(), time.perf_counter()
     config = {**options.as_config(), **(extra_config or {})}
     records: list[ScenarioRecord] = []
@@ -353,13 +366,19 @@ async def execute(
     )
     try:
         records, listed = await run_scenarios(target, scenarios, options, bus)
-        records = await finalize(records, scenarios, options)
+        if records:
+            records = await finalize(records, scenarios, options)
     except Exception as exc:
         error = exc
         records = records or finished
     finally:
         bus.unsubscribe(keep)
     names = sorted(t.name for t in listed)
+    listed_ok = bool(listed) or error is None  # a server may publish no tools at all
+    missing = sorted({s.tool for s in scenarios} - set(names)) if listed_ok else []
+    counts = aggregates.counts(records)
+    if missing:
+        counts["not_run_missing_tool"] = sum(s.tool in missing for s in scenarios)
     summary = RunSummary(
         status="aborted" if error else "complete",
         error=f"{type(error).__name__}: {error}" if error else None,
@@ -371,9 +390,9 @@ async def execute(
         environment=run_environment(target),
         config=config,
         tools=names,
-        missing_tools=sorted({s.tool for s in scenarios} - set(names)) if listed else [],
+        missing_tools=missing,
         modes=sorted({r.mode for r in records}),
-        counts=aggregates.counts(records),
+        counts=counts,
         aggregates=aggregates.build(records) if records else {},
     )
     surface = {

@@ -146,6 +146,17 @@ class McpTarget:
             for tool in tools
         ]
 
+    async def list_tools_wire(self) -> list[dict[str, Any]]:
+        """The ``tools/list`` entries as the server sent them (JSON names, every member kept:
+        what a contract diff compares)."""
+        try:
+            tools = await self._connected().list_tools()
+        except TargetError:
+            raise
+        except Exception as exc:
+            raise TargetError(f"tools/list failed on {self.spec!r}: {exc}") from exc
+        return [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools]
+
     async def call_tool(
         self, name: str, args: dict[str, Any], *, timeout_s: float | None = None
     ) -> CallOutcome:

@@ -9,8 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
+from evals.console import log_console
 from ocm_common.run_record import Clock, header
 
 
@@ -41,7 +40,7 @@ def cmd_security(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path("reports/security") / _timestamp()
     head = header("security", clock, report.exit_code, target=args.target, settings=vars(options))
     paths = write_report(report, out, head)
-    console = Console()
+    console = log_console(stderr=False)
     if report.error:
         console.print(f"[red]security: harness error:[/] {report.error}")
     for f in report.findings:
@@ -70,15 +69,13 @@ def cmd_contract(args: argparse.Namespace) -> int:
         "contract", clock, diff.exit_code, target=target, settings={"timeout_s": args.timeout}
     )
     paths = write_report(diff, out, head)
-    console = Console()
+    console = log_console(stderr=False)
     if diff.error:
         console.print(f"[red]contract: harness error:[/] {diff.error}")
-    for c in diff.changes:
-        mark = "[red]breaking[/] " if c.breaking else ""
-        console.print(f"  {mark}{c.pointer}: {c.describe()}", soft_wrap=True)
+    for line in diff.console_lines():
+        console.print(line)
     console.print(
-        f"contract: {len(diff.changes)} change(s), {len(diff.breaking)} breaking; "
-        f"report {paths['markdown']} (and contract.json)"
+        f"contract: {diff.summary_line()}; report {paths['markdown']} (and contract.json)"
     )
     return diff.exit_code
 
