@@ -251,11 +251,11 @@ async def test_unknown_device_asks_for_it(client: Client[Any]) -> None:
 
 
 async def test_request_is_constructible_for_direct_calls(server: FastMCP) -> None:
-    """coverage.answer calls SPEC.run(rt, Request(...)) directly."""
+    """coverage.answer calls TOOL.run(rt, Request(...)) directly."""
     req = off_adp_get.Request(
         device={"category": "mobility", "type": "walker"}, patient_income=19000
     )  # type: ignore[arg-type]
-    out = await off_adp_get.SPEC.run(server.runtime, req)  # type: ignore[attr-defined]
+    out = await off_adp_get.TOOL.run(server.runtime, req)  # type: ignore[attr-defined]
     assert out.response.cep is not None and out.response.cep.eligible  # type: ignore[attr-defined]
 
 

@@ -8,7 +8,6 @@ corpus/off/adp_cep.yaml) and the ODB formulary XML (/work/shared/data/odb/, APIX
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from typing import Any
@@ -164,7 +163,7 @@ async def test_failing_domain_tool_is_a_trace_entry_not_a_failed_answer(
     async def broken(rt: Runtime, req: Any) -> ToolOutput:
         raise RuntimeError("ADP index unavailable")
 
-    monkeypatch.setattr(off_adp_get, "SPEC", dataclasses.replace(off_adp_get.SPEC, run=broken))
+    monkeypatch.setattr(off_adp_get.TOOL, "run", broken)
     out = await call(client, "coverage.answer", {"question": THREE_DOMAINS})
     trace = {t["tool"]: t for t in out["trace"]}
     # the sub-tool's exception is logged; the client sees only that it failed, and its error id

@@ -313,7 +313,7 @@ async def test_unknown_din_needs_more_info(client: Client[Any]) -> None:
 
 
 async def test_request_is_constructible_for_direct_calls(server: FastMCP) -> None:
-    out = await off_odb_get.SPEC.run(server.runtime, off_odb_get.Request(drug="Jardiance"))  # type: ignore[attr-defined]
+    out = await off_odb_get.TOOL.run(server.runtime, off_odb_get.Request(drug="Jardiance"))  # type: ignore[attr-defined]
     assert out.response.coverage.din == "02443937"
 
 

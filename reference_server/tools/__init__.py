@@ -1,6 +1,8 @@
-"""The tool registry: every tool module's SPEC, in the order clients see them."""
+"""The tool registry: every tool, in the order clients see them."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from reference_server.tools import (
     off_adp_get,
@@ -16,35 +18,19 @@ from reference_server.tools import (
     opa_program_lookup,
     opa_search_sections,
 )
-from reference_server.tools.base import ToolSpec
+from reference_server.tools.base import Tool
 
-ALL_SPECS: list[ToolSpec] = [
-    opa_search_sections.SPEC,
-    opa_get_section.SPEC,
-    opa_policy_check.SPEC,
-    opa_program_lookup.SPEC,
-    opa_ipac_guidance.SPEC,
-    opa_freshness_probe.SPEC,
-    opa_clinical_tools.SPEC,
-    off_coverage_answer.SPEC,
-    off_schedule_get.SPEC,
-    off_adp_get.SPEC,
-    off_odb_get.SPEC,
-    off_source_passages.SPEC,
+ALL_TOOLS: list[Tool[Any, Any]] = [
+    opa_search_sections.TOOL,
+    opa_get_section.TOOL,
+    opa_policy_check.TOOL,
+    opa_program_lookup.TOOL,
+    opa_ipac_guidance.TOOL,
+    opa_freshness_probe.TOOL,
+    opa_clinical_tools.TOOL,
+    off_coverage_answer.TOOL,
+    off_schedule_get.TOOL,
+    off_adp_get.TOOL,
+    off_odb_get.TOOL,
+    off_source_passages.TOOL,
 ]
-
-# Human titles, as a host shows them in its tool picker (the names are for the model).
-TITLES: dict[str, str] = {
-    "opa.search_sections": "Search Ontario practice guidance",
-    "opa.get_section": "Read a guidance section",
-    "opa.policy_check": "Check CPSO policy expectations",
-    "opa.program_lookup": "Ontario Health screening programs",
-    "opa.ipac_guidance": "Infection prevention and control guidance",
-    "opa.freshness_probe": "Check guidance freshness",
-    "opa.clinical_tools": "Find CEP clinical tools",
-    "coverage.answer": "Answer an Ontario coverage question",
-    "schedule.get": "OHIP Schedule of Benefits fee codes",
-    "adp.get": "Assistive Devices Program funding",
-    "odb.get": "Ontario Drug Benefit formulary",
-    "source.passages": "Show cited source passages",
-}

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from pydantic import Field
-from pydantic.json_schema import SkipJsonSchema
 
 from reference_server.retrieval import adp_manuals as adp
 from reference_server.retrieval.adp_manuals import CORE, Passage, SqlData
@@ -45,7 +44,7 @@ from reference_server.tools.adp_merge import (
 )
 from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Evidence
-from reference_server.tools.pipeline import DualPathTool, Judged, Score
+from reference_server.tools.pipeline import DualPathTool, Fields, Score
 
 NAME = "adp.get"
 Category = Literal[
@@ -135,9 +134,11 @@ class Response(Evidence):
     )
     funding: Funding | None
     cep: Cep | None
-    # Not published (no schema, not serialised): what `summary` leads with, for the tools
-    # composed of this one (coverage.answer decides eligibility from it, never from the words).
-    lead: SkipJsonSchema[Lead] = Field(default="device", exclude=True)
+    lead: Lead = Field(
+        description="What `summary` leads with: 'device' (the device's funding), 'policy_rules' "
+        "(the rules the question asks about), 'not_eligible' (a use ADP does not fund) or "
+        "'unknown_device' (no device recognised). Composed answers decide from it."
+    )
 
 
 @dataclass(frozen=True)
@@ -208,6 +209,7 @@ def notes_for(p: Parsed, sel: Selection) -> dict[str, str]:
 
 class AdpGet(DualPathTool[Request, Query, SqlData, list[Passage], Merged, Response]):
     name = NAME
+    title = "Assistive Devices Program funding"
     description = (
         "Ontario Assistive Devices Program (ADP): funding split (ADP 75% / client 25%), eligibility, "
         "exclusions (batteries, repairs, car-substitute use, ...), the co-payment of clients on Ontario "
@@ -301,11 +303,9 @@ class AdpGet(DualPathTool[Request, Query, SqlData, list[Passage], Merged, Respon
             counts=Counts(n_sql if merged.from_sql else 0, len(merged.corroborating), OFF),
         )
 
-    def respond(self, q: Query, merged: Merged, judged: Judged[Citation]) -> Response:
+    def respond(self, q: Query, merged: Merged) -> Fields:
         sel = merged.sel
-        return Response(
-            provenance=judged.provenance,
-            confidence=judged.confidence,
+        return dict(
             summary=merged.summary.text,
             lead=merged.summary.lead,
             interpretation_notes=notes_for(q.parsed, sel),
@@ -320,9 +320,7 @@ class AdpGet(DualPathTool[Request, Query, SqlData, list[Passage], Merged, Respon
             policy_rules=[f"{r.summary} ({loc(r)})" for r in sel.descriptive],
             funding=funding_of(sel, merged.cep) if "funding" in q.checks else None,
             cep=merged.cep,
-            citations=judged.citations,
-            conflicts=judged.conflicts,
         )
 
 
-SPEC = AdpGet().spec()
+TOOL = AdpGet()

@@ -42,7 +42,7 @@ from reference_server.tools.odb_merge import (
     corroborates,
     group_conflicts,
 )
-from reference_server.tools.pipeline import DualPathTool, Judged, Score
+from reference_server.tools.pipeline import DualPathTool, Fields, Score
 
 NAME = "odb.get"
 DEFAULT_CHECKS: list[Check] = ["coverage", "interchangeable", "lowest_cost"]
@@ -151,6 +151,7 @@ Found = DualResult[SqlData, list[VectorHit]]
 
 class OdbGet(DualPathTool[Request, Query, SqlData, list[VectorHit], Answer, Response]):
     name = NAME
+    title = "Ontario Drug Benefit formulary"
     description = (
         "Ontario Drug Benefit (ODB) formulary: is a drug covered, does it need a Limited Use (LU) code, "
         "which interchangeable generics exist, which is lowest cost and how much is saved, and covered "
@@ -225,15 +226,11 @@ class OdbGet(DualPathTool[Request, Query, SqlData, list[VectorHit], Answer, Resp
             ),
         )
 
-    def respond(self, q: Query, merged: Answer, judged: Judged[Citation]) -> Response:
-        return Response(
-            provenance=judged.provenance,
-            confidence=judged.confidence,
+    def respond(self, q: Query, merged: Answer) -> Fields:
+        return dict(
             coverage=merged.coverage,
             interchangeable=merged.interchangeable,
             lowest_cost=merged.lowest_cost,
-            citations=judged.citations,
-            conflicts=judged.conflicts,
             context=merged.context,
             alternatives=merged.alternatives,
             price_comparison=merged.price_comparison,
@@ -244,4 +241,4 @@ class OdbGet(DualPathTool[Request, Query, SqlData, list[VectorHit], Answer, Resp
         )
 
 
-SPEC = OdbGet().spec()
+TOOL = OdbGet()

@@ -36,7 +36,7 @@ from reference_server.runtime import Runtime
 from reference_server.scoring.conflicts import Conflict, compare
 from reference_server.tools.base import StrictModel, TextItem
 from reference_server.tools.common import Path, SourceOrg
-from reference_server.tools.pipeline import DualPathTool, Judged, Score
+from reference_server.tools.pipeline import DualPathTool, Fields, Score
 
 NAME = "opa.freshness_probe"
 Staleness = Literal["potentially_stale", "likely_stale", "superseded"]
@@ -269,6 +269,8 @@ class FreshnessProbe(
     DualPathTool[Request, Query, SqlDocuments, dict[str, FreshnessDoc], Checked, Response]
 ):
     name = NAME
+    title = "Check guidance freshness"
+    open_world = True  # checks publishers' pages when the web is enabled
     description = (
         "Check guidance freshness: superseded documents (definitely stale), documents not updated for over 2 years "
         "(likely stale) or over 1 year (potentially stale), with re-ingestion recommendations. Optional check_web "
@@ -344,7 +346,7 @@ class FreshnessProbe(
         vector = found.vector.value or {}
         return Score(conflicts=[] if merged.degraded else date_conflicts(merged.docs, vector))
 
-    def respond(self, q: Query, merged: Checked, judged: Judged[None]) -> Response:
+    def respond(self, q: Query, merged: Checked) -> Fields:
         status = merged.status
         stale = [to_stale(level, days, d) for level, days, d in status.tiered[: q.n_results]]
         updates = [to_update(p) for p in merged.pages]
@@ -352,8 +354,7 @@ class FreshnessProbe(
             provenance_issue(d, provenance_cutoff(q.today))
             for d in status.with_issues[: q.n_results]
         ]
-        return Response(
-            provenance=judged.provenance,
+        return dict(
             documents_checked=len(merged.docs),
             stale_documents=stale,
             total_stale=len(status.tiered),
@@ -363,7 +364,6 @@ class FreshnessProbe(
             last_corpus_update=merged.built_at,
             as_of=q.today.isoformat(),
             recommendations=advice(merged, stale, issues, updates),
-            conflicts=judged.conflicts,
         )
 
 
@@ -438,4 +438,4 @@ def advice(
     return out
 
 
-SPEC = FreshnessProbe().spec()
+TOOL = FreshnessProbe()
