@@ -17,7 +17,7 @@ from fastmcp import Client
 
 from reference_server.config import Faults
 from reference_server.runtime import Runtime
-from reference_server.tools import off_adp_get
+from reference_server.tools.adp import get as off_adp_get
 from reference_server.tools.base import ToolOutput
 from tests.conftest import call, call_error
 from tests.test_off_schedule import run_with

@@ -15,7 +15,7 @@ from fastmcp import Client, FastMCP
 
 from reference_server.config import Faults
 from reference_server.retrieval import odb_formulary as formulary
-from reference_server.tools import off_odb_get
+from reference_server.tools.odb import get as off_odb_get
 from tests.conftest import call, call_error, load_collections, run_fresh
 
 pytestmark = pytest.mark.asyncio

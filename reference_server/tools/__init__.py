@@ -5,32 +5,32 @@ from __future__ import annotations
 from typing import Any
 
 from reference_server.tools import (
-    off_adp_get,
-    off_coverage_answer,
-    off_odb_get,
-    off_schedule_get,
     off_source_passages,
     opa_clinical_tools,
-    opa_freshness_probe,
     opa_get_section,
     opa_ipac_guidance,
     opa_policy_check,
-    opa_program_lookup,
     opa_search_sections,
 )
+from reference_server.tools.adp import get as adp_get
 from reference_server.tools.base import Tool
+from reference_server.tools.coverage import answer as coverage_answer
+from reference_server.tools.freshness import probe as freshness_probe
+from reference_server.tools.odb import get as odb_get
+from reference_server.tools.program import lookup as program_lookup
+from reference_server.tools.schedule import get as schedule_get
 
 ALL_TOOLS: list[Tool[Any, Any]] = [
     opa_search_sections.TOOL,
     opa_get_section.TOOL,
     opa_policy_check.TOOL,
-    opa_program_lookup.TOOL,
+    program_lookup.TOOL,
     opa_ipac_guidance.TOOL,
-    opa_freshness_probe.TOOL,
+    freshness_probe.TOOL,
     opa_clinical_tools.TOOL,
-    off_coverage_answer.TOOL,
-    off_schedule_get.TOOL,
-    off_adp_get.TOOL,
-    off_odb_get.TOOL,
+    coverage_answer.TOOL,
+    schedule_get.TOOL,
+    adp_get.TOOL,
+    odb_get.TOOL,
     off_source_passages.TOOL,
 ]

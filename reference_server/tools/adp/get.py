@@ -15,19 +15,18 @@ from typing import Literal, get_args
 from pydantic import Field
 
 from reference_server.retrieval import adp_manuals as adp
-from reference_server.retrieval.adp_manuals import CORE, Passage, SqlData
+from reference_server.retrieval.adp_manuals import CORE, Passage
 from reference_server.retrieval.dual_path import DualResult
 from reference_server.runtime import Runtime
 from reference_server.scoring.citations import Citation
 from reference_server.scoring.confidence import OFF, Counts
 from reference_server.scoring.conflicts import Conflict
-from reference_server.tools.adp_language import Parsed, read
-from reference_server.tools.adp_merge import (
+from reference_server.tools.adp.language import Parsed, read
+from reference_server.tools.adp.merge import (
     Cep,
     Eligibility,
     Funding,
     Lead,
-    Selection,
     Summary,
     cep_check,
     citations_of,
@@ -36,11 +35,16 @@ from reference_server.tools.adp_merge import (
     exclusion_lines,
     fast_track_note,
     funding_of,
-    in_scope,
     loc,
-    select,
     share_conflicts,
     summary,
+)
+from reference_server.tools.adp.select import (
+    Selection,
+    SqlSelection,
+    in_scope,
+    select_passages,
+    select_sql,
 )
 from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Evidence
@@ -150,7 +154,7 @@ class Query:
     vector_text: str
 
 
-Found = DualResult[SqlData, list[Passage]]
+Found = DualResult[SqlSelection, list[Passage]]
 
 
 @dataclass(frozen=True)
@@ -207,7 +211,7 @@ def notes_for(p: Parsed, sel: Selection) -> dict[str, str]:
     return notes
 
 
-class AdpGet(DualPathTool[Request, Query, SqlData, list[Passage], Merged, Response]):
+class AdpGet(DualPathTool[Request, Query, SqlSelection, list[Passage], Merged, Response]):
     name = NAME
     title = "Assistive Devices Program funding"
     description = (
@@ -250,21 +254,22 @@ class AdpGet(DualPathTool[Request, Query, SqlData, list[Passage], Merged, Respon
             vector_text=vector_query(p),
         )
 
-    def sql(self, rt: Runtime, q: Query) -> SqlData:
-        return adp.keyword_search(rt.ohip_sql)
+    def sql(self, rt: Runtime, q: Query) -> SqlSelection:
+        return select_sql(q.parsed, adp.keyword_search(rt.ohip_sql))
 
     def vector(self, rt: Runtime, q: Query) -> list[Passage]:
         return adp.vector_search(rt.vectors, q.vector_text, q.parsed.category, q.want_cep)
 
     async def merge(self, rt: Runtime, q: Query, found: Found) -> Merged:
-        p, sql = q.parsed, found.sql.value
+        p, chosen = q.parsed, found.sql.value
         hits = found.vector.value or []
         passages = [h for h in hits if h.doc_type != "cep"]
         cep_hit = next((h for h in hits if h.doc_type == "cep"), None)
-        sel = select(p, sql, passages)
+        sel = chosen.selection if chosen else select_passages(p, passages)
+        threshold = chosen.cep_threshold if chosen else None
         standard_client = sel.share_rules[0].client_share_percent if sel.share_rules else None
         cep, cep_conflicts = (
-            cep_check(p, sql, cep_hit, standard_client) if q.want_cep else (None, [])
+            cep_check(p, threshold, cep_hit, standard_client) if q.want_cep else (None, [])
         )
         eligibility = (
             eligibility_of(p, sel, q.independent_transfer) if "eligibility" in q.checks else None
@@ -285,7 +290,7 @@ class AdpGet(DualPathTool[Request, Query, SqlData, list[Passage], Merged, Respon
             if "exclusions" in q.checks
             else [],
             summary=summary(p, sel, cep, fast_track),
-            from_sql=sql is not None,
+            from_sql=chosen is not None,
         )
 
     def score(self, q: Query, merged: Merged, found: Found) -> Score[Citation]:

@@ -23,7 +23,8 @@ from reference_server.scoring.citations import Citation
 from reference_server.scoring.confidence import OFF, Counts
 from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Evidence
-from reference_server.tools.odb_answer import (
+from reference_server.tools.odb.intents import INTENTS, Check
+from reference_server.tools.odb.merge import (
     Alternative,
     Answer,
     Brand,
@@ -36,8 +37,7 @@ from reference_server.tools.odb_answer import (
     answer,
     brand_of,
 )
-from reference_server.tools.odb_intents import INTENTS, Check
-from reference_server.tools.odb_merge import (
+from reference_server.tools.odb.score import (
     citations_for,
     corroborates,
     group_conflicts,

@@ -29,7 +29,7 @@ from reference_server.scoring.confidence import SCHEDULE, Counts
 from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Citation, Evidence
 from reference_server.tools.pipeline import DualPathTool, Fields, Score
-from reference_server.tools.schedule_merge import Built, ScheduleItem, build_items
+from reference_server.tools.schedule.merge import Built, ScheduleItem, build_items
 
 NAME = "schedule.get"
 CODE_PATTERN = r"^[A-Za-z]{1,2}\d{3}[A-Za-z]?$"  # A007, C124, B990, C983B; any case

@@ -23,18 +23,18 @@ from pydantic import BaseModel, Field
 from reference_server.retrieval import drug_form, drug_strength
 from reference_server.runtime import Runtime
 from reference_server.scoring.conflicts import Conflict
-from reference_server.tools import off_adp_get, off_odb_get, off_schedule_get
-from reference_server.tools.adp_language import assistance_of
+from reference_server.tools.adp import get as off_adp_get
+from reference_server.tools.adp.language import assistance_of
 from reference_server.tools.base import NON_BLANK, StrictModel
-from reference_server.tools.coverage_patient import Patient, with_stated_context
-from reference_server.tools.coverage_routing import (
+from reference_server.tools.coverage.patient import Patient, with_stated_context
+from reference_server.tools.coverage.routing import (
     SETTING_WORDS,
     Intent,
     Intents,
     classify,
     domain_text,
 )
-from reference_server.tools.coverage_synthesis import (
+from reference_server.tools.coverage.synthesis import (
     Decision,
     Domain,
     Followup,
@@ -48,8 +48,10 @@ from reference_server.tools.coverage_synthesis import (
     provenance_summary,
     tool_conflicts,
 )
-from reference_server.tools.off_schedule_get import Code
+from reference_server.tools.odb import get as off_odb_get
 from reference_server.tools.pipeline import ComposedTool, SubCall
+from reference_server.tools.schedule import get as off_schedule_get
+from reference_server.tools.schedule.get import Code
 
 NAME = "coverage.answer"
 FOLLOWUP_BELOW = 0.7

@@ -36,7 +36,7 @@ from reference_server.scoring.conflicts import Conflict
 from reference_server.tools.base import NON_BLANK, StrictModel, TextItem
 from reference_server.tools.common import Path
 from reference_server.tools.pipeline import DualPathTool, Fields, Score
-from reference_server.tools.program_facts import (
+from reference_server.tools.program.facts import (
     UNVERIFIED_PENALTY,
     PatientAnswer,
     ProgramCitation,
