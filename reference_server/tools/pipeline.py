@@ -5,7 +5,9 @@ A tool is a subclass that supplies typed steps and nothing else:
     parse(rt, request)          -> Q   what the request asks, read once (names, codes, filters)
     sql(rt, q)                  -> S   the SQL path's typed rows        (blocking; in the pool)
     vector(rt, q)               -> V   the vector path's typed hits     (blocking; in the pool)
+    check(q, found)                    unknown ids refused (optional)
     merge(rt, q, found)         -> M   both paths' rows into the tool's answer rows
+    beyond_index(rt, q, merged) -> M   a look past the index, e.g. a web page (optional)
     score(q, merged, found)     -> Score   citations, conflicts, and the evidence counts
     respond(q, merged)          -> Fields  the response's own fields
 
@@ -139,8 +141,17 @@ class DualPathTool(Tool[Req, Resp], Generic[Req, Q, S, V, M, Resp]):
     @abstractmethod
     def vector(self, rt: Runtime, q: Q) -> V: ...
 
+    def check(self, q: Q, found: DualResult[S, V]) -> None:
+        """Refuse the request from what the paths found, before anything is merged: an id
+        neither path knows raises `NotFoundError`."""
+
     @abstractmethod
     async def merge(self, rt: Runtime, q: Q, found: DualResult[S, V]) -> M: ...
+
+    async def beyond_index(self, rt: Runtime, q: Q, merged: M) -> M:
+        """Work past the read-only index on the merged rows (an open-world tool's look at a
+        publisher's page); nothing for the others."""
+        return merged
 
     @abstractmethod
     def score(self, q: Q, merged: M, found: DualResult[S, V]) -> Score[Any]: ...
@@ -165,7 +176,8 @@ class DualPathTool(Tool[Req, Resp], Generic[Req, Q, S, V, M, Resp]):
         )
         found = await run_dual(rt.settings, sql=sql, vector=vector)
         step("merge")
-        merged = await self.merge(rt, q, found)
+        self.check(q, found)
+        merged = await self.beyond_index(rt, q, await self.merge(rt, q, found))
         judged = judge(step("score", lambda: self.score(q, merged, found)), found)
         fields = step("respond", lambda: self.respond(q, merged))
         return ToolOutput(with_evidence(self.response, judged, fields), found, self.meta(merged))
