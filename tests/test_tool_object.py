@@ -26,7 +26,7 @@ def test_the_pipeline_fills_the_evidence_fields_the_response_declares() -> None:
     class Answer(Evidence):
         total: int
 
-    judged = Judged(provenance=["sql"], confidence=0.9, citations=[], conflicts=[])
+    judged: Judged[None] = Judged(provenance=["sql"], confidence=0.9, citations=[], conflicts=[])
     answer = with_evidence(Answer, judged, {"total": 3})
     assert (answer.provenance, answer.confidence, answer.total) == (["sql"], 0.9, 3)
 
