@@ -48,3 +48,12 @@ def test_a_call_on_one_side_only_is_a_change(tmp_path: Path) -> None:
     before = read_snapshot(_write(tmp_path / "before.jsonl", [record]))
     after = read_snapshot(_write(tmp_path / "after.jsonl", [{**record, "args": {"drug": "y"}}]))
     assert len(changed_answers(before, after)) == 2
+
+
+def test_an_ignored_field_is_left_out_of_the_comparison(tmp_path: Path) -> None:
+    old = {"id": "a", "tool": "adp.get", "args": {}, "answer": {"summary": "s"}}
+    new = {**old, "answer": {"summary": "s", "lead": "device"}}
+    before = _write(tmp_path / "before.jsonl", [old])
+    after = _write(tmp_path / "after.jsonl", [new])
+    assert main(["--compare", str(before), str(after)]) == 1
+    assert main(["--compare", str(before), str(after), "--ignore-field", "lead"]) == 0

@@ -100,14 +100,25 @@ def _without_error_id(text: str) -> str:
     return ERROR_ID.sub("error id <id>", text)
 
 
-def read_snapshot(path: Path) -> dict[str, dict[str, Any]]:
-    """Records by scenario id (the arguments join the key, so a changed case never pairs)."""
+def read_snapshot(path: Path, ignore: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
+    """Records by scenario id (the arguments join the key, so a changed case never pairs);
+    answer fields named in ``ignore`` are left out (a field added on purpose)."""
     records = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():
             record = json.loads(line)
+            if "answer" in record and ignore:
+                record["answer"] = _without(record["answer"], frozenset(ignore))
             records[f"{record['id']} {json.dumps(record['args'], sort_keys=True)}"] = record
     return records
+
+
+def _without(value: Any, names: frozenset[str]) -> Any:
+    if isinstance(value, dict):
+        return {k: _without(v, names) for k, v in value.items() if k not in names}
+    if isinstance(value, list):
+        return [_without(v, names) for v in value]
+    return value
 
 
 def changed_answers(
@@ -164,9 +175,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-derived", action="store_true", help="golden scenarios only")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"))
     parser.add_argument("--diff-lines", type=int, default=30, help="diff lines shown per call")
+    parser.add_argument(
+        "--ignore-field",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="leave answer fields of this name out of the comparison (repeatable)",
+    )
     args = parser.parse_args(argv)
     if args.compare:
-        before, after = (read_snapshot(path) for path in args.compare)
+        before, after = (read_snapshot(path, args.ignore_field) for path in args.compare)
         count = _print_changes(changed_answers(before, after), args.diff_lines)
         print(f"{count} changed answers of {len(before.keys() | after.keys())} calls")
         return 1 if count else 0
