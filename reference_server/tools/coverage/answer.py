@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from reference_server.retrieval import drug_form, drug_strength
 from reference_server.runtime import Runtime
 from reference_server.scoring.conflicts import Conflict
-from reference_server.tools.adp import get as off_adp_get
+from reference_server.tools.adp import get as adp_get
 from reference_server.tools.adp.language import assistance_of
 from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.coverage.patient import Patient, with_stated_context
@@ -48,9 +48,9 @@ from reference_server.tools.coverage.synthesis import (
     provenance_summary,
     tool_conflicts,
 )
-from reference_server.tools.odb import get as off_odb_get
+from reference_server.tools.odb import get as odb_get
 from reference_server.tools.pipeline import ComposedTool, SubCall
-from reference_server.tools.schedule import get as off_schedule_get
+from reference_server.tools.schedule import get as schedule_get
 from reference_server.tools.schedule.get import Code
 
 NAME = "coverage.answer"
@@ -58,7 +58,7 @@ FOLLOWUP_BELOW = 0.7
 
 
 class DeviceHint(StrictModel):
-    category: off_adp_get.Category | None = Field(
+    category: adp_get.Category | None = Field(
         default=None, description="ADP category, e.g. 'mobility' or 'comm_aids'."
     )
     type: str = Field(
@@ -121,54 +121,54 @@ class Query:
     intents: Intents
 
 
-def device_request(q: Query, text: str) -> off_adp_get.Request:
+def device_request(q: Query, text: str) -> adp_get.Request:
     """adp.get's request: the device hint or the question, the income, and social assistance
     (it may be stated in a sentence the device text leaves out)."""
     device = q.hints.device
     on_assistance, program = assistance_of(q.question)
-    return off_adp_get.Request(
-        device=off_adp_get.Device(category=device.category, type=device.type) if device else None,
+    return adp_get.Request(
+        device=adp_get.Device(category=device.category, type=device.type) if device else None,
         query=None if device else text,
         patient_income=q.given.income,
         # the words name a program of the field's list; the model checks it when built
         social_assistance=cast(
-            off_adp_get.Assistance | None,
+            adp_get.Assistance | None,
             None if on_assistance is None else program if on_assistance else "none",
         ),
     )
 
 
-def drug_request(text: str, drug: str | None) -> off_odb_get.Request:
+def drug_request(text: str, drug: str | None) -> odb_get.Request:
     """odb.get's request: the question, the drug it names, and the strength and dosage form
     written after the name is set aside ('Janumet 50/1000 mg tablets'), so the product
     answered is the one asked about."""
     rest = re.sub(re.escape(drug), " ", text, flags=re.I) if drug else text
     strength = drug_strength.first(rest)
     form = drug_form.find(rest)
-    return off_odb_get.Request(
+    return odb_get.Request(
         q=text,
         drug=drug or None,
         strength=strength.text[:50] if strength else None,
-        form=cast(off_odb_get.FormWordName | None, form.form.word if form else None),
+        form=cast(odb_get.FormWordName | None, form.form.word if form else None),
     )
 
 
-def billing_request(q: Query, text: str) -> off_schedule_get.Request:
+def billing_request(q: Query, text: str) -> schedule_get.Request:
     """schedule.get's request: the question with its care setting ('ltc' -> W codes) and the
     codes it names (up to schedule.get's limit)."""
     if q.given.setting:
         text = f"{text} ({SETTING_WORDS[q.given.setting]})"
-    return off_schedule_get.Request(q=text, codes=q.intents.codes[:20] or None)
+    return schedule_get.Request(q=text, codes=q.intents.codes[:20] or None)
 
 
 def part_of(q: Query, intent: Intent, call: SubCall[Any, Any]) -> Part:
     """The domain tool's answer read through its typed response."""
     out = call.response
-    if isinstance(out, off_schedule_get.Response):
+    if isinstance(out, schedule_get.Response):
         return billing_part(out, q.intents.codes)
-    if isinstance(out, off_adp_get.Response):
+    if isinstance(out, adp_get.Response):
         return device_part(out)
-    if isinstance(out, off_odb_get.Response) and isinstance(call.request, off_odb_get.Request):
+    if isinstance(out, odb_get.Response) and isinstance(call.request, odb_get.Request):
         return drug_part(out, call.request.q or "", q.patient)
     return failed_part(intent, call.name, call.error)
 
@@ -203,14 +203,12 @@ class CoverageAnswer(ComposedTool[Request, Query, Response]):
             names = [q.intents.drug or "", q.hints.drug or ""] if intent == "drug" else None
             text = domain_text(q.question, intent, names)
             if intent == "billing":
-                calls.append(
-                    SubCall.planned(off_schedule_get.TOOL, partial(billing_request, q, text))
-                )
+                calls.append(SubCall.planned(schedule_get.TOOL, partial(billing_request, q, text)))
             elif intent == "device":
-                calls.append(SubCall.planned(off_adp_get.TOOL, partial(device_request, q, text)))
+                calls.append(SubCall.planned(adp_get.TOOL, partial(device_request, q, text)))
             else:
                 request = partial(drug_request, text, q.intents.drug)
-                calls.append(SubCall.planned(off_odb_get.TOOL, request))
+                calls.append(SubCall.planned(odb_get.TOOL, request))
         return calls
 
     def synthesize(self, q: Query, calls: list[SubCall[Any, Any]]) -> Response:
