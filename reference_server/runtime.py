@@ -35,7 +35,7 @@ class Runtime:
     def __init__(self, settings: Settings):
         self.settings = settings
         self._lock = threading.Lock()
-        # one ordinary call per tool (`ToolSpec.warm_up_call`), set by `server.build_server`
+        # one ordinary call per tool (`Tool.warm_up_call`), set by `server.build_server`
         self.warm_up_calls: list[WarmUpCall] = []
 
     @cached_property

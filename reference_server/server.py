@@ -19,7 +19,7 @@ from mcp.types import ServerCapabilities
 
 from reference_server.config import Settings
 from reference_server.runtime import Runtime
-from reference_server.tools import ALL_SPECS, TITLES
+from reference_server.tools import ALL_TOOLS
 from reference_server.tools.base import McpTool
 
 INSTRUCTIONS = (
@@ -117,15 +117,15 @@ def build_server(
         version=project_version(),
         mask_error_details=True,
         auth=auth,
-        middleware=[UnknownToolIsProtocolError(frozenset(spec.name for spec in ALL_SPECS))],
+        middleware=[UnknownToolIsProtocolError(frozenset(tool.name for tool in ALL_TOOLS))],
     )
     runtime = Runtime(settings)
-    for spec in ALL_SPECS:
-        server.add_tool(McpTool.create(spec, runtime, TITLES[spec.name]))
+    for tool in ALL_TOOLS:
+        server.add_tool(McpTool.register(tool, runtime))
     announce_only_tools(server)
-    runtime.warm_up_calls = [spec.warm_up_call for spec in ALL_SPECS]
+    runtime.warm_up_calls = [tool.warm_up_call for tool in ALL_TOOLS]
     server.runtime = runtime
-    logging.getLogger(__name__).debug("registered %d tools", len(ALL_SPECS))
+    logging.getLogger(__name__).debug("registered %d tools", len(ALL_TOOLS))
     return server
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from reference_server.tools.adp_language import assistance_of, income_of
+from reference_server.tools.adp.language import assistance_of, income_of
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reference_server.tools.coverage_patient import (
+from reference_server.tools.coverage.patient import (
     Patient,
     StatedPatient,
     stated_patient,

@@ -124,7 +124,7 @@ async def test_a_tool_overrunning_its_budget_is_a_clean_tool_error() -> None:
     from pydantic import BaseModel
 
     from reference_server.runtime import Runtime
-    from reference_server.tools.base import McpTool, StrictModel, ToolOutput, ToolSpec
+    from reference_server.tools.base import McpTool, StrictModel, Tool, ToolOutput
 
     class Req(StrictModel):
         pass
@@ -132,15 +132,25 @@ async def test_a_tool_overrunning_its_budget_is_a_clean_tool_error() -> None:
     class Resp(BaseModel):
         ok: bool
 
-    async def stuck(rt: Runtime, req: Req) -> ToolOutput:
-        await asyncio.sleep(5)
-        return ToolOutput(Resp(ok=True))
+    class Stuck(Tool[Req, Resp]):
+        name = "stuck"
+        title = "Stuck"
+        description = "never finishes in time"
+        request = Req
+        response = Resp
+        steps = ()
+
+        def warm_up(self) -> Req:
+            return Req()
+
+        async def run(self, rt: Runtime, req: Req) -> ToolOutput[Resp]:
+            await asyncio.sleep(5)
+            return ToolOutput(Resp(ok=True))
 
     from fastmcp import FastMCP
 
     server = FastMCP("t")
-    spec = ToolSpec("stuck", "never finishes in time", Req, Resp, stuck, warm_up={})
-    server.add_tool(McpTool.create(spec, Runtime(make_settings(tool_timeout_ms=200))))
+    server.add_tool(McpTool.register(Stuck(), Runtime(make_settings(tool_timeout_ms=200))))
     async with Client(server) as client:
         result = await client.call_tool("stuck", {}, raise_on_error=False)
     assert result.is_error and "did not finish within 200 ms" in result.content[0].text

@@ -8,7 +8,7 @@ from datetime import date
 from fastmcp import FastMCP
 
 from reference_server.retrieval.opa_freshness import all_documents
-from reference_server.tools.opa_freshness_probe import review, reviewed
+from reference_server.tools.freshness.review import review, reviewed
 
 
 def test_the_kept_review_is_the_days_review(server: FastMCP) -> None:

@@ -23,8 +23,8 @@ from evals.run.targets import server_target
 from reference_server import errors
 from reference_server.config import RAISE_STEPS, Faults
 from reference_server.server import build_server
-from reference_server.tools import ALL_SPECS
-from reference_server.tools.base import ToolSpec
+from reference_server.tools import ALL_TOOLS
+from reference_server.tools.base import Tool
 from tests.conftest import make_settings, run_fresh, share_stores
 
 ERROR_ID = re.compile(r"error id ([0-9a-f]{12})")
@@ -58,14 +58,14 @@ def test_every_answer_step_can_be_chosen() -> None:
 
 
 @pytest.mark.parametrize("step", ANSWER_STEPS)
-@pytest.mark.parametrize("spec", ALL_SPECS, ids=lambda s: s.name)
+@pytest.mark.parametrize("tool", ALL_TOOLS, ids=lambda t: t.name)
 async def test_an_unexpected_exception_is_a_masked_error_with_an_id(
-    spec: ToolSpec, step: str, caplog: pytest.LogCaptureFixture
+    tool: Tool[Any, Any], step: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.ERROR, logger="reference_server.internal")
-    faults = Faults(raise_step=step, raise_tools=spec.name)
-    result = await run_fresh(spec.name, spec.warm_up, faults=faults)
-    assert result.is_error, f"{spec.name} answered although its {step} step raised"
+    faults = Faults(raise_step=step, raise_tools=tool.name)
+    result = await run_fresh(tool.name, tool.warm_up_arguments(), faults=faults)
+    assert result.is_error, f"{tool.name} answered although its {step} step raised"
     text = result.content[0].text
     assert "internal error" in text and not leaks(result), (text, leaks(result))
     match = ERROR_ID.search(text)
@@ -77,17 +77,17 @@ async def test_an_unexpected_exception_is_a_masked_error_with_an_id(
 
 
 @pytest.mark.parametrize("step", PATH_STEPS)
-@pytest.mark.parametrize("spec", ALL_SPECS, ids=lambda s: s.name)
+@pytest.mark.parametrize("tool", ALL_TOOLS, ids=lambda t: t.name)
 async def test_an_unexpected_exception_in_one_path_leaves_a_clean_partial_answer(
-    spec: ToolSpec, step: str, caplog: pytest.LogCaptureFixture
+    tool: Tool[Any, Any], step: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.ERROR, logger="reference_server.internal")
     result = await run_fresh(
-        spec.name, spec.warm_up, faults=Faults(raise_step=step, raise_tools=spec.name)
+        tool.name, tool.warm_up_arguments(), faults=Faults(raise_step=step, raise_tools=tool.name)
     )
     assert not leaks(result), leaks(result)
     errors = (result.meta or {}).get("path_errors", {})
-    if spec.name == "coverage.answer":  # no paths of its own: its sub-tools' paths did not raise
+    if tool.name == "coverage.answer":  # no paths of its own: its sub-tools' paths did not raise
         assert not result.is_error and not errors
         return
     if (result.meta or {}).get("timings_ms", {}).get(step) is None and not result.is_error:
@@ -105,11 +105,13 @@ async def test_an_unexpected_exception_in_one_path_leaves_a_clean_partial_answer
 
 async def test_with_no_tool_named_every_tool_masks_it() -> None:
     texts = []
-    for spec in ALL_SPECS:
-        result = await run_fresh(spec.name, spec.warm_up, faults=Faults(raise_step="respond"))
-        assert result.is_error and not leaks(result), spec.name
+    for tool in ALL_TOOLS:
+        result = await run_fresh(
+            tool.name, tool.warm_up_arguments(), faults=Faults(raise_step="respond")
+        )
+        assert result.is_error and not leaks(result), tool.name
         texts.append(result.content[0].text)
-    assert len({ERROR_ID.search(t).group(1) for t in texts if ERROR_ID.search(t)}) == len(ALL_SPECS)
+    assert len({ERROR_ID.search(t).group(1) for t in texts if ERROR_ID.search(t)}) == len(ALL_TOOLS)
 
 
 async def test_a_failing_sub_tool_is_masked_inside_the_composed_answer(

@@ -15,7 +15,7 @@ from fastmcp import Client, FastMCP
 
 from reference_server.config import Faults
 from reference_server.retrieval import adp_manuals
-from reference_server.tools import off_adp_get
+from reference_server.tools.adp import get as off_adp_get
 from tests.conftest import call, call_error, load_collections, run_fresh
 
 pytestmark = pytest.mark.asyncio
@@ -251,11 +251,11 @@ async def test_unknown_device_asks_for_it(client: Client[Any]) -> None:
 
 
 async def test_request_is_constructible_for_direct_calls(server: FastMCP) -> None:
-    """coverage.answer calls SPEC.run(rt, Request(...)) directly."""
+    """coverage.answer calls TOOL.run(rt, Request(...)) directly."""
     req = off_adp_get.Request(
         device={"category": "mobility", "type": "walker"}, patient_income=19000
     )  # type: ignore[arg-type]
-    out = await off_adp_get.SPEC.run(server.runtime, req)  # type: ignore[attr-defined]
+    out = await off_adp_get.TOOL.run(server.runtime, req)  # type: ignore[attr-defined]
     assert out.response.cep is not None and out.response.cep.eligible  # type: ignore[attr-defined]
 
 

@@ -8,7 +8,6 @@ corpus/off/adp_cep.yaml) and the ODB formulary XML (/work/shared/data/odb/, APIX
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from typing import Any
@@ -18,7 +17,7 @@ from fastmcp import Client
 
 from reference_server.config import Faults
 from reference_server.runtime import Runtime
-from reference_server.tools import off_adp_get
+from reference_server.tools.adp import get as off_adp_get
 from reference_server.tools.base import ToolOutput
 from tests.conftest import call, call_error
 from tests.test_off_schedule import run_with
@@ -164,7 +163,7 @@ async def test_failing_domain_tool_is_a_trace_entry_not_a_failed_answer(
     async def broken(rt: Runtime, req: Any) -> ToolOutput:
         raise RuntimeError("ADP index unavailable")
 
-    monkeypatch.setattr(off_adp_get, "SPEC", dataclasses.replace(off_adp_get.SPEC, run=broken))
+    monkeypatch.setattr(off_adp_get.TOOL, "run", broken)
     out = await call(client, "coverage.answer", {"question": THREE_DOMAINS})
     trace = {t["tool"]: t for t in out["trace"]}
     # the sub-tool's exception is logged; the client sees only that it failed, and its error id

@@ -17,7 +17,7 @@ from reference_server.config import Faults
 from reference_server.retrieval import odb_formulary as formulary
 from reference_server.retrieval.odb_rows import Product
 from reference_server.retrieval.odb_selection import form_of
-from reference_server.tools import off_odb_get
+from reference_server.tools.odb import get as off_odb_get
 from tests.conftest import call, call_error, load_collections, run_fresh
 
 pytestmark = pytest.mark.asyncio
@@ -313,7 +313,7 @@ async def test_unknown_din_needs_more_info(client: Client[Any]) -> None:
 
 
 async def test_request_is_constructible_for_direct_calls(server: FastMCP) -> None:
-    out = await off_odb_get.SPEC.run(server.runtime, off_odb_get.Request(drug="Jardiance"))  # type: ignore[attr-defined]
+    out = await off_odb_get.TOOL.run(server.runtime, off_odb_get.Request(drug="Jardiance"))  # type: ignore[attr-defined]
     assert out.response.coverage.din == "02443937"
 
 

@@ -16,7 +16,7 @@ from fastmcp import Client
 from reference_server.config import Faults
 from reference_server.retrieval.ohip_schedule import FeeRow
 from reference_server.retrieval.vector import VectorHit
-from reference_server.tools.schedule_merge import text_conflicts
+from reference_server.tools.schedule.merge import text_conflicts
 from tests.conftest import OFF_COLLECTIONS, call, call_error, run_fresh
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.usefixtures("off_collections")]

@@ -22,7 +22,7 @@ from reference_server.retrieval.opa_programs import (
     program_key,
 )
 from reference_server.scoring.confidence import Counts, calculate_confidence, confidence_from
-from reference_server.tools.program_facts import (
+from reference_server.tools.program.facts import (
     UNVERIFIED_PENALTY,
     applicable,
     merged_program,

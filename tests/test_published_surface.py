@@ -7,14 +7,15 @@ from typing import Any
 
 from fastmcp import Client
 
-from reference_server.tools import ALL_SPECS, TITLES
+from reference_server.tools import ALL_TOOLS
 
 
 async def test_every_tool_has_a_human_title(client: Client[Any]) -> None:
     tools = await client.list_tools()
-    assert {t.name for t in tools} == {s.name for s in ALL_SPECS} == set(TITLES)
+    titles = {t.name: t.title for t in ALL_TOOLS}
+    assert {t.name for t in tools} == set(titles)
     for tool in tools:
-        assert tool.title == TITLES[tool.name]
+        assert tool.title == titles[tool.name]
         assert tool.title and "." not in tool.title, tool.title
 
 

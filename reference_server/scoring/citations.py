@@ -11,7 +11,6 @@ The chunk-id shapes themselves live in `reference_server.catalog`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
@@ -97,17 +96,16 @@ def section_citation(row: SectionLike, source: str | None = None) -> Citation:
     )
 
 
-@dataclass(frozen=True)
-class FormattedCitation:
-    """`format_citation`'s parts, for one section."""
-
+# `format_citation`'s parts for one OPA section, as opa.get_section publishes them (no docstring:
+# it would become the published schema's description).
+class SectionCitation(BaseModel):
     text: str
     url: str
     anchor: str | None
-    chunk_id: str
+    chunk_id: str = Field(description="Id of the cited passage, for source.passages.")
 
 
-def format_section_citation(row: SectionLike) -> FormattedCitation:
+def format_section_citation(row: SectionLike) -> SectionCitation:
     """`format_citation` for one section row: its document's fields and its own heading."""
     document = {
         "source_org": row.source_org,
@@ -117,4 +115,4 @@ def format_section_citation(row: SectionLike) -> FormattedCitation:
         "document_id": row.document_id,
     }
     section = {"section_id": row.section_id, "section_heading": row.section_heading}
-    return FormattedCitation(**format_citation(document, section))
+    return SectionCitation(**format_citation(document, section))

@@ -1,8 +1,9 @@
-"""What every tool module provides, and how it becomes an MCP tool.
+"""What every tool is, and how it becomes an MCP tool.
 
-A tool module defines a pydantic `Request` and `Response` (field by field from the spec)
-and an async `run(rt, request) -> ToolOutput`; its `SPEC` ties them to the tool name.
-`McpTool` turns a spec into a FastMCP tool that publishes `inputSchema`/`outputSchema`
+A tool is one `Tool` subclass: its name, title, description, annotations, timeout, steps,
+pydantic `Request` and `Response` (field by field from the spec) and an async
+`run(rt, request) -> ToolOutput`, all declared on the class. `McpTool.register` serves it
+through FastMCP as declared: it publishes `inputSchema`/`outputSchema`
 (the input schema states every constraint the request model enforces, so a schema-valid call
 is never refused), validates arguments as JSON types into one error listing every problem
 (field + allowed values), passes the whole-tool timeout down to retrieval as a deadline, and
@@ -15,15 +16,25 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar, Generic, Self, TypeVar
 
 from fastmcp.exceptions import ToolError
-from fastmcp.tools.base import Tool, ToolResult
+from fastmcp.tools.base import Tool as FastMcpTool
+from fastmcp.tools.base import ToolResult
 from fastmcp.utilities.json_schema import dereference_refs
 from mcp.types import TextContent, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
+from pydantic.json_schema import SkipJsonSchema
 
 from reference_server.errors import InternalError, Problem, ToolInputError
 from reference_server.retrieval.dual_path import DualResult, tool_deadline
@@ -75,19 +86,70 @@ class ToolOutput(Generic[R]):
     extra_meta: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class ToolSpec:
-    name: str
-    description: str
-    request: type[BaseModel]
-    response: type[BaseModel]
-    run: Callable[[Runtime, Any], Awaitable[ToolOutput[Any]]]
-    # The arguments of one ordinary call, run at start-up (`Runtime.warm_up`) so that what the
-    # tool builds once per process is built before the first client call.
-    warm_up: Mapping[str, Any]
+Req = TypeVar("Req", bound=BaseModel)
+Resp = TypeVar("Resp", bound=BaseModel)
+
+
+class Tool(ABC, Generic[Req, Resp]):
+    """One tool, declared once: what a host shows and may rely on (name, title, description,
+    annotations, timeout), the request and response models, the steps it runs, and one
+    ordinary request run at start-up (so what it builds once exists before a client calls).
+    `McpTool.register` publishes it as it is; nothing else describes a tool."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]  # as a host shows it in its tool picker (the name is for the model)
+    description: ClassVar[str]
+    request: type[Req]
+    response: type[Resp]
+    # Whether the tool may reach beyond the local, read-only index (a publisher's web page).
+    open_world: ClassVar[bool] = False
+    # The whole-tool timeout; None: the configured one (`Settings.tool_timeout_ms`).
+    timeout_ms: ClassVar[float | None] = None
+    # The steps `OCM_FAULT_RAISE_STEP` can name in this tool, in the order they run.
+    steps: ClassVar[tuple[str, ...]]
+
+    @abstractmethod
+    def warm_up(self) -> Req: ...
+
+    @abstractmethod
+    async def run(self, rt: Runtime, req: Req) -> ToolOutput[Resp]:
+        """The typed response with its timings and meta."""
+
+    def warm_up_arguments(self) -> dict[str, Any]:
+        """The warm-up request as a client would send it."""
+        return self.warm_up().model_dump(mode="json", exclude_unset=True)
 
     async def warm_up_call(self, rt: Runtime) -> None:
-        await self.run(rt, self.request.model_validate(dict(self.warm_up)))
+        await self.run(rt, self.warm_up())
+
+    def budget_ms(self, rt: Runtime) -> float:
+        return self.timeout_ms if self.timeout_ms is not None else rt.settings.tool_timeout_ms
+
+    def annotations(self) -> ToolAnnotations:
+        """What a host may rely on: every tool only reads, and the same call gives the same
+        answer; only an open-world tool reaches past the index."""
+        return ToolAnnotations(
+            read_only_hint=True,
+            destructive_hint=False,
+            idempotent_hint=True,
+            open_world_hint=self.open_world,
+        )
+
+    def validate(self, arguments: Mapping[str, Any] | BaseModel) -> Req:
+        """Arguments checked as strictly as they are on the wire (JSON types, no coercion:
+        "5" is not an integer), so the published schema and the check agree; a typed request
+        (another tool composing this one) is re-checked the same way."""
+        raw = (
+            arguments.model_dump(mode="json", exclude_unset=True)
+            if isinstance(arguments, BaseModel)
+            else dict(arguments)
+        )
+        try:
+            return self.request.model_validate_json(json.dumps(raw), strict=True)
+        except ValidationError as exc:
+            raise input_error(
+                exc, published_input_schema(self.request), self.request, raw
+            ) from None
 
 
 # ----------------------------------------------------------------------------- published schema
@@ -261,48 +323,27 @@ def input_error(
     return ToolInputError.from_problems(problems)
 
 
-# Tools that may reach beyond the local index (the freshness probe checks publishers' pages when
-# the web is enabled); every other tool reads only the built, read-only index.
-OPEN_WORLD_TOOLS = frozenset({"opa.freshness_probe"})
+class McpTool(FastMcpTool):
+    """A `Tool` as FastMCP serves it: its declarations published as they are, its run wrapped
+    in the whole-tool deadline and the error masking every tool shares."""
 
+    model_config = ConfigDict(arbitrary_types_allowed=True)
 
-def annotations_for(name: str) -> ToolAnnotations:
-    """What a host may rely on: every tool only reads, and the same call gives the same answer."""
-    return ToolAnnotations(
-        read_only_hint=True,
-        destructive_hint=False,
-        idempotent_hint=True,
-        open_world_hint=name in OPEN_WORLD_TOOLS,
-    )
-
-
-class McpTool(Tool):
-    """A FastMCP tool backed by a ToolSpec and the shared runtime."""
-
-    spec: Any = None
-    runtime: Any = None
+    tool: Annotated[SkipJsonSchema[Tool[Any, Any]], Field(exclude=True)]
+    runtime: Annotated[SkipJsonSchema[Runtime], Field(exclude=True)]
 
     @classmethod
-    def create(cls, spec: ToolSpec, runtime: Runtime, title: str | None = None) -> McpTool:
+    def register(cls, tool: Tool[Any, Any], runtime: Runtime) -> McpTool:
         return cls(
-            name=spec.name,
-            title=title,
-            annotations=annotations_for(spec.name),
-            description=spec.description,
-            parameters=published_input_schema(spec.request),
-            output_schema=spec.response.model_json_schema(),
-            spec=spec,
+            name=tool.name,
+            title=tool.title,
+            annotations=tool.annotations(),
+            description=tool.description,
+            parameters=published_input_schema(tool.request),
+            output_schema=tool.response.model_json_schema(),
+            tool=tool,
             runtime=runtime,
         )
-
-    def parse(self, arguments: dict[str, Any] | None) -> BaseModel:
-        """Validate the arguments as they came over the wire (JSON types, no coercion: "5" is
-        not an integer), so the published schema and the check agree."""
-        request: type[BaseModel] = self.spec.request
-        try:
-            return request.model_validate_json(json.dumps(arguments or {}), strict=True)
-        except ValidationError as exc:
-            raise input_error(exc, self.parameters, request, arguments or {}) from None
 
     async def run(self, arguments: dict[str, Any]) -> ToolResult:
         """The tool's answer; a client-facing error as it is; anything unexpected masked (a
@@ -315,20 +356,20 @@ class McpTool(Tool):
             raise InternalError(self.name, exc) from None
 
     async def _answer(self, arguments: dict[str, Any]) -> ToolResult:
-        spec: ToolSpec = self.spec
-        rt: Runtime = self.runtime
-        request = self.parse(arguments)
+        tool, rt = self.tool, self.runtime
+        request = tool.validate(arguments or {})
         start = time.perf_counter()
-        budget_s = rt.settings.tool_timeout_ms / 1000
+        budget_ms = tool.budget_ms(rt)
+        budget_s = budget_ms / 1000
         try:
             # Retrieval paths stop at the deadline (minus a reserve for merging), so a tool whose
             # slow path is cut still answers from the path that finished; the hard limit below
             # only fires when the tool's own work overruns.
             with tool_deadline(budget_s):
-                output = await asyncio.wait_for(spec.run(rt, request), timeout=budget_s)
+                output = await asyncio.wait_for(tool.run(rt, request), timeout=budget_s)
         except TimeoutError:
             raise ToolError(
-                f"{spec.name} did not finish within {rt.settings.tool_timeout_ms:.0f} ms; try again or narrow the request."
+                f"{tool.name} did not finish within {budget_ms:.0f} ms; try again or narrow the request."
             ) from None
         total_ms = (time.perf_counter() - start) * 1000
         structured = output.response.model_dump(mode="json")

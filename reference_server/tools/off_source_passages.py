@@ -23,7 +23,7 @@ from reference_server.retrieval.dual_path import DualResult, PathName
 from reference_server.runtime import Runtime
 from reference_server.scoring.conflicts import Conflict, compare
 from reference_server.tools.base import NON_BLANK, StrictModel
-from reference_server.tools.pipeline import DualPathTool, Judged, Score
+from reference_server.tools.pipeline import DualPathTool, Fields, Score
 
 NAME = "source.passages"
 CONTEXT_CHARS = 50
@@ -144,6 +144,7 @@ def text_conflict(chunk_id: str, primary: by_id.Passage, copy: by_id.Passage) ->
 
 class SourcePassages(DualPathTool[Request, Query, Passages, Passages, Shown, Response]):
     name = NAME
+    title = "Show cited source passages"
     description = (
         "Show source: the full text of cited passages by chunk id, from any collection (OHIP schedule "
         "and commentary, ADP manuals, ODB formulary, OPA guidance sections), with source, page, "
@@ -198,8 +199,8 @@ class SourcePassages(DualPathTool[Request, Query, Passages, Passages, Shown, Res
     def score(self, q: Query, merged: Shown, found: Found) -> Score[Any]:
         return Score(conflicts=merged.conflicts)  # no confidence: passages are read by id
 
-    def respond(self, q: Query, merged: Shown, judged: Judged[Any]) -> Response:
-        return Response(
+    def respond(self, q: Query, merged: Shown) -> Fields:
+        return dict(
             passages=merged.passages, total_chunks=len(merged.passages), missing_ids=merged.missing
         )
 
@@ -210,4 +211,4 @@ class SourcePassages(DualPathTool[Request, Query, Passages, Passages, Shown, Res
         return meta
 
 
-SPEC = SourcePassages().spec()
+TOOL = SourcePassages()

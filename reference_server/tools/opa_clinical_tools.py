@@ -16,7 +16,7 @@ from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import OPA, Counts
 from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Path
-from reference_server.tools.pipeline import DualPathTool, Judged, Score
+from reference_server.tools.pipeline import DualPathTool, Fields, Score
 
 NAME = "opa.clinical_tools"
 FEATURES: dict[str, Feature] = {
@@ -227,6 +227,7 @@ class ClinicalTools(
     DualPathTool[Request, Query, list[CepToolDoc], list[VectorHit], Ranked, Response]
 ):
     name = NAME
+    title = "Find CEP clinical tools"
     description = (
         "Find Centre for Effective Practice clinical tools by condition, tool name, category or feature type "
         "(algorithm, calculator, checklist), with deep links to those features and optional section summaries."
@@ -291,16 +292,14 @@ class ClinicalTools(
             )
         )
 
-    def respond(self, q: Query, merged: Ranked, judged: Judged[None]) -> Response:
+    def respond(self, q: Query, merged: Ranked) -> Fields:
         # A category or feature lists every tool it has: the answer keeps the best n_results,
         # so its size (and cost) does not follow the catalogue's.
-        return Response(
-            provenance=judged.provenance,
-            confidence=judged.confidence,
+        return dict(
             tools=[to_tool(m, q.include_sections) for m in merged.tools[: q.n_results]],
             total_tools=len(merged.tools),
             query_interpretation=q.interpretation,
         )
 
 
-SPEC = ClinicalTools().spec()
+TOOL = ClinicalTools()

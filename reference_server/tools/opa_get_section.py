@@ -17,11 +17,11 @@ from reference_server.retrieval.opa_sections import (
 )
 from reference_server.retrieval.vector import VectorHit
 from reference_server.runtime import Runtime
-from reference_server.scoring.citations import FormattedCitation, format_section_citation
+from reference_server.scoring.citations import SectionCitation, format_section_citation
 from reference_server.scoring.conflicts import Conflict, compare
 from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Path, SourceOrg
-from reference_server.tools.pipeline import DualPathTool, Judged, Score
+from reference_server.tools.pipeline import DualPathTool, Fields, Score
 
 NAME = "opa.get_section"
 
@@ -66,13 +66,6 @@ class Document(BaseModel):
     policy_level: Literal["expectation", "advice"] | None
     is_superseded: bool
     superseded_by: str | None
-
-
-class SectionCitation(BaseModel):
-    text: str
-    url: str
-    anchor: str | None
-    chunk_id: str = Field(description="Id of the cited passage, for source.passages.")
 
 
 class Response(BaseModel):
@@ -137,6 +130,7 @@ class GetSection(
     DualPathTool[Request, Query, SectionTree | None, VectorHit | None, Resolved, Response]
 ):
     name = NAME
+    title = "Read a guidance section"
     description = (
         "Retrieve one guidance section by id with its full text, its parent (for a child chunk) or children "
         "(for a parent), document metadata, and a formatted citation with an anchor URL."
@@ -171,7 +165,7 @@ class GetSection(
             )
         raise NotFoundError("section", q.section_id, "Use opa.search_sections to find section ids.")
 
-    def score(self, q: Query, merged: Resolved, found: Found) -> Score[FormattedCitation]:
+    def score(self, q: Query, merged: Resolved, found: Found) -> Score[None]:
         conflicts: list[Conflict] = []
         row, vrow = merged.row, merged.vector_row
         if merged.tree and vrow:
@@ -185,25 +179,17 @@ class GetSection(
                 )
                 if c:
                     conflicts.append(c)
-        return Score(citations=[format_section_citation(row)], conflicts=conflicts)
+        return Score(conflicts=conflicts)
 
-    def respond(self, q: Query, merged: Resolved, judged: Judged[FormattedCitation]) -> Response:
+    def respond(self, q: Query, merged: Resolved) -> Fields:
         row, tree = merged.row, merged.tree
-        citation = judged.citations[0]
-        return Response(
+        return dict(
             section=_body(row),
             parent=_body(tree.parent) if tree and tree.parent else None,
             children=[_body(k) for k in tree.children] if tree else [],
             document=_document(row) if q.include_document_metadata else None,
-            citation=SectionCitation(
-                text=citation.text,
-                url=citation.url,
-                anchor=citation.anchor,
-                chunk_id=citation.chunk_id,
-            ),
-            provenance=judged.provenance,
-            conflicts=judged.conflicts,
+            citation=format_section_citation(row),
         )
 
 
-SPEC = GetSection().spec()
+TOOL = GetSection()

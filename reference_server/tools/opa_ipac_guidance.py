@@ -22,7 +22,7 @@ from reference_server.scoring.conflicts import (
 )
 from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Evidence
-from reference_server.tools.pipeline import DualPathTool, Judged, Score
+from reference_server.tools.pipeline import DualPathTool, Fields, Score
 from reference_server.tools.section_merge import (
     SectionHit,
     fused_and_reranked,
@@ -218,6 +218,7 @@ Found = DualResult[SqlFound, list[VectorHit]]
 
 class IpacGuidance(DualPathTool[Request, Query, SqlFound, list[VectorHit], Guidance, Response]):
     name = NAME
+    title = "Infection prevention and control guidance"
     description = (
         "Public Health Ontario infection prevention and control guidance for clinical office practice: "
         "requirements (must/should/may with rationale), best practices and checklists for reprocessing, PPE, "
@@ -270,11 +271,9 @@ class IpacGuidance(DualPathTool[Request, Query, SqlFound, list[VectorHit], Guida
             counts=section_counts(merged.used),
         )
 
-    def respond(self, q: Query, merged: Guidance, judged: Judged[Citation]) -> Response:
+    def respond(self, q: Query, merged: Guidance) -> Fields:
         docs = {h.row.document_id: h.row for h in merged.used}
-        return Response(
-            provenance=judged.provenance,
-            confidence=judged.confidence,
+        return dict(
             topic=q.topic,
             setting=q.setting,
             requirements=merged.requirements,
@@ -284,8 +283,6 @@ class IpacGuidance(DualPathTool[Request, Query, SqlFound, list[VectorHit], Guida
                 Reference(title=r.document_title, url=r.source_url, date=r.updated_date)
                 for r in docs.values()
             ],
-            citations=judged.citations,
-            conflicts=judged.conflicts,
             total_sections=merged.total_sections,
         )
 
@@ -293,4 +290,4 @@ class IpacGuidance(DualPathTool[Request, Query, SqlFound, list[VectorHit], Guida
         return merged.rerank
 
 
-SPEC = IpacGuidance().spec()
+TOOL = IpacGuidance()

@@ -21,7 +21,7 @@ from reference_server.runtime import Runtime
 from reference_server.scoring.citations import Citation, section_citation
 from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Evidence
-from reference_server.tools.pipeline import DualPathTool, Judged, Score
+from reference_server.tools.pipeline import DualPathTool, Fields, Score
 from reference_server.tools.section_merge import (
     Ranked,
     SectionHit,
@@ -142,6 +142,7 @@ class PolicyCheck(
     DualPathTool[Request, Query, list[SectionRow], list[VectorHit], Ranked, Response]
 ):
     name = NAME
+    title = "Check CPSO policy expectations"
     description = (
         "Check CPSO policies: what physicians must do (expectations) versus what they are advised to do "
         "(advice, including Advice to the Profession). Expectations are ranked above advice; counts of each."
@@ -191,21 +192,17 @@ class PolicyCheck(
             counts=section_counts(merged.top, addressed=merged.addressed),
         )
 
-    def respond(self, q: Query, merged: Ranked, judged: Judged[Citation]) -> Response:
+    def respond(self, q: Query, merged: Ranked) -> Fields:
         policies = [to_policy(h) for h in merged.top]
-        return Response(
-            provenance=judged.provenance,
-            confidence=judged.confidence,
+        return dict(
             policies=policies,
             expectations_found=sum(p.policy_level == "expectation" for p in policies),
             advice_found=sum(p.policy_level == "advice" for p in policies),
             no_relevant_document=not merged.addressed,
-            citations=judged.citations,
-            conflicts=judged.conflicts,
         )
 
     def meta(self, merged: Ranked) -> dict[str, Any]:
         return merged.rerank
 
 
-SPEC = PolicyCheck().spec()
+TOOL = PolicyCheck()

@@ -19,7 +19,7 @@ from reference_server.runtime import Runtime
 from reference_server.scoring.citations import Citation, section_citation
 from reference_server.tools.base import NON_BLANK, StrictModel, TextItem
 from reference_server.tools.common import DocumentType, Evidence, SourceOrg
-from reference_server.tools.pipeline import DualPathTool, Judged, Score
+from reference_server.tools.pipeline import DualPathTool, Fields, Score
 from reference_server.tools.section_merge import (
     Ranked,
     SectionHit,
@@ -119,6 +119,7 @@ class SearchSections(
     DualPathTool[Request, Query, list[SectionRow], list[VectorHit], Ranked, Response]
 ):
     name = NAME
+    title = "Search Ontario practice guidance"
     description = (
         "Search Ontario practice guidance (CPSO, Ontario Health, CEP, PHO, Ministry of Health) by meaning and "
         "keywords at once. Filters: source_org, document_type, topics, include_superseded. Returns ranked "
@@ -161,19 +162,15 @@ class SearchSections(
             counts=section_counts(merged.top, addressed=merged.addressed),
         )
 
-    def respond(self, q: Query, merged: Ranked, judged: Judged[Citation]) -> Response:
-        return Response(
-            provenance=judged.provenance,
-            confidence=judged.confidence,
+    def respond(self, q: Query, merged: Ranked) -> Fields:
+        return dict(
             sections=[to_section(h) for h in merged.top],
             total_matches=len(merged.hits),
             no_relevant_document=not merged.addressed,
-            citations=judged.citations,
-            conflicts=judged.conflicts,
         )
 
     def meta(self, merged: Ranked) -> dict[str, Any]:
         return merged.rerank
 
 
-SPEC = SearchSections().spec()
+TOOL = SearchSections()

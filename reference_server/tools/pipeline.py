@@ -5,28 +5,32 @@ A tool is a subclass that supplies typed steps and nothing else:
     parse(rt, request)          -> Q   what the request asks, read once (names, codes, filters)
     sql(rt, q)                  -> S   the SQL path's typed rows        (blocking; in the pool)
     vector(rt, q)               -> V   the vector path's typed hits     (blocking; in the pool)
+    check(q, found)                    unknown ids refused (optional)
     merge(rt, q, found)         -> M   both paths' rows into the tool's answer rows
+    beyond_index(rt, q, merged) -> M   a look past the index, e.g. a web page (optional)
     score(q, merged, found)     -> Score   citations, conflicts, and the evidence counts
-    respond(q, merged, judged)  -> Response
+    respond(q, merged)          -> Fields  the response's own fields
 
 The base owns what must be the same for all twelve: both paths run concurrently, each under
 its own timeout and the whole-tool deadline (`run_dual`); a failed or cut path leaves the other's
 answer (partial: provenance names only the paths that answered); confidence is the specs'
-formula (`calculate_confidence`) from the counts `score` gives, never computed by a tool;
-`_meta` timings and path errors; the typed response. Input errors and unknown ids are raised as
+formula (`calculate_confidence`) from the counts `score` gives, never computed by a tool; the
+evidence fields (provenance, confidence, citations, conflicts) of the typed response, filled
+for whichever of them the response declares; `_meta` timings and path errors. Input errors and unknown ids are raised as
 `ToolInputError` / `NotFoundError` by the steps; the whole-tool timeout and masking of anything
 else happen once, in `base.McpTool`.
 
 A tool composed of other tools (coverage.answer) has no paths of its own: `ComposedTool` runs
-its sub-tools (typed responses, each under its share of the budget, a failure kept as a value)
-and hands them to `synthesize`, which decides from their fields.
+its sub-tools (typed requests checked as strictly as a client's, typed responses, each under
+its share of the budget, a failure kept as a value) and hands them to `synthesize`, which
+decides from their published fields.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
@@ -38,14 +42,12 @@ from reference_server.retrieval.dual_path import DualResult, PathName, run_dual
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import Counts, confidence_from
 from reference_server.scoring.conflicts import Conflict
-from reference_server.tools.base import ToolOutput, ToolSpec
+from reference_server.tools.base import Req, Resp, Tool, ToolOutput
 
-Req = TypeVar("Req", bound=BaseModel)
 Q = TypeVar("Q")
 S = TypeVar("S")
 V = TypeVar("V")
 M = TypeVar("M")
-Resp = TypeVar("Resp", bound=BaseModel)
 C = TypeVar("C")  # a citation type (most tools: scoring.citations.Citation)
 
 
@@ -79,6 +81,19 @@ def judge(score: Score[C], found: DualResult[Any, Any]) -> Judged[C]:
     )
 
 
+# The evidence every retrieval answer may carry, filled here from `Judged` for whichever of them
+# a tool's response declares (`common.Evidence` declares all four), never by the tool.
+EVIDENCE_FIELDS = ("provenance", "confidence", "citations", "conflicts")
+Fields = dict[str, Any]  # a response's own fields, by name
+
+
+def with_evidence(response: type[Resp], judged: Judged[Any], fields: Fields) -> Resp:
+    """The response: the tool's own fields plus the evidence fields the model declares."""
+    declared = response.model_fields
+    evidence = {name: getattr(judged, name) for name in EVIDENCE_FIELDS if name in declared}
+    return response(**evidence, **fields)
+
+
 class InjectedStepError(RuntimeError):
     """The unexpected exception `OCM_FAULT_RAISE_STEP` raises: its text looks like what must
     never reach a client (an exception class, SQL, a source path), so a leak is easy to see."""
@@ -108,35 +123,10 @@ class StepFaults:
         return fn() if fn is not None else None  # type: ignore[return-value]
 
 
-class Tool(ABC, Generic[Req, Resp]):
-    """What every tool publishes: its name, description, request and response models, and one
-    ordinary request run at start-up (so what it builds once exists before a client calls)."""
-
-    name: ClassVar[str]
-    description: ClassVar[str]
-    request: type[Req]
-    response: type[Resp]
-
-    @abstractmethod
-    def warm_up(self) -> Req: ...
-
-    @abstractmethod
-    async def run(self, rt: Runtime, req: Req) -> ToolOutput[Resp]:
-        """The typed response with its timings and meta."""
-
-    def spec(self) -> ToolSpec:
-        return ToolSpec(
-            name=self.name,
-            description=self.description,
-            request=self.request,
-            response=self.response,
-            run=self.run,
-            warm_up=self.warm_up().model_dump(mode="json", exclude_unset=True),
-        )
-
-
 class DualPathTool(Tool[Req, Resp], Generic[Req, Q, S, V, M, Resp]):
     """A tool answered from the SQL and vector paths (see the module docstring)."""
+
+    steps = ("parse", "sql", "vector", "merge", "score", "respond")
 
     @abstractmethod
     def parse(self, rt: Runtime, req: Req) -> Q: ...
@@ -151,14 +141,24 @@ class DualPathTool(Tool[Req, Resp], Generic[Req, Q, S, V, M, Resp]):
     @abstractmethod
     def vector(self, rt: Runtime, q: Q) -> V: ...
 
+    def check(self, q: Q, found: DualResult[S, V]) -> None:
+        """Refuse the request from what the paths found, before anything is merged: an id
+        neither path knows raises `NotFoundError`."""
+
     @abstractmethod
     async def merge(self, rt: Runtime, q: Q, found: DualResult[S, V]) -> M: ...
+
+    async def beyond_index(self, rt: Runtime, q: Q, merged: M) -> M:
+        """Work past the read-only index on the merged rows (an open-world tool's look at a
+        publisher's page); nothing for the others."""
+        return merged
 
     @abstractmethod
     def score(self, q: Q, merged: M, found: DualResult[S, V]) -> Score[Any]: ...
 
     @abstractmethod
-    def respond(self, q: Q, merged: M, judged: Judged[Any]) -> Resp: ...
+    def respond(self, q: Q, merged: M) -> Fields:
+        """The response's own fields; the base adds the evidence fields it declares."""
 
     def meta(self, merged: M) -> dict[str, Any]:
         """Anything the merge measured that belongs in `_meta` (e.g. a reranker's outcome)."""
@@ -176,50 +176,70 @@ class DualPathTool(Tool[Req, Resp], Generic[Req, Q, S, V, M, Resp]):
         )
         found = await run_dual(rt.settings, sql=sql, vector=vector)
         step("merge")
-        merged = await self.merge(rt, q, found)
+        self.check(q, found)
+        merged = await self.beyond_index(rt, q, await self.merge(rt, q, found))
         judged = judge(step("score", lambda: self.score(q, merged, found)), found)
-        return ToolOutput(
-            step("respond", lambda: self.respond(q, merged, judged)), found, self.meta(merged)
-        )
+        fields = step("respond", lambda: self.respond(q, merged))
+        return ToolOutput(with_evidence(self.response, judged, fields), found, self.meta(merged))
 
 
 # ----------------------------------------------------------------------------- composed tools
 
+SubReq = TypeVar("SubReq", bound=BaseModel)
 SubResp = TypeVar("SubResp", bound=BaseModel)
 
 
 @dataclass
-class SubCall(Generic[SubResp]):
-    """One call of another tool inside a composed answer: its typed response, or why not."""
+class SubCall(Generic[SubReq, SubResp]):
+    """One call of another tool inside a composed answer: the sub-tool's typed request (or why
+    none could be built), then its typed response, or why not."""
 
-    spec: ToolSpec
-    answers: type[SubResp]  # the sub-tool's response model: the response is checked against it
-    args: dict[str, Any]
+    tool: Tool[SubReq, SubResp]
+    request: SubReq | None
     response: SubResp | None = None
     error: str | None = None
     started_ms: float = 0.0
     duration_ms: float = 0.0
 
+    @classmethod
+    def planned(
+        cls, tool: Tool[SubReq, SubResp], build: Callable[[], SubReq]
+    ) -> SubCall[SubReq, SubResp]:
+        """A call of `tool` with the request `build` makes; a request its model refuses is
+        the call's error (the composed answer goes on without it)."""
+        try:
+            return cls(tool, build())
+        except ValidationError as exc:
+            return cls(tool, None, error=f"invalid arguments: {exc.errors()[0]['msg']}")
+
     @property
     def name(self) -> str:
-        return self.spec.name
+        return self.tool.name
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        """The request as a client would have sent it (the trace shows it)."""
+        if self.request is None:
+            return {}
+        return self.request.model_dump(mode="json", exclude_unset=True, exclude_none=True)
 
 
-async def call_tool(rt: Runtime, call: SubCall[Any], t0: float, budget_share: float) -> None:
+async def call_tool(rt: Runtime, call: SubCall[Any, Any], t0: float, budget_ms: float) -> None:
     """Run one sub-tool in-process under its share of the whole-tool budget (less what ran
-    before it); its failure is recorded on the call, never raised."""
+    before it), its request checked as strictly as a client's; its failure is recorded on the
+    call, never raised."""
     call.started_ms = (time.perf_counter() - t0) * 1000
-    budget_s = max(0.05, (rt.settings.tool_timeout_ms * budget_share - call.started_ms) / 1000)
+    if call.request is None:
+        return
+    budget_s = max(0.05, (budget_ms - call.started_ms) / 1000)
     try:
-        request = call.spec.request.model_validate(call.args)
-        output = await asyncio.wait_for(call.spec.run(rt, request), timeout=budget_s)
-        if not isinstance(output.response, call.answers):
+        request = call.tool.validate(call.request)
+        output = await asyncio.wait_for(call.tool.run(rt, request), timeout=budget_s)
+        if not isinstance(output.response, call.tool.response):
             raise TypeError(f"{call.name} answered {type(output.response).__name__}")
         call.response = output.response
     except TimeoutError:
         call.error = f"timed out after {budget_s * 1000:.0f} ms"
-    except ValidationError as exc:
-        call.error = f"invalid arguments: {exc.errors()[0]['msg']}"
     except ClientFacingError as exc:  # written for clients: an input problem, an unknown id
         call.error = str(exc)[:300]
     except Exception as exc:  # a failing sub-tool degrades the answer, it never fails it
@@ -231,16 +251,17 @@ class ComposedTool(Tool[Req, Resp], Generic[Req, Q, Resp]):
     """A tool that answers by calling other tools concurrently: parse -> plan -> sub-tools ->
     synthesize."""
 
+    steps = ("parse", "merge", "score", "respond")  # plan runs as `merge`, synthesis as `respond`
     budget_share: ClassVar[float] = 0.85  # of the whole-tool timeout, for the sub-tools
 
     @abstractmethod
     async def parse(self, rt: Runtime, req: Req) -> Q: ...
 
     @abstractmethod
-    def plan(self, q: Q) -> list[SubCall[Any]]: ...
+    def plan(self, q: Q) -> list[SubCall[Any, Any]]: ...
 
     @abstractmethod
-    def synthesize(self, q: Q, calls: list[SubCall[Any]]) -> Resp: ...
+    def synthesize(self, q: Q, calls: list[SubCall[Any, Any]]) -> Resp: ...
 
     async def run(self, rt: Runtime, req: Req) -> ToolOutput[Resp]:
         t0 = time.perf_counter()
@@ -248,6 +269,7 @@ class ComposedTool(Tool[Req, Resp], Generic[Req, Q, Resp]):
         step("parse")
         q = await self.parse(rt, req)
         calls = step("merge", lambda: self.plan(q))
-        await asyncio.gather(*(call_tool(rt, c, t0, self.budget_share) for c in calls))
+        budget_ms = self.budget_ms(rt) * self.budget_share
+        await asyncio.gather(*(call_tool(rt, c, t0, budget_ms) for c in calls))
         step("score")
         return ToolOutput(step("respond", lambda: self.synthesize(q, calls)))

@@ -3,7 +3,7 @@
 Intent comes from hints first (codes -> billing, device -> device, drug -> drug), then keyword
 scores per domain and a formulary name probe; every domain that scores is asked, so a question
 spanning billing, a device and a drug calls schedule.get, adp.get and odb.get at once with
-`asyncio.gather`, each in-process through its `SPEC.run` and under its own time budget
+`asyncio.gather`, each in-process through its `TOOL.run`, with its typed request, and under its own time budget
 (`pipeline.ComposedTool`). A failing
 domain tool becomes a trace entry with its error, never a failed answer. The synthesis keeps
 each tool's evidence: highlights cite what the tool cited, conflicts are merged under the tool's
@@ -15,25 +15,26 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
+from typing import Any, cast
 
 from pydantic import BaseModel, Field
 
 from reference_server.retrieval import drug_form, drug_strength
 from reference_server.runtime import Runtime
 from reference_server.scoring.conflicts import Conflict
-from reference_server.tools import off_adp_get, off_odb_get, off_schedule_get
-from reference_server.tools.adp_language import assistance_of
+from reference_server.tools.adp import get as adp_get
+from reference_server.tools.adp.language import assistance_of
 from reference_server.tools.base import NON_BLANK, StrictModel
-from reference_server.tools.coverage_patient import Patient, with_stated_context
-from reference_server.tools.coverage_routing import (
+from reference_server.tools.coverage.patient import Patient, with_stated_context
+from reference_server.tools.coverage.routing import (
     SETTING_WORDS,
     Intent,
     Intents,
     classify,
     domain_text,
 )
-from reference_server.tools.coverage_synthesis import (
+from reference_server.tools.coverage.synthesis import (
     Decision,
     Domain,
     Followup,
@@ -47,15 +48,17 @@ from reference_server.tools.coverage_synthesis import (
     provenance_summary,
     tool_conflicts,
 )
-from reference_server.tools.off_schedule_get import Code
+from reference_server.tools.odb import get as odb_get
 from reference_server.tools.pipeline import ComposedTool, SubCall
+from reference_server.tools.schedule import get as schedule_get
+from reference_server.tools.schedule.get import Code
 
 NAME = "coverage.answer"
 FOLLOWUP_BELOW = 0.7
 
 
 class DeviceHint(StrictModel):
-    category: off_adp_get.Category | None = Field(
+    category: adp_get.Category | None = Field(
         default=None, description="ADP category, e.g. 'mobility' or 'comm_aids'."
     )
     type: str = Field(
@@ -118,53 +121,61 @@ class Query:
     intents: Intents
 
 
-def device_args(q: Query, text: str) -> dict[str, Any]:
-    """adp.get's arguments: the device hint or the question, the income, and social assistance
+def device_request(q: Query, text: str) -> adp_get.Request:
+    """adp.get's request: the device hint or the question, the income, and social assistance
     (it may be stated in a sentence the device text leaves out)."""
     device = q.hints.device
-    args: dict[str, Any] = (
-        {"device": device.model_dump(exclude_none=True)} if device else {"query": text}
-    )
-    if q.given.income is not None:
-        args["patient_income"] = q.given.income
     on_assistance, program = assistance_of(q.question)
-    if on_assistance is not None:
-        args["social_assistance"] = program if on_assistance else "none"
-    return args
+    return adp_get.Request(
+        device=adp_get.Device(category=device.category, type=device.type) if device else None,
+        query=None if device else text,
+        patient_income=q.given.income,
+        # the words name a program of the field's list; the model checks it when built
+        social_assistance=cast(
+            adp_get.Assistance | None,
+            None if on_assistance is None else program if on_assistance else "none",
+        ),
+    )
 
 
-def drug_args(text: str, drug: str | None) -> dict[str, Any]:
-    """odb.get's arguments: the question, the drug it names, and the strength and dosage form
+def drug_request(text: str, drug: str | None) -> odb_get.Request:
+    """odb.get's request: the question, the drug it names, and the strength and dosage form
     written after the name is set aside ('Janumet 50/1000 mg tablets'), so the product
     answered is the one asked about."""
-    args: dict[str, Any] = {"q": text}
-    rest = text
-    if drug:
-        args["drug"] = drug
-        rest = re.sub(re.escape(drug), " ", text, flags=re.I)
+    rest = re.sub(re.escape(drug), " ", text, flags=re.I) if drug else text
     strength = drug_strength.first(rest)
-    if strength:
-        args["strength"] = strength.text[:50]
     form = drug_form.find(rest)
-    if form:
-        args["form"] = form.form.word
-    return args
+    return odb_get.Request(
+        q=text,
+        drug=drug or None,
+        strength=strength.text[:50] if strength else None,
+        form=cast(odb_get.FormWordName | None, form.form.word if form else None),
+    )
 
 
-def part_of(q: Query, intent: Intent, call: SubCall[Any]) -> Part:
+def billing_request(q: Query, text: str) -> schedule_get.Request:
+    """schedule.get's request: the question with its care setting ('ltc' -> W codes) and the
+    codes it names (up to schedule.get's limit)."""
+    if q.given.setting:
+        text = f"{text} ({SETTING_WORDS[q.given.setting]})"
+    return schedule_get.Request(q=text, codes=q.intents.codes[:20] or None)
+
+
+def part_of(q: Query, intent: Intent, call: SubCall[Any, Any]) -> Part:
     """The domain tool's answer read through its typed response."""
     out = call.response
-    if isinstance(out, off_schedule_get.Response):
+    if isinstance(out, schedule_get.Response):
         return billing_part(out, q.intents.codes)
-    if isinstance(out, off_adp_get.Response):
+    if isinstance(out, adp_get.Response):
         return device_part(out)
-    if isinstance(out, off_odb_get.Response):
-        return drug_part(out, str(call.args.get("q", "")), q.patient)
+    if isinstance(out, odb_get.Response) and isinstance(call.request, odb_get.Request):
+        return drug_part(out, call.request.q or "", q.patient)
     return failed_part(intent, call.name, call.error)
 
 
 class CoverageAnswer(ComposedTool[Request, Query, Response]):
     name = NAME
+    title = "Answer an Ontario coverage question"
     description = (
         "Answer an Ontario coverage question in one call: routes it to OHIP billing (schedule.get), "
         "ADP devices (adp.get) and ODB drugs (odb.get) in parallel as needed, and returns a decision "
@@ -185,27 +196,22 @@ class CoverageAnswer(ComposedTool[Request, Query, Response]):
         given = req.patient or Patient()
         return Query(req.question, hints, given, with_stated_context(given, req.question), intents)
 
-    def plan(self, q: Query) -> list[SubCall[Any]]:
-        """One call per intent (main domain first), in each domain tool's own request shape."""
-        calls: list[SubCall[Any]] = []
+    def plan(self, q: Query) -> list[SubCall[Any, Any]]:
+        """One call per intent (main domain first), each with its domain tool's typed request."""
+        calls: list[SubCall[Any, Any]] = []
         for intent in q.intents.ordered:
             names = [q.intents.drug or "", q.hints.drug or ""] if intent == "drug" else None
             text = domain_text(q.question, intent, names)
             if intent == "billing":
-                if q.given.setting:  # the billing context narrows the codes ('ltc' -> W codes)
-                    text = f"{text} ({SETTING_WORDS[q.given.setting]})"
-                args: dict[str, Any] = {"q": text}
-                if q.intents.codes:
-                    args["codes"] = q.intents.codes[:20]  # schedule.get's limit
-                calls.append(SubCall(off_schedule_get.SPEC, off_schedule_get.Response, args))
+                calls.append(SubCall.planned(schedule_get.TOOL, partial(billing_request, q, text)))
             elif intent == "device":
-                calls.append(SubCall(off_adp_get.SPEC, off_adp_get.Response, device_args(q, text)))
+                calls.append(SubCall.planned(adp_get.TOOL, partial(device_request, q, text)))
             else:
-                args = drug_args(text, q.intents.drug)
-                calls.append(SubCall(off_odb_get.SPEC, off_odb_get.Response, args))
+                request = partial(drug_request, text, q.intents.drug)
+                calls.append(SubCall.planned(odb_get.TOOL, request))
         return calls
 
-    def synthesize(self, q: Query, calls: list[SubCall[Any]]) -> Response:
+    def synthesize(self, q: Query, calls: list[SubCall[Any, Any]]) -> Response:
         domains = [
             Domain(intent, call.name, part_of(q, intent, call), call.error)
             for intent, call in zip(q.intents.ordered, calls, strict=True)
@@ -242,7 +248,7 @@ class CoverageAnswer(ComposedTool[Request, Query, Response]):
             trace=[
                 TraceEntry(
                     tool=c.name,
-                    args=c.args,
+                    args=c.arguments,
                     started_ms=round(c.started_ms, 2),
                     duration_ms=round(c.duration_ms),
                     error=c.error,
@@ -252,4 +258,4 @@ class CoverageAnswer(ComposedTool[Request, Query, Response]):
         )
 
 
-SPEC = CoverageAnswer().spec()
+TOOL = CoverageAnswer()

@@ -13,22 +13,20 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from pydantic import Field
-from pydantic.json_schema import SkipJsonSchema
 
 from reference_server.retrieval import adp_manuals as adp
-from reference_server.retrieval.adp_manuals import CORE, Passage, SqlData
+from reference_server.retrieval.adp_manuals import CORE, Passage
 from reference_server.retrieval.dual_path import DualResult
 from reference_server.runtime import Runtime
 from reference_server.scoring.citations import Citation
 from reference_server.scoring.confidence import OFF, Counts
 from reference_server.scoring.conflicts import Conflict
-from reference_server.tools.adp_language import Parsed, read
-from reference_server.tools.adp_merge import (
+from reference_server.tools.adp.language import Parsed, read
+from reference_server.tools.adp.merge import (
     Cep,
     Eligibility,
     Funding,
     Lead,
-    Selection,
     Summary,
     cep_check,
     citations_of,
@@ -37,15 +35,20 @@ from reference_server.tools.adp_merge import (
     exclusion_lines,
     fast_track_note,
     funding_of,
-    in_scope,
     loc,
-    select,
     share_conflicts,
     summary,
 )
+from reference_server.tools.adp.select import (
+    Selection,
+    SqlSelection,
+    in_scope,
+    select_passages,
+    select_sql,
+)
 from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Evidence
-from reference_server.tools.pipeline import DualPathTool, Judged, Score
+from reference_server.tools.pipeline import DualPathTool, Fields, Score
 
 NAME = "adp.get"
 Category = Literal[
@@ -135,9 +138,11 @@ class Response(Evidence):
     )
     funding: Funding | None
     cep: Cep | None
-    # Not published (no schema, not serialised): what `summary` leads with, for the tools
-    # composed of this one (coverage.answer decides eligibility from it, never from the words).
-    lead: SkipJsonSchema[Lead] = Field(default="device", exclude=True)
+    lead: Lead = Field(
+        description="What `summary` leads with: 'device' (the device's funding), 'policy_rules' "
+        "(the rules the question asks about), 'not_eligible' (a use ADP does not fund) or "
+        "'unknown_device' (no device recognised). Composed answers decide from it."
+    )
 
 
 @dataclass(frozen=True)
@@ -149,7 +154,7 @@ class Query:
     vector_text: str
 
 
-Found = DualResult[SqlData, list[Passage]]
+Found = DualResult[SqlSelection, list[Passage]]
 
 
 @dataclass(frozen=True)
@@ -206,8 +211,9 @@ def notes_for(p: Parsed, sel: Selection) -> dict[str, str]:
     return notes
 
 
-class AdpGet(DualPathTool[Request, Query, SqlData, list[Passage], Merged, Response]):
+class AdpGet(DualPathTool[Request, Query, SqlSelection, list[Passage], Merged, Response]):
     name = NAME
+    title = "Assistive Devices Program funding"
     description = (
         "Ontario Assistive Devices Program (ADP): funding split (ADP 75% / client 25%), eligibility, "
         "exclusions (batteries, repairs, car-substitute use, ...), the co-payment of clients on Ontario "
@@ -248,21 +254,22 @@ class AdpGet(DualPathTool[Request, Query, SqlData, list[Passage], Merged, Respon
             vector_text=vector_query(p),
         )
 
-    def sql(self, rt: Runtime, q: Query) -> SqlData:
-        return adp.keyword_search(rt.ohip_sql)
+    def sql(self, rt: Runtime, q: Query) -> SqlSelection:
+        return select_sql(q.parsed, adp.keyword_search(rt.ohip_sql))
 
     def vector(self, rt: Runtime, q: Query) -> list[Passage]:
         return adp.vector_search(rt.vectors, q.vector_text, q.parsed.category, q.want_cep)
 
     async def merge(self, rt: Runtime, q: Query, found: Found) -> Merged:
-        p, sql = q.parsed, found.sql.value
+        p, chosen = q.parsed, found.sql.value
         hits = found.vector.value or []
         passages = [h for h in hits if h.doc_type != "cep"]
         cep_hit = next((h for h in hits if h.doc_type == "cep"), None)
-        sel = select(p, sql, passages)
+        sel = chosen.selection if chosen else select_passages(p, passages)
+        threshold = chosen.cep_threshold if chosen else None
         standard_client = sel.share_rules[0].client_share_percent if sel.share_rules else None
         cep, cep_conflicts = (
-            cep_check(p, sql, cep_hit, standard_client) if q.want_cep else (None, [])
+            cep_check(p, threshold, cep_hit, standard_client) if q.want_cep else (None, [])
         )
         eligibility = (
             eligibility_of(p, sel, q.independent_transfer) if "eligibility" in q.checks else None
@@ -283,7 +290,7 @@ class AdpGet(DualPathTool[Request, Query, SqlData, list[Passage], Merged, Respon
             if "exclusions" in q.checks
             else [],
             summary=summary(p, sel, cep, fast_track),
-            from_sql=sql is not None,
+            from_sql=chosen is not None,
         )
 
     def score(self, q: Query, merged: Merged, found: Found) -> Score[Citation]:
@@ -301,11 +308,9 @@ class AdpGet(DualPathTool[Request, Query, SqlData, list[Passage], Merged, Respon
             counts=Counts(n_sql if merged.from_sql else 0, len(merged.corroborating), OFF),
         )
 
-    def respond(self, q: Query, merged: Merged, judged: Judged[Citation]) -> Response:
+    def respond(self, q: Query, merged: Merged) -> Fields:
         sel = merged.sel
-        return Response(
-            provenance=judged.provenance,
-            confidence=judged.confidence,
+        return dict(
             summary=merged.summary.text,
             lead=merged.summary.lead,
             interpretation_notes=notes_for(q.parsed, sel),
@@ -320,9 +325,7 @@ class AdpGet(DualPathTool[Request, Query, SqlData, list[Passage], Merged, Respon
             policy_rules=[f"{r.summary} ({loc(r)})" for r in sel.descriptive],
             funding=funding_of(sel, merged.cep) if "funding" in q.checks else None,
             cep=merged.cep,
-            citations=judged.citations,
-            conflicts=judged.conflicts,
         )
 
 
-SPEC = AdpGet().spec()
+TOOL = AdpGet()

@@ -23,7 +23,8 @@ from reference_server.scoring.citations import Citation
 from reference_server.scoring.confidence import OFF, Counts
 from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Evidence
-from reference_server.tools.odb_answer import (
+from reference_server.tools.odb.intents import INTENTS, Check
+from reference_server.tools.odb.merge import (
     Alternative,
     Answer,
     Brand,
@@ -36,13 +37,12 @@ from reference_server.tools.odb_answer import (
     answer,
     brand_of,
 )
-from reference_server.tools.odb_intents import INTENTS, Check
-from reference_server.tools.odb_merge import (
+from reference_server.tools.odb.score import (
     citations_for,
     corroborates,
     group_conflicts,
 )
-from reference_server.tools.pipeline import DualPathTool, Judged, Score
+from reference_server.tools.pipeline import DualPathTool, Fields, Score
 
 NAME = "odb.get"
 DEFAULT_CHECKS: list[Check] = ["coverage", "interchangeable", "lowest_cost"]
@@ -151,6 +151,7 @@ Found = DualResult[SqlData, list[VectorHit]]
 
 class OdbGet(DualPathTool[Request, Query, SqlData, list[VectorHit], Answer, Response]):
     name = NAME
+    title = "Ontario Drug Benefit formulary"
     description = (
         "Ontario Drug Benefit (ODB) formulary: is a drug covered, does it need a Limited Use (LU) code, "
         "which interchangeable generics exist, which is lowest cost and how much is saved, and covered "
@@ -225,15 +226,11 @@ class OdbGet(DualPathTool[Request, Query, SqlData, list[VectorHit], Answer, Resp
             ),
         )
 
-    def respond(self, q: Query, merged: Answer, judged: Judged[Citation]) -> Response:
-        return Response(
-            provenance=judged.provenance,
-            confidence=judged.confidence,
+    def respond(self, q: Query, merged: Answer) -> Fields:
+        return dict(
             coverage=merged.coverage,
             interchangeable=merged.interchangeable,
             lowest_cost=merged.lowest_cost,
-            citations=judged.citations,
-            conflicts=judged.conflicts,
             context=merged.context,
             alternatives=merged.alternatives,
             price_comparison=merged.price_comparison,
@@ -244,4 +241,4 @@ class OdbGet(DualPathTool[Request, Query, SqlData, list[VectorHit], Answer, Resp
         )
 
 
-SPEC = OdbGet().spec()
+TOOL = OdbGet()

@@ -28,8 +28,8 @@ from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import SCHEDULE, Counts
 from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Citation, Evidence
-from reference_server.tools.pipeline import DualPathTool, Judged, Score
-from reference_server.tools.schedule_merge import Built, ScheduleItem, build_items
+from reference_server.tools.pipeline import DualPathTool, Fields, Score
+from reference_server.tools.schedule.merge import Built, ScheduleItem, build_items
 
 NAME = "schedule.get"
 CODE_PATTERN = r"^[A-Za-z]{1,2}\d{3}[A-Za-z]?$"  # A007, C124, B990, C983B; any case
@@ -95,6 +95,7 @@ class Items:
 
 class ScheduleGet(DualPathTool[Request, Query, SqlFound, VectorFound, Items, Response]):
     name = NAME
+    title = "OHIP Schedule of Benefits fee codes"
     description = (
         "Look up OHIP Schedule of Benefits fee codes by code or by description: fee, its "
         "components (H technical, P professional, surgical columns), description, billing "
@@ -146,16 +147,12 @@ class ScheduleGet(DualPathTool[Request, Query, SqlFound, VectorFound, Items, Res
             ),
         )
 
-    def respond(self, q: Query, merged: Items, judged: Judged[Citation]) -> Response:
-        return Response(
-            provenance=judged.provenance,
-            confidence=judged.confidence,
+    def respond(self, q: Query, merged: Items) -> Fields:
+        return dict(
             items=[b.item for b in merged.built],
-            citations=judged.citations,
-            conflicts=judged.conflicts,
             unknown_codes=merged.unknown,
             needs_more_info=bool(q.requested) and len(merged.unknown) == len(q.requested),
         )
 
 
-SPEC = ScheduleGet().spec()
+TOOL = ScheduleGet()

@@ -29,7 +29,7 @@ from reference_server.retrieval.ohip_schedule import (
 from reference_server.retrieval.vector import VectorHit
 from reference_server.scoring.citations import Citation
 from reference_server.scoring.conflicts import Conflict
-from reference_server.tools.schedule_fees import (
+from reference_server.tools.schedule.fees import (
     COMPONENT_HELP,
     FeeComponent,
     FeeVariant,

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from reference_server.retrieval.opa_programs import (
     PROGRAM_ALIASES,
@@ -25,6 +25,7 @@ from reference_server.retrieval.opa_programs import (
     Seen,
 )
 from reference_server.retrieval.vector import VectorHit
+from reference_server.scoring.citations import Citation
 from reference_server.scoring.conflicts import Conflict, compare
 
 # An answer whose leading fact could not be verified is worth less than one checked against a
@@ -43,13 +44,11 @@ class Source(BaseModel):
         return [cls(url=s.url, seen=s.seen) for s in pages]
 
 
-class ProgramCitation(BaseModel):
-    source: str
+# A `Citation` with the page it was verified on and its publisher (no docstring: it would become
+# the published schema's description).
+class ProgramCitation(Citation):
     source_org: str = "ontario_health"
-    loc: str
     url: str
-    page: int | None = None
-    chunk_id: str = Field(description="Id of the cited passage, for source.passages.")
 
 
 def _words(text: str) -> str:

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from reference_server.retrieval.odb_formulary import DrugQuery, Product, SqlData, Unmatched
 from reference_server.retrieval.vector import VectorHit
-from reference_server.tools.odb_merge import is_brand, lu_text, no_lu, snippets
+from reference_server.tools.odb.wording import is_brand, lu_text, no_lu, snippets
 
 
 class Coverage(BaseModel):

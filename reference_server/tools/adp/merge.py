@@ -1,6 +1,5 @@
-"""adp.get's merge: pick the funding, repair and exclusion rules for the device, check CEP,
-compare the SQL rules with the passages, and word the eligibility, funding, citations, summary
-and context. Rules come from the SQL rows, or from rule passages when the SQL path is down."""
+"""adp.get's merge and score helpers: check CEP, compare the SQL rules with the passages, and word
+the eligibility, funding, citations, summary and context from the selected rules (`select`)."""
 
 from __future__ import annotations
 
@@ -12,24 +11,19 @@ from pydantic import BaseModel, Field
 
 from reference_server.catalog import ADP_CEP_ID
 from reference_server.retrieval.adp_manuals import (
-    CORE,
+    CepThreshold,
     DescriptiveRule,
     Exclusion,
     FundingRule,
     Passage,
     Row,
     Section,
-    SqlData,
     rules_in,
 )
 from reference_server.scoring.citations import Citation
 from reference_server.scoring.conflicts import Conflict, compare
-from reference_server.tools.adp_language import (
-    EXCLUSION_LABELS,
-    FAST_TRACK,
-    REQUIREMENT_HEADING,
-    Parsed,
-)
+from reference_server.tools.adp.language import EXCLUSION_LABELS, Parsed
+from reference_server.tools.adp.select import SectionIndex, Selection, pick_funding
 
 
 class Eligibility(BaseModel):
@@ -72,55 +66,6 @@ class Cep(BaseModel):
 Lead = Literal["policy_rules", "unknown_device", "not_eligible", "device"]
 
 
-def in_scope(adp_doc: str | None, category: str | None) -> bool:
-    return adp_doc in {category, CORE}
-
-
-def pick_funding(rows: Sequence[FundingRule], p: Parsed) -> list[FundingRule]:
-    """The standard share rules for the device: its category's purchase/lease rules, else the core
-    manual's. The 0% rules of social-assistance recipients are `assistance_rules`."""
-    rows = [r for r in rows if r.client_share_percent != 0]
-    order = ("lease", "purchase") if p.lease else ("purchase", "lease")
-    for doc in (p.category, CORE):
-        for scenarios in ((order[0],), (order[1],), ("grant_social_assistance",)):
-            found = [
-                r
-                for r in rows
-                if r.adp_doc == doc
-                and r.scenario in scenarios
-                and (r.client_share_percent or 0) < 100
-            ]
-            if found:
-                # The manuals' funding parts (Part 7; core policy 305) state the split most directly.
-                return sorted(found, key=lambda r: not str(r.section_ref).startswith(("7", "305")))
-    return []
-
-
-def assistance_rules(rows: Sequence[FundingRule], p: Parsed) -> list[FundingRule]:
-    """The share rules of clients on Ontario Works, ODSP or ACSD: the category's own (only where
-    its rule names this device, e.g. comm_aids 710 for speaking valves), then the core manual's
-    (310.00: program funding at 100%, so the client pays no co-payment)."""
-    found = [r for r in rows if r.scenario == "social_assistance"]
-    own = [
-        r
-        for r in found
-        if r.adp_doc == p.category != CORE and any(k in r.summary.lower() for k in p.keywords)
-    ]
-    return own + [r for r in found if r.adp_doc == CORE]
-
-
-def descriptive_rules(rows: Sequence[DescriptiveRule], p: Parsed) -> list[DescriptiveRule]:
-    """The who-does-what rules the question asks about (its topics; the category's co-payment
-    section for a client on social assistance), in the device's manual, or any manual when the
-    question names no device."""
-    topics = set(p.topics) | ({"social_assistance_copay"} if p.social_assistance else set())
-    return [
-        r
-        for r in rows
-        if r.topic in topics and (p.category in (None, CORE) or r.adp_doc == p.category)
-    ]
-
-
 def manual_of(row: Row, index: SectionIndex) -> str:
     same = index.by_uid.get(row.policy_uid, [])
     best = next((s for s in same if s.page_num == row.page_num), same[0] if same else None)
@@ -160,101 +105,15 @@ def exclusion_lines(rows: list[Exclusion], flagged: list[str]) -> list[str]:
     return lines
 
 
-@dataclass(frozen=True)
-class SectionIndex:
-    """The manual sections arranged the ways adp.get reads them, built once per SQL read (once
-    per process): scanning every section per call grew with the corpus (10x: a third of
-    adp.get's time went to the fast-track scan, manual lookups and keyword filters)."""
-
-    by_doc: dict[str, list[tuple[Section, str]]]  # manual -> (section, lowered text)
-    by_uid: dict[str | None, list[Section]]
-    manuals: dict[str, set[str | None]]  # adp_doc -> its manuals' names
-    requirements: dict[str, list[Section]]  # manual -> requirement sections
-    fast_track: list[Section]
-
-    @staticmethod
-    def of(sections: list[Section]) -> SectionIndex:
-        index = SectionIndex({}, {}, {}, {}, [])
-        for s in sections:
-            text = f"{s.heading} {s.summary}"
-            index.by_doc.setdefault(s.adp_doc, []).append((s, text.lower()))
-            index.by_uid.setdefault(s.policy_uid, []).append(s)
-            index.manuals.setdefault(s.adp_doc, set()).add(s.manual)
-            if REQUIREMENT_HEADING.search(s.heading):
-                index.requirements.setdefault(s.adp_doc, []).append(s)
-            if FAST_TRACK.search(text):
-                index.fast_track.append(s)
-        return index
-
-
-NO_SECTIONS = SectionIndex.of([])
-
-
-def section_index(sql: SqlData) -> SectionIndex:
-    return sql.derived.get("section_index", lambda: SectionIndex.of(sql.sections))
-
-
-@dataclass(frozen=True)
-class Selection:
-    """The rows of either path that answer this request (SQL rows, or the rules the passages
-    state if SQL failed)."""
-
-    share_rules: list[FundingRule]
-    assistance_rules: list[FundingRule]  # OW/ODSP/ACSD share rules (when the client is on one)
-    descriptive: list[DescriptiveRule]  # who-does-what rules the question asks about
-    repair_rules: list[FundingRule]
-    scoped_funding: list[FundingRule]
-    exclusions: list[Exclusion]
-    flagged: list[str]
-    device_sections: list[Section]
-    requirement_sections: list[Section]
-    index: SectionIndex
-
-
-def select(p: Parsed, sql: SqlData | None, passages: list[Passage]) -> Selection:
-    funding_rows = sql.funding if sql else rules_in(passages, FundingRule)
-    excl_rows = sql.exclusions if sql else rules_in(passages, Exclusion)
-    desc_rows = sql.descriptive if sql else rules_in(passages, DescriptiveRule)
-    index = section_index(sql) if sql else NO_SECTIONS
-    scoped = [r for r in funding_rows if in_scope(r.adp_doc, p.category)]
-    excl = sorted(
-        (r for r in excl_rows if in_scope(r.adp_doc, p.category)),
-        key=lambda r: (r.adp_doc == CORE, str(r.exclusion_id)),
-    )
-    not_paid = [r for r in scoped if r.scenario in ("repair", "batteries") and not r.covered]
-    asked = {"repair"} if "repairs_maintenance" in p.flags else set()
-    asked |= {"batteries"} if "batteries" in p.flags else set()
-    share_rules = pick_funding(scoped, p)
-    # A grant category's rules for OW/ODSP/ACSD clients are its grants; percentage splits have
-    # the recipients' own rule.
-    with_percent = bool(share_rules) and share_rules[0].client_share_percent is not None
-    cat_sections = index.by_doc.get(p.category or "", [])
-    return Selection(
-        share_rules=share_rules,
-        assistance_rules=assistance_rules(scoped, p)
-        if p.social_assistance and with_percent
-        else [],
-        descriptive=descriptive_rules(desc_rows, p)[:6],
-        repair_rules=sorted(
-            not_paid,
-            key=lambda r: (r.scenario not in asked, r.adp_doc == CORE, r.scenario),
-        ),
-        scoped_funding=scoped,
-        exclusions=excl,
-        flagged=[k for k in p.flags if any(r.exclusion == k for r in excl)],
-        device_sections=[s for s, text in cat_sections if any(k in text for k in p.keywords)][:3],
-        requirement_sections=index.requirements.get(p.category or "", [])[:3],
-        index=index,
-    )
-
-
 def cep_check(
-    p: Parsed, sql: SqlData | None, cep_hit: Passage | None, standard_client: float | None
+    p: Parsed,
+    row: CepThreshold | None,
+    cep_hit: Passage | None,
+    standard_client: float | None,
 ) -> tuple[Cep | None, list[Conflict]]:
     """Income at or below the household threshold -> client share 0% (thresholds: project spec)."""
     if p.income is None:
         return None, []
-    row = sql.cep.get(p.household) if sql else None
     threshold = row.income_threshold if row else None
     vec_threshold = cep_hit.cep_thresholds.get(p.household) if cep_hit else None
     conflicts: list[Conflict] = []

@@ -35,8 +35,8 @@ from reference_server.scoring.confidence import OPA, Counts
 from reference_server.scoring.conflicts import Conflict
 from reference_server.tools.base import NON_BLANK, StrictModel, TextItem
 from reference_server.tools.common import Path
-from reference_server.tools.pipeline import DualPathTool, Judged, Score
-from reference_server.tools.program_facts import (
+from reference_server.tools.pipeline import DualPathTool, Fields, Score
+from reference_server.tools.program.facts import (
     UNVERIFIED_PENALTY,
     PatientAnswer,
     ProgramCitation,
@@ -205,6 +205,7 @@ class ProgramLookup(
     DualPathTool[Request, Query, list[ProgramDoc], list[VectorHit], Lookup, Response]
 ):
     name = NAME
+    title = "Ontario Health screening programs"
     description = (
         "Ontario Health programs: eligibility by age and risk, intervals, pathway steps, referral and a "
         "patient-specific recommendation with an outside-screening-age flag. The local corpus covers the cervical "
@@ -290,15 +291,13 @@ class ProgramLookup(
             ),
         )
 
-    def respond(self, q: Query, merged: Lookup, judged: Judged[ProgramCitation]) -> Response:
+    def respond(self, q: Query, merged: Lookup) -> Fields:
         prog, patient, parts = merged.prog, merged.patient, q.parts
         doc = merged.docs[0] if merged.docs else None
         elig = prog.eligibility if prog is not None and "eligibility" in parts else None
         elig_check = prog.check("eligibility") if prog is not None and elig else None
         follow = "referral" in parts
-        return Response(
-            provenance=judged.provenance,
-            confidence=judged.confidence,
+        return dict(
             program=prog.name if prog is not None and prog.name is not None else q.program,
             in_local_corpus=q.key is not None,
             guidance_type=q.query_type or "overview",
@@ -331,8 +330,6 @@ class ProgramLookup(
             next_review=doc.review_date if doc else None,
             document_updated=doc.updated_date if doc else None,
             last_updated=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            citations=judged.citations,
-            conflicts=judged.conflicts,
             unverified_facts=merged.unverified,
             notes=merged.notes,
             additional_info=AdditionalInfo(
@@ -368,4 +365,4 @@ def to_algorithm(a: ProgramAlgo) -> Algorithm:
     )
 
 
-SPEC = ProgramLookup().spec()
+TOOL = ProgramLookup()

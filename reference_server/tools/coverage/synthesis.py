@@ -17,14 +17,14 @@ from pydantic import BaseModel, Field
 from reference_server.catalog import odb_group_id, odb_lu_id
 from reference_server.scoring.citations import Citation
 from reference_server.scoring.conflicts import Conflict
-from reference_server.tools import off_adp_get as adp_get
-from reference_server.tools import off_odb_get as odb_get
-from reference_server.tools import off_schedule_get as schedule_get
+from reference_server.tools.adp import get as adp_get
 from reference_server.tools.common import Evidence
-from reference_server.tools.coverage_eligibility import eligibility_rules, odb_eligible
-from reference_server.tools.coverage_patient import Patient
-from reference_server.tools.coverage_routing import Intent
-from reference_server.tools.odb_intents import INTENTS
+from reference_server.tools.coverage.eligibility import eligibility_rules, odb_eligible
+from reference_server.tools.coverage.patient import Patient
+from reference_server.tools.coverage.routing import Intent
+from reference_server.tools.odb import get as odb_get
+from reference_server.tools.odb.intents import INTENTS
+from reference_server.tools.schedule import get as schedule_get
 
 Decision = Literal["billable", "eligible", "covered", "needs_more_info"]
 MAX_HIGHLIGHTS_PER_TOOL = 4

@@ -1,0 +1,2 @@
+"""adp.get: the tool (get), its merge step (merge) and how clinicians word ADP questions
+(language)."""

@@ -1,0 +1,1 @@
+"""opa.freshness_probe: the tool (probe) and its steps."""

@@ -1,0 +1,1 @@
+"""opa.program_lookup: the tool (lookup) and its program facts (facts)."""

@@ -1,0 +1,1 @@
+"""schedule.get: the tool (get), its merge step (merge) and every fee component (fees)."""
