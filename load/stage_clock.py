@@ -133,18 +133,19 @@ def _tool_modules() -> list[Any]:
     import reference_server.tools as tools
 
     return [
-        importlib.import_module(f"reference_server.tools.{m.name}")
-        for m in pkgutil.iter_modules(tools.__path__)
+        importlib.import_module(m.name)
+        for m in pkgutil.walk_packages(tools.__path__, "reference_server.tools.")
     ]
 
 
 @contextmanager
 def instrument(clock: StageClock) -> Iterator[None]:
     """Time every stage of the reference tools in `clock` while inside (before any server is
-    built inside it: the tools' specs are patched in place); undone on exit."""
+    built inside it: the tools' classes are patched in place); undone on exit."""
     from reference_server.retrieval import dual_path, vector
     from reference_server.retrieval.sql import SqlClient
-    from reference_server.tools import base, coverage_routing, pipeline
+    from reference_server.tools import base, pipeline
+    from reference_server.tools.coverage import routing as coverage_routing
 
     undo: list[Callable[[], None]] = []
 
@@ -153,7 +154,7 @@ def instrument(clock: StageClock) -> Iterator[None]:
         if isinstance(owner, type) or not hasattr(owner, "__dataclass_fields__"):
             setattr(owner, name, value)
             undo.append(lambda: setattr(owner, name, old))
-        else:  # a frozen ToolSpec
+        else:  # a frozen dataclass
             object.__setattr__(owner, name, value)
             undo.append(lambda: object.__setattr__(owner, name, old))
 
@@ -174,7 +175,7 @@ def instrument(clock: StageClock) -> Iterator[None]:
 
     patch(pipeline.StepFaults, "__call__", step)
     patch(pipeline, "call_tool", clock.coroutine("pipeline", pipeline.call_tool))
-    patch(base.McpTool, "parse", clock.sync("validation", base.McpTool.parse))
+    patch(base.Tool, "validate", clock.sync("validation", base.Tool.validate))
     answer = base.McpTool.__dict__["_answer"]
     patch(base.McpTool, "_answer", clock.coroutine("response dump + JSON", answer))
     for module in _tool_modules():
@@ -184,9 +185,10 @@ def instrument(clock: StageClock) -> Iterator[None]:
                     patch(value, "merge", clock.coroutine("merge/score/respond", value.merge))
                 if "parse" in value.__dict__ and issubclass(value, pipeline.ComposedTool):
                     patch(value, "parse", clock.coroutine("parse", value.parse))
-        spec = getattr(module, "SPEC", None)
-        if isinstance(spec, base.ToolSpec):
-            patch(spec, "run", clock.coroutine("pipeline", spec.run))
+                if "run" in value.__dict__ and issubclass(value, base.Tool):
+                    patch(value, "run", clock.coroutine("pipeline", value.run))
+    for shared in (pipeline.DualPathTool, pipeline.ComposedTool):
+        patch(shared, "run", clock.coroutine("pipeline", shared.run))
     try:
         yield
     finally:

@@ -69,3 +69,21 @@ def test_interleaved_coroutines_are_each_timed_only_while_they_run() -> None:
 
     assert asyncio.run(both()) == [3.0, 30.0]
     assert dict(clock.seconds) == {"a": 3.0, "b": 30.0}
+
+
+def test_instrumenting_reaches_every_stage_of_a_real_call() -> None:
+    """The stage clock patches the tools from outside: a tool refactoring that moves what it
+    patches must fail here, not leave the profile silently attributing everything to the MCP
+    layer."""
+    from load.profile_calls import instrumented_server
+
+    clock = StageClock()
+    with instrumented_server(clock) as server:
+        clock.seconds.clear()
+        assert server.call("odb.get", {"drug": "metformin", "strength": "500 mg"})
+        assert server.call(
+            "coverage.answer", {"question": "Is metformin covered by the ODB program?"}
+        )
+    timed = {stage for stage, seconds in clock.seconds.items() if seconds > 0}
+    assert {"SQL", "vector search", "merge/score/respond", "pipeline", "validation"} <= timed
+    assert {"response dump + JSON", "parse"} <= timed
