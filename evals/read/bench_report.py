@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evals.read import plots, render, slo
+from evals import render
+from evals.read import plots, slo
 from ocm_common.percentiles import DEFINITION
 from reference_server.machine import one_line
 

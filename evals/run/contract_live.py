@@ -1,6 +1,6 @@
 """Contract diff of two live servers, no golden files: list both targets' tools (names,
 titles, descriptions, annotations, input and output schemas, as published) and diff them
-with :mod:`evals.read.contract`. ``python -m evals contract --a SPEC --b SPEC`` writes
+with :mod:`evals.contract`. ``python -m evals contract --a SPEC --b SPEC`` writes
 ``contract.json`` and ``contract.md``; exit 1 when B breaks a client written against A."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evals.read import contract
-from evals.read.render import Document, Paragraph, Table, write
+from evals import contract
+from evals.render import Document, Paragraph, Table, write
 from evals.run.security.sandbox import Sandbox
 from evals.run.security.session import Session
 from evals.run.security.surface import ToolSurface, surface_map

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from evals.read.bench_report import regression_document
-from evals.read.render import to_markdown
+from evals.render import to_markdown
 from load import parallel
 from load.against_base import judge_condition, render_markdown
 from load.base_conditions import DEADLINE, DELAY, DELAY_MS, LAG, ConditionSamples, delay_not_taken

@@ -6,7 +6,7 @@ one session, and reports every difference (the contract diff's JSON-pointer path
 
 from __future__ import annotations
 
-from evals.read.contract import Change, diff_surfaces
+from evals.contract import Change, diff_surfaces
 from evals.run.security.findings import LIST_CHANGED, Finding
 from evals.run.security.inputs import base_args
 from evals.run.security.registry import Context, family

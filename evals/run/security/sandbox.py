@@ -12,7 +12,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-CANARY_ENV = "OCM_CANARY_SECRET"
+from evals.conformance.canary import CANARY_ENV, new_canary
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class Sandbox:
             root=root,
             outside_file=outside_file,
             marker=marker,
-            canary_value=f"ocm-canary-{secrets.token_hex(16)}",
+            canary_value=new_canary(),
         )
 
     @property
