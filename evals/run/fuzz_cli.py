@@ -11,13 +11,13 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import secrets
 import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from evals.cli_options import output_parent, target_parent
+from evals.conformance.canary import new_canary
 from evals.conformance.grading import table_text
 from evals.run.fuzz import run_fuzz
 from evals.run.fuzz_models import PROFILES, FuzzConfig, FuzzReport, ToolStats
@@ -235,7 +235,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         edges=not args.no_edges,
         examples=known_inputs(args.examples, args.golden, args.target),
         # a stdio or in-process server inherits this process's environment; HTTP ones do not
-        canary=None if args.target.startswith("http") else f"ocm-canary-{secrets.token_hex(16)}",
+        canary=None if args.target.startswith("http") else new_canary(),
     )
     index_dir = args.index_dir
     if args.target.startswith("inprocess"):
