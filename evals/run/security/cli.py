@@ -64,7 +64,7 @@ def cmd_security(args: argparse.Namespace) -> int:
     for s in report.skipped:
         console.print(f"  skipped {s.tool}: {s.reason}", soft_wrap=True)
     for name in report.families_without_calls:
-        console.print(f"  {name}: made no calls (nothing it may call), so it checked nothing")
+        console.print(f"  {name}: made no calls, so its checks checked nothing (not 0 findings)")
     if report.calls == 0 and report.skipped:
         console.print(f"  0 calls: {report.skipped_line()}", soft_wrap=True)
     console.print(
