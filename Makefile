@@ -169,7 +169,7 @@ fixture: index
 
 # The reference index is built only when the target is the in-process server.
 fuzz: $(if $(filter inprocess%,$(FUZZ_TARGET)),index,install)
-	$(PY) -m evals.run.fuzz --target '$(FUZZ_TARGET)' --profile $(FUZZ_PROFILE) --out reports/runs/fuzz $(FUZZ_ARGS)
+	$(PY) -m evals fuzz --target '$(FUZZ_TARGET)' --profile $(FUZZ_PROFILE) --out reports/runs/fuzz $(FUZZ_ARGS)
 
 # Security checks against any target (TARGET=inprocess | stdio:<cmd> | http://127.0.0.1:PORT/mcp):
 # tool poisoning, rug pull, secret leaks, path escapes, unbounded work, HTTP transport rules.

@@ -1,4 +1,4 @@
-"""Command line: ``python -m evals {run,gate,report,compare,baseline,security,contract} ...``.
+"""Command line: ``python -m evals {run,derive,families,gate,report,compare,baseline,fuzz,security,contract} ...``.
 
 Exit codes: ``run`` 0 when the run completed (scenario failures are the gate's business, so
 ``make gate`` always reaches the gate; ``--strict`` makes failures exit 1) and 2 on a harness
@@ -6,8 +6,10 @@ error; ``gate`` 0 pass, 1 gate failed, 2 harness error; ``compare`` 0 no signifi
 regression of B against A, 1 a significant regression, 2 harness error; ``report`` /
 ``baseline`` 0, or 2; ``security`` 0 no finding at error level, 1 findings, 2 harness error;
 ``contract`` 0 no breaking or suspicious change from A to B, 1 such changes, 2 harness
-error. ``run`` exits 3 when the target lacks golden tools (named on the console) unless
-``--allow-missing``, and whenever no scenario could run.
+error; ``fuzz`` 0 every check held, 1 failing findings, 2 harness error, 3 nothing was called;
+``security`` exits 3 too when no family made a call and nothing was found. ``run`` exits 3 when
+the target lacks golden tools (named on the console) unless ``--allow-missing``, and whenever
+no scenario could run. The target and output options are shared (evals/cli_options.py).
 """
 
 from __future__ import annotations
@@ -16,12 +18,12 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from evals.cli_options import out_dir, output_parent, spec, target_parent
 from evals.console import log_console
 
 if TYPE_CHECKING:
@@ -32,11 +34,7 @@ EXIT_OK, EXIT_FAIL, EXIT_HARNESS, EXIT_MISSING_TOOLS = 0, 1, 2, 3
 
 
 def _default_out() -> Path:
-    return Path("reports/runs") / _timestamp()
-
-
-def _timestamp() -> str:
-    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return out_dir(None, "reports/runs")
 
 
 def _run_options(args: argparse.Namespace, *, ablation: bool) -> RunOptions:
@@ -235,12 +233,6 @@ def cmd_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _spec(text: str) -> str:
-    """A bare configuration name (``keyword``) means that configuration of the in-process
-    reference server; ``--overrides`` (e.g. generous timeouts) apply to in-process targets."""
-    return text if ":" in text or text == "inprocess" else f"inprocess:{text}"
-
-
 def _with_overrides(spec: str, overrides: str | None) -> str:
     if not overrides or not spec.startswith("inprocess"):
         return spec
@@ -254,7 +246,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from evals.run.runlog import RunLog, RunLogError
 
     console = log_console()
-    out = Path(args.out) if args.out else Path("reports/compare") / _timestamp()
+    out = out_dir(args.out, "reports/compare")
     logs: list[RunLog] = []
     labels: list[str] = []
     if args.run_a or args.run_b:
@@ -278,9 +270,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
             console.print("[red]error:[/] give --a and --b (targets), or --run-a and --run-b")
             return HARNESS
         for name, text in (("a", args.a), ("b", args.b)):
-            spec = _with_overrides(_spec(text), args.overrides)
-            console.print(f"[bold]{name.upper()}[/]: {spec}", soft_wrap=True)
-            log = _run_one(spec, args, out / f"run-{name}", console, ablation=False)
+            target_spec = _with_overrides(spec(text), args.overrides)
+            console.print(f"[bold]{name.upper()}[/]: {target_spec}", soft_wrap=True)
+            log = _run_one(target_spec, args, out / f"run-{name}", console, ablation=False)
             if log is None:
                 return HARNESS
             logs.append(log)
@@ -326,7 +318,8 @@ def _record_kinds(a: str, b: str, console: Console) -> tuple[str, str] | None:
 
 def _compare_records(args: argparse.Namespace, out: Path, console: Console) -> int:
     """Two records of one kind other than a run log: their figures side by side (exit 0)."""
-    from evals.read import record_report, render
+    from evals import render
+    from evals.read import record_report
     from ocm_common.run_record import locate, read_record
 
     a, b = read_record(locate(args.run_a)), read_record(locate(args.run_b))
@@ -446,17 +439,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser(
-        "run", help="run the golden scenarios against a target and write a run log"
-    )
-    run.add_argument(
-        "--target",
-        default="inprocess",
-        help="'inprocess[:name,key=value,...]' (a named configuration and Settings overrides), "
-        "'stdio:<command line>' or 'http(s)://host:port/mcp' (bearer token from "
-        "EVALS_BEARER_TOKEN); default: inprocess",
-    )
-    run.add_argument(
-        "--out", default=None, help="run log directory (default: reports/runs/<UTC timestamp>)"
+        "run",
+        parents=[target_parent(), output_parent("the run log", "reports/runs/<UTC timestamp>")],
+        help="run the golden scenarios against a target and write a run log",
+        description="Run the golden scenarios against a target and write a run log.",
     )
     run.add_argument(
         "--ablation",
@@ -552,6 +538,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     comp = sub.add_parser(
         "compare",
+        parents=[output_parent("the report", "reports/compare/<UTC timestamp>")],
         help="compare backend B with backend A: paired tests per tool and metric, contract diff "
         "(exit 0 no significant regression, 1 regression, 2 harness error)",
     )
@@ -584,9 +571,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="Settings overrides added to in-process targets (e.g. generous timeouts)",
     )
     comp.add_argument(
-        "--out", default=None, help="report directory (default: reports/compare/<UTC timestamp>)"
-    )
-    comp.add_argument(
         "--no-latest", action="store_true", help="do not mirror the report to <out>/../latest"
     )
     comp.add_argument(
@@ -607,10 +591,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     base.set_defaults(func=cmd_baseline)
     from evals.routing.cli import add_parsers as add_routing_parsers
+    from evals.run import fuzz_cli
     from evals.run.security.cli import add_parsers
 
+    fuzz_cli.add_parser(sub, [target_parent(), output_parent("fuzz.json", "reports/runs/fuzz")])
     add_parsers(sub)
     add_routing_parsers(sub)
+    # every subcommand's --help starts with what it does (its one-line help where it has no
+    # longer description)
+    helps = {a.dest: a.help for a in sub._choices_actions}
+    for name, command in sub.choices.items():
+        command.description = command.description or helps.get(name)
     return parser
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from ocm_common.registry import Registry
+
 Family = Literal["scenario", "retrieval", "ragas", "latency"]
 
 
@@ -26,7 +28,7 @@ class MetricDef:
     bounded: bool = True  # values in [0, 1] (plots share an axis; bootstrap stays in range)
 
 
-METRICS: dict[str, MetricDef] = {}
+METRICS: Registry[MetricDef] = Registry("metric")
 
 
 def register(
@@ -38,9 +40,9 @@ def register(
     unit: str = "",
     bounded: bool = True,
 ) -> MetricDef:
-    definition = MetricDef(name, label or name, family, higher_is_better, unit, bounded)
-    METRICS[name] = definition
-    return definition
+    return METRICS.add(
+        name, MetricDef(name, label or name, family, higher_is_better, unit, bounded)
+    )
 
 
 # Scenario outcome (share of scenarios whose checks all pass).
@@ -82,10 +84,7 @@ def canonical(name: str) -> str:
 
 def get(name: str) -> MetricDef:
     """The definition of a metric by name or label; KeyError names the known metrics."""
-    try:
-        return METRICS[canonical(name)]
-    except KeyError:
-        raise KeyError(f"unknown metric {name!r}; known: {', '.join(METRICS)}") from None
+    return METRICS[canonical(name)]
 
 
 def label(name: str) -> str:

@@ -31,6 +31,7 @@ from load.client import McpClient, Reply
 from load.profiles import ParallelProfile
 from load.slo import Slo, load_slo
 from load.taskmix import TaskMix
+from ocm_common.findings import Event, EventStream, Finding
 
 ServerFactory = Callable[[dict[str, str]], AbstractContextManager[str]]
 CHEAP_TOOL = "opa.get_section"
@@ -38,7 +39,10 @@ SLOW_TOOL = "coverage.answer"
 
 
 @dataclass
-class Finding:
+class Guarantee:
+    """One guarantee checked (held or not); a miss also goes out on the conformance event
+    stream as the one Finding (grade house: this project's concurrency guarantees)."""
+
     check: str
     subject: str
     passed: bool
@@ -47,15 +51,22 @@ class Finding:
 
 @dataclass
 class ParallelReport:
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[Guarantee] = field(default_factory=list)
     measurements: dict[str, Any] = field(default_factory=dict)
+    events: EventStream = field(default_factory=EventStream)
 
     @property
     def passed(self) -> bool:
         return bool(self.findings) and all(f.passed for f in self.findings)
 
     def add(self, check: str, subject: str, passed: bool, detail: str) -> None:
-        self.findings.append(Finding(check, subject, passed, detail))
+        self.findings.append(Guarantee(check, subject, passed, detail))
+        name = f"parallel_{check}"
+        if passed:
+            self.events.emit(Event("passed", "parallel", text=f"({check}) {subject}: {detail}"))
+        else:
+            miss = Finding(name, "house", detail, tool=subject, family="parallel")
+            self.events.found("parallel", miss)
 
     def table(self) -> str:
         lines = ["parallel profile:"]

@@ -56,7 +56,7 @@ def assert_record(directory: Path, kind: Kind, exit_code: int) -> RunRecord:
 def bench_markdown(summary: dict[str, Any]) -> str:
     """The bench (or regression) report's Markdown of a summary, as `evals report` renders it."""
     from evals.read import bench_report, regression_report
-    from evals.read.render import to_markdown
+    from evals.render import to_markdown
 
     kind: Kind = "regression" if summary.get("kind") == "regression" else "bench"
     record = RunRecord(

@@ -16,14 +16,8 @@ from fastmcp.exceptions import ToolError
 from fastmcp.tools.base import Tool, ToolResult
 from pydantic import BaseModel, Field
 
-from evals.run.fuzz import (
-    FuzzConfig,
-    FuzzReport,
-    known_inputs,
-    render_edges,
-    render_table,
-    run_fuzz,
-)
+from evals.run.fuzz import FuzzConfig, FuzzReport, run_fuzz
+from evals.run.fuzz_cli import known_inputs, render_edges, render_table
 from evals.run.targets import make_target, server_target
 from reference_server.config import Settings
 

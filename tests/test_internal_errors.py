@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from fastmcp.exceptions import ToolError
 
+from evals.conformance.calls import exception_signs
 from evals.run.fuzz import FuzzConfig, FuzzReport, run_fuzz
 from evals.run.fuzz_checks import STACK_TRACE
 from evals.run.security.runner import Options, run_security
 from evals.run.security.secrets_leak import FAMILY as SECRETS_FAMILY
-from evals.run.security.secrets_leak import exception_signs
 from evals.run.targets import server_target
 from reference_server import errors
 from reference_server.config import RAISE_STEPS, Faults
@@ -171,7 +171,7 @@ async def _security_on_raising_server() -> tuple[list[str], list[str]]:
     options = Options(families=(SECRETS_FAMILY,), deadline_s=300)
     report = await run_security("inprocess:faults.raise_step=merge", options)
     assert report.error is None and report.calls >= 12, report.error
-    flagged = {f.tool or "" for f in report.findings if f.check == "error_details_exposed"}
+    flagged = {f.tool or "" for f in report.findings if f.check == "no_crash"}
     raised = {c["tool"] for c in report.call_log if "internal error" in c["answer"]}
     raised |= {c["tool"] for c in report.call_log if "failed: Traceback" in c["answer"]}
     return sorted(flagged), sorted(raised)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from evals.derive.corpus import Corpus
 from evals.run.scenario import Scenario
+from ocm_common.registry import Registry
 
 Derive = Callable[[Corpus], Iterable[Scenario]]
 
@@ -20,7 +21,8 @@ class Family:
     doc: str
 
 
-FAMILIES: dict[str, Family] = {}
+# The family modules register on import; the registry imports them when first read.
+FAMILIES: Registry[Family] = Registry("case family", plugins=("evals.derive.families",))
 
 # Source rows a family could not turn into a fair case (ambiguous or malformed), counted by
 # (family, reason) while it derives; `evals derive` reports them, so a skip is never silent.
@@ -39,18 +41,11 @@ def skipped(family_name: str) -> dict[str, int]:
 
 def family(name: str, *, tool: str) -> Callable[[Derive], Derive]:
     """Register ``fn(corpus) -> cases`` as the family ``name``; cases come in a stable order."""
-
-    def register(fn: Derive) -> Derive:
-        if name in FAMILIES:
-            raise ValueError(f"case family {name!r} registered twice")
-        FAMILIES[name] = Family(name, tool, fn, (fn.__doc__ or "").strip().splitlines()[0])
-        return fn
-
-    return register
+    return FAMILIES.decorator(
+        name, lambda fn: Family(name, tool, fn, (fn.__doc__ or "").strip().splitlines()[0])
+    )
 
 
 def all_families() -> dict[str, Family]:
-    """Every registered family (importing the family modules registers them)."""
-    import evals.derive.families  # noqa: F401  (registers on import)
-
+    """Every registered family (reading the registry imports the family modules)."""
     return dict(sorted(FAMILIES.items()))

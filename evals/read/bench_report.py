@@ -19,7 +19,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evals.read import plots, regression_report, render, slo
+from evals import render
+from evals.read import plots, regression_report, slo
 from ocm_common.bench_summary import BenchSummary
 from ocm_common.latency_records import RECORDS_FILE, LatencyRecord, read_records
 from ocm_common.machine import lacking, one_line, relevant_flags

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from evals import registry
-from evals.read import contract, diff, stats
+from evals import contract, registry
+from evals.read import diff, stats
 from evals.run.runlog import DEFAULT_MODE, RunLog, ScenarioRecord
 from ocm_common.latency_records import LatencyRecord
 from ocm_common.percentiles import percentile

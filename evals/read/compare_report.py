@@ -7,8 +7,8 @@ import json
 import shutil
 from pathlib import Path
 
-from evals import registry
-from evals.read import plots, render
+from evals import registry, render
+from evals.read import plots
 from evals.read.compare import OVERALL, Comparison, to_json
 from evals.read.findings import fmt
 from ocm_common.percentiles import DEFINITION

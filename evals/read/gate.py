@@ -21,9 +21,9 @@ from xml.etree import ElementTree as ET
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evals import registry
+from evals import registry, render
 from evals.derive.case import DERIVED_TAG
-from evals.read import diff, render
+from evals.read import diff
 from evals.read.baseline import Baseline, BaselineError
 from evals.read.baseline import load as load_baseline
 from evals.read.baseline import mismatch as baseline_mismatch

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from evals.read import render
+from evals import render
 from ocm_common.machine import one_line
 from ocm_common.run_record import RunRecord
 

@@ -19,10 +19,10 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from evals import registry
-from evals.read import plots, render, slo, stats
+from evals import registry, render
+from evals.read import plots, slo, stats
 from evals.read.families import family_stats
-from evals.read.render import Table as Section
+from evals.render import Table as Section
 from evals.run import aggregates
 from evals.run.metrics import METRIC_NAMES, aggregate, metrics_frame
 from evals.run.runlog import DEFAULT_MODE, RunLog, ScenarioRecord

@@ -1,7 +1,7 @@
 """Contract diff of two live servers, no golden files: list both targets' tools (every member
 of each ``tools/list`` entry, as published: names, titles, descriptions, annotations, input and
 output schemas down to argument descriptions, defaults, enums and examples, ``execution``,
-``_meta``) and diff them with :mod:`evals.read.contract`. ``python -m evals contract --a SPEC
+``_meta``) and diff them with :mod:`evals.contract`. ``python -m evals contract --a SPEC
 --b SPEC`` writes ``contract.json`` and ``contract.md``; exit 1 when B breaks a client written
 against A or adds instruction-like text a model would read."""
 
@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evals.read import contract
-from evals.read.render import Document, Paragraph, Table, write
+from evals import contract
+from evals.render import Document, Paragraph, Table, write
 from evals.run.targets import TargetError, make_target
 from ocm_common.run_record import RecordHeader, write_record
 

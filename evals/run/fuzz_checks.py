@@ -1,19 +1,9 @@
-"""The fuzz run's checks, each stating what it enforces and where the rule comes from.
-
-A check has a grade:
-
-- ``spec-must`` / ``spec-should``: the MCP specification (2025-11-25) or JSON-RPC 2.0 says MUST /
-  SHOULD, and the check names the section;
-- ``security``: a threat the specification leaves to implementers (a stack trace, a leaked
-  secret) that the harness treats as a defect;
-- ``house``: this project's own conventions (error wording, the text content being exactly the
-  JSON of ``structuredContent``, every broken field named). They hold for the reference server
-  and are opt-in for any other backend (``--house-rules``);
-- ``warning``: worth a look, never a failure (a call that hangs past the client's limit).
-
-Every call is first classified (answered, tool error, crash, protocol error, no answer), so a
-crash (an internal JSON-RPC error, an error text that is an exception's, a server that stops
-answering) is never mistaken for an ordinary tool error, and vice versa.
+"""The fuzz run's checks: each names a rule of the one grading table
+(evals/conformance/grading.py), which gives its grade, the sentence it enforces and where the
+rule comes from, and says which case kinds (valid, invalid) it applies to. Calls are first
+classified by the one classifier (evals/conformance/calls.py), so a crash is never mistaken
+for an ordinary tool error, and vice versa. House rules hold for the reference server and are
+opt-in for any other backend (``--house-rules``).
 """
 
 from __future__ import annotations
@@ -22,89 +12,42 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import jsonschema
 
-from evals.run.outcome import CallOutcome, ToolInfo
-from evals.run.security.secrets_leak import exception_signs, key_matches
-
-Grade = Literal["spec-must", "spec-should", "security", "house", "warning"]
-FAILING_GRADES: frozenset[Grade] = frozenset({"spec-must", "spec-should", "security"})
-GRADES: tuple[Grade, ...] = ("spec-must", "spec-should", "security", "house", "warning")
-
-SPEC = "https://modelcontextprotocol.io/specification/2025-11-25"
-TOOL_ERRORS = f"{SPEC}/server/tools#error-handling"
-OUTPUT_SCHEMA = f"{SPEC}/server/tools#output-schema"
-STRUCTURED = f"{SPEC}/server/tools#structured-content"
-TOOLS_SECURITY = f"{SPEC}/server/tools#security-considerations"
-JSONRPC_RESPONSE = "https://www.jsonrpc.org/specification#response_object"
-HOUSE = "ARCHITECTURE.md (this project's tool conventions)"
-
-INTERNAL_ERROR = -32603
-# the MCP SDK client's own codes for a closed connection and for no answer in time
-CONNECTION_CLOSED, REQUEST_TIMEOUT = -32000, -32001
-INPUT_ERRORS_AS_RESULTS = "2025-11-25"  # the first version asking for them (SEP-1303)
-STACK_TRACE = re.compile(
-    r"Traceback \(most recent call last\)|File \"[^\"]+\", line \d+|^\s+at [\w.$]+\(", re.M
+from evals.conformance.calls import (
+    STACK_TRACE,
+    Classified,
+    classify,
+    crash_signs,
+    ending,
 )
+from evals.conformance.canary import key_matches
+from evals.conformance.grading import TABLE
+from evals.run.outcome import ToolInfo
+from ocm_common.findings import FAILING_GRADES, GRADES, Grade, fails
+from ocm_common.registry import Registry
+
+__all__ = [
+    "FAILING_GRADES",
+    "GRADES",
+    "RULES",
+    "STILL_SERVING",
+    "Classified",
+    "Context",
+    "Grade",
+    "Rule",
+    "classify",
+    "ending",
+    "fails",
+    "rule_named",
+    "run_checks",
+]
+
+INPUT_ERRORS_AS_RESULTS = "2025-11-25"  # the first version asking for them (SEP-1303)
 NOT_FOUND = re.compile(r"^\s*not found\b", re.I)
 INPUT_ERROR = re.compile(r"invalid argument", re.I)
-
-Kind = Literal["answered", "tool-error", "crash", "protocol-error", "no-answer"]
-# How frameworks word an exception the tool did not handle (FastMCP: "Error calling tool 'x'",
-# with or without the exception's message); a deliberate tool error keeps its own text.
-UNHANDLED = re.compile(r"^Error calling tool '[^']*'", re.M)
-
-
-def crash_signs(text: str) -> list[str]:
-    signs = exception_signs(text)
-    if UNHANDLED.search(text):
-        signs.append("the framework's wording for an unhandled exception")
-    return signs
-
-
-@dataclass(frozen=True)
-class Classified:
-    """One call as the checks see it: the outcome (None without an answer), how it ended, and
-    for a JSON-RPC error its code and message."""
-
-    kind: Kind
-    outcome: CallOutcome | None
-    error_code: int | None = None
-    error_text: str = ""
-    timed_out: bool = False
-
-    @property
-    def text(self) -> str:
-        return self.outcome.text if self.outcome is not None else self.error_text
-
-
-def classify(outcome: CallOutcome | None, error: BaseException | None) -> Classified:
-    """Answered, tool error, crash (internal error, or an error text showing an exception's
-    internals), protocol error (another JSON-RPC error), or no answer (dropped, timed out)."""
-    if outcome is not None:
-        if not outcome.is_error:
-            return Classified("answered", outcome)
-        return Classified("crash" if crash_signs(outcome.text) else "tool-error", outcome)
-    cause = error.__cause__ if error is not None and error.__cause__ is not None else error
-    code = getattr(getattr(cause, "error", None), "code", None)
-    text = str(cause or error or "")
-    if code in (CONNECTION_CLOSED, REQUEST_TIMEOUT):  # made up by the client: no answer came
-        return Classified("no-answer", None, None, text, code == REQUEST_TIMEOUT)
-    if isinstance(code, int):
-        kind: Kind = "crash" if code == INTERNAL_ERROR or crash_signs(text) else "protocol-error"
-        return Classified(kind, None, code, text)
-    timed_out = isinstance(cause, TimeoutError) or "timed out" in text.lower()
-    return Classified("no-answer", None, None, text, timed_out)
-
-
-def ending(call: Classified) -> str:
-    """How a call ended, for the report: its kind, with a tool error that says 'not found' (an
-    id the corpus lacks, the one failure a schema-valid call may have) told apart."""
-    if call.kind == "tool-error" and NOT_FOUND.search(call.text):
-        return "not-found"
-    return call.kind
 
 
 @dataclass(frozen=True)
@@ -135,17 +78,16 @@ class Rule:
     fn: CheckFn
 
 
-RULES: dict[str, Rule] = {}
+RULES: Registry[Rule] = Registry("fuzz rule")
 
 
-def rule(
-    name: str, grade: Grade, enforces: str, reference: str, applies_to: tuple[str, ...]
-) -> Callable[[CheckFn], CheckFn]:
-    def register(fn: CheckFn) -> CheckFn:
-        RULES[name] = Rule(name, grade, enforces, reference, applies_to, fn)
-        return fn
-
-    return register
+def rule(name: str, applies_to: tuple[str, ...]) -> Callable[[CheckFn], CheckFn]:
+    """Register a check for the graded rule ``name`` (its grade is the table's)."""
+    graded = TABLE[name]
+    return RULES.decorator(
+        name,
+        lambda fn: Rule(name, graded.grade, graded.enforces, graded.reference, applies_to, fn),
+    )
 
 
 BOTH = ("valid", "invalid")
@@ -154,40 +96,21 @@ BOTH = ("valid", "invalid")
 # ----------------------------------------------------------------------------- the protocol
 
 
-@rule(
-    "answers",
-    "spec-must",
-    "every request gets a response (a result or a JSON-RPC error); the connection stays up",
-    JSONRPC_RESPONSE,
-    BOTH,
-)
+@rule("answers", BOTH)
 def _answers(call: Classified, ctx: Context) -> str | None:
     if call.kind == "no-answer" and not call.timed_out:
         return f"no response, the connection failed: {call.error_text[:300]}"
     return None
 
 
-@rule(
-    "no_hang",
-    "warning",
-    "a call answers within the client's time limit",
-    f"{SPEC}/basic/lifecycle#timeouts",
-    BOTH,
-)
+@rule("no_hang", BOTH)
 def _no_hang(call: Classified, ctx: Context) -> str | None:
     if call.kind == "no-answer" and call.timed_out:
         return f"no answer within the time limit: {call.error_text[:200]}"
     return None
 
 
-@rule(
-    "no_crash",
-    "spec-should",
-    "a failure inside a tool is reported as a tool result with isError (not an internal "
-    "JSON-RPC error, not an exception's text)",
-    TOOL_ERRORS,
-    BOTH,
-)
+@rule("no_crash", BOTH)
 def _no_crash(call: Classified, ctx: Context) -> str | None:
     if call.kind != "crash":
         return None
@@ -197,13 +120,7 @@ def _no_crash(call: Classified, ctx: Context) -> str | None:
     return f"the error text is an unhandled exception's ({signs}): {call.text[:300]!r}"
 
 
-@rule(
-    "output_schema",
-    "spec-must",
-    "a tool that publishes an outputSchema returns structuredContent that conforms to it",
-    OUTPUT_SCHEMA,
-    ("valid",),
-)
+@rule("output_schema", ("valid",))
 def _output_schema(call: Classified, ctx: Context) -> str | None:
     out = call.outcome
     if call.kind != "answered" or out is None or ctx.tool.output_schema is None:
@@ -226,14 +143,7 @@ def _same_json(text: str, value: Any) -> bool:
         return False
 
 
-@rule(
-    "text_for_structured",
-    "spec-should",
-    "a result with structuredContent also carries it as text (its JSON; a wrapped single "
-    "value may be its plain text)",
-    STRUCTURED,
-    ("valid",),
-)
+@rule("text_for_structured", ("valid",))
 def _text_for_structured(call: Classified, ctx: Context) -> str | None:
     out = call.outcome
     if call.kind != "answered" or out is None or out.structured is None:
@@ -252,13 +162,7 @@ def _text_for_structured(call: Classified, ctx: Context) -> str | None:
     return "no text content carries the structuredContent"
 
 
-@rule(
-    "input_refused",
-    "spec-must",
-    "arguments that break the published inputSchema are refused (servers must validate inputs)",
-    TOOLS_SECURITY,
-    ("invalid",),
-)
+@rule("input_refused", ("invalid",))
 def _input_refused(call: Classified, ctx: Context) -> str | None:
     if call.kind == "answered" and not coerced(ctx):
         names = ", ".join(repr(f) for f in ctx.fields) or "the call"
@@ -266,13 +170,7 @@ def _input_refused(call: Classified, ctx: Context) -> str | None:
     return None
 
 
-@rule(
-    "strict_types",
-    "warning",
-    "a value of the wrong JSON type is refused even when it reads as the right one ('5' for 5)",
-    TOOLS_SECURITY,
-    ("invalid",),
-)
+@rule("strict_types", ("invalid",))
 def _strict_types(call: Classified, ctx: Context) -> str | None:
     if call.kind == "answered" and coerced(ctx):
         return f"converted a string to the declared type instead of refusing it: {ctx.fields}"
@@ -280,8 +178,10 @@ def _strict_types(call: Classified, ctx: Context) -> str | None:
 
 
 def coerced(ctx: Context) -> bool:
-    """The case only gave a number or boolean as its text ("5", "true"): validators in lax
-    mode (pydantic's default, the official SDKs) convert it, which validates the input."""
+    """The case gave a value of the declared type as its text ("5", "true", '["a"]', "{}"), or
+    a boolean for a number: validators in lax mode (pydantic's default, the official SDKs,
+    FastMCP's JSON pre-parsing) convert it, which validates the input. One rule, one grade
+    (strict_types) whatever the declared type."""
     if ctx.family != "wrong_type" or not ctx.args or len(ctx.fields) != 1:
         return False
     value = ctx.args.get(ctx.fields[0])
@@ -293,6 +193,15 @@ def coerced(ctx: Context) -> bool:
     text = value.strip().lower()
     if "boolean" in kinds:
         return text in ("true", "false", "1", "0")
+    if {"array", "object"} & kinds:
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return False
+        shaped = ("array" in kinds and isinstance(parsed, list)) or (
+            "object" in kinds and isinstance(parsed, dict)
+        )
+        return shaped and jsonschema.Draft202012Validator(node).is_valid(parsed)
     try:
         number = float(text)
     except ValueError:
@@ -300,13 +209,7 @@ def coerced(ctx: Context) -> bool:
     return "number" in kinds or ("integer" in kinds and number.is_integer())
 
 
-@rule(
-    "input_error_as_result",
-    "spec-should",
-    "an input validation failure is a tool result with isError, so the model can correct it",
-    TOOL_ERRORS,
-    ("invalid",),
-)
+@rule("input_error_as_result", ("invalid",))
 def _input_error_as_result(call: Classified, ctx: Context) -> str | None:
     # Before 2025-11-25 the specification asked for a JSON-RPC error here (invalid arguments
     # were a protocol error), so a server speaking an older version is judged by it.
@@ -320,27 +223,14 @@ def _input_error_as_result(call: Classified, ctx: Context) -> str | None:
 # ----------------------------------------------------------------------------- security
 
 
-@rule(
-    "no_stack_trace",
-    "security",
-    "no stack trace reaches the client (tool outputs are sanitised)",
-    TOOLS_SECURITY,
-    BOTH,
-)
+@rule("no_stack_trace", BOTH)
 def _no_stack_trace(call: Classified, ctx: Context) -> str | None:
     if STACK_TRACE.search(call.text):
         return f"stack trace in the response: {call.text[:200]!r}"
     return None
 
 
-@rule(
-    "no_secret_leak",
-    "security",
-    "no secret from the server's environment (the planted canary) or credential-shaped string "
-    "in a result or error",
-    TOOLS_SECURITY,
-    BOTH,
-)
+@rule("no_secret_leak", BOTH)
 def _no_secret_leak(call: Classified, ctx: Context) -> str | None:
     text = call.text
     if call.outcome is not None and call.outcome.structured is not None:
@@ -356,13 +246,7 @@ def _no_secret_leak(call: Classified, ctx: Context) -> str | None:
 # ----------------------------------------------------------------------------- house rules
 
 
-@rule(
-    "text_mirrors_structured",
-    "house",
-    "the text content is exactly the JSON of structuredContent",
-    HOUSE,
-    ("valid",),
-)
+@rule("text_mirrors_structured", ("valid",))
 def _text_mirrors(call: Classified, ctx: Context) -> str | None:
     out = call.outcome
     if call.kind != "answered" or out is None or out.structured is None:
@@ -374,26 +258,14 @@ def _text_mirrors(call: Classified, ctx: Context) -> str | None:
     )
 
 
-@rule(
-    "not_refused",
-    "house",
-    "a schema-valid call is never refused as invalid input (the schema states every constraint)",
-    HOUSE,
-    ("valid",),
-)
+@rule("not_refused", ("valid",))
 def _not_refused(call: Classified, ctx: Context) -> str | None:
     if call.kind in ("tool-error", "protocol-error") and INPUT_ERROR.search(call.text):
         return f"schema-valid call refused as invalid input: {call.text[:300]!r}"
     return None
 
 
-@rule(
-    "no_internal_error",
-    "house",
-    "a schema-valid call fails only as 'not found' (an id the corpus lacks)",
-    HOUSE,
-    ("valid",),
-)
+@rule("no_internal_error", ("valid",))
 def _no_internal_error(call: Classified, ctx: Context) -> str | None:
     if call.kind in ("tool-error", "protocol-error", "crash") and not (
         INPUT_ERROR.search(call.text) or NOT_FOUND.search(call.text)
@@ -402,13 +274,7 @@ def _no_internal_error(call: Classified, ctx: Context) -> str | None:
     return None
 
 
-@rule(
-    "names_every_field",
-    "house",
-    "an input error names every broken field",
-    HOUSE,
-    ("invalid",),
-)
+@rule("names_every_field", ("invalid",))
 def _names_fields(call: Classified, ctx: Context) -> str | None:
     if call.kind == "answered":
         return None
@@ -418,13 +284,7 @@ def _names_fields(call: Classified, ctx: Context) -> str | None:
     return None
 
 
-@rule(
-    "allowed_values",
-    "house",
-    "an input error lists a broken enum field's allowed values",
-    HOUSE,
-    ("invalid",),
-)
+@rule("allowed_values", ("invalid",))
 def _allowed_values(call: Classified, ctx: Context) -> str | None:
     if call.kind == "answered":
         return None
@@ -438,13 +298,7 @@ def _allowed_values(call: Classified, ctx: Context) -> str | None:
     return None
 
 
-@rule(
-    "error_in_time",
-    "house",
-    "an input error comes back within the error time limit",
-    HOUSE,
-    ("invalid",),
-)
+@rule("error_in_time", ("invalid",))
 def _in_time(call: Classified, ctx: Context) -> str | None:
     out = call.outcome
     if out is not None and out.latency_ms > ctx.error_limit_ms:
@@ -473,13 +327,10 @@ def schema_node(schema: dict[str, Any], field_path: str) -> dict[str, Any] | Non
 
 # ----------------------------------------------------------------------------- running them
 
+_SERVING = TABLE["still_serving"]
+# Checked by the fuzzer itself (a tools/list after the case), so it has no function here.
 STILL_SERVING = Rule(
-    "still_serving",
-    "spec-must",
-    "after a case the server still answers tools/list",
-    JSONRPC_RESPONSE,
-    BOTH,
-    lambda call, ctx: None,
+    _SERVING.name, _SERVING.grade, _SERVING.enforces, _SERVING.reference, BOTH, lambda c, x: None
 )
 
 
@@ -501,8 +352,3 @@ def run_checks(call: Classified, ctx: Context, *, house_rules: bool) -> list[tup
 
 def rule_named(name: str) -> Rule:
     return STILL_SERVING if name == "still_serving" else RULES[name]
-
-
-def fails(grade: str, *, house_rules: bool) -> bool:
-    """Whether a finding of this grade fails the run."""
-    return grade in FAILING_GRADES or (house_rules and grade == "house")

@@ -28,6 +28,7 @@ from evals import registry
 from evals.run.extract import answer_text, contexts
 from evals.run.runlog import DEFAULT_MODE, ScenarioRecord
 from evals.run.scenario import Scenario
+from ocm_common.registry import Registry
 
 DEFAULT_LLM_MODEL = "gpt-4o-mini"
 DEFAULT_EMBEDDING_MODEL = "text-embedding-3-small"
@@ -80,7 +81,7 @@ class RagasMetricDef:
     llm: bool = False
 
 
-RAGAS_METRICS: dict[str, RagasMetricDef] = {}
+RAGAS_METRICS: Registry[RagasMetricDef] = Registry("ragas metric")
 
 
 def ragas_metric(
@@ -90,12 +91,7 @@ def ragas_metric(
 
     if registry.get(name).family != "ragas":  # its label and direction are stated there, once
         raise ValueError(f"{name} is not a ragas metric in evals.registry")
-
-    def register(fn: MetricFn) -> MetricFn:
-        RAGAS_METRICS[name] = RagasMetricDef(name, fn, frozenset(needs), llm)
-        return fn
-
-    return register
+    return RAGAS_METRICS.decorator(name, lambda fn: RagasMetricDef(name, fn, frozenset(needs), llm))
 
 
 def _clean(value: Any) -> float | None:

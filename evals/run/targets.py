@@ -77,7 +77,7 @@ class McpTarget:
     def __init__(
         self,
         spec: str,
-        make_transport: Callable[[], Any],
+        make_transport: Callable[..., Any],
         *,
         with_mode: Callable[[str], Target] | None = None,
         timeout_s: float = 30.0,
@@ -91,6 +91,19 @@ class McpTarget:
         self._client: Any = None
         self.protocol_version = ""  # negotiated at initialize
 
+    @property
+    def kind(self) -> str:
+        """``inprocess``, ``stdio``, ``http``, ``https`` or another spec's prefix (``memory``)."""
+        return self.spec.split(":", 1)[0]
+
+    def transport(self, *, extra_env: dict[str, str] | None = None, log_file: Any = None) -> Any:
+        """A new fastmcp transport (or, in process, the server) for a client of this target's
+        own: a stdio server gets ``extra_env`` added to its environment (a canary) and its
+        stderr in ``log_file``; other kinds ignore both."""
+        if extra_env is None and log_file is None:
+            return self._make_transport()
+        return self._make_transport(extra_env=extra_env or {}, log_file=log_file)
+
     def identity(self) -> dict[str, Any]:
         """The backend's embedding model and index fingerprint where the harness can know them
         (the in-process reference server); empty for other targets."""
@@ -100,7 +113,7 @@ class McpTarget:
         from fastmcp import Client
 
         try:
-            client = Client(self._make_transport(), timeout=self._timeout_s)
+            client = Client(self.transport(), timeout=self._timeout_s)
             await client.__aenter__()
         except TargetError:
             raise
@@ -263,7 +276,7 @@ def inprocess_target(
     scenario's latency is not a cold start."""
     spec = spec or "inprocess" + (f":{format_overrides(overrides)}" if overrides else "")
 
-    def make_transport() -> Any:
+    def make_transport(**_ignored: Any) -> Any:
         try:
             from reference_server.config import Settings
             from reference_server.server import build_server
@@ -301,10 +314,11 @@ def stdio_target(command_line: str, timeout_s: float = 30.0) -> McpTarget:
         raise TargetError("stdio target needs a command: 'stdio:<command line>'")
     command = sys.executable if argv[0] in ("python", "python3") else argv[0]
 
-    def make_transport() -> Any:
+    def make_transport(extra_env: dict[str, str] | None = None, log_file: Any = None) -> Any:
         from fastmcp.client.transports import StdioTransport
 
-        return StdioTransport(command, argv[1:], env=dict(os.environ), keep_alive=False)
+        env = {**os.environ, **(extra_env or {})}
+        return StdioTransport(command, argv[1:], env=env, keep_alive=False, log_file=log_file)
 
     return McpTarget(f"stdio:{command_line}", make_transport, timeout_s=timeout_s)
 
@@ -313,7 +327,7 @@ def http_target(url: str, timeout_s: float = 30.0) -> McpTarget:
     """A streamable-HTTP server; the bearer token (if any) comes from the environment."""
     token = os.environ.get(BEARER_ENV) or None
 
-    def make_transport() -> Any:
+    def make_transport(**_ignored: Any) -> Any:
         from fastmcp.client.transports import StreamableHttpTransport
 
         return StreamableHttpTransport(url, auth=token)
@@ -323,7 +337,7 @@ def http_target(url: str, timeout_s: float = 30.0) -> McpTarget:
 
 def server_target(server: Any, spec: str = "memory", timeout_s: float = 30.0) -> McpTarget:
     """An in-memory target over a FastMCP server object (tests, notebooks)."""
-    return McpTarget(spec, lambda: server, timeout_s=timeout_s)
+    return McpTarget(spec, lambda **_ignored: server, timeout_s=timeout_s)
 
 
 TargetKind = Callable[[str, float], McpTarget]

@@ -10,7 +10,7 @@ from pathlib import Path
 from security_servers import stdio
 
 from evals.__main__ import main
-from evals.read.contract import Change, diff_surfaces
+from evals.contract import Change, diff_surfaces
 from evals.run.contract_live import ContractDiff
 from tests.run_records import assert_record
 

@@ -11,8 +11,9 @@ from evals_testkit import record
 from fake_server import build_server
 from scipy import stats as sps
 
+from evals import contract
 from evals.__main__ import main
-from evals.read import contract, stats
+from evals.read import stats
 from evals.read.compare import EXIT_HARNESS, EXIT_OK, EXIT_REGRESSION, compare_logs
 from evals.run.runlog import RunLog
 from evals.run.runner import RunOptions, execute

@@ -17,8 +17,9 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 from security_servers import stdio
 
-from evals.run.fuzz import PROFILES, FuzzConfig, FuzzReport, main, run_fuzz
+from evals.run.fuzz import PROFILES, FuzzConfig, FuzzReport, run_fuzz
 from evals.run.fuzz_checks import RULES, classify
+from evals.run.fuzz_cli import main
 from evals.run.outcome import CallOutcome
 from evals.run.targets import make_target, server_target
 from tests.run_records import assert_record

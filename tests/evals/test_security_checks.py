@@ -12,11 +12,12 @@ import pytest
 from security_servers import http_server, stdio
 
 from evals.__main__ import main
+from evals.conformance.calls import exception_signs
+from evals.conformance.canary import key_matches
 from evals.run.security.findings import Finding, SecurityReport
 from evals.run.security.poisoning import invisible_chars, scan_tool
 from evals.run.security.runner import Options, run_security
 from evals.run.security.safety import is_loopback_url, plan
-from evals.run.security.secrets_leak import exception_signs, key_matches
 from evals.run.security.surface import ToolSurface
 from tests.run_records import assert_record
 
@@ -163,8 +164,10 @@ async def test_path_escape_found() -> None:
 async def test_crash_and_exception_internals_found() -> None:
     report = await _run(stdio("crashing"), "rug_pull", "unbounded", "secrets")
     assert _tools(report, "server_crash") == {"health"}
-    [exposed] = _only(report, "error_details_exposed")
-    assert exposed.tool == "load_report" and exposed.level == "warning"
+    # the one grading table: an exception's text is no_crash (spec-should) in fuzz and security
+    [exposed] = _only(report, "no_crash")
+    assert exposed.tool == "load_report" and exposed.grade == "spec-should"
+    assert exposed.level == "error" and "an OS error number" in exposed.message
 
 
 async def test_state_changing_tools_are_skipped_without_the_flag(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from evals.conformance.grading import grade_of
 from evals.run.security.findings import TOOLS_SECURITY, Finding
 from evals.run.security.inputs import plain
 from evals.run.security.registry import Context
@@ -76,7 +77,7 @@ def finding(
     return Finding(
         check=check,
         family=FAMILY,
-        grade="security",
+        grade=grade_of(check),
         level="error",
         message=message,
         tool=tool.name,
@@ -126,7 +127,7 @@ def annotation_findings(ctx: Context, proven: list[Finding]) -> list[Finding]:
             Finding(
                 check="annotation_contradicted",
                 family=FAMILY,
-                grade="security",
+                grade=grade_of("annotation_contradicted"),
                 level="error",
                 message=f"the tool's annotations claim {' and '.join(broken)}, but a probe "
                 f"proved {what}: a client that trusts the hints lets it run unasked",

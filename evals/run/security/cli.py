@@ -5,22 +5,38 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
+from evals.cli_options import out_dir, output_parent, spec, target_parent
+from evals.conformance.grading import table_text
 from evals.console import log_console
 from ocm_common.run_record import Clock, header
 
+SECURITY_HELP = (
+    "security checks against any MCP target: tool poisoning, cross-tool shadowing, rug pull, "
+    "secret leaks, path escapes (absolute, ../, ~, $HOME, ${VAR}, encoded, symlinked), what "
+    "tools can be made to do (run commands, fetch caller-chosen URLs, send to recipients "
+    "nobody named), unbounded work, HTTP transport rules"
+)
+SECURITY_DESCRIPTION = (
+    SECURITY_HELP + ". Read-only tools only unless --allow-writes, loopback targets only "
+    "unless --allow-remote, every call and the whole run bounded in time. Writes "
+    "security.json and security.md (default: reports/security/<UTC timestamp>)."
+)
+SECURITY_EXIT = (
+    "exit status: 0 no finding at error level; 1 findings at error level; 2 harness error; "
+    "3 no family made a call (every tool skipped) and nothing was found."
+)
 
-def _timestamp() -> str:
-    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
 
+def _families_text() -> str:
+    from evals.run.security.registry import select
 
-def _spec(text: str) -> str:
-    """A bare configuration name (``keyword``) means that configuration of the in-process
-    reference server, as for ``evals compare``."""
-    return text if ":" in text or text == "inprocess" else f"inprocess:{text}"
+    return "\n".join(
+        f"  {f.name} ({f.phase}): {' '.join(f.doc.split()).split('. ')[0].rstrip('.')}. "
+        f"Checks: {', '.join(f.checks)}"
+        for f in select(None)
+    )
 
 
 def cmd_security(args: argparse.Namespace) -> int:
@@ -37,7 +53,7 @@ def cmd_security(args: argparse.Namespace) -> int:
     )
     clock = Clock()
     report = asyncio.run(run_security(args.target, options))
-    out = Path(args.out) if args.out else Path("reports/security") / _timestamp()
+    out = out_dir(args.out, "reports/security")
     head = header("security", clock, report.exit_code, target=args.target, settings=vars(options))
     paths = write_report(report, out, head)
     console = log_console(stderr=False)
@@ -50,10 +66,15 @@ def cmd_security(args: argparse.Namespace) -> int:
             soft_wrap=True,
         )
     for s in report.skipped:
-        console.print(f"  skipped {s.tool}: {s.reason}")
+        console.print(f"  skipped {s.tool}: {s.reason}", soft_wrap=True)
+    for name in report.families_without_calls:
+        console.print(f"  {name}: made no calls, so its checks checked nothing (not 0 findings)")
+    if report.calls == 0 and report.skipped:
+        console.print(f"  0 calls: {report.skipped_line()}", soft_wrap=True)
     console.print(
         f"security: {len(report.errors)} error(s), {len(report.findings)} finding(s), "
-        f"{report.calls} call(s); report {paths['markdown']} (and security.json)"
+        f"{report.calls} call(s); report {paths['markdown']} (and security.json)",
+        soft_wrap=True,
     )
     return report.exit_code
 
@@ -62,9 +83,9 @@ def cmd_contract(args: argparse.Namespace) -> int:
     from evals.run.contract_live import diff_targets, write_report
 
     clock = Clock()
-    diff = asyncio.run(diff_targets(_spec(args.a), _spec(args.b), timeout_s=args.timeout))
-    out = Path(args.out) if args.out else Path("reports/contract") / _timestamp()
-    target = f"{_spec(args.a)} -> {_spec(args.b)}"
+    diff = asyncio.run(diff_targets(spec(args.a), spec(args.b), timeout_s=args.timeout))
+    out = out_dir(args.out, "reports/contract")
+    target = f"{spec(args.a)} -> {spec(args.b)}"
     head = header(
         "contract", clock, diff.exit_code, target=target, settings={"timeout_s": args.timeout}
     )
@@ -83,12 +104,15 @@ def cmd_contract(args: argparse.Namespace) -> int:
 def add_parsers(sub: Any) -> None:
     sec = sub.add_parser(
         "security",
-        help="security checks against any MCP target: tool poisoning, rug pull, secret leaks, "
-        "path escapes, unbounded work, HTTP transport rules (exit 0/1/2)",
-    )
-    sec.add_argument("--target", required=True, help="a target spec as for 'run --target'")
-    sec.add_argument(
-        "--out", default=None, help="report directory (default: reports/security/<ts>)"
+        parents=[
+            target_parent(default=None),
+            output_parent("security.json and security.md", "reports/security/<UTC timestamp>"),
+        ],
+        help=SECURITY_HELP + " (exit 0/1/2/3)",
+        description=SECURITY_DESCRIPTION,
+        epilog=f"{SECURITY_EXIT}\n\nfamilies (--family):\n{_families_text()}\n\n"
+        f"the one grading table (evals/conformance/grading.py):\n{table_text()}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sec.add_argument(
         "--allow-writes",
@@ -97,7 +121,10 @@ def add_parsers(sub: Any) -> None:
     )
     sec.add_argument("--allow-remote", action="store_true", help="allow a non-loopback HTTP target")
     sec.add_argument(
-        "--family", action="append", metavar="NAME", help="only this check family (repeatable)"
+        "--family",
+        action="append",
+        metavar="NAME",
+        help="only this check family (repeatable; the families are listed below)",
     )
     sec.add_argument("--call-timeout", type=float, default=10.0, help="seconds per call (10)")
     sec.add_argument("--deadline", type=float, default=600.0, help="seconds for the run (600)")
@@ -108,12 +135,14 @@ def add_parsers(sub: Any) -> None:
 
     con = sub.add_parser(
         "contract",
+        parents=[
+            output_parent("contract.json and contract.md", "reports/contract/<UTC timestamp>")
+        ],
         help="contract diff of two live targets' tool surfaces (exit 1 on a breaking change)",
+        description="Contract diff of two live targets' tool surfaces (titles, descriptions, "
+        "annotations, schemas). Exit 0 no breaking change, 1 breaking changes, 2 harness error.",
     )
     con.add_argument("--a", required=True, help="target A (spec or configuration name)")
     con.add_argument("--b", required=True, help="target B (as --a)")
-    con.add_argument(
-        "--out", default=None, help="report directory (default: reports/contract/<ts>)"
-    )
     con.add_argument("--timeout", type=float, default=60.0, help="seconds to connect and list")
     con.set_defaults(func=cmd_contract)

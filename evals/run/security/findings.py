@@ -1,59 +1,39 @@
-"""What a security check reports: one :class:`Finding` per problem, graded by where its rule
-comes from, so a report can separate protocol violations from this harness's own judgement."""
+"""A security run's report: the one :class:`Finding` per problem (ocm_common.findings), graded
+by the one grading table, the tools not called, and which families made no calls."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-# spec-must / spec-should: the MCP specification (2025-11-25) says MUST / SHOULD and the
-# target does not; security: a threat the specification does not rule on (tool poisoning,
-# leaked secrets, ...) that this harness treats as a defect; warning: worth a look, not a defect.
-Grade = Literal["spec-must", "spec-should", "security", "warning"]
-Level = Literal["error", "warning"]
+from evals.conformance.grading import (
+    AUTH_ERRORS,
+    BEST_PRACTICES,
+    LIST_CHANGED,
+    MCP_SCAN,
+    ROOTS_SECURITY,
+    SPEC,
+    TOOL_NAMES,
+    TOOLS_SECURITY,
+    TRANSPORT_SECURITY,
+)
+from ocm_common.findings import GRADES, Finding, Grade, Skipped
 
-SPEC = "https://modelcontextprotocol.io/specification/2025-11-25"
-TOOLS_SECURITY = f"{SPEC}/server/tools#security-considerations"
-TOOL_NAMES = f"{SPEC}/server/tools#tool-names"
-LIST_CHANGED = f"{SPEC}/server/tools#list-changed-notification"
-TRANSPORT_SECURITY = f"{SPEC}/basic/transports#security-warning"
-AUTH_ERRORS = f"{SPEC}/basic/authorization#error-handling"
-ROOTS_SECURITY = f"{SPEC}/client/roots#security-considerations"
-BEST_PRACTICES = f"{SPEC}/basic/security_best_practices"
-MCP_SCAN = "https://github.com/invariantlabs-ai/mcp-scan"
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One problem a check found on the target.
-
-    ``where`` points at the problem (a JSON pointer into the tool surface, an argument or an
-    HTTP header); ``evidence`` is the offending text, shortened; ``reproduction`` is one line a
-    reader can run or send to see it again.
-    """
-
-    check: str
-    family: str
-    grade: Grade
-    level: Level
-    message: str
-    tool: str | None = None
-    where: str | None = None
-    evidence: str | None = None
-    reference: str | None = None
-    reproduction: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class Skipped:
-    """A tool the run did not call, and why (the run never calls a tool that may change state
-    unless told it may)."""
-
-    tool: str
-    reason: str
+__all__ = [
+    "AUTH_ERRORS",
+    "BEST_PRACTICES",
+    "LIST_CHANGED",
+    "MCP_SCAN",
+    "ROOTS_SECURITY",
+    "SPEC",
+    "TOOLS_SECURITY",
+    "TOOL_NAMES",
+    "TRANSPORT_SECURITY",
+    "Finding",
+    "Grade",
+    "SecurityReport",
+    "Skipped",
+]
 
 
 @dataclass
@@ -66,6 +46,9 @@ class SecurityReport:
     skipped: list[Skipped] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     calls: int = 0
+    # per family that calls tools (phases calls and after): the calls it made itself; a
+    # family with 0 checked nothing, and the report says so instead of "0 findings"
+    family_calls: dict[str, int] = field(default_factory=dict)
     call_log: list[dict[str, Any]] = field(default_factory=list)
     duration_s: float = 0.0
     error: str | None = None
@@ -75,11 +58,32 @@ class SecurityReport:
         return [f for f in self.findings if f.level == "error"]
 
     @property
+    def families_without_calls(self) -> list[str]:
+        """The call-based families that made no call (so checked nothing)."""
+        return [name for name, n in self.family_calls.items() if n == 0]
+
+    @property
+    def called_nothing(self) -> bool:
+        return bool(self.family_calls) and not any(self.family_calls.values())
+
+    def skipped_line(self) -> str:
+        """'N tools skipped (reasons)', the reasons counted."""
+        reasons: dict[str, int] = {}
+        for s in self.skipped:
+            reason = s.reason.split(";")[0]
+            reasons[reason] = reasons.get(reason, 0) + 1
+        why = "; ".join(f"{n} {reason}" for reason, n in reasons.items())
+        return f"{len(self.skipped)} tools skipped ({why})"
+
+    @property
     def exit_code(self) -> int:
-        """0 nothing at error level, 1 findings at error level, 2 harness error."""
+        """0 nothing at error level, 1 findings at error level, 2 harness error, 3 no family
+        made a call and nothing was found (nothing was checked by calling)."""
         if self.error:
             return 2
-        return 1 if self.errors else 0
+        if self.errors:
+            return 1
+        return 3 if self.called_nothing and not self.findings else 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -87,13 +91,16 @@ class SecurityReport:
             "exit_code": self.exit_code,
             "error": self.error,
             "calls": self.calls,
+            "families_without_calls": self.families_without_calls,
             "duration_s": round(self.duration_s, 3),
-            "counts": {
-                grade: sum(f.grade == grade for f in self.findings)
-                for grade in ("spec-must", "spec-should", "security", "warning")
-            },
+            "counts": {grade: sum(f.grade == grade for f in self.findings) for grade in GRADES},
             "checks": [
-                {"name": name, "family": family, "findings": self.count(name)}
+                {
+                    "name": name,
+                    "family": family,
+                    "findings": None if family in self.families_without_calls else self.count(name),
+                    "made_calls": family not in self.families_without_calls,
+                }
                 for name, family in sorted(self.checks.items())
             ],
             "findings": [f.to_json() for f in self.findings],

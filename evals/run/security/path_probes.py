@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evals.conformance.grading import grade_of
 from evals.run.security.findings import ROOTS_SECURITY, Finding
 from evals.run.security.inputs import base_args
 from evals.run.security.paths import path_like
@@ -122,7 +123,7 @@ def _finding(ctx: Context, tool: ToolSurface, name: str, probe: Probe, args: Any
     return Finding(
         check=probe.check,
         family=FAMILY,
-        grade="security",
+        grade=grade_of(probe.check),
         level="error",
         message=f"argument {name!r} reaches a file outside the declared root with a "
         f"{probe.form} path: the tool {WHAT[probe.check]} (servers SHOULD validate paths "

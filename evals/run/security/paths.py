@@ -11,6 +11,7 @@ import os
 import re
 from typing import Any
 
+from evals.conformance.grading import grade_of
 from evals.run.security.findings import ROOTS_SECURITY, Finding
 from evals.run.security.inputs import base_args, plain
 from evals.run.security.registry import Context, family
@@ -71,7 +72,7 @@ async def probe_tool(ctx: Context, tool: ToolSurface) -> list[Finding]:
                     Finding(
                         check="path_escape",
                         family=FAMILY,
-                        grade="security",
+                        grade=grade_of("path_escape"),
                         level="error",
                         message=f"argument {name!r} reads outside the roots the client "
                         f"declared: the result holds {what} (servers SHOULD validate paths "

@@ -13,6 +13,7 @@ from evals.run.security.findings import Finding, Skipped
 from evals.run.security.sandbox import Sandbox
 from evals.run.security.session import Session
 from evals.run.security.surface import ToolSurface
+from ocm_common.registry import Registry
 
 Phase = Literal["surface", "calls", "after", "http"]
 PHASES: tuple[Phase, ...] = ("surface", "calls", "after", "http")
@@ -57,43 +58,44 @@ class Family:
     doc: str
 
 
-FAMILIES: dict[str, Family] = {}
+# The family modules register on import (``@family``); the registry imports them when first
+# read, so this module imports none of them. A new family module is added to this list.
+FAMILIES: Registry[Family] = Registry(
+    "security family",
+    plugins=tuple(
+        f"evals.run.security.{m}"
+        for m in (
+            "poisoning",
+            "shadowing",
+            "rugpull",
+            "paths",
+            "path_probes",
+            "capabilities",
+            "unbounded",
+            "secrets_leak",
+            "http_transport",
+        )
+    ),
+)
 
 
 def family(name: str, *, checks: tuple[str, ...], phase: Phase) -> Callable[[Run], Run]:
     """Register a check family; a duplicate name is a programming error."""
-
-    def register(fn: Run) -> Run:
-        if name in FAMILIES:
-            raise ValueError(f"security family {name!r} registered twice")
-        FAMILIES[name] = Family(name, checks, phase, fn, (fn.__doc__ or "").strip())
-        return fn
-
-    return register
+    return FAMILIES.decorator(
+        name, lambda fn: Family(name, checks, phase, fn, (fn.__doc__ or "").strip())
+    )
 
 
 def load() -> dict[str, Family]:
-    """Import every family module (registration happens on import)."""
-    from evals.run.security import (  # noqa: F401
-        capabilities,
-        http_transport,
-        path_probes,
-        paths,
-        poisoning,
-        rugpull,
-        secrets_leak,
-        shadowing,
-        unbounded,
-    )
-
-    return FAMILIES
+    """Every family by name (reading the registry imports the family modules)."""
+    return dict(FAMILIES.items())
 
 
 def select(names: list[str] | None) -> list[Family]:
     families = load()
     if not names:
         return sorted(families.values(), key=lambda f: (PHASES.index(f.phase), _rank(f.name)))
-    unknown = [n for n in names if n not in families]
+    unknown = FAMILIES.unknown(names)
     if unknown:
         raise ValueError(f"unknown security family {unknown}. Available: {sorted(families)}")
     chosen = [families[n] for n in names]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evals.read.render import Bullets, Document, Paragraph, Table, write
+from evals.render import Bullets, Document, Paragraph, Table, write
 from evals.run.security.findings import SecurityReport
 from ocm_common.run_record import RecordHeader, write_record
 
@@ -26,6 +26,10 @@ def document(report: SecurityReport) -> Document:
         doc.verdict = Paragraph(f"harness error: {report.error}", "bad")
     elif report.errors:
         doc.verdict = Paragraph(f"{len(report.errors)} finding(s) at error level", "bad")
+    elif report.called_nothing and not report.findings:
+        doc.verdict = Paragraph(
+            f"0 calls: {report.skipped_line()}; the call-based checks checked nothing", "warn"
+        )
     else:
         warn = len(report.findings)
         doc.verdict = Paragraph(
@@ -45,11 +49,15 @@ def document(report: SecurityReport) -> Document:
             note="" if rows else "none",
         ),
     )
+    silent = set(report.families_without_calls)
     doc.section(
         "Checks",
         Table(
             ["check", "family", "findings"],
-            [[n, fam, str(report.count(n))] for n, fam in sorted(report.checks.items())],
+            [
+                [n, fam, "not checked: made no calls" if fam in silent else str(report.count(n))]
+                for n, fam in sorted(report.checks.items())
+            ],
         ),
     )
     if report.skipped:

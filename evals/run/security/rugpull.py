@@ -6,7 +6,8 @@ one session, and reports every difference (the contract diff's JSON-pointer path
 
 from __future__ import annotations
 
-from evals.read.contract import Change, diff_surfaces
+from evals.conformance.grading import grade_of
+from evals.contract import Change, diff_surfaces
 from evals.run.security.findings import LIST_CHANGED, Finding
 from evals.run.security.inputs import base_args
 from evals.run.security.registry import Context, family
@@ -31,7 +32,7 @@ def _findings(changes: list[Change], when: str, ctx: Context) -> list[Finding]:
         Finding(
             check="tool_surface_changed",
             family=FAMILY,
-            grade="security",
+            grade=grade_of("tool_surface_changed"),
             level="error",
             message=f"tools/list changed {when} ({note}): "
             + "; ".join(c.describe() for c in items[:3])

@@ -15,6 +15,10 @@ from evals.run.security.safety import check_target, plan
 from evals.run.security.sandbox import Sandbox
 from evals.run.security.session import Session
 from evals.run.targets import BEARER_ENV, TargetError
+from ocm_common.findings import EventStream
+
+# Families in these phases call tools; one that made no call says so in the report.
+CALLING_PHASES = ("calls", "after")
 
 
 @dataclass(frozen=True)
@@ -27,8 +31,14 @@ class Options:
     families: tuple[str, ...] = ()
 
 
-async def run_security(spec: str, options: Options = Options()) -> SecurityReport:
+async def run_security(
+    spec: str, options: Options = Options(), events: EventStream | None = None
+) -> SecurityReport:
+    """Run the chosen families; every finding and skipped tool goes out on ``events`` (the
+    report collects them as one more listener)."""
     report = SecurityReport(target=spec)
+    events = events or EventStream()
+    events.subscribe(lambda e: report.findings.append(e.finding) if e.finding else None)
     started = time.perf_counter()
     try:
         families = select(list(options.families) or None)
@@ -40,7 +50,7 @@ async def run_security(spec: str, options: Options = Options()) -> SecurityRepor
     sandbox = Sandbox.create()
     session = Session(spec, sandbox, call_timeout_s=options.call_timeout_s)
     try:
-        await asyncio.wait_for(_run(session, families, options, report), options.deadline_s)
+        await asyncio.wait_for(_run(session, families, options, report, events), options.deadline_s)
     except TimeoutError:
         report.error = f"the run did not finish within its {options.deadline_s:g} s deadline"
     except TargetError as exc:
@@ -57,7 +67,11 @@ async def run_security(spec: str, options: Options = Options()) -> SecurityRepor
 
 
 async def _run(
-    session: Session, families: list[Family], options: Options, report: SecurityReport
+    session: Session,
+    families: list[Family],
+    options: Options,
+    report: SecurityReport,
+    events: EventStream,
 ) -> None:
     try:
         await session.open()
@@ -67,10 +81,13 @@ async def _run(
         # checked for its transport rules; the run stays a harness error.
         ctx = Context(session.spec, session, [], [], session.sandbox, notes=report.notes)
         for fam in (f for f in families if f.phase == "http"):
-            report.findings += await fam.run(ctx)
+            for finding in await fam.run(ctx):
+                events.found(f"security:{fam.name}", finding)
         raise
     callable_tools, skipped = plan(tools, allow_writes=options.allow_writes)
     report.skipped = skipped
+    for item in skipped:
+        events.skip("security", item)
     if options.allow_writes:
         report.notes.append("--allow-writes: tools that may change state were called too")
     ctx = Context(
@@ -85,4 +102,16 @@ async def _run(
     )
     for phase in PHASES:
         for fam in (f for f in families if f.phase == phase):
-            report.findings += await fam.run(ctx)
+            before = len(session.calls)
+            found = await fam.run(ctx)
+            for finding in found:
+                events.found(f"security:{fam.name}", finding)
+            if phase in CALLING_PHASES:
+                # a "calls" family judges its own calls; an "after" family reads every call
+                own = len(session.calls) - (before if phase == "calls" else 0)
+                report.family_calls[fam.name] = own
+                if report.family_calls[fam.name] == 0:
+                    report.notes.append(
+                        f"{fam.name}: made no calls ({len(callable_tools)} tools it may call), "
+                        "so its checks found nothing because they checked nothing"
+                    )

@@ -18,7 +18,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-CANARY_ENV = "OCM_CANARY_SECRET"
+from evals.conformance.canary import CANARY_ENV, new_canary
+
 OUTSIDE_ENV = "OCM_PROBE_OUTSIDE"
 HOME_MARKER = "ocm-marker.txt"
 LINK_NAME = "linked-out"
@@ -63,7 +64,7 @@ class Sandbox:
             root=root,
             outside_file=outside_file,
             marker=marker,
-            canary_value=f"ocm-canary-{secrets.token_hex(16)}",
+            canary_value=new_canary(),
         )
 
     @property

@@ -2,9 +2,9 @@
 tool error, protocol error, timeout, crash), recorded for the checks that read results
 afterwards, and, for stdio targets, the server process's memory watched while it runs.
 
-The session builds its own transport for stdio targets (the canary in the environment, stderr
-to a log file; the working directory stays the harness's, as for ``evals run``) and reuses the target kinds of
-:mod:`evals.run.targets` otherwise. After a timeout or a crash it reconnects (a new process
+The session's client runs on the target's own transport (:meth:`McpTarget.transport`: a stdio
+server gets the canary in its environment and its stderr in a log file; the working directory
+stays the harness's, as for ``evals run``), with the declared root. After a timeout or a crash it reconnects (a new process
 for stdio), so one stuck call does not end the run.
 """
 
@@ -14,8 +14,6 @@ import asyncio
 import contextlib
 import json
 import os
-import shlex
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -24,7 +22,7 @@ import psutil
 
 from evals.run.security.sandbox import Sandbox
 from evals.run.security.surface import ToolSurface
-from evals.run.targets import BEARER_ENV, TargetError, make_target
+from evals.run.targets import McpTarget, TargetError, make_target
 
 Status = Literal["ok", "tool-error", "protocol-error", "timeout", "crash"]
 SAMPLE_EVERY_S = 0.05
@@ -82,6 +80,7 @@ class Session:
     capabilities: dict[str, Any] = field(default_factory=dict)
     _client: Any = None
     _server: Any = None  # the in-process server, built once
+    _target: McpTarget | None = None
     _pids: set[int] = field(default_factory=set)
     _env_backup: str | None = None
 
@@ -92,33 +91,20 @@ class Session:
     # ------------------------------------------------------------------ connection
 
     def _transport(self) -> Any:
-        if self.kind == "stdio":
-            from fastmcp.client.transports import StdioTransport
-
-            # "{root}" in the command line is the root the harness declares (a folder it made).
-            argv = [
-                a.replace(ROOT_PLACEHOLDER, str(self.sandbox.root))
-                for a in shlex.split(self.spec.split(":", 1)[1])
-            ]
-            if not argv:
-                raise TargetError("stdio target needs a command: 'stdio:<command line>'")
-            command = sys.executable if argv[0] in ("python", "python3") else argv[0]
-            env = {**os.environ, **self.sandbox.server_env()}
-            return StdioTransport(
-                command,
-                argv[1:],
-                env=env,
-                keep_alive=False,
-                log_file=self.sandbox.base / "server-stderr.log",
-            )
-        if self.kind in ("http", "https"):
-            from fastmcp.client.transports import StreamableHttpTransport
-
-            return StreamableHttpTransport(self.spec, auth=os.environ.get(BEARER_ENV) or None)
-        if self._server is None:
-            # The in-process reference server: McpTarget's factory builds and warms it once.
-            self._server = make_target(self.spec)._make_transport()
-        return self._server
+        """The target's own transport (McpTarget.transport): a stdio server gets the sandbox's
+        environment (the canary, its own HOME with the marker) and its stderr logged, and
+        "{root}" in its command line becomes the root the harness declares (a folder it made);
+        the in-process server is built and warmed once."""
+        if self._target is None:
+            self._target = make_target(self.spec.replace(ROOT_PLACEHOLDER, str(self.sandbox.root)))
+        if self.kind == "inprocess":
+            if self._server is None:
+                self._server = self._target.transport()
+            return self._server
+        return self._target.transport(
+            extra_env=self.sandbox.server_env(),
+            log_file=self.sandbox.base / "server-stderr.log",
+        )
 
     def _plant_canary(self) -> None:
         """The in-process server reads this process's environment: the canary goes there for

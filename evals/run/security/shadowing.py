@@ -25,6 +25,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from evals.conformance.grading import grade_of
 from evals.run.security.capability import TOKEN
 from evals.run.security.findings import MCP_SCAN, Finding
 from evals.run.security.registry import Context, family
@@ -179,7 +180,7 @@ def scan(tool: ToolSurface, others: set[str], spec: str) -> list[Finding]:
             Finding(
                 check=CHECK,
                 family=FAMILY,
-                grade="security",
+                grade=grade_of(CHECK),
                 level="error",
                 message=f"cross-tool shadowing: the text tells the model how to use "
                 f"{shadow.target} ({ours}): {shadow.how}",

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from evals.read.contract import escape
+from evals.contract import escape
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class ToolSurface:
         )
 
     def to_contract(self) -> dict[str, Any]:
-        """The shape :func:`evals.read.contract.diff_surfaces` compares."""
+        """The shape :func:`evals.contract.diff_surfaces` compares."""
         return {
             "title": self.title,
             "description": self.description,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from evals.conformance.grading import grade_of
 from evals.run.security.findings import TOOLS_SECURITY, Finding
 from evals.run.security.inputs import base_args, extreme
 from evals.run.security.registry import Context, family
@@ -46,7 +47,7 @@ def judge(call: Call, name: str, how: str, spec: str, memory_limit_mb: float) ->
         Finding(
             check=check,
             family=FAMILY,
-            grade="security",
+            grade=grade_of(check),
             level="error",
             message=message,
             tool=call.tool,

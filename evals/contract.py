@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from evals.read.contract_text import suspicion
+from evals.contract_text import suspicion
 
 Side = Literal["inputSchema", "outputSchema"]
 Concern = Literal["compatibility", "poisoning", ""]

@@ -1,0 +1,1 @@
+"""The read side: run logs -> decisions and reports (never calls a backend)."""

@@ -1,0 +1,409 @@
+"""The golden checks themselves, each registered by name with ``@check`` (see checks.py for
+the path semantics: a ``[*]`` path selects a list of matches)."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import jsonschema
+
+from evals.run.check_failures import (
+    CheckFailure,
+    ContainmentFailure,
+    ItemsFailed,
+    LengthMismatch,
+    MissingToolError,
+    NotANumber,
+    OutOfRange,
+    PathNotFound,
+    PatternMismatch,
+    RankOrderFailure,
+    SchemaViolation,
+    UnexpectedToolError,
+    UnresolvedCitation,
+    ValueMismatch,
+    WrongProduct,
+    _show,
+)
+from evals.run.checks import NEEDS_MORE_INFO, CheckContext, CheckSpec, check, run_check
+from evals.run.jsonpath import is_multi, resolve
+
+
+def _value(ctx: CheckContext, spec: CheckSpec) -> Any:
+    """The value a spec's path selects: the match list for wildcard paths."""
+    matches = resolve(ctx.data, spec.path)
+    if is_multi(spec.path):
+        return matches
+    if not matches:
+        keys = sorted(ctx.data) if isinstance(ctx.data, dict) else type(ctx.data).__name__
+        raise PathNotFound(spec.check, spec.path, "the path to exist", None, f"top level: {keys}")
+    return matches[0]
+
+
+def _scalars(ctx: CheckContext, spec: CheckSpec) -> list[Any]:
+    """Values a scalar check must hold for: the one value, or every wildcard match (>= 1)."""
+    if is_multi(spec.path):
+        matches = resolve(ctx.data, spec.path)
+        if not matches:
+            raise PathNotFound(spec.check, spec.path, "at least one match", [])
+        return matches
+    return [_value(ctx, spec)]
+
+
+def _number(value: Any, spec: CheckSpec, expected: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+        raise NotANumber(spec.check, spec.path, expected, value)
+    return float(value)
+
+
+def _fold(value: Any, ignore_case: bool) -> Any:
+    return value.casefold() if ignore_case and isinstance(value, str) else value
+
+
+def _same(got: Any, want: Any, spec: CheckSpec) -> bool:
+    if (
+        spec.tolerance is not None
+        and isinstance(got, int | float)
+        and isinstance(want, int | float)
+        and not isinstance(got, bool)
+    ):
+        return abs(float(got) - float(want)) <= spec.tolerance
+    return bool(_fold(got, spec.ignore_case) == _fold(want, spec.ignore_case))
+
+
+def _contains(container: Any, needle: Any, ignore_case: bool) -> bool:
+    if isinstance(container, str):
+        return str(_fold(str(needle), ignore_case)) in str(_fold(container, ignore_case))
+    if isinstance(container, dict):
+        return needle in container
+    if isinstance(container, list):
+        wanted = _fold(needle, ignore_case)
+        return any(_fold(item, ignore_case) == wanted for item in container)
+    return False
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@check("equals", needs=("value",))
+def equals(ctx: CheckContext, spec: CheckSpec) -> None:
+    """The value at path equals ``value`` (numbers within ``tolerance`` when given)."""
+    got = _value(ctx, spec)
+    if not _same(got, spec.value, spec):
+        tol = f" ± {spec.tolerance}" if spec.tolerance is not None else ""
+        raise ValueMismatch(spec.check, spec.path, f"{_show(spec.value)}{tol}", got)
+
+
+@check("not_equals", needs=("value",))
+def not_equals(ctx: CheckContext, spec: CheckSpec) -> None:
+    """The value at path differs from ``value``."""
+    got = _value(ctx, spec)
+    if _same(got, spec.value, spec):
+        raise ValueMismatch(spec.check, spec.path, f"anything but {_show(spec.value)}", got)
+
+
+@check("contains", needs=("value",))
+def contains(ctx: CheckContext, spec: CheckSpec) -> None:
+    """A string contains ``value`` as a substring, a list holds it, a dict has it as a key."""
+    got = _value(ctx, spec)
+    if not _contains(got, spec.value, spec.ignore_case):
+        raise ContainmentFailure(spec.check, spec.path, f"to contain {_show(spec.value)}", got)
+
+
+@check("not_contains", needs=("value",))
+def not_contains(ctx: CheckContext, spec: CheckSpec) -> None:
+    """The opposite of ``contains``."""
+    got = _value(ctx, spec)
+    if _contains(got, spec.value, spec.ignore_case):
+        raise ContainmentFailure(spec.check, spec.path, f"not to contain {_show(spec.value)}", got)
+
+
+@check("at_least", needs=("value",))
+def at_least(ctx: CheckContext, spec: CheckSpec) -> None:
+    """Number(s) at path are >= ``value``."""
+    bound = _number(spec.value, spec, "a numeric value in the spec")
+    for got in _scalars(ctx, spec):
+        if _number(got, spec, f"a number >= {bound}") < bound:
+            raise OutOfRange(spec.check, spec.path, f">= {bound}", got)
+
+
+@check("at_most", needs=("value",))
+def at_most(ctx: CheckContext, spec: CheckSpec) -> None:
+    """Number(s) at path are <= ``value``."""
+    bound = _number(spec.value, spec, "a numeric value in the spec")
+    for got in _scalars(ctx, spec):
+        if _number(got, spec, f"a number <= {bound}") > bound:
+            raise OutOfRange(spec.check, spec.path, f"<= {bound}", got)
+
+
+@check("between", needs=("min", "max"))
+def between(ctx: CheckContext, spec: CheckSpec) -> None:
+    """Number(s) at path lie in [min, max]."""
+    assert spec.min is not None and spec.max is not None
+    for got in _scalars(ctx, spec):
+        number = _number(got, spec, f"a number in [{spec.min}, {spec.max}]")
+        if not spec.min <= number <= spec.max:
+            raise OutOfRange(spec.check, spec.path, f"in [{spec.min}, {spec.max}]", got)
+
+
+@check("confidence_range")
+def confidence_range(ctx: CheckContext, spec: CheckSpec) -> None:
+    """The confidence (path default ``confidence``) is in [min, max] (defaults 0 and 1)."""
+    path = spec.path or "confidence"
+    low = 0.0 if spec.min is None else spec.min
+    high = 1.0 if spec.max is None else spec.max
+    scoped = spec.model_copy(update={"path": path})
+    for got in _scalars(ctx, scoped):
+        number = _number(got, scoped, f"a confidence in [{low}, {high}]")
+        if not low <= number <= high:
+            raise OutOfRange(spec.check, path, f"confidence in [{low}, {high}]", got)
+
+
+@check("matches", needs=("pattern",))
+def matches(ctx: CheckContext, spec: CheckSpec) -> None:
+    """String(s) at path match the regex ``pattern`` (``re.search``)."""
+    assert spec.pattern is not None
+    flags = re.IGNORECASE if spec.ignore_case else 0
+    for got in _scalars(ctx, spec):
+        if not isinstance(got, str) or re.search(spec.pattern, got, flags) is None:
+            raise PatternMismatch(spec.check, spec.path, f"to match /{spec.pattern}/", got)
+
+
+@check("length")
+def length(ctx: CheckContext, spec: CheckSpec) -> None:
+    """The list/string at path has between ``min`` and ``max`` items (either optional)."""
+    got = _value(ctx, spec)
+    if not isinstance(got, list | str | dict):
+        raise LengthMismatch(spec.check, spec.path, "a list, string or object", got)
+    size = len(got)
+    if (spec.min is not None and size < spec.min) or (spec.max is not None and size > spec.max):
+        want = f"length in [{spec.min if spec.min is not None else 0}, {spec.max if spec.max is not None else 'inf'}]"
+        raise LengthMismatch(spec.check, spec.path, want, got, f"length {size}")
+
+
+@check("exists")
+def exists(ctx: CheckContext, spec: CheckSpec) -> None:
+    """The path selects a non-null value (for ``[*]`` paths: at least one)."""
+    got = resolve(ctx.data, spec.path)
+    if not [value for value in got if value is not None]:
+        raise PathNotFound(spec.check, spec.path, "a non-null value", None)
+
+
+def _items(ctx: CheckContext, spec: CheckSpec) -> list[Any]:
+    got = _value(ctx, spec)
+    if not isinstance(got, list):
+        raise ItemsFailed(spec.check, spec.path, "a list", got)
+    if not got and not spec.allow_empty:
+        raise ItemsFailed(
+            spec.check, spec.path, "a non-empty list", got, "set allow_empty to accept"
+        )
+    return got
+
+
+def _item_failures(ctx: CheckContext, spec: CheckSpec, items: list[Any]) -> list[str]:
+    assert spec.item is not None
+    failures: list[str] = []
+    for index, item in enumerate(items):
+        try:
+            run_check(ctx.on(item), spec.item)
+        except CheckFailure as failure:
+            failures.append(f"[{index}] {failure.message}")
+    return failures
+
+
+@check("every_item", needs=("item",))
+def every_item(ctx: CheckContext, spec: CheckSpec) -> None:
+    """The nested ``item`` check holds for every element of the list at path."""
+    items = _items(ctx, spec)
+    failures = _item_failures(ctx, spec, items)
+    if failures:
+        shown = "; ".join(failures[:3]) + (
+            f"; ... {len(failures) - 3} more" if len(failures) > 3 else ""
+        )
+        assert spec.item is not None
+        raise ItemsFailed(
+            spec.check,
+            spec.path,
+            f"every item to pass {spec.item.describe()}",
+            f"{len(failures)}/{len(items)} failing",
+            shown,
+        )
+
+
+@check("any_item", needs=("item",))
+def any_item(ctx: CheckContext, spec: CheckSpec) -> None:
+    """The nested ``item`` check holds for at least one element of the list at path."""
+    items = _items(ctx, spec)
+    failures = _item_failures(ctx, spec, items)
+    if len(failures) == len(items):
+        assert spec.item is not None
+        shown = "; ".join(failures[:3])
+        raise ItemsFailed(
+            spec.check,
+            spec.path,
+            f"some item to pass {spec.item.describe()}",
+            f"0/{len(items)} passing",
+            shown,
+        )
+
+
+@check("contains_record", needs=("value",))
+def contains_record(ctx: CheckContext, spec: CheckSpec) -> None:
+    """Some element of the list at path has every field of the mapping ``value`` with that
+    value (numbers within ``tolerance`` when given; strings case-folded with ``ignore_case``)."""
+    if not isinstance(spec.value, dict) or not spec.value:
+        raise ValueMismatch(spec.check, spec.path, "a non-empty mapping as value", spec.value)
+    items = _items(ctx, spec)
+    for item in items:
+        if isinstance(item, dict) and all(
+            key in item and _same(item[key], want, spec) for key, want in spec.value.items()
+        ):
+            return
+    raise ContainmentFailure(
+        spec.check, spec.path, f"an item with {_show(spec.value)}", items, f"{len(items)} items"
+    )
+
+
+@check("asked_product", needs=("value", "field"))
+def asked_product(ctx: CheckContext, spec: CheckSpec) -> None:
+    """The product answered (the id at path; with ``pattern``, its first group found in the
+    text at path) is one of ``value``, the ids of the product asked for. When it is not, or
+    nothing asked for is listed (``value`` empty), the value at ``field`` must say the answer is
+    not the product asked for: true, or the decision ``needs_more_info``. An answer about
+    another product that does not say so fails as WrongProduct."""
+    wanted = {str(v) for v in (spec.value or [])}
+    found = resolve(ctx.data, spec.path)
+    got = found[0] if found else None
+    if spec.pattern is not None and got is not None:
+        match = re.search(spec.pattern, str(got))
+        got = (match.group(1) if match.groups() else match.group(0)) if match else None
+    flagged = resolve(ctx.data, spec.field or "")
+    says_so = bool(flagged and flagged[0] in (True, NEEDS_MORE_INFO))
+    if (got is not None and str(got) in wanted) or (got is None and not wanted):
+        return
+    if says_so:
+        if wanted:
+            raise ValueMismatch(
+                spec.check,
+                spec.path,
+                f"one of {_show(sorted(wanted))}",
+                got,
+                f"{spec.field} says the product asked for was not found",
+            )
+        return
+    if got is None:
+        expected = f"one of {_show(sorted(wanted))}" if wanted else f"{spec.field} true"
+        raise ValueMismatch(spec.check, spec.path, expected, None, "no product answered")
+    expected = f"one of {_show(sorted(wanted))}" if wanted else f"no product, or {spec.field} true"
+    raise WrongProduct(
+        spec.check, spec.path, expected, got, f"answered another product with {spec.field} false"
+    )
+
+
+@check("schema_valid")
+def schema_valid(ctx: CheckContext, spec: CheckSpec) -> None:
+    """The whole result validates against the tool's published outputSchema."""
+    if ctx.output_schema is None:
+        raise SchemaViolation(spec.check, "$", "a published outputSchema", None, "tool has none")
+    validator_cls = jsonschema.validators.validator_for(ctx.output_schema)
+    validator = validator_cls(ctx.output_schema)
+    # Field-level errors first: "$.provenance: 'sql' is not of type 'array'" says more than
+    # the root object's "'confidence' is a required property".
+    errors = sorted(
+        validator.iter_errors(ctx.outcome.structured),
+        key=lambda e: (not e.path, [str(p) for p in e.path]),
+    )
+    if errors:
+
+        def where(error: jsonschema.ValidationError) -> str:
+            return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.path)
+
+        first = errors[0]
+        root = isinstance(first.instance, dict) and not first.path
+        got = f"object with keys {sorted(first.instance)}" if root else first.instance
+        shown = "; ".join(f"{where(e)}: {e.message[:120]}" for e in errors[:3])
+        more = f"; {len(errors) - 3} more" if len(errors) > 3 else ""
+        raise SchemaViolation(
+            spec.check,
+            where(first),
+            "a result valid against outputSchema",
+            got,
+            shown + more,
+        )
+
+
+@check("no_tool_error", needs_result=False)
+def no_tool_error(ctx: CheckContext, spec: CheckSpec) -> None:
+    """The call did not come back with isError=true."""
+    if ctx.outcome.is_error:
+        raise UnexpectedToolError(
+            spec.check, "$", "a result", ctx.outcome.text.strip()[:300], "isError=true"
+        )
+
+
+@check("tool_error", needs=("field",), needs_result=False)
+def tool_error(ctx: CheckContext, spec: CheckSpec) -> None:
+    """The call came back with isError=true and a message naming ``field`` (and ``pattern``)."""
+    assert spec.field is not None
+    if not ctx.outcome.is_error:
+        raise MissingToolError(
+            spec.check, "$", f"a tool error naming {spec.field!r}", ctx.outcome.structured
+        )
+    message = ctx.outcome.text
+    if spec.field.casefold() not in message.casefold():
+        raise MissingToolError(
+            spec.check, "$", f"the error message to mention {spec.field!r}", message
+        )
+    if spec.pattern is not None and re.search(spec.pattern, message, re.IGNORECASE) is None:
+        raise MissingToolError(
+            spec.check, "$", f"the error message to match /{spec.pattern}/", message
+        )
+
+
+@check("ranked_before", needs=("before", "after"), needs_result=False)
+def ranked_before(ctx: CheckContext, spec: CheckSpec) -> None:
+    """Retrieved id ``before`` ranks above ``after`` (which may also be absent)."""
+    ids = list(ctx.retrieved_ids)
+    if spec.before not in ids:
+        raise RankOrderFailure(
+            spec.check, "retrieved ids", f"{spec.before!r} to be retrieved", ids[:10]
+        )
+    if spec.after in ids and ids.index(spec.after) < ids.index(spec.before):
+        raise RankOrderFailure(
+            spec.check,
+            "retrieved ids",
+            f"{spec.before!r} ranked above {spec.after!r}",
+            ids[:10],
+            f"ranks {ids.index(spec.before) + 1} vs {ids.index(spec.after) + 1}",
+        )
+
+
+@check("citations_resolve")
+def citations_resolve(ctx: CheckContext, spec: CheckSpec) -> None:
+    """Every citation carries a chunk id that source.passages resolves ("show source").
+
+    The runner resolved the result's citations on the same target during the run; a result
+    without citations passes, a citation the runner could not check fails.
+    """
+    evidence = ctx.citations
+    if evidence is None:
+        return
+    path = spec.path or "$"
+    if evidence.error:
+        raise UnresolvedCitation(
+            spec.check, path, "source.passages to answer", evidence.error[:200]
+        )
+    if evidence.without_id:
+        raise UnresolvedCitation(
+            spec.check, path, "a chunk_id on every citation", evidence.without_id[:5]
+        )
+    if evidence.missing:
+        raise UnresolvedCitation(
+            spec.check,
+            path,
+            f"all {evidence.cited} cited ids resolved by source.passages",
+            evidence.missing[:5],
+            f"{len(evidence.missing)} missing",
+        )

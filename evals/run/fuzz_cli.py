@@ -1,0 +1,315 @@
+"""``python -m evals fuzz``: the command line of the fuzz run (options, the per-tool table, the
+boundary cases, the verdict line and exit status).
+
+Exit status: 0 every check held; 1 a failing finding (spec-must, spec-should, security, and
+house rules where enforced) or changed databases; 2 a harness error; 3 nothing was called
+(every tool skipped: "0 calls: N tools skipped (reasons)"), so nothing was checked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from evals.cli_options import output_parent, target_parent
+from evals.conformance.canary import new_canary
+from evals.conformance.grading import table_text
+from evals.run.fuzz import run_fuzz
+from evals.run.fuzz_models import PROFILES, FuzzConfig, FuzzReport, ToolStats
+from ocm_common.findings import Event, EventStream, Finding, fails
+from ocm_common.run_record import Clock, header, write_record
+
+HELP = "property-based contract tests of any MCP target from its published schemas"
+FAMILIES = (
+    "generated, hostile_text, known_good, schema_edge (valid); wrong_type, "
+    "wrong_type_arguments, extra_field, missing_required, out_of_range, unknown_enum, "
+    "too_many_items, huge_string, control_chars, blank_text, two_problems (invalid)"
+)
+EPILOG = (
+    "exit status: 0 every check held; 1 failing findings; 2 harness error; 3 nothing was "
+    "called (every tool skipped).\n\nthe one grading table (evals/conformance/grading.py):\n"
+)
+
+
+class SkipReporter:
+    """Prints each tool the run will not call, as the engine reports it."""
+
+    def __call__(self, event: Event) -> None:
+        if event.kind == "skipped" and event.skipped is not None:
+            print(f"SKIPPED {event.skipped.tool}: {event.skipped.reason}", flush=True)
+
+
+def known_inputs(
+    examples: str | None, golden: str | None, target: str
+) -> dict[str, list[dict[str, Any]]]:
+    """Known-good arguments per tool, from an examples file and golden scenarios (for the
+    reference server, its own golden set unless told otherwise)."""
+    from ocm_common.golden import GOLDEN_DIR, example_calls, golden_calls
+
+    root = Path(golden) if golden else (GOLDEN_DIR if target.startswith("inprocess") else None)
+    calls = [
+        *(example_calls(Path(examples)) if examples else []),
+        *(golden_calls(root) if root is not None else []),
+    ]
+    known: dict[str, list[dict[str, Any]]] = {}
+    for call in calls:
+        known.setdefault(call.tool, []).append(call.arguments)
+    return known
+
+
+def render_table(report: FuzzReport) -> str:
+    """The per-tool table (plain text, so logs and reports quote it as is)."""
+    rows: list[tuple[str, ...]] = [
+        (
+            "tool",
+            "valid",
+            "invalid",
+            "tried",
+            "edges ok",
+            "crashes",
+            "failures",
+            "slowest ms",
+            "slowest case",
+        )
+    ]
+    for t in report.tools:
+        rows.append(
+            (
+                t.tool,
+                str(t.valid),
+                str(t.invalid),
+                str(t.tried),
+                _edges_ok(t),
+                str(t.calls.get("crash", 0)),
+                str(t.failures),
+                f"{t.slowest_ms:.0f}",
+                t.slowest_case[:70],
+            )
+        )
+    total = [
+        "TOTAL",
+        str(sum(t.valid for t in report.tools)),
+        str(sum(t.invalid for t in report.tools)),
+        str(sum(t.tried for t in report.tools)),
+        f"{sum(_passed(t) for t in report.tools)}/{sum(len(t.edges) for t in report.tools)}",
+        str(sum(t.calls.get("crash", 0) for t in report.tools)),
+        str(sum(t.failures for t in report.tools)),
+        f"{max((t.slowest_ms for t in report.tools), default=0):.0f}",
+        "",
+    ]
+    rows.append(tuple(total))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = [" | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    lines.insert(1, "-+-".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _passed(stats: ToolStats) -> int:
+    return sum(not e.failed for e in stats.edges)
+
+
+def _edges_ok(stats: ToolStats) -> str:
+    """Boundary cases that passed every check, of those run."""
+    return f"{_passed(stats)}/{len(stats.edges)}"
+
+
+def render_edges(report: FuzzReport) -> str:
+    """Per tool: the boundary cases run and how they ended, the edges exercised per field,
+    each failing or dropped edge with its reason."""
+    lines = []
+    for t in report.tools:
+        if not t.edges and not t.edges_dropped:
+            continue
+        ended = ", ".join(f"{n} {kind}" for kind, n in sorted(t.edge_counts().items()))
+        dropped = f", {len(t.edges_dropped)} dropped" if t.edges_dropped else ""
+        lines.append(f"{t.tool}: {len(t.edges)} edge cases ({ended}){dropped}")
+        lines.append(f"  {t.edge_summary}")
+        for e in t.edges:
+            if e.failed:
+                lines.append(f"  FAILED {e.edge}: ended {e.ended}; broke {', '.join(e.failed)}")
+        for d in t.edges_dropped:
+            lines.append(f"  DROPPED {d.label}: {d.reason}")
+    return "\n".join(lines)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="default")
+    parser.add_argument("--valid", type=int, help="valid examples per tool (overrides the profile)")
+    parser.add_argument(
+        "--invalid", type=int, help="invalid examples per tool (overrides the profile)"
+    )
+    parser.add_argument("--tool", action="append", help="only this tool (repeatable)")
+    parser.add_argument(
+        "--error-limit-ms",
+        type=float,
+        default=10_000.0,
+        help="max time for an input error (a hang detector: speed is measured by the benchmarks)",
+    )
+    parser.add_argument(
+        "--index-dir",
+        help="checksum these databases before and after (default: the reference index for inprocess targets)",
+    )
+    parser.add_argument(
+        "--family", action="append", help=f"only this case family (repeatable): {FAMILIES}"
+    )
+    parser.add_argument("--seed", type=int, help="the run's seed (default: a random one, reported)")
+    parser.add_argument(
+        "--database",
+        default=".hypothesis/fuzz",
+        help="hypothesis example database directory ('' keeps it in memory)",
+    )
+    parser.add_argument(
+        "--health-every", type=int, help="tools/list after every Nth case (and every failure)"
+    )
+    parser.add_argument(
+        "--house-rules",
+        choices=["auto", "on", "off"],
+        default="auto",
+        help="also enforce this project's conventions (auto: on for inprocess targets only)",
+    )
+    parser.add_argument(
+        "--allow-writes",
+        action="store_true",
+        help="also call tools that may change state (destructive or not declared read-only)",
+    )
+    parser.add_argument(
+        "--examples",
+        help="known-good inputs: a JSON/YAML file mapping tool name -> list of argument objects",
+    )
+    parser.add_argument(
+        "--no-edges",
+        action="store_true",
+        help="skip the boundary cases from the schema (run before random generation by default)",
+    )
+    parser.add_argument(
+        "--golden",
+        help="known-good inputs from golden scenarios naming any tool (default for inprocess: golden/)",
+    )
+
+
+def add_parser(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "fuzz",
+        parents=parents,
+        help=HELP + " (exit 0/1/2/3)",
+        description=HELP + ". Writes fuzz.json (default: reports/runs/fuzz).",
+        epilog=EPILOG + table_text(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_arguments(parser)
+    parser.set_defaults(func=cmd_fuzz)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The fuzz command alone (tests): the same options as ``python -m evals fuzz``."""
+    parser = argparse.ArgumentParser(prog="python -m evals fuzz", description=HELP)
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_parser(sub, [target_parent(), output_parent("fuzz.json", "reports/runs/fuzz")])
+    code: int = cmd_fuzz(parser.parse_args(["fuzz", *(argv or [])]))
+    return code
+
+
+def cmd_fuzz(args: argparse.Namespace) -> int:
+    from evals.run.targets import make_target
+
+    clock = Clock()
+    profile = PROFILES[args.profile]
+    config = FuzzConfig(
+        valid=args.valid if args.valid is not None else profile["valid"],
+        invalid=args.invalid if args.invalid is not None else profile["invalid"],
+        error_limit_ms=args.error_limit_ms,
+        seed=args.seed,
+        tools=args.tool,
+        families=args.family,
+        database=args.database or None,
+        health_every=args.health_every or profile["health_every"],
+        house_rules=(
+            args.target.startswith("inprocess")
+            if args.house_rules == "auto"
+            else args.house_rules == "on"
+        ),
+        allow_writes=args.allow_writes,
+        edges=not args.no_edges,
+        examples=known_inputs(args.examples, args.golden, args.target),
+        # a stdio or in-process server inherits this process's environment; HTTP ones do not
+        canary=None if args.target.startswith("http") else new_canary(),
+    )
+    index_dir = args.index_dir
+    if args.target.startswith("inprocess"):
+        # The server runs in this process: its own log of each refused call is noise here (the
+        # fuzzer judges the responses), so only its critical messages are shown.
+        import logging
+
+        logging.getLogger("fastmcp").setLevel(logging.CRITICAL)
+        logging.getLogger("reference_server").setLevel(logging.ERROR)
+    if index_dir is None and args.target.startswith("inprocess"):
+        from reference_server.config import Settings
+
+        index_dir = str(Settings.from_env().index_dir)
+
+    def progress(stats: ToolStats, failures: list[Finding]) -> None:
+        print(
+            f"  {stats.tool}: {stats.tried} cases, {stats.failures} failures, slowest {stats.slowest_ms:.0f} ms",
+            file=sys.stderr,
+            flush=True,
+        )
+        for failure in failures[:3]:
+            verdict = "FAIL" if fails(failure.grade, house_rules=config.house_rules) else "NOTE"
+            print(f"    {verdict} {failure.describe()[:400]}", file=sys.stderr, flush=True)
+
+    events = EventStream()
+    events.subscribe(SkipReporter())
+
+    if config.seed is None:
+        config.seed = random.randrange(2**32)
+    print(
+        f"fuzzing {args.target} ({args.profile}: {config.valid} valid + {config.invalid} invalid "
+        f"per tool), seed {config.seed}",
+        file=sys.stderr,
+    )
+    report = run_fuzz(
+        make_target(args.target),
+        config,
+        profile=args.profile,
+        index_dir=index_dir,
+        progress=progress,
+        events=events,
+    )
+    out = Path(args.out or "reports/runs/fuzz")
+    out.mkdir(parents=True, exist_ok=True)
+    log = {
+        **report.to_json(),
+        "table": render_table(report),
+        "edges": render_edges(report),
+        "config": asdict(config),
+    }
+    (out / "fuzz.json").write_text(json.dumps(log, indent=1, ensure_ascii=False) + "\n")
+    head = header("fuzz", clock, report.exit_code, target=args.target, settings=log["config"])
+    write_record(out, head, log, ["fuzz.json"])
+    print(render_table(report))
+    if report.tools and any(t.edges or t.edges_dropped for t in report.tools):
+        print("\nboundary cases (from each inputSchema, before random generation):")
+        print(render_edges(report))
+    for failure in report.failures[:50]:
+        verdict = "FAIL" if fails(failure.grade, house_rules=report.house_rules) else "NOTE"
+        print(f"{verdict} {failure.describe()}")
+    if len(report.failures) > 50:
+        print(f"... {len(report.failures) - 50} more findings in {out / 'fuzz.json'}")
+    counts = ", ".join(f"{grade} {n}" for grade, n in report.counts().items())
+    rules = "with" if report.house_rules else "without"
+    print(f"findings by grade ({rules} house rules): {counts}")
+    if report.databases_unchanged is not None:
+        print(f"databases: {report.database_note}")
+    if report.ok and report.called_nothing:
+        print(f"NOTHING CHECKED: {report.nothing_called_line()}; run log {out / 'fuzz.json'}")
+        return report.exit_code
+    print(
+        f"{'OK' if report.ok else 'FAILED'}: {len(report.failing)} failing findings in "
+        f"{report.calls} calls, {report.seconds:.0f} s (seed {report.seed}); run log {out / 'fuzz.json'}"
+    )
+    return report.exit_code
