@@ -74,8 +74,8 @@ test-load: index
 BASE ?=
 ROUNDS ?=
 BENCH_PROFILES ?=
-bench: index
-	GATE_TARGET='$(GATE_TARGET)' LOAD_PROFILES='$(BENCH_PROFILES)' $(PY) -m load bench $(if $(BASE),--base '$(BASE)') $(if $(ROUNDS),--rounds $(ROUNDS))
+bench: index $(DISTINCT_MIX)
+	OCM_DISTINCT_MIX='$(DISTINCT_MIX)' GATE_TARGET='$(GATE_TARGET)' LOAD_PROFILES='$(BENCH_PROFILES)' $(PY) -m load bench $(if $(BASE),--base '$(BASE)') $(if $(ROUNDS),--rounds $(ROUNDS))
 	@if [ -n "$(SCALE)" ]; then $(MAKE) --no-print-directory bench-scale SCALE=$(SCALE) SCALE_SUMMARY=reports/latest; fi
 
 # The distinct-query task mix (load/distinct_mix.py): MIX_CALLS distinct calls over the twelve

@@ -63,6 +63,10 @@ class ToolLatency(BaseModel):
     inprocess_p95_ms: float | None = None
 
 
+# The suffix of a profile run on the distinct-query mix (`paced-distinct`), beside golden's.
+DISTINCT_KIND = "distinct"
+
+
 class BenchSummary(BaseModel):
     """Every figure and verdict of one `make bench`."""
 

@@ -134,7 +134,7 @@ class Slo(BaseModel):
 
         Saturation deliberately overloads the server, so its bar is throughput, not latency.
         """
-        if profile == "saturation":
+        if profile.split("-", 1)[0] == "saturation":  # also on another mix (saturation-distinct)
             return {}
         bars = dict(self.ceiling(tool))
         own = {**self.profiles.get(profile, {}), **self.per_tool.get(tool, {}).get(profile, {})}

@@ -21,7 +21,7 @@ from typing import Any
 
 from evals import render
 from evals.read import plots, regression_report, slo
-from ocm_common.bench_summary import BenchSummary
+from ocm_common.bench_summary import DISTINCT_KIND, BenchSummary
 from ocm_common.latency_records import RECORDS_FILE, LatencyRecord, read_records
 from ocm_common.machine import lacking, one_line, relevant_flags
 from ocm_common.percentiles import DEFINITION
@@ -270,6 +270,64 @@ def _throughput_lines(summary: BenchSummary) -> list[str]:
     ]
 
 
+def _mix_section(doc: render.Document, summary: BenchSummary) -> None:
+    """Golden and the distinct-query mix side by side, per profile run on both: throughput,
+    errors, the server's embedding-cache hit rate and CPU per call, then p95 per tool."""
+    pairs = [
+        (name, summary.profiles[name], summary.profiles[f"{name}-{DISTINCT_KIND}"])
+        for name in ("latency", "paced", "saturation")
+        if name in summary.profiles and f"{name}-{DISTINCT_KIND}" in summary.profiles
+    ]
+    if not pairs:
+        return
+    rows = [
+        [
+            name,
+            mix,
+            _num(run.get("rps")),
+            _num(run.get("saturation_rps")) if "saturation_rps" in run else "",
+            str(run.get("errors", "")),
+            _num(run.get("cache_hit_rate"), 2) if run.get("cache_hit_rate") is not None else "",
+            _num(run.get("server_cpu_ms_per_call"), 2),
+        ]
+        for name, golden, distinct in pairs
+        for mix, run in (("golden", golden), (DISTINCT_KIND, distinct))
+    ]
+    tools = sorted({t for _, g, d in pairs for t in (*g.get("tools", {}), *d.get("tools", {}))})
+    p95 = [
+        [tool]
+        + [
+            _num(run.get("tools", {}).get(tool, {}).get("p95_ms"))
+            for _, golden, distinct in pairs
+            for run in (golden, distinct)
+        ]
+        for tool in tools
+    ]
+    doc.section(
+        "Golden and distinct-query traffic",
+        render.Table(
+            [
+                "profile",
+                "mix",
+                "calls/s",
+                "saturation calls/s",
+                "errors",
+                "cache hit rate",
+                "server CPU ms/call",
+            ],
+            rows,
+            note="The golden mix repeats about 180 calls, so the server's embedding cache "
+            "answers many; the distinct mix (`make distinct-mix`) does not repeat a call in a "
+            "run. The distinct runs are judged on errors and the spec's ceilings only.",
+        ),
+        render.Table(
+            ["tool"]
+            + [f"{name} {mix} p95 ms" for name, _, _ in pairs for mix in ("golden", DISTINCT_KIND)],
+            p95,
+        ),
+    )
+
+
 def _records_section(doc: render.Document, records: list[LatencyRecord]) -> None:
     doc.section(
         "Latency records",
@@ -345,6 +403,7 @@ def bench_document(directory: Path, record: RunRecord) -> render.Document:
     )
     if summary.tools:
         _tool_section(doc, summary)
+    _mix_section(doc, summary)
     records = latency_records(directory)
     if records:
         _records_section(doc, records)

@@ -58,3 +58,40 @@ def test_bench_report_of_a_base_comparison_names_the_slower_tool(tmp_path: Path)
     write_bench(tmp_path, summary)
     text = bench_report.write(tmp_path)["markdown"].read_text()
     assert "slower than base: odb.get" in text and "SLOWER" in text and "HEAD~1" in text
+
+
+def test_bench_report_puts_golden_and_distinct_traffic_side_by_side(tmp_path: Path) -> None:
+    def run(rps: float, hit: float, cpu: float, p95: float, **extra: float) -> dict[str, object]:
+        return {
+            "rps": rps,
+            "errors": 0,
+            "cache_hit_rate": hit,
+            "server_cpu_ms_per_call": cpu,
+            "tools": {"odb.get": {"p95_ms": p95}},
+            **extra,
+        }
+
+    summary = {
+        "timestamp": "t",
+        "machine": MACHINE,
+        "profiles": {
+            "paced": run(50.0, 0.55, 9.0, 30.0),
+            "paced-distinct": run(49.5, 0.02, 17.0, 61.0),
+            "saturation": run(240.0, 0.5, 8.0, 90.0, saturation_rps=230.0),
+            "saturation-distinct": run(150.0, 0.0, 16.0, 140.0, saturation_rps=140.0),
+        },
+    }
+    write_bench(tmp_path, summary)
+    text = bench_report.write(tmp_path)["markdown"].read_text()
+    assert "Golden and distinct-query traffic" in text
+    assert "| paced | distinct | 49.5 |  | 0 | 0.02 | 17.00 |" in text
+    assert "| saturation | distinct | 150.0 | 140.0 | 0 | 0.00 | 16.00 |" in text
+    assert "| odb.get | 30.0 | 61.0 | 90.0 | 140.0 |" in text
+
+
+def test_the_slo_judges_a_saturation_run_on_any_mix_by_throughput_only() -> None:
+    from load.slo import load_slo
+
+    slo = load_slo()
+    assert slo.bars("saturation-distinct", "odb.get") == {}
+    assert slo.bars("paced-distinct", "odb.get") == slo.ceiling("odb.get")
