@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from reference_server.machine import describe, one_line
+from ocm_common.machine import describe, one_line
 from tool_search.requests import SearchRequest
 from tool_search.service import ToolSearchService
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from evals.routing.cases import RoutingCase
 from evals.routing.metrics import DEPTH, Outcome, confusion, grouped, summary
-from reference_server.machine import describe
+from ocm_common.machine import describe
 from tool_search.categories import assign, load_rules
 from tool_search.engine import ToolIndex
 from tool_search.records import ToolRecord
@@ -66,14 +66,21 @@ def step_result(
         elapsed = time.perf_counter() - start
         out["modes"][mode] = {
             "overall": summary(outcomes),
+            "strict": summary(outcomes, strict=True),
             "per_tool": grouped(outcomes, "tool"),
+            "strict_per_tool": grouped(outcomes, "tool", strict=True),
             "per_catalogue": grouped(outcomes, "catalogue"),
             "per_source": grouped(outcomes, "source"),
             "per_family": grouped(outcomes, "family"),
             "confusion": confusion(outcomes),
             "mean_ms_per_case": round(1000 * elapsed / max(len(outcomes), 1), 3),
             "outcomes": [
-                {"id": o.case.id, "rank": o.rank, "first": o.ranked[0] if o.ranked else None}
+                {
+                    "id": o.case.id,
+                    "rank": o.rank,
+                    "strict_rank": o.strict_rank,
+                    "first": o.ranked[0] if o.ranked else None,
+                }
                 for o in outcomes
             ],
         }
