@@ -14,9 +14,11 @@ from typing import Any
 
 from tool_search.text import split_name
 
+# The title is the tool's purpose in the author's words; a dotted name often carries none
+# (`odb.get`), so the title weighs more than the name (chosen on the tuning half, 2026-11-27).
 DEFAULT_FIELD_WEIGHTS = {
-    "name": 3.0,
-    "title": 2.0,
+    "name": 2.0,
+    "title": 3.0,
     "description": 1.0,
     "argument_names": 1.5,
     "argument_descriptions": 0.6,
@@ -26,15 +28,18 @@ _WORD = re.compile(r"[A-Za-z]+")
 
 @dataclass(frozen=True)
 class RankingConfig:
-    rrf_k: int = 10
+    """Defaults: the variant chosen on the tuning half of the routing cases (2026-11-27,
+    docs/tool-search.md), which ranks the right tool first more often at 1,000+ tools."""
+
+    rrf_k: int = 5
     # weight of the semantic ranking's RRF term (the keyword ranking's is 1)
-    semantic_weight: float = 1.0
+    semantic_weight: float = 1.5
     field_weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_FIELD_WEIGHTS))
-    expand_names: bool = False
+    expand_names: bool = True
     # "max": a tool's similarity is its best view; "max+whole": plus half its whole view's
     semantic_pool: str = "max"
     # add a view of the title and the description's first sentence
-    lead_view: bool = False
+    lead_view: bool = True
 
     def but(self, **changes: Any) -> RankingConfig:
         return replace(self, **changes)

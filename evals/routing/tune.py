@@ -24,7 +24,15 @@ from tool_search.engine import ToolIndex
 from tool_search.ranking_config import DEFAULT_FIELD_WEIGHTS, RankingConfig
 from tool_search.sources import read_sources
 
-BASE = RankingConfig()
+# The ranking as it was when these variants were compared (the defaults before 2026-11-27's
+# choice), so the comparison can be re-run as recorded.
+BASE = RankingConfig(
+    rrf_k=10,
+    semantic_weight=1.0,
+    field_weights={**DEFAULT_FIELD_WEIGHTS, "name": 3.0, "title": 2.0},
+    expand_names=False,
+    lead_view=False,
+)
 SINGLE_CHANGES: dict[str, dict[str, Any]] = {
     "rrf_k=5": {"rrf_k": 5},
     "rrf_k=30": {"rrf_k": 30},
@@ -35,9 +43,9 @@ SINGLE_CHANGES: dict[str, dict[str, Any]] = {
     "expand_names": {"expand_names": True},
     "pool=max+whole": {"semantic_pool": "max+whole"},
     "lead_view": {"lead_view": True},
-    "weights:name2,title3": {"field_weights": {**DEFAULT_FIELD_WEIGHTS, "name": 2.0, "title": 3.0}},
-    "weights:argnames1": {"field_weights": {**DEFAULT_FIELD_WEIGHTS, "argument_names": 1.0}},
-    "weights:description1.5": {"field_weights": {**DEFAULT_FIELD_WEIGHTS, "description": 1.5}},
+    "weights:name2,title3": {"field_weights": {**BASE.field_weights, "name": 2.0, "title": 3.0}},
+    "weights:argnames1": {"field_weights": {**BASE.field_weights, "argument_names": 1.0}},
+    "weights:description1.5": {"field_weights": {**BASE.field_weights, "description": 1.5}},
 }
 
 
@@ -85,7 +93,9 @@ def tune(
     catalogues = read_sources(list(specs))
     extra = read_sources([f"distractors:{distractors}:0"])[0] if distractors else None
     every = scale_steps(catalogues, extra)
-    steps = list(dict.fromkeys([every[0], *every[-2:]]))  # first, all catalogues, + generated
+    # the first catalogue, all of them, then with the generated tools
+    picked = sorted({0, len(every) - 2, len(every) - 1} & set(range(len(every))))
+    steps = [every[i] for i in picked]
     rules = load_rules()
     for step in steps:
         assign(step.tools, rules)
