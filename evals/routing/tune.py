@@ -51,7 +51,8 @@ SINGLE_CHANGES: dict[str, dict[str, Any]] = {
 
 def halves(cases: Sequence[RoutingCase], seed: int) -> tuple[list[RoutingCase], list[RoutingCase]]:
     """(tuning half, held-out half) by a hash of each case's id and the seed."""
-    tune, held = [], []
+    tune: list[RoutingCase] = []
+    held: list[RoutingCase] = []
     for case in cases:
         digest = hashlib.sha256(f"{seed}:{case.id}".encode()).digest()
         (tune if digest[0] % 2 == 0 else held).append(case)
