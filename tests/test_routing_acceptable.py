@@ -1,7 +1,10 @@
 """Acceptable tools of a routing case from the tools' specs, strict versus accepting metrics,
-name expansion and the split of cases into a tuning and a held-out half."""
+name expansion, the split of cases into a tuning and a held-out half, and the catalogue built
+in the background."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from evals.routing.acceptable import alternatives, is_validation_only
 from evals.routing.cases import RoutingCase
@@ -77,3 +80,28 @@ def test_halves_split_every_case_once_and_depend_on_the_seed() -> None:
     assert len(tune) + len(held) == 200 and not {c.id for c in tune} & {c.id for c in held}
     assert 60 < len(tune) < 140
     assert {c.id for c in halves(cases, 1)[0]} != {c.id for c in tune}
+
+
+def test_background_service_reports_a_failed_build_to_every_call() -> None:
+    import pytest
+
+    from tool_search.background import BackgroundService
+
+    def broken() -> Any:
+        raise ValueError("no such catalogue")
+
+    service = BackgroundService(broken)
+    with pytest.raises(RuntimeError, match="no such catalogue"):
+        service.categories()
+
+
+def test_a_mistyped_spec_is_caught_before_the_catalogue_is_read() -> None:
+    import pytest
+
+    from tool_search.sources import SourceError, check_spec
+
+    check_spec("inprocess")
+    check_spec("distractors:10")
+    check_spec("tool_search/catalogues/clinical_trials_assistant.json")
+    with pytest.raises(SourceError, match="unknown catalogue"):
+        check_spec("tool_search/catalogues/no_such_file.json")
