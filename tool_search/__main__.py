@@ -45,15 +45,20 @@ def main(argv: list[str] | None = None) -> int:
 
         return bench_main(args.sources, args.golden, args.out, args.rounds)
 
+    from tool_search.background import BackgroundService
     from tool_search.server import build_server
     from tool_search.service import ToolSearchService
-    from tool_search.sources import SourceError
+    from tool_search.sources import SourceError, check_spec
 
     try:
-        service = ToolSearchService.from_specs(args.sources, args.rules, args.golden)
+        for spec in args.sources:
+            check_spec(spec)  # a mistyped spec stops the start; reading it is left to the thread
     except SourceError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    service = BackgroundService(
+        lambda: ToolSearchService.from_specs(args.sources, args.rules, args.golden)
+    )
     server = build_server(service)
     from tool_search.semantic import preload
 

@@ -13,25 +13,25 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tool_search.ranking_config import DEFAULT_FIELD_WEIGHTS, RankingConfig, expanded_name
 from tool_search.records import ToolRecord
 from tool_search.text import split_name, terms
 
 K1 = 1.2
 B = 0.75
 # A word in the tool's name says more about what it does than one in an argument's description.
-FIELD_WEIGHTS = {
-    "name": 3.0,
-    "title": 2.0,
-    "description": 1.0,
-    "argument_names": 1.5,
-    "argument_descriptions": 0.6,
-}
+FIELD_WEIGHTS = DEFAULT_FIELD_WEIGHTS
 
 
-def field_texts(tool: ToolRecord) -> dict[str, str]:
+def field_texts(tool: ToolRecord, expand_names: bool = False) -> dict[str, str]:
     params = tool.parameters
+    name = (
+        expanded_name(tool.name, tool.title or "", tool.description)
+        if expand_names
+        else split_name(tool.name)
+    )
     return {
-        "name": split_name(tool.name),
+        "name": name,
         "title": tool.title or "",
         "description": tool.description,
         "argument_names": " ".join(split_name(p.name) for p in params),
@@ -48,13 +48,15 @@ class _Postings:
 class FieldBM25:
     """The keyword index of a catalogue."""
 
-    def __init__(self, tools: list[ToolRecord]):
+    def __init__(self, tools: list[ToolRecord], config: RankingConfig | None = None):
+        config = config or RankingConfig()
+        weights = config.field_weights
         self.size = len(tools)
         self.field_terms: list[dict[str, set[str]]] = []
         self._postings: dict[str, dict[str, _Postings]] = {}
         per_field: dict[str, list[Counter[str]]] = {f: [] for f in FIELD_WEIGHTS}
         for tool in tools:
-            texts = field_texts(tool)
+            texts = field_texts(tool, config.expand_names)
             counts = {f: Counter(terms(texts[f])) for f in FIELD_WEIGHTS}
             for f in FIELD_WEIGHTS:
                 per_field[f].append(counts[f])
@@ -75,9 +77,7 @@ class FieldBM25:
                 df = len(ids)
                 idf = math.log(1 + (self.size - df + 0.5) / (df + 0.5))
                 norm = K1 * (1 - B + B * lengths[idx] / avg)
-                postings[term] = _Postings(
-                    idx, FIELD_WEIGHTS[f] * idf * freq * (K1 + 1) / (freq + norm)
-                )
+                postings[term] = _Postings(idx, weights[f] * idf * freq * (K1 + 1) / (freq + norm))
             self._postings[f] = postings
 
     def scores(self, query: str) -> np.ndarray:

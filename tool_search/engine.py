@@ -11,13 +11,14 @@ from typing import Any
 import numpy as np
 
 from tool_search.bm25 import FieldBM25
+from tool_search.ranking_config import RankingConfig
 from tool_search.records import ToolRecord
 from tool_search.semantic import SemanticIndex
 from tool_search.text import split_name, stem
 
-# Small k: a tool catalogue is short and its first ranks matter most (k=10 measured better
-# than the usual 60 at 12 and at 1,066 tools, docs/tool-search.md).
-RRF_K = 10
+# Small k: a tool catalogue is short and its first ranks matter most (k=5 chosen on the
+# tuning half of the routing cases over 10, 30 and 60; docs/tool-search.md).
+RRF_K = RankingConfig().rrf_k
 # Similarity bands for the response's confidence distribution (MiniLM cosine).
 HIGH_SIMILARITY, MEDIUM_SIMILARITY = 0.55, 0.35
 
@@ -43,11 +44,19 @@ def _ranks(scores: np.ndarray, eligible: np.ndarray) -> np.ndarray:
 class ToolIndex:
     """A catalogue's tools with both rankings built."""
 
-    def __init__(self, tools: list[ToolRecord], semantic: SemanticIndex | None = None):
+    def __init__(
+        self,
+        tools: list[ToolRecord],
+        semantic: SemanticIndex | None = None,
+        config: RankingConfig | None = None,
+    ):
+        self.config = config or RankingConfig()
         self.tools = tools
         self.by_id = {t.tool_id: i for i, t in enumerate(tools)}
-        self.keyword = FieldBM25(tools)
-        self.semantic = semantic if semantic is not None else SemanticIndex(tools)
+        self.keyword = FieldBM25(tools, self.config)
+        self.semantic = (
+            semantic if semantic is not None else SemanticIndex(tools, config=self.config)
+        )
         self._categories = np.array([t.category for t in tools], dtype=object)
         self._types = np.array([t.tool_type for t in tools], dtype=object)
 
@@ -82,8 +91,9 @@ class ToolIndex:
             fused, eligible = sem.astype(np.float64), keep
         else:
             assert kw_ranks is not None and sem_ranks is not None
-            fused = np.where(kw_ranks > 0, 1.0 / (RRF_K + kw_ranks), 0.0)
-            fused = fused + np.where(sem_ranks > 0, 1.0 / (RRF_K + sem_ranks), 0.0)
+            k_rrf, w_sem = self.config.rrf_k, self.config.semantic_weight
+            fused = np.where(kw_ranks > 0, 1.0 / (k_rrf + kw_ranks), 0.0)
+            fused = fused + np.where(sem_ranks > 0, w_sem / (k_rrf + sem_ranks), 0.0)
             eligible = keep
         total = int(eligible.sum())
         rows = np.flatnonzero(eligible)

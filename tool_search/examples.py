@@ -13,6 +13,9 @@ from tool_search.records import ToolRecord
 
 MAX_EXAMPLES = 3
 
+# libyaml's parser when built (much faster on the golden files), else the Python one
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 
 def golden_examples(root: Path) -> dict[str, list[dict[str, Any]]]:
     """tool name -> [{arguments, source}], the first scenarios of each tool with distinct
@@ -20,7 +23,7 @@ def golden_examples(root: Path) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = {}
     shapes: dict[str, set[tuple[str, ...]]] = {}
     for path in sorted(root.glob("**/*.yaml")):
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_YAML_LOADER) or {}
         for scenario in data.get("scenarios") or ():
             tool, args = scenario.get("tool"), scenario.get("args")
             if not tool or not isinstance(args, dict) or not args:

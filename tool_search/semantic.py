@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from tool_search.ranking_config import RankingConfig, expanded_name
 from tool_search.records import ToolRecord
 from tool_search.text import split_name
 
@@ -25,16 +26,24 @@ DEFAULT_CACHE_DIR = Path("build/tool_search")
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+(?=[A-Z(`'\"])")
 
 
-def whole_text(tool: ToolRecord) -> str:
+def whole_text(tool: ToolRecord, expand_names: bool = False) -> str:
     args = ", ".join(split_name(p.name) for p in tool.parameters)
     title = f"{tool.title}. " if tool.title else ""
-    return f"{split_name(tool.name)}. {title}{tool.description} Arguments: {args}."
+    name = (
+        expanded_name(tool.name, tool.title or "", tool.description)
+        if expand_names
+        else split_name(tool.name)
+    )
+    return f"{name}. {title}{tool.description} Arguments: {args}."
 
 
-def views(tool: ToolRecord) -> list[str]:
+def views(tool: ToolRecord, config: RankingConfig | None = None) -> list[str]:
     """The texts a tool is embedded as: the whole, then its facets."""
-    out = [whole_text(tool)]
+    config = config or RankingConfig()
+    out = [whole_text(tool, config.expand_names)]
     sentences = [s.strip() for s in _SENTENCE.split(tool.description) if len(s.split()) >= 4]
+    if config.lead_view and sentences:
+        out.append(f"{tool.title}. {sentences[0]}" if tool.title else sentences[0])
     if len(sentences) > 1:
         out += sentences
     out += [
@@ -118,7 +127,9 @@ class SemanticIndex:
         embedder: Any | None = None,
         cache_dir: Path | None = DEFAULT_CACHE_DIR,
         batch: int = 64,
+        config: RankingConfig | None = None,
     ):
+        self.config = config or RankingConfig()
         # The model is loaded only when a vector is missing from the cache or a query comes,
         # so a server whose catalogue vectors are cached answers `initialize` at once.
         self._embedder = embedder
@@ -127,7 +138,7 @@ class SemanticIndex:
         texts: list[str] = []
         owners: list[int] = []
         for row, tool in enumerate(tools):
-            for text in views(tool):
+            for text in views(tool, self.config):
                 texts.append(text)
                 owners.append(row)
         missing = list(dict.fromkeys(t for t in texts if cache.get(t) is None))
@@ -164,8 +175,14 @@ class SemanticIndex:
         """Each tool's best cosine similarity over its views."""
         if self.size == 0:
             return np.zeros(0, dtype=np.float32)
-        sims = self.matrix @ self.query_vector(query)
-        return np.maximum.reduceat(sims, self.starts)
+        return self.scores_of_vector(self.query_vector(query))
+
+    def scores_of_vector(self, vector: np.ndarray) -> np.ndarray:
+        sims = self.matrix @ vector
+        best = np.maximum.reduceat(sims, self.starts)
+        if self.config.semantic_pool == "max+whole":
+            return best + 0.5 * sims[self.whole_rows]
+        return best
 
     def tool_similarities(self, row: int) -> np.ndarray:
         """Cosine similarity of one tool's whole view with every tool's whole view."""

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 from reference_server.errors import InternalError, Problem, ToolInputError
 from reference_server.tools.base import input_error, published_input_schema
 from tool_search import models as m
+from tool_search.background import BackgroundService
 from tool_search.requests import CapabilityRequest, CategoriesRequest, DetailsRequest, SearchRequest
 from tool_search.service import ToolSearchService
 
@@ -90,7 +91,7 @@ def _tool(
     )
 
 
-def build_server(service: ToolSearchService) -> FastMCP:
+def build_server(service: ToolSearchService | BackgroundService) -> FastMCP:
     server = FastMCP("tool-search", instructions=INSTRUCTIONS, mask_error_details=True)
 
     def category(args: dict[str, Any]) -> list[Problem | None]:
@@ -101,8 +102,8 @@ def build_server(service: ToolSearchService) -> FastMCP:
         _tool(
             "search_mcp_tools",
             "Search tools by what they do",
-            f"Find tools among {len(service.tools)} from {len({t.server for t in service.tools})} "
-            "servers by what you want to do, in words. Ranks by BM25 over tool names, "
+            "Find tools in this server's catalogues (list_tool_categories counts them) by what "
+            "you want to do, in words. Ranks by BM25 over tool names, "
             "descriptions and argument names and descriptions, and by meaning with a local "
             "embedding model, fused (search_mode=hybrid); filter by category or tool_type. Each "
             "result gives its tool_id (server/tool), a score and which fields matched.",

@@ -133,6 +133,19 @@ def read_live(spec: str, server: str | None = None, timeout_s: float = 60.0) -> 
     return Catalogue(spec, name, [tool_from_definition(e, name, spec) for e in entries])
 
 
+def check_spec(spec: str) -> None:
+    """Raise SourceError for a spec that names no kind of source or a missing file (without
+    reading it: a live server is only asked for its tools later)."""
+    _, rest = _split_name(spec.strip())
+    if rest == "inprocess" or rest.startswith(("stdio:", "http://", "https://", "distractors:")):
+        return
+    if not Path(rest).is_file():
+        raise SourceError(
+            f"unknown catalogue {spec!r}: expected inprocess, stdio:<cmd>, http(s)://..., "
+            "distractors:<n>[:<seed>] or a tool-definition file"
+        )
+
+
 def read_source(spec: str) -> Catalogue:
     """One spec -> its catalogue."""
     server, rest = _split_name(spec.strip())

@@ -5,6 +5,7 @@ only when they share a stem, never by a synonym list."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -95,6 +96,7 @@ def split_name(name: str) -> str:
     return re.sub(r"[._\-/:]+", " ", spaced).lower()
 
 
+@lru_cache(maxsize=1 << 16)  # the same words recur across thousands of tools and queries
 def stem(word: str) -> str:
     """Strip one common English suffix (plural, -ing, -ed, -ly, -ion forms) from longer words."""
     if len(word) <= 4 or word.isdigit():

@@ -2,10 +2,14 @@
 
 Sources, never the ranking's own output:
 - `golden`: every golden scenario's question argument (its arguments as words when it has no
-  question: an id look-up is asked by its id) -> the scenario's tool;
+  question: an id look-up is asked by its id) -> the scenario's tool; scenarios that only test
+  argument checking (every expectation a tool error) or carry no words are not routing cases;
 - `derived:<family>`: a seeded sample of each derived family's questions -> the family's tool;
   the families named `*paraphrase*` and `*misspelling*` are the paraphrase family;
 - `file`: a committed YAML file of cases (seed 003's tools by their stated purpose).
+
+A case's first expected tool is its own (strict metrics); the others also answer it, by the
+tools' specifications (`evals.routing.acceptable`), and `basis` names the rules that said so.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from evals.routing.acceptable import alternatives, is_validation_only
 
 REFERENCE_SERVER = "reference"
 # The argument that carries a tool call's question, in the order they are looked for.
@@ -34,6 +40,21 @@ class RoutingCase:
     source: str
     catalogue: str  # the catalogue the expected tool belongs to (per-catalogue results)
     tags: tuple[str, ...] = field(default_factory=tuple)
+    basis: tuple[str, ...] = field(
+        default_factory=tuple
+    )  # where the other expected tools come from
+
+
+def _expected(
+    tool: str, args: dict[str, Any], documents: Any, words: list[str]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the tool then every tool that also answers the case, the rules that said so)."""
+    others, basis = alternatives(tool, args, documents, words)
+    return tuple(f"{REFERENCE_SERVER}/{t}" for t in (tool, *others)), basis
+
+
+def _is_routing_case(tool: str, args: dict[str, Any], expect: list[Any]) -> bool:
+    return not is_validation_only(expect) and question_of(tool, args) != tool
 
 
 def _words(value: Any) -> str:
@@ -59,17 +80,24 @@ def question_of(tool: str, args: dict[str, Any]) -> str:
 def golden_cases(root: Path = Path("golden")) -> list[RoutingCase]:
     from evals.run.scenario import load_scenarios
 
-    return [
-        RoutingCase(
-            id=f"golden:{s.id}",
-            text=question_of(s.tool, s.args),
-            expected=(f"{REFERENCE_SERVER}/{s.tool}",),
-            source="golden",
-            catalogue=REFERENCE_SERVER,
-            tags=tuple(s.tags),
+    out = []
+    for s in load_scenarios(root):
+        if not _is_routing_case(s.tool, s.args, list(s.expect)):
+            continue
+        documents = [[e.model_dump() for e in s.expect], list(s.relevant)]
+        expected, basis = _expected(s.tool, s.args, documents, list(s.tags))
+        out.append(
+            RoutingCase(
+                id=f"golden:{s.id}",
+                text=question_of(s.tool, s.args),
+                expected=expected,
+                source="golden",
+                catalogue=REFERENCE_SERVER,
+                tags=tuple(s.tags),
+                basis=basis,
+            )
         )
-        for s in load_scenarios(root)
-    ]
+    return out
 
 
 def derived_cases(per_family: int = 20, seed: int = 0) -> list[RoutingCase]:
@@ -85,14 +113,20 @@ def derived_cases(per_family: int = 20, seed: int = 0) -> list[RoutingCase]:
         rng = random.Random(f"{seed}:{name}")
         picked = scenarios if len(scenarios) <= per_family else rng.sample(scenarios, per_family)
         source = "paraphrase" if ("paraphrase" in name or "misspelling" in name) else "derived"
+        tool = families[name].tool
         for s in picked:
+            if not _is_routing_case(tool, s.args, list(s.expect)):
+                continue
+            documents = [[e.model_dump() for e in s.expect], list(s.relevant)]
+            expected, basis = _expected(tool, s.args, documents, name.split(".")[1:])
             out.append(
                 RoutingCase(
                     id=f"derived:{s.id}",
-                    text=question_of(s.tool, s.args),
-                    expected=(f"{REFERENCE_SERVER}/{families[name].tool}",),
+                    text=question_of(tool, s.args),
+                    expected=expected,
                     source=f"{source}:{name}",
                     catalogue=REFERENCE_SERVER,
+                    basis=basis,
                 )
             )
     return out
@@ -113,6 +147,7 @@ def file_cases(path: Path) -> list[RoutingCase]:
                 expected=expected,
                 source=f"{path.stem}:{raw.get('source') or path.name}",
                 catalogue=expected[0].split("/", 1)[0],
+                basis=(f"listed in {path.name}",) if len(expected) > 1 else (),
             )
         )
     return out
@@ -127,6 +162,7 @@ def jsonl_cases(path: Path) -> list[RoutingCase]:
             raw = json.loads(line)
             raw["expected"] = tuple(raw["expected"])
             raw["tags"] = tuple(raw.get("tags") or ())
+            raw["basis"] = tuple(raw.get("basis") or ())
             out.append(RoutingCase(**raw))
     return out
 

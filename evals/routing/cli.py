@@ -35,9 +35,11 @@ def cmd_routing(args: argparse.Namespace) -> int:
     record["machine_line"] = one_line(record["machine"])
     failures = write(record, Path(args.out), Path(args.floors))
     for step in record["steps"]:
-        o = step["modes"].get("hybrid", next(iter(step["modes"].values())))["overall"]
+        body = step["modes"].get("hybrid", next(iter(step["modes"].values())))
+        o, st = body["overall"], body["strict"]
         print(
-            f"{step['name']:>20} {step['tools']:>5} tools  top-1 {o['top1']:.3f}  top-3 {o['top3']:.3f}  MRR {o['mrr']:.3f}  ({o['cases']} cases)"
+            f"{step['name']:>20} {step['tools']:>5} tools  top-1 {o['top1']:.3f}  top-3 {o['top3']:.3f}  MRR {o['mrr']:.3f}"
+            f"  strict {st['top1']:.3f} / {st['top3']:.3f} / {st['mrr']:.3f}  ({o['cases']} cases)"
         )
         if "llm_host" in step:
             print(
@@ -88,6 +90,12 @@ def cmd_routing_propose(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_routing_tune(args: argparse.Namespace) -> int:
+    from evals.routing.tune import main
+
+    return main(args.catalogue, args.cases, args.distractors, args.seed, Path(args.out))
+
+
 def add_parsers(sub: Any) -> None:
     run = sub.add_parser("routing", help="how often tool search ranks the right tool first")
     run.add_argument(
@@ -134,3 +142,13 @@ def add_parsers(sub: Any) -> None:
     )
     propose.add_argument("--out", required=True)
     propose.set_defaults(func=cmd_routing_propose)
+    tune = sub.add_parser(
+        "routing-tune",
+        help="ranking variants chosen on one half of the cases, reported on the other",
+    )
+    tune.add_argument("--catalogue", action="append", required=True, metavar="SPEC")
+    tune.add_argument("--cases", default="sources")
+    tune.add_argument("--distractors", type=int, default=1000)
+    tune.add_argument("--seed", type=int, default=0, help="seed of the split into halves")
+    tune.add_argument("--out", default="reports/routing/tune.json")
+    tune.set_defaults(func=cmd_routing_tune)

@@ -1,5 +1,6 @@
 """Routing metrics from ranked tool ids: top-1, top-3 and MRR (reciprocal rank within the first
-10, 0 beyond), overall and grouped, and the confusion of the top-1 misses."""
+10, 0 beyond), overall and grouped, and the confusion of the top-1 misses. Accepting metrics
+count any tool that answers the case; strict ones only the case's own (first) tool."""
 
 from __future__ import annotations
 
@@ -21,6 +22,12 @@ class Outcome:
     def rank(self) -> int | None:
         """1-based rank of the first expected tool in the ranking, None when absent."""
         return next((i + 1 for i, t in enumerate(self.ranked) if t in self.case.expected), None)
+
+    @property
+    def strict_rank(self) -> int | None:
+        """1-based rank of the case's own tool (its first expected), None when absent."""
+        own = self.case.expected[0]
+        return next((i + 1 for i, t in enumerate(self.ranked) if t == own), None)
 
     @property
     def top1(self) -> bool:
@@ -49,11 +56,13 @@ def summary_of_ranks(ranks: Iterable[int | None]) -> dict[str, float]:
     }
 
 
-def summary(outcomes: Iterable[Outcome]) -> dict[str, float]:
-    return summary_of_ranks(o.rank for o in outcomes)
+def summary(outcomes: Iterable[Outcome], strict: bool = False) -> dict[str, float]:
+    return summary_of_ranks(o.strict_rank if strict else o.rank for o in outcomes)
 
 
-def grouped(outcomes: Iterable[Outcome], key: str) -> dict[str, dict[str, float]]:
+def grouped(
+    outcomes: Iterable[Outcome], key: str, strict: bool = False
+) -> dict[str, dict[str, float]]:
     """Summaries per expected tool (`tool`), per catalogue or per case source."""
     groups: dict[str, list[Outcome]] = defaultdict(list)
     for o in outcomes:
@@ -64,7 +73,7 @@ def grouped(outcomes: Iterable[Outcome], key: str) -> dict[str, dict[str, float]
             "family": o.case.source,
         }[key]
         groups[name].append(o)
-    return {name: summary(rows) for name, rows in sorted(groups.items())}
+    return {name: summary(rows, strict) for name, rows in sorted(groups.items())}
 
 
 def confusion(outcomes: Iterable[Outcome]) -> list[dict[str, object]]:

@@ -20,7 +20,8 @@ def _pct(x: float) -> str:
 
 
 def check_floors(record: dict[str, Any], path: Path = FLOORS) -> list[str]:
-    """Each floor (step, mode, metric, minimum) the record falls below, in words."""
+    """Each floor (step, mode, metric, minimum) the record falls below, in words; a metric
+    named `strict_<m>` is read from the strict (own tool only) summary."""
     floors = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     steps = {s["name"]: s for s in record["steps"]}
     failures = []
@@ -29,14 +30,15 @@ def check_floors(record: dict[str, Any], path: Path = FLOORS) -> list[str]:
         if step is None:
             continue  # a step this run did not measure (other catalogues)
         for mode, metrics in modes.items():
-            got = step["modes"].get(mode, {}).get("overall")
-            if got is None:
+            body = step["modes"].get(mode, {})
+            if "overall" not in body:
                 continue
             for metric, minimum in metrics.items():
-                if got[metric] < minimum:
-                    failures.append(
-                        f"{step_name} {mode} {metric} {got[metric]:.4f} < floor {minimum}"
-                    )
+                strict = metric.startswith("strict_")
+                got = body.get("strict" if strict else "overall")
+                value = got[metric.removeprefix("strict_")] if got else None
+                if value is not None and value < minimum:
+                    failures.append(f"{step_name} {mode} {metric} {value:.4f} < floor {minimum}")
     return failures
 
 
@@ -52,14 +54,19 @@ def markdown(record: dict[str, Any], failures: list[str]) -> str:
         "",
         "## Scale curve",
         "",
-        "| step | tools | mode | cases | top-1 | top-3 | MRR |",
-        "|---|---:|---|---:|---:|---:|---:|",
+        "Accepting: any tool that answers the case counts (by the tools' specs); strict: only",
+        "the case's own tool.",
+        "",
+        "| step | tools | mode | cases | top-1 | top-3 | MRR | strict top-1 | strict top-3 | strict MRR |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for step in record["steps"]:
         for mode, body in step["modes"].items():
             o = body["overall"]
+            st = body.get("strict") or o
             lines.append(
-                f"| {step['name']} | {step['tools']} | {mode} | {o['cases']} | {_pct(o['top1'])} | {_pct(o['top3'])} | {o['mrr']:.3f} |"
+                f"| {step['name']} | {step['tools']} | {mode} | {o['cases']} | {_pct(o['top1'])} | {_pct(o['top3'])} | {o['mrr']:.3f} "
+                f"| {_pct(st['top1'])} | {_pct(st['top3'])} | {st['mrr']:.3f} |"
             )
     for step in (record["steps"][0], record["steps"][-1]):
         hybrid = step["modes"].get("hybrid")
@@ -69,12 +76,15 @@ def markdown(record: dict[str, Any], failures: list[str]) -> str:
             "",
             f"## {step['name']} ({step['tools']} tools), hybrid",
             "",
-            "| per tool | cases | top-1 | top-3 | MRR |",
-            "|---|---:|---:|---:|---:|",
+            "| per tool | cases | top-1 | top-3 | MRR | strict top-1 | strict top-3 |",
+            "|---|---:|---:|---:|---:|---:|---:|",
         ]
+        strict_tools = hybrid.get("strict_per_tool") or hybrid["per_tool"]
         for tool, o in hybrid["per_tool"].items():
+            st = strict_tools.get(tool, o)
             lines.append(
-                f"| {tool} | {o['cases']} | {_pct(o['top1'])} | {_pct(o['top3'])} | {o['mrr']:.3f} |"
+                f"| {tool} | {o['cases']} | {_pct(o['top1'])} | {_pct(o['top3'])} | {o['mrr']:.3f} "
+                f"| {_pct(st['top1'])} | {_pct(st['top3'])} |"
             )
         lines += [
             "",

@@ -66,14 +66,21 @@ def step_result(
         elapsed = time.perf_counter() - start
         out["modes"][mode] = {
             "overall": summary(outcomes),
+            "strict": summary(outcomes, strict=True),
             "per_tool": grouped(outcomes, "tool"),
+            "strict_per_tool": grouped(outcomes, "tool", strict=True),
             "per_catalogue": grouped(outcomes, "catalogue"),
             "per_source": grouped(outcomes, "source"),
             "per_family": grouped(outcomes, "family"),
             "confusion": confusion(outcomes),
             "mean_ms_per_case": round(1000 * elapsed / max(len(outcomes), 1), 3),
             "outcomes": [
-                {"id": o.case.id, "rank": o.rank, "first": o.ranked[0] if o.ranked else None}
+                {
+                    "id": o.case.id,
+                    "rank": o.rank,
+                    "strict_rank": o.strict_rank,
+                    "first": o.ranked[0] if o.ranked else None,
+                }
                 for o in outcomes
             ],
         }
