@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shlex
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -112,7 +113,9 @@ def _live_client(spec: str) -> Any:
         argv = shlex.split(spec.removeprefix("stdio:"))
         if not argv:
             raise SourceError("stdio: needs a command line")
-        return Client(StdioTransport(argv[0], argv[1:], env=dict(os.environ), keep_alive=False))
+        # `python` means this interpreter, as for the harness's stdio targets (its virtualenv)
+        command = sys.executable if argv[0] in ("python", "python3") else argv[0]
+        return Client(StdioTransport(command, argv[1:], env=dict(os.environ), keep_alive=False))
     from fastmcp.client.transports import StreamableHttpTransport
 
     return Client(StreamableHttpTransport(spec))
