@@ -38,7 +38,7 @@ COMPARE_OVERRIDES ?= sql_timeout_ms=5000,vector_timeout_ms=5000,tool_timeout_ms=
 # make report RUN=<folder>: any run record there (run, gate, bench, fuzz, security, ...), by kind
 RUN ?= reports/runs/latest
 
-.PHONY: install index serve test test-load check bench bench-cpu distinct-mix load eval eval-derived gate gate-chroma bench-scale rehearsal baseline fixture compare report fuzz security contract sensitivity clean
+.PHONY: install index serve test test-load check bench bench-cpu distinct-mix load eval eval-derived gate gate-chroma bench-scale rehearsal baseline fixture compare report fuzz security contract sensitivity routing clean
 
 install: $(STAMP)
 
@@ -198,6 +198,13 @@ check: install
 SENSITIVITY_ARGS ?=
 sensitivity: index
 	$(PY) -m evals.sensitivity $(SENSITIVITY_ARGS)
+
+# Tool discovery: the routing evaluation over the reference's 12 tools, seed 003's 17, five
+# public servers' tools and 1,000 generated distractors, judged by evals/routing/floors.yaml.
+ROUTING_CATALOGUES := inprocess tool_search/catalogues/clinical_trials_assistant.json $(foreach s,filesystem git fetch time memory,tool_search/catalogues/public_$(s).json)
+routing: index
+	$(PY) -m evals routing-cases --out build/routing/cases.jsonl
+	$(PY) -m evals routing $(foreach c,$(ROUTING_CATALOGUES),--catalogue $(c)) --distractors 1000 --cases build/routing/cases.jsonl --mode hybrid --gate --out reports/routing
 
 clean:
 	rm -rf $(VENV) build reports/runs reports/bench reports/load reports/latest .pytest_cache .mypy_cache .ruff_cache .benchmarks

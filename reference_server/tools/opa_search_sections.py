@@ -121,9 +121,11 @@ class SearchSections(
     name = NAME
     title = "Search Ontario practice guidance"
     description = (
-        "Search Ontario practice guidance (CPSO, Ontario Health, CEP, PHO, Ministry of Health) by meaning and "
-        "keywords at once. Filters: source_org, document_type, topics, include_superseded. Returns ranked "
-        "sections with document metadata, citations, provenance and confidence."
+        "Search every Ontario practice guidance document (CPSO, Ontario Health, CEP, PHO, "
+        "Ministry of Health) for the sections that answer a clinical or professional practice "
+        "question, by meaning and keywords at once: what guidance says about a topic, a heading "
+        "or a subject. Filters: source_org, document_type, topics, include_superseded. Returns "
+        "ranked sections with document metadata, citations, provenance and confidence."
     )
     request = Request
     response = Response

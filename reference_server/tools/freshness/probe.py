@@ -112,10 +112,12 @@ class FreshnessProbe(
     title = "Check guidance freshness"
     open_world = True  # checks publishers' pages when the web is enabled
     description = (
-        "Check guidance freshness: superseded documents (definitely stale), documents not updated for over 2 years "
-        "(likely stale) or over 1 year (potentially stale), with re-ingestion recommendations. Optional check_web "
-        "fetches source pages for newer dates when web access is enabled by configuration. Ontario Health and Ministry "
-        "documents carrying unverified facts, or facts verified from pages seen over a year ago, are listed under "
+        "Check whether guidance documents are out of date: superseded documents (definitely "
+        "stale), documents not updated for over 2 years (likely stale) or over 1 year "
+        "(potentially stale), by document id, publisher or topic, with re-ingestion "
+        "recommendations. Optional check_web fetches source pages for newer dates when web "
+        "access is enabled by configuration. Ontario Health and Ministry documents carrying "
+        "unverified facts, or facts verified from pages seen over a year ago, are listed under "
         "provenance_issues."
     )
     request = Request

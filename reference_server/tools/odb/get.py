@@ -153,13 +153,15 @@ class OdbGet(DualPathTool[Request, Query, SqlData, list[VectorHit], Answer, Resp
     name = NAME
     title = "Ontario Drug Benefit formulary"
     description = (
-        "Ontario Drug Benefit (ODB) formulary: is a drug covered, does it need a Limited Use (LU) code, "
-        "which interchangeable generics exist, which is lowest cost and how much is saved, and covered "
-        "alternatives in the same drug class. Look up by `drug` (brand/generic), `din`, `ingredient`, "
+        "Ontario Drug Benefit (ODB) formulary look-up of a drug product by brand or generic "
+        "name, DIN, ingredient or drug class: is it a listed ODB benefit at that strength and "
+        "dosage form, does it need a Limited Use (LU) code, which interchangeable generics "
+        "exist, which product is lowest cost and how much is saved, and covered alternatives in "
+        "the same drug class. Look up by `drug` (brand/generic), `din`, `ingredient`, "
         "`drug_class` (e.g. statin, glp-1 agonist) or a question `q`. A strength or dosage form "
-        "(`strength`, `form`, or written in `drug` or `q`) selects the product; when the drug is "
-        "not listed at it, no product is answered: needs_more_info is true and not_listed says "
-        "what is listed."
+        "(`strength`, `form`, or written in `drug` or `q`) selects the product; when the drug "
+        "is not listed at it, no product is answered: needs_more_info is true and not_listed "
+        "says what is listed."
     )
     request = Request
     response = Response
