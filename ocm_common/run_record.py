@@ -41,6 +41,7 @@ Kind = Literal[
     "regression",
     "load",
     "scale",
+    "routing",
 ]
 KINDS: tuple[str, ...] = get_args(Kind)
 

@@ -24,8 +24,19 @@ from ocm_common.run_record import (
 from tests.run_records import COMMIT, record_header
 
 ROOT = Path(__file__).resolve().parents[1]
-# The commands the issue names (routing joins when it exists), and the record BASE= writes.
-COMMANDS = {"run", "gate", "derived", "fuzz", "security", "contract", "bench", "load", "scale"}
+# Every command that runs something, and the record BASE= writes.
+COMMANDS = {
+    "run",
+    "gate",
+    "derived",
+    "fuzz",
+    "security",
+    "contract",
+    "bench",
+    "load",
+    "scale",
+    "routing",
+}
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -75,9 +86,9 @@ def test_a_file_without_a_header_is_not_a_record(tmp_path: Path) -> None:
 def test_an_unknown_kind_is_refused(tmp_path: Path) -> None:
     path = write_record(tmp_path, record_header("load"), {})
     data = json.loads(path.read_text())
-    data["header"]["kind"] = "routing"
+    data["header"]["kind"] = "telemetry"
     path.write_text(json.dumps(data))
-    with pytest.raises(RunRecordError, match="unknown record kind 'routing'"):
+    with pytest.raises(RunRecordError, match="unknown record kind 'telemetry'"):
         read_record(path)
 
 

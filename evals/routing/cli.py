@@ -16,8 +16,10 @@ def cmd_routing(args: argparse.Namespace) -> int:
     from evals.routing.report import write
     from evals.routing.run import evaluate
     from ocm_common.machine import one_line
+    from ocm_common.run_record import Clock, header, write_record
     from tool_search.sources import SourceError
 
+    clock = Clock()
     try:
         cases = load_cases(args.cases, per_family=args.per_family, seed=args.seed)
         record: dict[str, Any] = evaluate(
@@ -48,7 +50,12 @@ def cmd_routing(args: argparse.Namespace) -> int:
     for failure in failures:
         print(f"floor failed: {failure}")
     print(f"report: {args.out}/routing.html")
-    return EXIT_FAIL if failures and args.gate else EXIT_OK
+    code = EXIT_FAIL if failures and args.gate else EXIT_OK
+    settings = {k: getattr(args, k) for k in ("cases", "distractors", "mode", "seed", "gate")}
+    head = header("routing", clock, code, target=" + ".join(args.catalogue), settings=settings)
+    body = {k: v for k, v in record.items() if k != "machine"} | {"floor_failures": failures}
+    write_record(Path(args.out), head, body, ["routing.json", "routing.md", "routing.html"])
+    return code
 
 
 def cmd_routing_cases(args: argparse.Namespace) -> int:
