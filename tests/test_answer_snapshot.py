@@ -1,0 +1,50 @@
+"""The answer-snapshot comparison: wall-clock values never count as a change, answers do."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from evals.run.answer_snapshot import changed_answers, main, read_snapshot, without_wall_clock
+
+
+def _write(path: Path, records: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def test_wall_clock_fields_are_dropped_and_corpus_dates_kept() -> None:
+    answer = {
+        "trace": [{"tool": "odb.get", "started_ms": 1.5, "duration_ms": 20}],
+        "last_updated": "2026-11-27T13:01:02+00:00",
+        "effective_date": "2024-05-01",
+    }
+    assert without_wall_clock(answer) == {
+        "trace": [{"tool": "odb.get"}],
+        "effective_date": "2024-05-01",
+    }
+
+
+def test_compare_reports_only_the_changed_call(tmp_path: Path) -> None:
+    same = {"id": "a", "tool": "odb.get", "args": {"drug": "x"}, "answer": {"covered": True}}
+    before = _write(
+        tmp_path / "before.jsonl",
+        [same, {"id": "b", "tool": "adp.get", "args": {}, "answer": {"share": 75}}],
+    )
+    after = _write(
+        tmp_path / "after.jsonl",
+        [same, {"id": "b", "tool": "adp.get", "args": {}, "answer": {"share": 100}}],
+    )
+    changes = changed_answers(read_snapshot(before), read_snapshot(after))
+    assert [key.split()[0] for key, _ in changes] == ["b"]
+    diff = "\n".join(changes[0][1])
+    assert '-  "share": 75' in diff and '+  "share": 100' in diff
+    assert main(["--compare", str(before), str(after)]) == 1
+    assert main(["--compare", str(before), str(before)]) == 0
+
+
+def test_a_call_on_one_side_only_is_a_change(tmp_path: Path) -> None:
+    record = {"id": "a", "tool": "odb.get", "args": {"drug": "x"}, "text": "not found"}
+    before = read_snapshot(_write(tmp_path / "before.jsonl", [record]))
+    after = read_snapshot(_write(tmp_path / "after.jsonl", [{**record, "args": {"drug": "y"}}]))
+    assert len(changed_answers(before, after)) == 2
