@@ -16,6 +16,7 @@ from typing import Protocol
 
 import numpy as np
 
+from reference_server.blas_threads import enforce_blas_threads
 from reference_server.config import Settings
 from reference_server.embedding_model import ModelFiles, model_name, resolve_model
 
@@ -139,7 +140,11 @@ def embedder_name(settings: Settings) -> str:
 
 
 def make_embedder(settings: Settings, for_queries: bool = True) -> Embedder:
+    """The embedder for index builds, or the server's query embedder (cached); making the
+    latter also sets BLAS to the package's thread count, whatever loaded numpy first."""
     inner: Embedder
+    if for_queries:
+        enforce_blas_threads()
     if settings.embedding == "openai":
         inner = OpenAIEmbedder(settings.openai_embedding_model)
     else:

@@ -22,7 +22,9 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from reference_server.ranking import best_first, score
+import numpy as np
+
+from reference_server.ranking import SCORE_DECIMALS, best_first, score
 from reference_server.retrieval.ohip_text import ABBREVIATIONS, CODE_IN_TEXT, GENERIC, stem
 from reference_server.retrieval.sql import STOPWORDS, SqlClient
 
@@ -98,22 +100,73 @@ def description_index(sql: SqlClient) -> DescriptionIndex:
 def rank_descriptions(sql: SqlClient, q: str, limit: int) -> list[Described]:
     """The `limit` codes whose descriptions best restate q, best first (ties by code)."""
     index = description_index(sql)
+    arrays = description_arrays(sql)
     asked = {w for w in words(q) if w in index.idf}
     asked_weight = sum(index.idf[w] for w in asked)
     if not asked_weight:
         return []
-    shared: dict[int, float] = defaultdict(float)
+    # Each row's shared weight, summed word by word in the order a Python loop over `asked`
+    # adds them, so every float is the one the per-row formula computes.
+    shared = np.zeros(len(index.codes))
     for w in asked:
-        for row in index.postings[w]:
-            shared[row] += index.idf[w]
+        shared[arrays.postings[w]] += index.idf[w]
+    rows = np.flatnonzero(shared)
+    weight = shared[rows]
+    precision, recall = weight / arrays.weights[rows], weight / asked_weight
+    f1 = 2 * precision * recall / (precision + recall)
     folded_q = _fold(q)
     best: dict[str, float] = {}
-    for row, weight in shared.items():
-        precision, recall = weight / index.weights[row], weight / asked_weight
-        f1 = 2 * precision * recall / (precision + recall)
-        if index.texts[row] and index.texts[row] in folded_q:
-            f1 += VERBATIM_BONUS
-        code = index.codes[row]
-        best[code] = max(best.get(code, 0.0), score(f1))
+    for row, value in _contenders(arrays.code_ids[rows], f1, len(arrays.code_names), limit):
+        row_at = int(rows[row])
+        text = index.texts[row_at]
+        if text and text in folded_q:
+            value += VERBATIM_BONUS
+        code = index.codes[row_at]
+        best[code] = max(best.get(code, 0.0), score(value))
     ranked = best_first(best.items(), lambda kv: kv[1], lambda kv: kv[0])[:limit]
     return [Described(code, value) for code, value in ranked]
+
+
+def _contenders(
+    code_ids: np.ndarray, f1: np.ndarray, n_codes: int, limit: int
+) -> list[tuple[int, float]]:
+    """(position, F1) of the rows that can place a code among the best `limit`.
+
+    Without the verbatim bonus, the `limit`-th best code scores `floor`; those `limit` codes
+    keep a score of at least round(floor). A row below floor - bonus - one rounding step
+    scores strictly less even with the bonus, so neither it nor a code made only of such rows
+    can be ranked, and the substring test and rounding run on the few rows left."""
+    positions = np.arange(len(f1))
+    per_code = np.zeros(n_codes)
+    np.maximum.at(per_code, code_ids, f1)
+    touched = per_code[per_code > 0]
+    if len(touched) > limit:
+        floor = np.partition(touched, len(touched) - limit)[len(touched) - limit]
+        step = 2 * 10.0**-SCORE_DECIMALS  # one rounding step, and float slack
+        positions = np.flatnonzero(f1 >= floor - VERBATIM_BONUS - step)
+    return [(int(i), float(f1[i])) for i in positions]
+
+
+@dataclass(frozen=True)
+class DescriptionArrays:
+    """The index as numpy arrays, for scoring every posting of a question at once."""
+
+    postings: dict[str, np.ndarray]  # word stem -> rows (int64)
+    weights: np.ndarray  # row -> sum of its words' IDF
+    code_ids: np.ndarray  # row -> position of its code in code_names
+    code_names: list[str]
+
+
+def _arrays(index: DescriptionIndex) -> DescriptionArrays:
+    code_names = sorted(set(index.codes))
+    position = {code: i for i, code in enumerate(code_names)}
+    return DescriptionArrays(
+        postings={w: np.asarray(rows, dtype=np.int64) for w, rows in index.postings.items()},
+        weights=np.asarray(index.weights, dtype=np.float64),
+        code_ids=np.asarray([position[c] for c in index.codes], dtype=np.int64),
+        code_names=code_names,
+    )
+
+
+def description_arrays(sql: SqlClient) -> DescriptionArrays:
+    return sql.derived.get("ohip_descriptions.arrays", lambda: _arrays(description_index(sql)))
