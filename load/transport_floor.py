@@ -57,8 +57,8 @@ def create_app() -> Starlette:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import uvicorn
-
+    """Replace this process with uvicorn's own command line over `create_app` (uvicorn's
+    worker processes cannot re-import a module run with `-m` as their main: they die silently)."""
     parser = argparse.ArgumentParser(prog="python -m load.transport_floor")
     parser.add_argument("--transport", choices=["http"], default="http")
     parser.add_argument("--host", default="127.0.0.1")
@@ -68,17 +68,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     os.environ["OCM_HTTP_PATH"] = args.path
     os.environ[HOST_ENV] = args.host
-    uvicorn.run(
-        "load.transport_floor:create_app",
-        factory=True,
-        host=args.host,
-        port=args.port,
-        workers=args.workers,
-        log_level="warning",
-        timeout_graceful_shutdown=2,
-        lifespan="on",
-    )
-    return 0
+    command = [
+        *(sys.executable, "-m", "uvicorn", "load.transport_floor:create_app", "--factory"),
+        *("--host", args.host, "--port", str(args.port), "--workers", str(args.workers)),
+        *("--log-level", "warning", "--timeout-graceful-shutdown", "2", "--lifespan", "on"),
+    ]
+    os.execv(sys.executable, command)
+    return 0  # not reached: execv does not return
 
 
 if __name__ == "__main__":
