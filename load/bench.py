@@ -1,7 +1,9 @@
 """`make bench`: the whole benchmark in one bounded, self-cleaning sequence.
 
-server (all workers) -> latency, paced, saturation -> saturation again on one worker (the
-scaling ratio) -> parallel guarantees (their own server configurations) -> in-process
+server (all workers) -> latency, paced, saturation (each with the server's stage timers per tool,
+read from the replies) -> parallel guarantees (their own server configurations) -> the transport
+floor (a bare constant-returning FastMCP tool, same HTTP stack and workers) -> saturation again
+on one worker (the scaling ratio) -> in-process
 pytest-benchmark -> golden eval + gate -> `reports/bench/<timestamp>/` and `reports/latest/`
 (`bench.record.json`: the run record whose body is the typed `BenchSummary`; `bench.md` and
 `bench.html` rendered from it by `evals report`; `latency.jsonl`, locust CSV and HTML, the eval
@@ -45,13 +47,16 @@ from load.slo import (
     miss_table,
     write_slo,
 )
+from load.transport_floor import TOOL as FLOOR_TOOL
 from ocm_common.bench_summary import (
     DISTINCT_KIND,
     BenchSummary,
     CalibrationUsed,
     CpuPerCall,
     MachineLoad,
+    StageFigure,
     ToolLatency,
+    TransportFloor,
 )
 from ocm_common.latency_records import RECORDS_FILE, LatencyRecord, read_records
 from ocm_common.launcher import cpu_seconds, running_server
@@ -66,7 +71,7 @@ GATE_TARGET = os.environ.get(
     "inprocess:as_of_date=2026-11-25,sql_timeout_ms=5000,vector_timeout_ms=5000,"
     "tool_timeout_ms=10000",
 )
-STEPS = 9  # the progress() calls that start a step in run_bench
+STEPS = 10  # the progress() calls that start a step in run_bench
 LOCUST_PROFILES = ("latency", "paced", "saturation")
 # Run again on the distinct-query mix (`make distinct-mix`, OCM_DISTINCT_MIX): real traffic
 # repeats little, so these show what the golden mix's warm caches hide. Judged on errors and
@@ -75,6 +80,8 @@ DISTINCT_PROFILES = ("paced", "saturation")
 DISTINCT_MIX_ENV = "OCM_DISTINCT_MIX"
 # locust's exit codes that are a verdict (re-judged here with the scaled bars); others: harness
 VERDICT_CODES = (0, 1)
+# the bare constant-returning FastMCP server (same HTTP stack) whose latency is the floor
+FLOOR_COMMAND = (sys.executable, "-m", "load.transport_floor")
 # the profiles whose tight bars are shown raw and scaled per tool
 TIGHT_PROFILES = ("latency", "paced", "inprocess")
 
@@ -210,6 +217,27 @@ class Bench:
             self.summary.locust_exit_codes[key] = code
             self.codes[key] = 0 if code in VERDICT_CODES else code
 
+    def transport_floor(self) -> None:
+        """The latency profile against a bare constant-returning FastMCP tool on the same HTTP
+        stack and worker count: the floor beside the stage table."""
+        workers = self.summary.server_workers
+        self.progress(f"transport floor: {FLOOR_TOOL} on a {workers}-worker server")
+        out = self.out / "transport_floor"
+        floor = running_server(workers=workers, command=FLOOR_COMMAND, log_path=out / "log")
+        with floor as url:
+            run = run_profile("latency", url, out, self.profiles.latency, quiet=True, mix="schema")
+        if run.exit_code not in VERDICT_CODES:
+            self.summary.harness_errors.append(f"transport floor: locust exit {run.exit_code}")
+        record = (run.summary.get("tools") or {}).get(FLOOR_TOOL) or {}
+        self.summary.transport_floor = TransportFloor(
+            profile="latency",
+            workers=workers,
+            calls=int(record.get("n") or 0),
+            errors=int(record.get("errors") or 0),
+            p50_ms=record.get("p50_ms"),
+            p95_ms=record.get("p95_ms"),
+        )
+
     def scaling_ratio(self) -> None:
         """The same saturation profile on one worker and on one worker per core."""
         for fewer in sorted({1, os.cpu_count() or 1} - {self.summary.server_workers}):
@@ -255,6 +283,7 @@ def run_bench(out_root: Path) -> int:
     bench = Bench(out_root)
     try:
         bench.load_profiles_and_parallel()
+        bench.transport_floor()
         bench.scaling_ratio()
         bench.inprocess()
         bench.eval_and_gate()
@@ -381,6 +410,7 @@ def judge_bench(
         for name, p in summary.profiles.items()
         if "cache_hit_rate" in p
     }
+    summary.stages = stage_table(summary.profiles)
     parallel = summary.profiles.get("parallel", {})
     summary.misses = [m.text for m in misses] + parallel_misses(summary)
     summary.slo_pass = (
@@ -396,6 +426,18 @@ def judge_bench(
         exit_code = 130
     summary.exit_code = exit_code
     return misses
+
+
+def stage_table(profiles: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """{profile: {tool: {stage: figure}}} from the locust runs that saw stage timers."""
+    return {
+        name: {
+            tool: {stage: StageFigure(**f) for stage, f in stages.items()}
+            for tool, stages in run["stages"].items()
+        }
+        for name, run in profiles.items()
+        if run.get("stages")
+    }
 
 
 def parallel_misses(summary: BenchSummary) -> list[str]:

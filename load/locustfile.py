@@ -29,6 +29,7 @@ from locust.runners import WorkerRunner
 
 from load.safety import require_loopback
 from load.slo import Miss, evaluate, evaluate_saturation, load_slo, miss_table
+from load.stage_stats import StageSamples
 from load.taskmix import TaskMix
 from ocm_common.durations import duration_arg
 from ocm_common.latency_records import RECORDS_FILE, LatencyRecord, write_records
@@ -123,6 +124,7 @@ class CacheCounts:
 
 
 CACHE = CacheCounts()
+STAGES = StageSamples()  # the server's stage timers and the MCP + HTTP layer, per tool
 _MIX: TaskMix | None = None
 
 
@@ -278,6 +280,7 @@ class McpUser(FastHttpUser):
         mix = _mix(self.environment)
         call = mix.pick()
         body = call_body(call.tool, call.arguments)
+        started = time.perf_counter()
         sent = self._send(body, call.tool)
         if sent is None:
             return
@@ -296,7 +299,10 @@ class McpUser(FastHttpUser):
                     validate=random.random() < self.validate_fraction,
                     tool_errors_ok=mix.tool_errors_ok,
                 )
-                CACHE.see((result.get("_meta") or {}).get("cache"))
+                client_ms = (time.perf_counter() - started) * 1000
+                meta = result.get("_meta") or {}
+                CACHE.see(meta.get("cache"))
+                STAGES.see(call.tool, client_ms, meta.get("timings_ms"))
                 response.success()
             except McpCallError as exc:
                 response.failure(f"{exc} [{call.scenario}]")
@@ -427,6 +433,7 @@ def _start_warmup(environment: Environment, **_: Any) -> None:
         gevent.sleep(warmup)
         if environment.runner is not None:
             environment.runner.stats.reset_all()  # the cache hit rate keeps the warm-up
+            STAGES.clear()  # (a worker's samples of the last ~3 s before this may still arrive)
 
     gevent.spawn(reset)
 
@@ -434,11 +441,13 @@ def _start_warmup(environment: Environment, **_: Any) -> None:
 @events.report_to_master.add_listener
 def _send_cache(client_id: str, data: dict[str, Any], **_: Any) -> None:
     data["ocm_cache"] = CACHE.dump()
+    data["ocm_stages"] = STAGES.drain()
 
 
 @events.worker_report.add_listener
 def _receive_cache(client_id: str, data: dict[str, Any], **_: Any) -> None:
     CACHE.merge(data.get("ocm_cache") or {})
+    STAGES.merge(data.get("ocm_stages") or {})
 
 
 @events.quitting.add_listener
@@ -473,6 +482,7 @@ def _verdict(environment: Environment, **_: Any) -> None:
         "errors": sum(r.errors for r in records) + setup_failures,
         "rps": round(sum(r.n for r in records) / duration, 2),
         "cache_hit_rate": CACHE.hit_rate(),
+        "stages": STAGES.summary(),
         "tools": {r.tool: r.model_dump(exclude={"profile", "tool", "source"}) for r in records},
         "failures": [
             {"name": e.name, "error": str(e.error), "count": e.occurrences}

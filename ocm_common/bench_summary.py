@@ -67,6 +67,32 @@ class ToolLatency(BaseModel):
 DISTINCT_KIND = "distinct"
 
 
+class StageFigure(BaseModel):
+    """One tool's one stage over a run: the server's timer (or, for `mcp_http`, the client's
+    latency less the server's handler time), in ms."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    n: int
+    median_ms: float
+    p95_ms: float
+    mean_ms: float
+
+
+class TransportFloor(BaseModel):
+    """A bare FastMCP tool returning a constant over the same HTTP stack and workers: the latency
+    no tool work can remove."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    profile: str
+    workers: int
+    calls: int = 0
+    errors: int = 0
+    p50_ms: float | None = None
+    p95_ms: float | None = None
+
+
 class BenchSummary(BaseModel):
     """Every figure and verdict of one `make bench`."""
 
@@ -89,6 +115,9 @@ class BenchSummary(BaseModel):
     saturation_rps_by_workers: dict[str, float] = Field(default_factory=dict)
     tools: dict[str, ToolLatency] = Field(default_factory=dict)
     cache_hit_rate: dict[str, Any] = Field(default_factory=dict)
+    # {profile: {tool: {stage: figure}}}: where each tool's time went, from the replies' timers
+    stages: dict[str, dict[str, dict[str, StageFigure]]] = Field(default_factory=dict)
+    transport_floor: TransportFloor | None = None
     misses: list[str] = Field(default_factory=list)
     slo_pass: bool = False
     gate_pass: bool = False

@@ -19,6 +19,7 @@ import numpy as np
 from reference_server.blas_threads import enforce_blas_threads
 from reference_server.config import Settings
 from reference_server.embedding_model import ModelFiles, model_name, resolve_model
+from reference_server.stage_timer import timed_query_embedding
 
 MAX_TOKENS = 256
 
@@ -109,6 +110,7 @@ class CachedEmbedder:
         self.hits = 0
         self.misses = 0
 
+    @timed_query_embedding
     def embed(self, texts: list[str]) -> np.ndarray:
         if self._size <= 0:
             self.misses += len(texts)

@@ -6,7 +6,8 @@ Reads files only. Shows the SLO and gate verdicts with every miss, the machine, 
 workload's readings and the factor the tight bars were scaled by (and whether this machine's
 kernels differ from the calibration machine's), per-tool p50/p95/p99, calls/s and errors against
 the targets (raw -> calibrated), latency records per profile, saturation per worker count,
-cache hit rates, server CPU per call and steal per profile, the parallel guarantees, and
+cache hit rates, server CPU per call and steal per profile, where each tool's time goes (the
+server's stage timers per profile, tools x stages) beside the transport floor, the parallel guarantees, and
 throughput and p95 over time from locust's ``*_stats_history.csv``. A ``make bench BASE=``
 record (kind ``regression``) is rendered by :mod:`evals.read.regression_report`.
 """
@@ -234,6 +235,68 @@ def _tool_section(doc: render.Document, summary: BenchSummary) -> None:
     )
 
 
+# The server's stages in the order a call runs them, then the handler and the client's share;
+# a stage a run reported that is not listed here follows, by name.
+STAGE_ORDER = (
+    "validation",
+    "parse",
+    "sql",
+    "vector",
+    "embed",
+    "embed_cached",
+    "merge",
+    "sub_calls",
+    "score",
+    "respond",
+    "serialise",
+    "handler",
+    "mcp_http",
+)
+
+
+def _stage_section(doc: render.Document, summary: BenchSummary) -> None:
+    """One table per profile, tools x stages (median / p95 ms), and the transport floor."""
+    blocks: list[render.Block] = [
+        render.Paragraph(
+            "Server-side wall time per stage from each reply's `_meta.timings_ms.stages` "
+            "(exclusive: a stage nested in another is not counted in it; SQL and vector run at "
+            "the same time, so the stages add up to more than `handler`). `embed`: the query "
+            "embedding model ran; `embed_cached`: the cache answered. `handler`: the server's "
+            "whole handling of the call; `mcp_http`: the client's latency less `handler` "
+            "(transport, JSON-RPC, FastMCP dispatch, the load client). Cells: median / p95 ms "
+            "over the calls that reported the stage (means are in the record)."
+        )
+    ]
+    floor = summary.transport_floor
+    if floor is not None:
+        blocks.append(
+            render.Paragraph(
+                f"Transport floor: a bare FastMCP tool returning a constant over the same HTTP "
+                f"stack, {floor.workers} worker(s), {floor.profile} profile: p50 "
+                f"{_num(floor.p50_ms, 2)} ms, p95 {_num(floor.p95_ms, 2)} ms over {floor.calls} "
+                f"calls ({floor.errors} errors)."
+            )
+        )
+    for profile, tools in summary.stages.items():
+        seen = {stage for stages in tools.values() for stage in stages}
+        columns = [s for s in STAGE_ORDER if s in seen] + sorted(seen - set(STAGE_ORDER))
+        rows = [
+            [
+                tool,
+                *(
+                    f"{_num(f.median_ms, 2)} / {_num(f.p95_ms, 2)}" if (f := stages.get(c)) else "-"
+                    for c in columns
+                ),
+            ]
+            for tool, stages in sorted(tools.items())
+        ]
+        blocks += [
+            render.Paragraph(f"Profile `{profile}`:"),
+            render.Table(["tool", *columns], rows),
+        ]
+    doc.section("Where the time goes", *blocks)
+
+
 def _throughput_lines(summary: BenchSummary) -> list[str]:
     """Saturation floor and per worker count, cache hit rates, server CPU and steal."""
     lines = []
@@ -404,6 +467,8 @@ def bench_document(directory: Path, record: RunRecord) -> render.Document:
     if summary.tools:
         _tool_section(doc, summary)
     _mix_section(doc, summary)
+    if summary.stages or summary.transport_floor:
+        _stage_section(doc, summary)
     records = latency_records(directory)
     if records:
         _records_section(doc, records)

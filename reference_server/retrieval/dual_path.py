@@ -16,6 +16,7 @@ the tool answers from the one that finished (partial, lower confidence) instead 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -106,8 +107,10 @@ class DualResult(Generic[S, V]):
 
 
 async def run_blocking(fn: Callable[[], Any]) -> Any:
-    """Run a blocking call in the retrieval pool."""
-    return await asyncio.get_running_loop().run_in_executor(_POOL, fn)
+    """Run a blocking call in the retrieval pool, in a copy of the caller's context (so the
+    deadline and the call's stage timer reach the thread)."""
+    context = contextvars.copy_context()
+    return await asyncio.get_running_loop().run_in_executor(_POOL, context.run, fn)
 
 
 def _with_extra_cpu(fn: Callable[[], Any], share: float) -> Callable[[], Any]:

@@ -7,7 +7,8 @@ through FastMCP as declared: it publishes `inputSchema`/`outputSchema`
 (the input schema states every constraint the request model enforces, so a schema-valid call
 is never refused), validates arguments as JSON types into one error listing every problem
 (field + allowed values), passes the whole-tool timeout down to retrieval as a deadline, and
-returns `structuredContent` plus `_meta.timings_ms`.
+returns `structuredContent` plus `_meta.timings_ms` (per path, the whole call, and the
+exclusive time of each stage: `stage_timer`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from pydantic.json_schema import SkipJsonSchema
 from reference_server.errors import InternalError, Problem, ToolInputError
 from reference_server.retrieval.dual_path import DualResult, tool_deadline
 from reference_server.runtime import Runtime
+from reference_server.stage_timer import SERIALISE, VALIDATION, StageTimes, collecting, stage
 
 log = logging.getLogger(__name__)
 
@@ -356,8 +358,15 @@ class McpTool(FastMcpTool):
             raise InternalError(self.name, exc) from None
 
     async def _answer(self, arguments: dict[str, Any]) -> ToolResult:
+        with collecting() as stages:
+            result = await self._timed_answer(arguments, stages)
+        return result
+
+    async def _timed_answer(self, arguments: dict[str, Any], stages: StageTimes) -> ToolResult:
         tool, rt = self.tool, self.runtime
-        request = tool.validate(arguments or {})
+        received = time.perf_counter()
+        with stage(VALIDATION):
+            request = tool.validate(arguments or {})
         start = time.perf_counter()
         budget_ms = tool.budget_ms(rt)
         budget_s = budget_ms / 1000
@@ -372,11 +381,17 @@ class McpTool(FastMcpTool):
                 f"{tool.name} did not finish within {budget_ms:.0f} ms; try again or narrow the request."
             ) from None
         total_ms = (time.perf_counter() - start) * 1000
-        structured = output.response.model_dump(mode="json")
-        timings: dict[str, float | None] = (
+        with stage(SERIALISE):
+            structured = output.response.model_dump(mode="json")
+            text = json.dumps(structured, ensure_ascii=False)
+        timings: dict[str, Any] = (
             output.dual.timings() if output.dual else {"sql": None, "vector": None}
         )
         timings["total"] = round(total_ms, 2)
+        # The whole handler (validation to serialised answer): a client's latency less this is
+        # the MCP + HTTP layer.
+        timings["handler"] = round((time.perf_counter() - received) * 1000, 2)
+        timings["stages"] = stages.as_ms()
         meta: dict[str, Any] = {
             "timings_ms": timings,
             "cache": rt.cache_stats(),
@@ -384,7 +399,6 @@ class McpTool(FastMcpTool):
         }
         if output.dual and output.dual.errors:
             meta["path_errors"] = output.dual.errors
-        text = json.dumps(structured, ensure_ascii=False)
         return ToolResult(
             content=[TextContent(type="text", text=text)], structured_content=structured, meta=meta
         )

@@ -32,7 +32,7 @@ import asyncio
 import time
 from abc import abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -42,6 +42,20 @@ from reference_server.retrieval.dual_path import DualResult, PathName, run_dual
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import Counts, confidence_from
 from reference_server.scoring.conflicts import Conflict
+from reference_server.stage_timer import (
+    MERGE,
+    PARSE,
+    RESPOND,
+    SCORE,
+    SQL,
+    SUB_CALLS,
+    VALIDATION,
+    VECTOR,
+    StageTimes,
+    collecting,
+    stage,
+    timed,
+)
 from reference_server.tools.base import Req, Resp, Tool, ToolOutput
 
 Q = TypeVar("Q")
@@ -166,21 +180,28 @@ class DualPathTool(Tool[Req, Resp], Generic[Req, Q, S, V, M, Resp]):
 
     async def run(self, rt: Runtime, req: Req) -> ToolOutput[Resp]:
         step = StepFaults(rt, self.name)
-        q = step("parse", lambda: self.parse(rt, req))
+        with stage(PARSE):
+            q = step("parse", lambda: self.parse(rt, req))
         use_sql, use_vector = self.paths(q)
         sql: Callable[[], S] | None = (
-            (lambda: step("sql", lambda: self.sql(rt, q))) if use_sql else None
+            (lambda: step("sql", lambda: timed(SQL, lambda: self.sql(rt, q)))) if use_sql else None
         )
         vector: Callable[[], V] | None = (
-            (lambda: step("vector", lambda: self.vector(rt, q))) if use_vector else None
+            (lambda: step("vector", lambda: timed(VECTOR, lambda: self.vector(rt, q))))
+            if use_vector
+            else None
         )
         found = await run_dual(rt.settings, sql=sql, vector=vector)
-        step("merge")
-        self.check(q, found)
-        merged = await self.beyond_index(rt, q, await self.merge(rt, q, found))
-        judged = judge(step("score", lambda: self.score(q, merged, found)), found)
-        fields = step("respond", lambda: self.respond(q, merged))
-        return ToolOutput(with_evidence(self.response, judged, fields), found, self.meta(merged))
+        with stage(MERGE):
+            step("merge")
+            self.check(q, found)
+            merged = await self.beyond_index(rt, q, await self.merge(rt, q, found))
+        with stage(SCORE):
+            judged = judge(step("score", lambda: self.score(q, merged, found)), found)
+        with stage(RESPOND):
+            fields = step("respond", lambda: self.respond(q, merged))
+            response = with_evidence(self.response, judged, fields)
+        return ToolOutput(response, found, self.meta(merged))
 
 
 # ----------------------------------------------------------------------------- composed tools
@@ -200,6 +221,7 @@ class SubCall(Generic[SubReq, SubResp]):
     error: str | None = None
     started_ms: float = 0.0
     duration_ms: float = 0.0
+    stages: StageTimes = field(default_factory=StageTimes)  # the sub-tool's own stages
 
     @classmethod
     def planned(
@@ -233,8 +255,10 @@ async def call_tool(rt: Runtime, call: SubCall[Any, Any], t0: float, budget_ms: 
         return
     budget_s = max(0.05, (budget_ms - call.started_ms) / 1000)
     try:
-        request = call.tool.validate(call.request)
-        output = await asyncio.wait_for(call.tool.run(rt, request), timeout=budget_s)
+        with collecting(call.stages):
+            with stage(VALIDATION):
+                request = call.tool.validate(call.request)
+            output = await asyncio.wait_for(call.tool.run(rt, request), timeout=budget_s)
         if not isinstance(output.response, call.tool.response):
             raise TypeError(f"{call.name} answered {type(output.response).__name__}")
         call.response = output.response
@@ -245,6 +269,15 @@ async def call_tool(rt: Runtime, call: SubCall[Any, Any], t0: float, budget_ms: 
     except Exception as exc:  # a failing sub-tool degrades the answer, it never fails it
         call.error = masked(call.name, exc)
     call.duration_ms = (time.perf_counter() - t0) * 1000 - call.started_ms
+
+
+def sub_call_timings(calls: Sequence[SubCall[Any, Any]]) -> list[dict[str, Any]]:
+    """Each sub-call's wall time and its own stages (ms), for `_meta.sub_call_timings_ms`: the
+    composed tool's `sub_calls` stage is the wait for all of them, which ran concurrently."""
+    return [
+        {"tool": c.name, "total": round(c.duration_ms, 2), "stages": c.stages.as_ms()}
+        for c in calls
+    ]
 
 
 class ComposedTool(Tool[Req, Resp], Generic[Req, Q, Resp]):
@@ -266,10 +299,15 @@ class ComposedTool(Tool[Req, Resp], Generic[Req, Q, Resp]):
     async def run(self, rt: Runtime, req: Req) -> ToolOutput[Resp]:
         t0 = time.perf_counter()
         step = StepFaults(rt, self.name)
-        step("parse")
-        q = await self.parse(rt, req)
-        calls = step("merge", lambda: self.plan(q))
+        with stage(PARSE):
+            step("parse")
+            q = await self.parse(rt, req)
+        with stage(MERGE):
+            calls = step("merge", lambda: self.plan(q))
         budget_ms = self.budget_ms(rt) * self.budget_share
-        await asyncio.gather(*(call_tool(rt, c, t0, budget_ms) for c in calls))
+        with stage(SUB_CALLS):
+            await asyncio.gather(*(call_tool(rt, c, t0, budget_ms) for c in calls))
         step("score")
-        return ToolOutput(step("respond", lambda: self.synthesize(q, calls)))
+        with stage(RESPOND):
+            response = step("respond", lambda: self.synthesize(q, calls))
+        return ToolOutput(response, extra_meta={"sub_call_timings_ms": sub_call_timings(calls)})
