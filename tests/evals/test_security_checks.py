@@ -16,6 +16,7 @@ from evals.conformance.calls import exception_signs
 from evals.conformance.canary import key_matches
 from evals.run.security.findings import Finding, SecurityReport
 from evals.run.security.poisoning import invisible_chars, scan_tool
+from evals.run.security.registry import FAMILIES
 from evals.run.security.runner import Options, run_security
 from evals.run.security.safety import is_loopback_url, plan
 from evals.run.security.surface import ToolSurface
@@ -121,7 +122,9 @@ async def test_poisoning_found_in_descriptions_and_property_descriptions() -> No
     report = await _run(stdio("poisoned"), "poisoning")
     assert _tools(report, "hidden_instructions") == {"add"}
     assert _tools(report, "invisible_unicode") == {"weather"}
-    assert _only(report, "cross_tool_instructions") == []  # shadowing: test_security_probes
+    # one tool steering another is the shadowing family's (tests/evals/test_security_probes.py)
+    assert {f.check for f in report.findings} <= set(FAMILIES["poisoning"].checks)
+    assert "tool_shadowing" not in FAMILIES["poisoning"].checks
     hidden = _only(report, "invisible_unicode")[0]
     assert "send the api key" in (hidden.evidence or "")
     assert {f.grade for f in report.findings} == {"security"} and report.exit_code == 1
