@@ -14,6 +14,7 @@ from renamed_server import PREFIX
 from evals.__main__ import main
 from evals.run.scenario import load_scenarios
 from evals.run.tool_map import ToolMapError, parse_tool_map
+from ocm_common.run_record import read_record
 
 RENAMED_SPEC = f"stdio:python {Path(__file__).with_name('renamed_server.py')}"
 
@@ -46,7 +47,7 @@ def test_missing_tools_are_named_and_exit_3_unless_allowed(
     said = capfd.readouterr().err
     assert "lacks 1 of 3 golden tools: odb.get" in said and "--allow-missing" in said
     assert _run(golden_fake, tmp_path / "allowed", STDIO_SPEC, "--allow-missing") == 0
-    summary = json.loads((tmp_path / "allowed" / "summary.json").read_text())
+    summary = read_record(tmp_path / "allowed" / "run.record.json").body
     assert summary["missing_tools"] == ["odb.get"]
     assert summary["counts"]["not_run_missing_tool"] == len(odb_scenarios)
     assert summary["counts"]["errors"] == 0  # odb.get was not called, so no error records
@@ -64,7 +65,7 @@ def test_a_target_with_other_names_fails_until_mapped(
 
     mapping = ",".join(f"{tool}={PREFIX}{tool}" for tool in golden_tools)
     assert _run(golden_fake, tmp_path / "mapped", RENAMED_SPEC, "--tool-map", mapping) == 0
-    summary = json.loads((tmp_path / "mapped" / "summary.json").read_text())
+    summary = read_record(tmp_path / "mapped" / "run.record.json").body
     assert summary["missing_tools"] == [] and summary["counts"]["scenarios"] == len(scenarios)
     assert summary["counts"]["errors"] == 0
     assert summary["config"]["tool_map"] == {t: f"{PREFIX}{t}" for t in golden_tools}
