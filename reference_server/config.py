@@ -186,6 +186,12 @@ class Settings(BaseModel):
         "workers (nginx's keepalive_requests); 0 keeps connections open.",
     )
     embed_cache_size: int = 1024
+    stored_query_vectors: bool = Field(
+        default=True,
+        description="Look up the vectors the index stored for query texts known in advance (a "
+        "DIN, a brand and strength: `index/known_queries.py`) instead of running the model; the "
+        "vectors are the model's own, so answers are the same either way.",
+    )
     embed_threads: int = Field(
         default=1, ge=1, le=16, description="ONNX threads per query embedding."
     )

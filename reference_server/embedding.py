@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
@@ -19,7 +20,8 @@ import numpy as np
 from reference_server.blas_threads import enforce_blas_threads
 from reference_server.config import Settings
 from reference_server.embedding_model import ModelFiles, model_name, resolve_model
-from reference_server.stage_timer import timed_query_embedding
+from reference_server.stage_timer import EMBED, EMBED_CACHED, EMBED_STORED, stage
+from reference_server.stored_query_vectors import StoredQueryVectors
 
 MAX_TOKENS = 256
 
@@ -66,6 +68,13 @@ class LocalMiniLM:
         """Truncate inputs to this many tokens (index builds use fewer for long tabular documents)."""
         self._tokenizer.enable_truncation(max_length=max_tokens)
 
+    def token_ids(self, texts: Sequence[str]) -> list[tuple[int, ...]]:
+        """Each text's token ids as the model sees them (truncated, padding left out)."""
+        return [
+            tuple(i for i, m in zip(e.ids, e.attention_mask, strict=True) if m)
+            for e in self._tokenizer.encode_batch(list(texts))
+        ]
+
     def embed(self, texts: list[str]) -> np.ndarray:
         encodings = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
@@ -98,40 +107,61 @@ class OpenAIEmbedder:
 
 
 class CachedEmbedder:
-    """An LRU cache of query vectors in front of an embedder (repeated queries are common)."""
+    """The server's query vectors: an LRU cache of recent ones (repeated queries are common),
+    then the vectors the index stored for texts without free text, then the model.
 
-    def __init__(self, inner: Embedder, size: int):
+    Each call is timed as one stage named for where its vectors came from: `embed` when the
+    model ran for any text, else `embed_stored`, else `embed_cached`.
+    """
+
+    def __init__(self, inner: Embedder, size: int, stored: StoredQueryVectors | None = None):
         self.inner = inner
         self.name = inner.name
         self.dimension = inner.dimension
+        self.stored = stored
         self._size = size
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+        self.stored_hits = 0  # cache misses the stored vectors answered (no model run)
 
-    @timed_query_embedding
     def embed(self, texts: list[str]) -> np.ndarray:
-        if self._size <= 0:
-            self.misses += len(texts)
-            return self.inner.embed(texts)
+        with stage(EMBED_CACHED) as timed:
+            vectors = self._recent(texts)
+            missing = [t for t in dict.fromkeys(texts) if t not in vectors]
+            if missing and self.stored is not None:
+                found = self.stored.find(missing)
+                if found:
+                    timed.rename(EMBED_STORED)
+                    self._keep(found, vectors)
+                    with self._lock:
+                        self.stored_hits += sum(1 for t in texts if t in found)
+                    missing = [t for t in missing if t not in found]
+            if missing:
+                timed.rename(EMBED)
+                self._keep(dict(zip(missing, self.inner.embed(missing), strict=True)), vectors)
+        return np.stack([vectors[t] for t in texts])
+
+    def _recent(self, texts: list[str]) -> dict[str, np.ndarray]:
+        """The cached vectors of `texts` (marked recently used), counting hits and misses."""
         with self._lock:
-            hits = {t: self._cache[t] for t in texts if t in self._cache}
-            for t in hits:
+            found = {t: self._cache[t] for t in texts if t in self._cache}
+            for t in found:
                 self._cache.move_to_end(t)
-            missed = sum(1 for t in texts if t not in hits)
+            missed = sum(1 for t in texts if t not in found)
             self.hits += len(texts) - missed
             self.misses += missed
-        missing = [t for t in dict.fromkeys(texts) if t not in hits]
-        if missing:
-            fresh = self.inner.embed(missing)
-            with self._lock:
-                for t, v in zip(missing, fresh, strict=True):
-                    hits[t] = v
-                    self._cache[t] = v
-                while len(self._cache) > self._size:
-                    self._cache.popitem(last=False)
-        return np.stack([hits[t] for t in texts])
+        return found
+
+    def _keep(self, fresh: dict[str, np.ndarray], vectors: dict[str, np.ndarray]) -> None:
+        vectors.update(fresh)
+        if self._size <= 0:
+            return
+        with self._lock:
+            self._cache.update(fresh)
+            while len(self._cache) > self._size:
+                self._cache.popitem(last=False)
 
 
 def embedder_name(settings: Settings) -> str:
@@ -153,4 +183,9 @@ def make_embedder(settings: Settings, for_queries: bool = True) -> Embedder:
         inner = LocalMiniLM.from_settings(
             settings, threads=settings.embed_threads if for_queries else 2
         )
-    return CachedEmbedder(inner, settings.embed_cache_size) if for_queries else inner
+    if not for_queries:
+        return inner
+    stored = None
+    if settings.stored_query_vectors and isinstance(inner, LocalMiniLM):
+        stored = StoredQueryVectors.load(settings.index_dir, inner.name, inner.token_ids)
+    return CachedEmbedder(inner, settings.embed_cache_size, stored)

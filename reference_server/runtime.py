@@ -100,6 +100,7 @@ class Runtime:
             "process": PROCESS_ID,
             "embed_hits": int(getattr(embedder, "hits", 0)),
             "embed_misses": int(getattr(embedder, "misses", 0)),
+            "embed_stored": int(getattr(embedder, "stored_hits", 0)),  # misses needing no model
         }
 
     def warm_up(self) -> None:

@@ -12,21 +12,21 @@ Only `time.perf_counter` is read, twice per stage: cheap enough to stay on in pr
 
 from __future__ import annotations
 
-import functools
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 # Stage names, as they appear in `_meta.timings_ms.stages`.
 VALIDATION = "validation"
 PARSE = "parse"
 SQL = "sql"
 VECTOR = "vector"
-EMBED = "embed"  # the query embedding model ran (at least one text missed the cache)
+EMBED = "embed"  # the query embedding model ran (for at least one text)
+EMBED_STORED = "embed_stored"  # no model run; a vector the index stored answered (no free text)
 EMBED_CACHED = "embed_cached"  # every text came from the query-vector cache
 MERGE = "merge"
 SCORE = "score"
@@ -34,16 +34,18 @@ RESPOND = "respond"
 SERIALISE = "serialise"
 SUB_CALLS = "sub_calls"  # a composed tool waiting on its concurrent sub-tools
 
-F = TypeVar("F", bound=Callable[..., Any])
-
 
 @dataclass
-class _Open:
-    """One stage running in one thread: what nested stages in that thread took."""
+class OpenStage:
+    """One stage running in one thread: what nested stages in that thread took. The block may
+    `rename` it when what it did decides the name (a query vector's source, say)."""
 
     name: str
     thread: int
     nested: float = 0.0
+
+    def rename(self, name: str) -> None:
+        self.name = name
 
 
 @dataclass
@@ -65,7 +67,7 @@ class StageTimes:
 
 
 _TIMES: ContextVar[StageTimes | None] = ContextVar("stage_times", default=None)
-_OPEN: ContextVar[_Open | None] = ContextVar("open_stage", default=None)
+_OPEN: ContextVar[OpenStage | None] = ContextVar("open_stage", default=None)
 
 
 @contextmanager
@@ -82,43 +84,28 @@ def collecting(times: StageTimes | None = None) -> Iterator[StageTimes]:
 
 
 @contextmanager
-def stage(name: str) -> Iterator[None]:
-    """Time the block as `name`, less the stages nested in it in the same thread."""
+def stage(name: str) -> Iterator[OpenStage]:
+    """Time the block as `name` (or the name it renames itself to), less the stages nested in it
+    in the same thread."""
     times = _TIMES.get()
     if times is None:
-        yield
+        yield OpenStage(name, threading.get_ident())
         return
     thread = threading.get_ident()
     parent = _OPEN.get()
     if parent is not None and parent.thread != thread:
         parent = None  # opened in another thread: that thread's time is its own
-    me = _Open(name, thread)
+    me = OpenStage(name, thread)
     token = _OPEN.set(me)
     started = times.clock()
     try:
-        yield
+        yield me
     finally:
         spent = times.clock() - started
         _OPEN.reset(token)
-        times.add(name, spent - me.nested)
+        times.add(me.name, spent - me.nested)
         if parent is not None:
             parent.nested += spent
-
-
-def timed_query_embedding(embed: F) -> F:
-    """An embedder's `embed`, timed as `embed`, or `embed_cached` when every text is in its
-    `_cache` (read without the lock: only which name the time goes to depends on it)."""
-
-    @functools.wraps(embed)
-    def timed(self: Any, texts: list[str]) -> Any:
-        if _TIMES.get() is None:
-            return embed(self, texts)
-        cache = getattr(self, "_cache", None)
-        hit = bool(texts) and cache is not None and all(t in cache for t in texts)
-        with stage(EMBED_CACHED if hit else EMBED):
-            return embed(self, texts)
-
-    return timed  # type: ignore[return-value]
 
 
 T = TypeVar("T")

@@ -243,6 +243,7 @@ STAGE_ORDER = (
     "sql",
     "vector",
     "embed",
+    "embed_stored",
     "embed_cached",
     "merge",
     "sub_calls",
@@ -254,6 +255,35 @@ STAGE_ORDER = (
 )
 
 
+def _distinct_cpu_section(doc: render.Document, summary: BenchSummary) -> None:
+    """CPU per distinct call per tool and kind, in process, as ratios to the reference."""
+    figures = sorted(summary.distinct_call_cpu.values(), key=lambda f: (f.tool, f.kind))
+    if not figures:
+        return
+    doc.section(
+        "CPU per distinct call",
+        render.Table(
+            ["tool", "calls", "calls made", "median CPU ms", "mean CPU ms", "median / reference"],
+            [
+                [
+                    f.tool,
+                    f.kind.replace("_", " "),
+                    str(f.calls),
+                    _num(f.median_ms, 2),
+                    _num(f.mean_ms, 2),
+                    _num(f.median_ratio, 2),
+                ]
+                for f in figures
+            ],
+            note="In process (`tests/bench_cpu`, pytest-benchmark on the process clock): each "
+            "call the next of the tool's distinct calls, with free text (a question) or without "
+            "(a DIN, a brand and strength, an id), never repeated. The reference is the same "
+            f"session's one query embedding ({figures[0].reference_ms:.2f} CPU ms): the ratio "
+            "is the figure that holds across machines.",
+        ),
+    )
+
+
 def _stage_section(doc: render.Document, summary: BenchSummary) -> None:
     """One table per profile, tools x stages (median / p95 ms), and the transport floor."""
     blocks: list[render.Block] = [
@@ -261,7 +291,8 @@ def _stage_section(doc: render.Document, summary: BenchSummary) -> None:
             "Server-side wall time per stage from each reply's `_meta.timings_ms.stages` "
             "(exclusive: a stage nested in another is not counted in it; SQL and vector run at "
             "the same time, so the stages add up to more than `handler`). `embed`: the query "
-            "embedding model ran; `embed_cached`: the cache answered. `handler`: the server's "
+            "embedding model ran; `embed_stored`: a vector the index stored for a text known in advance "
+            "(a DIN, a brand and strength) answered; `embed_cached`: the cache answered. `handler`: the server's "
             "whole handling of the call; `mcp_http`: the client's latency less `handler` "
             "(transport, JSON-RPC, FastMCP dispatch, the load client). Cells: median / p95 ms "
             "over the calls that reported the stage (means are in the record)."
@@ -469,6 +500,7 @@ def bench_document(directory: Path, record: RunRecord) -> render.Document:
     _mix_section(doc, summary)
     if summary.stages or summary.transport_floor:
         _stage_section(doc, summary)
+    _distinct_cpu_section(doc, summary)
     records = latency_records(directory)
     if records:
         _records_section(doc, records)

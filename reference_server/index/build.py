@@ -22,7 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from reference_server.config import CORPUS_DIR, Settings
 from reference_server.embedding import LocalMiniLM, embedder_name, make_embedder
-from reference_server.index import off_tables, off_vector_docs, opa_builder
+from reference_server.index import known_queries, off_tables, off_vector_docs, opa_builder
 from reference_server.index.fingerprint import corpus_hash
 from reference_server.index.types import VectorDoc
 
@@ -111,12 +111,15 @@ def build_index(
             **off_vector_docs.vector_documents(corpus_dir / "off"),
         }
         _write_collections(tmp / "chroma", collections, settings, progress)
+        progress.add_task("embedding known query texts", total=None)
+        known = known_queries.build(tmp, settings)
     manifest = {
         "corpus_hash": digest,
         "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "embedder": embedded_with,
         "tables": {**opa_counts, **off_counts},
         "collections": {name: len(docs) for name, docs in collections.items()},
+        "known_query_vectors": known,
         "seconds": round(time.perf_counter() - started, 1),
     }
     conn = sqlite3.connect(tmp / "opa.db")

@@ -32,6 +32,7 @@ CODE_FILES = (
     _PACKAGE / "catalog.py",
     _PACKAGE / "ingest" / "opa_cpso.py",
     _PACKAGE / "index" / "bm25_impacts.py",
+    _PACKAGE / "index" / "known_queries.py",
 )
 
 
