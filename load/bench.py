@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from load import cpu_per_call
 from load.calibrate import DEFAULT_WORKLOAD, measure
 from load.calibration import Factor, factor
 from load.hoststat import cpu_shares, cpu_times
@@ -260,6 +261,20 @@ class Bench:
         )
         self.summary.profiles["inprocess"] = {"machine_cpu": cpu_shares(host_before, cpu_times())}
 
+    def cpu_per_distinct_call(self) -> None:
+        """CPU per distinct call per tool and kind (tests/bench_cpu), in this machine's process;
+        a call answered with a tool error fails the step."""
+        path = os.environ.get(DISTINCT_MIX_ENV, "")
+        if not path or not Path(path).is_file():
+            return  # `distinct` already named the missing mix
+        self.progress("CPU per distinct call, in process (tests/bench_cpu)")
+        json_path = self.out / "cpu-per-distinct-call.json"
+        self.codes["cpu_per_call"] = _python(
+            *cpu_per_call.pytest_args(json_path),
+            env={DISTINCT_MIX_ENV: path, "OPENBLAS_NUM_THREADS": "1"},
+        )
+        self.summary.distinct_call_cpu = cpu_per_call.read_results(json_path)
+
     def eval_and_gate(self) -> None:
         self.progress("golden eval and gate")
         eval_dir = self.out / "eval"
@@ -286,6 +301,7 @@ def run_bench(out_root: Path) -> int:
         bench.transport_floor()
         bench.scaling_ratio()
         bench.inprocess()
+        bench.cpu_per_distinct_call()
         bench.eval_and_gate()
     except KeyboardInterrupt:
         print("\ninterrupted: servers stopped, partial results kept", file=sys.stderr)
@@ -417,6 +433,7 @@ def judge_bench(
         not summary.misses
         and bool(parallel.get("passed"))
         and all(codes.get(k, 1) == 0 for k in ("latency", "paced", "saturation", "inprocess"))
+        and codes.get("cpu_per_call", 0) == 0
     )
     summary.exit_codes = codes
     exit_code = 0 if summary.slo_pass and summary.gate_pass else 1

@@ -93,6 +93,21 @@ class TransportFloor(BaseModel):
     p95_ms: float | None = None
 
 
+class DistinctCallCpu(BaseModel):
+    """Process CPU per distinct call of one tool and kind (free text or none), in process, with
+    the same session's reference workload (one query embedding) and the ratio to it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str
+    kind: str
+    calls: int
+    median_ms: float
+    mean_ms: float
+    reference_ms: float
+    median_ratio: float | None = None
+
+
 class BenchSummary(BaseModel):
     """Every figure and verdict of one `make bench`."""
 
@@ -118,6 +133,8 @@ class BenchSummary(BaseModel):
     # {profile: {tool: {stage: figure}}}: where each tool's time went, from the replies' timers
     stages: dict[str, dict[str, dict[str, StageFigure]]] = Field(default_factory=dict)
     transport_floor: TransportFloor | None = None
+    # {"<tool> <kind>": CPU per distinct call} from tests/bench_cpu (load/cpu_per_call.py)
+    distinct_call_cpu: dict[str, DistinctCallCpu] = Field(default_factory=dict)
     misses: list[str] = Field(default_factory=list)
     slo_pass: bool = False
     gate_pass: bool = False

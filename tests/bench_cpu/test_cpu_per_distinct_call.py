@@ -6,6 +6,10 @@ does not flatter the figure. Run with `--benchmark-timer time.process_time` (the
 the timings are the process's CPU, not wall time. Each result carries, in its extra info, the
 same session's reference workload (`load/calibrate.py`: one query embedding, CPU ms) and the
 ratio to it, the figure that holds across machines.
+
+A tool whose list holds both calls with free text (a question) and calls without (a DIN, a
+brand and strength, an id) is measured for each kind apart: the two cost differently (only a
+question runs the embedding model), and a mix of them would hide either.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import Any
 import pytest
 
 from load.distinct_mix import TOOLS
-from load.profile_calls import InProcessServer, reference_cpu_ms
+from load.profile_calls import InProcessServer, has_free_text, reference_cpu_ms
 from load.stage_clock import StageClock
 from load.taskmix import TaskMix
 
@@ -48,11 +52,29 @@ def server() -> Iterator[InProcessServer]:
     s.close()
 
 
+KINDS = ("free_text", "no_free_text")
+
+
+def calls_of_kind(mix: TaskMix, tool: str, kind: str) -> list[dict[str, Any]]:
+    """The tool's distinct calls of one kind, in the mix's order, at most CALLS."""
+    wanted = kind == "free_text"
+    return [c.arguments for c in mix.calls[tool] if has_free_text(c.arguments) == wanted][:CALLS]
+
+
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("tool", TOOLS)
 def test_cpu_per_distinct_call(
-    benchmark: Any, server: InProcessServer, mix: TaskMix, reference_ms: float, tool: str
+    benchmark: Any,
+    server: InProcessServer,
+    mix: TaskMix,
+    reference_ms: float,
+    tool: str,
+    kind: str,
 ) -> None:
-    calls = iter(c.arguments for c in mix.calls[tool][:CALLS])
+    listed = calls_of_kind(mix, tool, kind)
+    if not listed:
+        pytest.skip(f"the mix has no {tool} call of this kind ({kind})")
+    calls = iter(listed)
     failed: list[dict[str, Any]] = []
 
     def one_call() -> None:
@@ -60,7 +82,7 @@ def test_cpu_per_distinct_call(
         if not server.call(tool, args):
             failed.append(args)
 
-    benchmark.pedantic(one_call, rounds=min(CALLS, len(mix.calls[tool])), iterations=1)
+    benchmark.pedantic(one_call, rounds=len(listed), iterations=1)
     assert not failed, f"{len(failed)} calls answered a tool error, e.g. {failed[0]}"
     if benchmark.stats is not None:
         mean_ms = benchmark.stats.stats.mean * 1000
@@ -68,4 +90,5 @@ def test_cpu_per_distinct_call(
             reference_cpu_ms=round(reference_ms, 3),
             mean_cpu_ms=round(mean_ms, 3),
             ratio_to_reference=round(mean_ms / reference_ms, 3),
+            kind=kind,
         )
