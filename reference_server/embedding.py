@@ -142,8 +142,9 @@ def embedder_name(settings: Settings) -> str:
 
 
 def make_embedder(settings: Settings, for_queries: bool = True) -> Embedder:
-    """The embedder for index builds, or the server's query embedder (cached); making the
-    latter also sets BLAS to the package's thread count, whatever loaded numpy first."""
+    """The embedder for index builds, or the server's query embedder (cached, and concurrent
+    misses batched); making the latter also sets BLAS to the package's thread count, whatever
+    loaded numpy first."""
     inner: Embedder
     if for_queries:
         enforce_blas_threads()
@@ -153,4 +154,10 @@ def make_embedder(settings: Settings, for_queries: bool = True) -> Embedder:
         inner = LocalMiniLM.from_settings(
             settings, threads=settings.embed_threads if for_queries else 2
         )
-    return CachedEmbedder(inner, settings.embed_cache_size) if for_queries else inner
+    if not for_queries:
+        return inner
+    if settings.embed_max_batch > 1:
+        from reference_server.embedding_batcher import BatchingEmbedder
+
+        inner = BatchingEmbedder(inner, settings.embed_max_batch)
+    return CachedEmbedder(inner, settings.embed_cache_size)
