@@ -93,16 +93,20 @@ def _opt(env: Environment, name: str, default: Any = None) -> Any:
 
 
 class CacheCounts:
-    """The server's query-embedding cache counts, per server process, first and last seen."""
+    """The server's query-embedding cache and batch counts (hits, misses, model batches, texts
+    in them), per server process, first and last seen."""
 
     def __init__(self) -> None:
-        self.first: dict[str, tuple[int, int]] = {}
-        self.last: dict[str, tuple[int, int]] = {}
+        self.first: dict[str, tuple[int, ...]] = {}
+        self.last: dict[str, tuple[int, ...]] = {}
 
     def see(self, cache: dict[str, Any] | None) -> None:
         if not cache or "process" not in cache:
             return
-        counts = (int(cache.get("embed_hits", 0)), int(cache.get("embed_misses", 0)))
+        counts = tuple(
+            int(cache.get(k, 0))
+            for k in ("embed_hits", "embed_misses", "embed_batches", "embed_batched_texts")
+        )
         self.first.setdefault(cache["process"], counts)
         self.last[cache["process"]] = counts
 
@@ -121,6 +125,12 @@ class CacheCounts:
         hits = sum(self.last[p][0] - self.first[p][0] for p in self.last)
         misses = sum(self.last[p][1] - self.first[p][1] for p in self.last)
         return round(hits / (hits + misses), 4) if hits + misses else None
+
+    def mean_batch(self) -> float | None:
+        """Texts per embedding-model call during the run (None: no batched model calls seen)."""
+        batches = sum(self.last[p][2] - self.first[p][2] for p in self.last)
+        texts = sum(self.last[p][3] - self.first[p][3] for p in self.last)
+        return round(texts / batches, 2) if batches else None
 
 
 CACHE = CacheCounts()
@@ -482,6 +492,7 @@ def _verdict(environment: Environment, **_: Any) -> None:
         "errors": sum(r.errors for r in records) + setup_failures,
         "rps": round(sum(r.n for r in records) / duration, 2),
         "cache_hit_rate": CACHE.hit_rate(),
+        "embed_mean_batch": CACHE.mean_batch(),
         "stages": STAGES.summary(),
         "tools": {r.tool: r.model_dump(exclude={"profile", "tool", "source"}) for r in records},
         "failures": [
@@ -508,7 +519,8 @@ def _verdict(environment: Environment, **_: Any) -> None:
         (out_dir / f"{profile}.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     print(
         f"\n{profile}: {summary['calls']} calls, {summary['rps']} calls/s, "
-        f"{summary['errors']} errors, server cache hit rate {summary['cache_hit_rate']}"
+        f"{summary['errors']} errors, server cache hit rate {summary['cache_hit_rate']}, "
+        f"mean embedding batch {summary['embed_mean_batch']}"
     )
     if isinstance(shape, SaturationShape):
         print(f"saturation: highest sustained {summary['saturation_rps']} calls/s")

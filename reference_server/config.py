@@ -195,6 +195,13 @@ class Settings(BaseModel):
     embed_threads: int = Field(
         default=1, ge=1, le=16, description="ONNX threads per query embedding."
     )
+    embed_max_batch: int = Field(
+        default=16,
+        ge=1,
+        le=256,
+        description="Query texts that wait for the busy model run together in one call of up "
+        "to this many (same vectors, less CPU per text); 1 runs each call alone.",
+    )
 
     @property
     def opa_db(self) -> Path:

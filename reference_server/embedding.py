@@ -172,8 +172,9 @@ def embedder_name(settings: Settings) -> str:
 
 
 def make_embedder(settings: Settings, for_queries: bool = True) -> Embedder:
-    """The embedder for index builds, or the server's query embedder (cached); making the
-    latter also sets BLAS to the package's thread count, whatever loaded numpy first."""
+    """The embedder for index builds, or the server's query embedder (cached, and concurrent
+    misses batched); making the latter also sets BLAS to the package's thread count, whatever
+    loaded numpy first."""
     inner: Embedder
     if for_queries:
         enforce_blas_threads()
@@ -188,4 +189,8 @@ def make_embedder(settings: Settings, for_queries: bool = True) -> Embedder:
     stored = None
     if settings.stored_query_vectors and isinstance(inner, LocalMiniLM):
         stored = StoredQueryVectors.load(settings.index_dir, inner.name, inner.token_ids)
+    if settings.embed_max_batch > 1:
+        from reference_server.embedding_batcher import BatchingEmbedder
+
+        inner = BatchingEmbedder(inner, settings.embed_max_batch)
     return CachedEmbedder(inner, settings.embed_cache_size, stored)

@@ -91,16 +91,20 @@ class Runtime:
         thread.join()
 
     def cache_stats(self) -> dict[str, int | str]:
-        """This process's cumulative query-embedding cache counts (load runs report the hit rate).
+        """This process's cumulative query-embedding cache and batch counts (load runs report the
+        hit rate and the mean batch size; no batches counted when batching is off).
 
         `process` tells apart the processes of a multi-worker server, whose counts are separate.
         """
         embedder = self.__dict__.get("embedder")
+        batcher = getattr(embedder, "inner", None)  # concurrent misses share model calls
         return {
             "process": PROCESS_ID,
             "embed_hits": int(getattr(embedder, "hits", 0)),
             "embed_misses": int(getattr(embedder, "misses", 0)),
             "embed_stored": int(getattr(embedder, "stored_hits", 0)),  # misses needing no model
+            "embed_batches": int(getattr(batcher, "batches", 0)),
+            "embed_batched_texts": int(getattr(batcher, "batched_texts", 0)),
         }
 
     def warm_up(self) -> None:
