@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from reference_server import stored_query_vectors
 from reference_server.catalog import BM25_SPECS
 from reference_server.config import Settings
 from reference_server.index.bm25_impacts import write_impacts
@@ -410,6 +411,11 @@ def build_scaled(
                 conn.close()
                 tables.update(scale_database(tmp / db.name, factor, progress))
         collections = scale_collections(source_dir, tmp, factor, Roles(roles), progress)
+        # The real products' stored query vectors (a synthetic copy's texts go to the model):
+        # the same calls find them at every factor, so factors differ only in corpus size.
+        for name in (stored_query_vectors.TEXTS_FILE, stored_query_vectors.VECTORS_FILE):
+            if (source_dir / name).exists():
+                shutil.copy2(source_dir / name, tmp / name)
     manifest = {
         **{
             k: v
