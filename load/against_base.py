@@ -247,10 +247,6 @@ def run_against_base(
             summary["saturation"] = compare_saturation(base, out, mix, saturation_pairs)
             summary["saturation"]["machine_cpu"] = cpu_shares(before, cpu_times())
             print("\n".join(saturation_lines(summary["saturation"])))
-            if any(r["calls_per_s"] <= 0 for r in summary["saturation"]["runs"]):
-                summary["harness_errors"].append(
-                    "a saturation run sustained no load (see its folder)"
-                )
             first_condition_step = 5
         for step, condition in enumerate(
             CONDITIONS if conditions else (), start=first_condition_step

@@ -49,6 +49,8 @@ class SaturationRun:
     exit_code: int
     cache_hit_rate: float | None
     out_dir: str
+    # per load step: users, calls/s, worst tool's p95 and whether it was sustained
+    steps: tuple[dict[str, Any], ...] = ()
 
 
 def pair_ratios(runs: list[SaturationRun]) -> list[float | None]:
@@ -118,6 +120,10 @@ def run_pairs(
                 exit_code=code,
                 cache_hit_rate=summary.get("cache_hit_rate"),
                 out_dir=run_dir.name,
+                steps=tuple(
+                    {k: step.get(k) for k in ("users", "rps", "worst_p95_ms", "sustained")}
+                    for step in summary.get("steps") or []
+                ),
             )
         )
         progress(
@@ -128,7 +134,7 @@ def run_pairs(
 
 
 def lines(section: dict[str, Any]) -> list[str]:
-    """The console summary of a saturation section."""
+    """The console summary of a saturation section (a run that sustained no step reads 0)."""
     out = [
         f"saturation, {section['server_workers']} workers per side, mix {section['mix']}:",
         *(

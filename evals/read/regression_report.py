@@ -173,6 +173,15 @@ def _ratio(value: Any) -> str:
     return "-" if value is None else f"{float(value):.3f}"
 
 
+def _steps(steps: list[Mapping[str, Any]]) -> str:
+    """Each load step as `users: calls/s (worst p95)`, an unsustained one marked."""
+    return "; ".join(
+        f"{s.get('users')}: {float(s.get('rps') or 0):.1f} ({float(s.get('worst_p95_ms') or 0):.0f})"
+        + ("" if s.get("sustained") else " not sustained")
+        for s in steps
+    )
+
+
 def saturation_blocks(section: Mapping[str, Any]) -> list[render.Block]:
     """The paired saturation runs: what ran, the median ratio with its range, each run."""
     runs = section.get("runs") or []
@@ -201,6 +210,7 @@ def saturation_blocks(section: Mapping[str, Any]) -> list[render.Block]:
             str(r.get("calls")),
             str(r.get("errors")),
             _rate(r.get("cache_hit_rate")),
+            _steps(r.get("steps") or []),
             str(r.get("exit_code")),
             str(r.get("out_dir")),
         ]
@@ -218,6 +228,7 @@ def saturation_blocks(section: Mapping[str, Any]) -> list[render.Block]:
                 "calls",
                 "errors",
                 "cache hit rate",
+                "steps: users calls/s (worst p95 ms)",
                 "locust exit",
                 "folder",
             ],

@@ -83,12 +83,15 @@ def test_each_run_gets_a_fresh_server_and_its_own_folder(tmp_path: Path) -> None
         side = url.split("/")[3]
         assert stopped == [tag for _, tag in started[:-1]]  # the previous server is stopped
         folders.append(run_dir)
-        return 1, {"saturation_rps": next(figures[side]), "calls": 100, "errors": 0}
+        rps = next(figures[side])
+        steps = [{"users": 2, "rps": rps, "worst_p95_ms": 90.0, "sustained": True, "errors": 0}]
+        return 1, {"saturation_rps": rps, "calls": 100, "errors": 0, "steps": steps}
 
     runs = run_pairs(server_for, run_saturation, tmp_path, pairs=2, progress=lambda _: None)
     assert [s for s, _ in started] == ["working", "base", "base", "working"]
     assert len(set(folders)) == 4 and all(f.parent == tmp_path for f in folders)
     assert [r.calls_per_s for r in runs] == [50.0, 40.0, 44.0, 44.0]
+    assert runs[0].steps == ({"users": 2, "rps": 50.0, "worst_p95_ms": 90.0, "sustained": True},)
     assert pair_ratios(runs) == pytest.approx([1.25, 1.0])
     assert all(r.exit_code == 1 for r in runs)  # a missed SLO bar is kept, not a failure
 
@@ -173,6 +176,10 @@ def test_the_report_renders_the_saturation_section_from_a_described_record() -> 
         _run(1, "working", 36),
     ]
     section = summarise(runs, workers=2, profile=PROFILE, mix="examples:m.json")
+    section["runs"][1]["steps"] = [
+        {"users": 2, "rps": 32.0, "worst_p95_ms": 120.0, "sustained": True},
+        {"users": 8, "rps": 35.5, "worst_p95_ms": 300.0, "sustained": False},
+    ]
     text = bench_markdown(_regression(section))
     assert "task mix: examples:build/mix/distinct-30000-0.json" in text
     assert "working 12.5%, base not stated" in text
@@ -181,6 +188,7 @@ def test_the_report_renders_the_saturation_section_from_a_described_record() -> 
     assert "(working, base, base, working)" in part and "2 server workers per side" in part
     for rps in ("40.00", "32.00", "30.00", "36.00"):
         assert rps in part
+    assert "2: 32.0 (120); 8: 35.5 (300) not sustained" in part
 
 
 def test_a_record_without_saturation_has_no_section_and_an_unknown_version_is_refused() -> None:
