@@ -49,6 +49,8 @@ from load.base_conditions import (
     measure_calls,
     measure_lag,
 )
+from load.calibrate import DEFAULT_WORKLOAD, measure
+from load.calibration import factor
 from load.client import warm_up
 from load.hoststat import cpu_shares, cpu_times
 from load.parallel import interleaved_calls
@@ -57,7 +59,7 @@ from load.regression import CONDITION_MARGINS, CONDITION_RATIOS, Verdict, judge,
 from load.run import run_profile
 from load.saturation_pair import SERVER_WORKERS, run_pairs, summarise
 from load.saturation_pair import lines as saturation_lines
-from load.slo import load_slo
+from load.slo import load_slo, write_slo
 from load.taskmix import TaskMix
 from load.worktree import BaseTree, WorktreeError, build_index, check_imports, checkout
 from ocm_common.latency_records import LatencyRecord
@@ -161,18 +163,33 @@ def condition_summary(measured: ConditionSamples, verdict: Verdict, cpu: Any) ->
 
 def compare_saturation(base: BaseTree, out: Path, mix: str, pairs: int) -> dict[str, Any]:
     """The saturation profile (settings from the profiles file the bench uses) on each side in
-    ABBA order, a fresh server of `SERVER_WORKERS` workers per run (load/saturation_pair.py)."""
+    ABBA order, a fresh server of `SERVER_WORKERS` workers per run (load/saturation_pair.py).
+    Both sides get the same step bar, scaled to the machine now as `make bench` scales it (a
+    reference workload timed here; load/calibration.py): on a busy machine the bar as written
+    stops both sides at the first step, which compares nothing."""
     settings = load_profiles().saturation
+    slo = load_slo()
+    reading = measure(slo.calibration.workload if slo.calibration else DEFAULT_WORKLOAD)
+    scale = factor([reading["ms"] if reading else None], slo.calibration)
+    scaled = slo.scaled(scale.value)
+    slo_file = write_slo(scaled, out / "slo.saturation.yaml")
+    step_bar = {
+        "step_p95_ms": scaled.saturation.step_p95_ms,
+        "factor": scale.value,
+        "note": scale.note,
+    }
 
     def server_for(side: str, tag: str) -> AbstractContextManager[str]:
         return side_server(side, base, out, workers=SERVER_WORKERS, tag=f"-saturation-{tag}")
 
     def run_saturation(url: str, run_dir: Path) -> tuple[int, dict[str, Any]]:
-        done = run_profile("saturation", url, run_dir, settings, quiet=True, mix=mix)
+        done = run_profile(
+            "saturation", url, run_dir, settings, quiet=True, mix=mix, slo_file=slo_file
+        )
         return done.exit_code, done.summary
 
     runs = run_pairs(server_for, run_saturation, out, pairs=pairs)
-    return summarise(runs, workers=SERVER_WORKERS, profile=settings, mix=mix)
+    return summarise(runs, workers=SERVER_WORKERS, profile=settings, mix=mix, step_bar=step_bar)
 
 
 def _ceiling_misses(samples: dict[str, list[float]]) -> list[str]:

@@ -68,9 +68,16 @@ def pair_ratios(runs: list[SaturationRun]) -> list[float | None]:
 
 
 def summarise(
-    runs: list[SaturationRun], *, workers: int, profile: SaturationProfile, mix: str
+    runs: list[SaturationRun],
+    *,
+    workers: int,
+    profile: SaturationProfile,
+    mix: str,
+    step_bar: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The record's saturation section: every run, the per-pair ratios, their median and range."""
+    """The record's saturation section: every run, the per-pair ratios, their median and range;
+    `step_bar`: the p95 bar a load step had to stay under (the same on both sides) and its
+    scaling."""
     ratios = pair_ratios(runs)
     known = [r for r in ratios if r is not None]
     return {
@@ -79,6 +86,7 @@ def summarise(
         "server_workers": workers,
         "order": [run.side for run in runs],
         "profile": profile.model_dump(),
+        "step_bar": step_bar,
         "runs": [asdict(run) for run in runs],
         "pair_ratios": [round(r, 4) if r is not None else None for r in ratios],
         "median_ratio": round(statistics.median(known), 4) if known else None,

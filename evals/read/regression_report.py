@@ -197,6 +197,13 @@ def saturation_blocks(section: Mapping[str, Any]) -> list[render.Block]:
             f"; median {_ratio(section['median_ratio'])} (min {_ratio(section['min_ratio'])}, "
             f"max {_ratio(section['max_ratio'])}) over {len(ratios)} pair(s)"
         )
+    bar = section.get("step_bar") or {}
+    if bar:
+        text += (
+            f". A step is sustained with no errors and every tool's p95 under "
+            f"{float(bar.get('step_p95_ms') or 0):g} ms on both sides (load/slo.yaml's bar x "
+            f"{bar.get('factor')}: {bar.get('note')})"
+        )
     text += (
         f". CPU: {section.get('machine_cpu')}. Reported, not judged: calls/s is the whole "
         "machine's figure, and on a shared machine it is noisy."

@@ -175,7 +175,8 @@ def test_the_report_renders_the_saturation_section_from_a_described_record() -> 
         _run(1, "base", 30),
         _run(1, "working", 36),
     ]
-    section = summarise(runs, workers=2, profile=PROFILE, mix="examples:m.json")
+    bar = {"step_p95_ms": 500.0, "factor": 2.0, "note": "larger reading 19.6 ms / 9.8 ms"}
+    section = summarise(runs, workers=2, profile=PROFILE, mix="examples:m.json", step_bar=bar)
     section["runs"][1]["steps"] = [
         {"users": 2, "rps": 32.0, "worst_p95_ms": 120.0, "sustained": True},
         {"users": 8, "rps": 35.5, "worst_p95_ms": 300.0, "sustained": False},
@@ -189,6 +190,7 @@ def test_the_report_renders_the_saturation_section_from_a_described_record() -> 
     for rps in ("40.00", "32.00", "30.00", "36.00"):
         assert rps in part
     assert "2: 32.0 (120); 8: 35.5 (300) not sustained" in part
+    assert "every tool's p95 under 500 ms on both sides (load/slo.yaml's bar x 2.0" in part
 
 
 def test_a_record_without_saturation_has_no_section_and_an_unknown_version_is_refused() -> None:
