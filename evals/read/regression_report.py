@@ -195,7 +195,8 @@ def saturation_blocks(section: Mapping[str, Any]) -> list[render.Block]:
     if section.get("median_ratio") is not None:
         text += (
             f"; median {_ratio(section['median_ratio'])} (min {_ratio(section['min_ratio'])}, "
-            f"max {_ratio(section['max_ratio'])}) over {len(ratios)} pair(s)"
+            f"max {_ratio(section['max_ratio'])}) over the "
+            f"{sum(r is not None for r in ratios)} of {len(ratios)} pair(s) with a ratio"
         )
     bar = section.get("step_bar") or {}
     if bar:
