@@ -70,12 +70,21 @@ test-load: index
 # the tight bars are scaled to this machine by a reference workload (load/calibration.py).
 # BASE=<git rev>: instead, the working tree against that revision, calls interleaved on both
 # servers -> per-tool ratios; exit 1 when a tool is slower beyond the margin (load/against_base.py).
+# With BASE: BASE_MIX=examples:$(DISTINCT_MIX) sends each distinct-query call once to both
+# servers instead of the golden mix (whose repeated calls both caches answer); the record names the
+# mix and each server's cache hit rate. BASE_SATURATION=1 adds the saturation profile on that mix,
+# one side at a time in ABBA order (SATURATION_PAIRS pairs, default 2), 2 workers per side:
+# calls/s per run and working/base per pair, reported, not judged (load/saturation_pair.py).
 # BENCH_PROFILES=load/profiles.quick.yaml: every profile shorter (checks the bench runs end to end).
 BASE ?=
 ROUNDS ?=
 BENCH_PROFILES ?=
+BASE_MIX ?=
+BASE_SATURATION ?=
+SATURATION_PAIRS ?=
 bench: index $(DISTINCT_MIX)
-	OCM_DISTINCT_MIX='$(DISTINCT_MIX)' GATE_TARGET='$(GATE_TARGET)' LOAD_PROFILES='$(BENCH_PROFILES)' $(PY) -m load bench $(if $(BASE),--base '$(BASE)') $(if $(ROUNDS),--rounds $(ROUNDS))
+	OCM_DISTINCT_MIX='$(DISTINCT_MIX)' GATE_TARGET='$(GATE_TARGET)' LOAD_PROFILES='$(BENCH_PROFILES)' $(PY) -m load bench $(if $(BASE),--base '$(BASE)') $(if $(ROUNDS),--rounds $(ROUNDS)) \
+		$(if $(BASE_MIX),--mix '$(BASE_MIX)') $(if $(BASE_SATURATION),--saturation) $(if $(SATURATION_PAIRS),--saturation-pairs $(SATURATION_PAIRS))
 	@if [ -n "$(SCALE)" ]; then $(MAKE) --no-print-directory bench-scale SCALE=$(SCALE) SCALE_SUMMARY=reports/latest; fi
 
 # The distinct-query task mix (load/distinct_mix.py): MIX_CALLS distinct calls over the twelve

@@ -221,6 +221,24 @@ def main(argv: list[str] | None = None) -> int:
         default=0,
         help="with --base: calls per tool and side under each condition (default 20)",
     )
+    bench.add_argument(
+        "--mix",
+        default="golden",
+        help="with --base: the task mix (golden, or examples:<file> such as the distinct-query "
+        "mix, each of its calls made once per side)",
+    )
+    bench.add_argument(
+        "--saturation",
+        action="store_true",
+        help="with --base: also the saturation profile on each side, one side at a time in "
+        "ABBA order, the same worker count on both (load/saturation_pair.py)",
+    )
+    bench.add_argument(
+        "--saturation-pairs",
+        type=int,
+        default=0,
+        help="with --saturation: working/base pairs of runs (default 2)",
+    )
     args = parser.parse_args(argv)
     try:
         if args.command == "run":
@@ -230,6 +248,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.base:
             from load.against_base import ROUNDS, run_against_base
             from load.base_conditions import CONDITION_ROUNDS
+            from load.saturation_pair import PAIRS
 
             return run_against_base(
                 args.base,
@@ -237,6 +256,8 @@ def main(argv: list[str] | None = None) -> int:
                 rounds=args.rounds or ROUNDS,
                 conditions=args.conditions,
                 condition_rounds=args.condition_rounds or CONDITION_ROUNDS,
+                mix=args.mix,
+                saturation_pairs=(args.saturation_pairs or PAIRS) if args.saturation else 0,
             )
         from load.bench import run_bench
 

@@ -1,10 +1,16 @@
 """`make bench BASE=<rev>`: the working tree against a base revision, on this machine, now.
 
 base worktree + its index (load/worktree.py) -> two servers, one per checkout, one worker each
-(`OCM_FAULT_*` reach the working tree's only) -> both warmed up -> the golden task mix, every
+(`OCM_FAULT_*` reach the working tree's only) -> both warmed up -> the task mix (`--mix`: the
+golden mix, whose ~180 calls repeat so both caches answer most of them, or
+`examples:<file>` such as the distinct-query mix, each call made once per side), every
 tool in turn, each call sent to both servers back to back with the same arguments, the order
 alternating (working first, then base first) so a drift or a cache effect in between falls on
-both sides alike -> per tool p50/p95 ratios with bootstrap intervals (load/regression.py).
+both sides alike -> per tool p50/p95 ratios with bootstrap intervals (load/regression.py), with
+the mix and each server's stated query-embedding cache hit rate (`_meta.cache`).
+With `saturation_pairs` (`make bench BASE_SATURATION=1`), the saturation profile on the same mix,
+one side at a time in ABBA order, the same worker count on both (load/saturation_pair.py):
+calls/s per run and the working / base ratio per pair, reported, not judged.
 Then, unless `--no-conditions`, the concurrency conditions (load/base_conditions.py), each on a
 pair of its own with its settings on both sides: a cheap call beside slow ones whose paths do
 blocking work, the same latency on both paths, a small whole-tool budget -> per
@@ -29,7 +35,8 @@ import shutil
 import subprocess
 import sys
 import time
-from contextlib import ExitStack
+from contextlib import AbstractContextManager, ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,11 +49,17 @@ from load.base_conditions import (
     measure_calls,
     measure_lag,
 )
+from load.calibrate import DEFAULT_WORKLOAD, measure
+from load.calibration import factor
 from load.client import warm_up
 from load.hoststat import cpu_shares, cpu_times
 from load.parallel import interleaved_calls
+from load.profiles import load_profiles
 from load.regression import CONDITION_MARGINS, CONDITION_RATIOS, Verdict, judge, table
-from load.slo import load_slo
+from load.run import run_profile
+from load.saturation_pair import SERVER_WORKERS, run_pairs, summarise
+from load.saturation_pair import lines as saturation_lines
+from load.slo import load_slo, write_slo
 from load.taskmix import TaskMix
 from load.worktree import BaseTree, WorktreeError, build_index, check_imports, checkout
 from ocm_common.latency_records import LatencyRecord
@@ -55,20 +68,56 @@ from ocm_common.machine import describe
 from ocm_common.run_record import Clock, header, write_record
 
 ROUNDS = 100  # calls per tool and side: ~1 min on this 2-core machine
+MIX = "golden"  # or examples:<file>, e.g. the distinct-query mix (load/taskmix.py from_source)
 SIDES = ("working", "base")
 
 
-def interleave(
-    urls: dict[str, str], rounds: int, *, seed: int = 0
-) -> tuple[dict[str, dict[str, list[float]]], dict[str, list[str]]]:
-    """Per side and tool the latencies of `rounds` calls per tool; per side the problems
-    (errors, schema violations) as `tool: message`. Pairs are index-aligned per tool."""
-    mix = TaskMix.from_golden(seed=seed)
-    calls = [(tool, mix.pick(tool).arguments) for _ in range(rounds) for tool in mix.tools]
+@dataclass
+class Interleaved:
+    """`interleave`'s result per side: latencies per tool (pairs index-aligned per tool), the
+    problems (errors, schema violations) as `tool: message`, the server's stated cache hit rate."""
+
+    samples: dict[str, dict[str, list[float]]]
+    problems: dict[str, list[str]]
+    cache_hit_rate: dict[str, float | None]
+
+
+def interleave(urls: dict[str, str], rounds: int, *, seed: int = 0, mix: str = MIX) -> Interleaved:
+    """`rounds` calls per tool, each sent to every side. The golden mix draws its ~180 calls
+    with varied free text (most repeat, so the servers' caches answer them); an examples mix
+    (the distinct-query mix) walks its calls, so each call is made once on each side."""
+    tasks = TaskMix.from_source(mix, seed=seed)
+    calls = [(tool, tasks.pick(tool).arguments) for _ in range(rounds) for tool in tasks.tools]
     sides = interleaved_calls(urls, calls, validate=True)
-    return (
+    return Interleaved(
         {side: dict(s.latencies_ms) for side, s in sides.items()},
         {side: s.errors for side, s in sides.items()},
+        {side: s.cache_hit_rate() for side, s in sides.items()},
+    )
+
+
+def side_server(
+    side: str,
+    base: BaseTree,
+    out: Path,
+    *,
+    workers: int = 1,
+    env: dict[str, str] | None = None,
+    tag: str = "",
+) -> AbstractContextManager[str]:
+    """One side's server: the working tree's (its own `OCM_FAULT_*` included) or the base
+    checkout's (its env drops them); `env` goes to either."""
+    env = env or {}
+    log = out / f"server-{side}{tag}.log"
+    if side == "working":
+        return running_server(workers=workers, env=env, log_path=log)
+    return running_server(
+        workers=workers,
+        command=base.server_command(),
+        cwd=base.path,
+        env={**base.env(), **env},
+        replace_env=True,
+        log_path=log,
     )
 
 
@@ -80,19 +129,7 @@ def start_pair(
     env = dict(condition.env) if condition else {}
     tag = f"-{condition.name}" if condition else ""
     urls: dict[str, str] = {
-        "working": stack.enter_context(
-            running_server(workers=1, env=env, log_path=out / f"server-working{tag}.log")
-        ),
-        "base": stack.enter_context(
-            running_server(
-                workers=1,
-                command=base.server_command(),
-                cwd=base.path,
-                env={**base.env(), **env},
-                replace_env=True,
-                log_path=out / f"server-base{tag}.log",
-            )
-        ),
+        side: stack.enter_context(side_server(side, base, out, env=env, tag=tag)) for side in SIDES
     }
     for url in urls.values():
         warm_up(url, rounds=1 if env else 4)  # a delayed call costs its delay
@@ -124,6 +161,37 @@ def condition_summary(measured: ConditionSamples, verdict: Verdict, cpu: Any) ->
     }
 
 
+def compare_saturation(base: BaseTree, out: Path, mix: str, pairs: int) -> dict[str, Any]:
+    """The saturation profile (settings from the profiles file the bench uses) on each side in
+    ABBA order, a fresh server of `SERVER_WORKERS` workers per run (load/saturation_pair.py).
+    Both sides get the same step bar, scaled to the machine now as `make bench` scales it (a
+    reference workload timed here; load/calibration.py): on a busy machine the bar as written
+    stops both sides at the first step, which compares nothing."""
+    settings = load_profiles().saturation
+    slo = load_slo()
+    reading = measure(slo.calibration.workload if slo.calibration else DEFAULT_WORKLOAD)
+    scale = factor([reading["ms"] if reading else None], slo.calibration)
+    scaled = slo.scaled(scale.value)
+    slo_file = write_slo(scaled, out / "slo.saturation.yaml")
+    step_bar = {
+        "step_p95_ms": scaled.saturation.step_p95_ms,
+        "factor": scale.value,
+        "note": scale.note,
+    }
+
+    def server_for(side: str, tag: str) -> AbstractContextManager[str]:
+        return side_server(side, base, out, workers=SERVER_WORKERS, tag=f"-saturation-{tag}")
+
+    def run_saturation(url: str, run_dir: Path) -> tuple[int, dict[str, Any]]:
+        done = run_profile(
+            "saturation", url, run_dir, settings, quiet=True, mix=mix, slo_file=slo_file
+        )
+        return done.exit_code, done.summary
+
+    runs = run_pairs(server_for, run_saturation, out, pairs=pairs)
+    return summarise(runs, workers=SERVER_WORKERS, profile=settings, mix=mix, step_bar=step_bar)
+
+
 def _ceiling_misses(samples: dict[str, list[float]]) -> list[str]:
     slo = load_slo()
     misses = []
@@ -143,6 +211,8 @@ def run_against_base(
     rounds: int = ROUNDS,
     conditions: bool = True,
     condition_rounds: int = CONDITION_ROUNDS,
+    mix: str = MIX,
+    saturation_pairs: int = 0,
 ) -> int:
     started = time.monotonic()
     clock = Clock()
@@ -153,13 +223,14 @@ def run_against_base(
         "base_rev": rev,
         "machine": describe(),
         "rounds": rounds,
+        "mix": mix,
         "condition_rounds": condition_rounds if conditions else 0,
         "harness_errors": [],
     }
     out = (out_root / "bench" / f"{stamp}-base").resolve()
     code = 2
     try:
-        steps = 7 if conditions else 4
+        steps = 4 + (len(CONDITIONS) if conditions else 0) + (1 if saturation_pairs else 0)
         print(f"[1/{steps}] base worktree for {rev}", flush=True)
         base = checkout(rev)
         summary["base_sha"] = base.sha
@@ -174,11 +245,29 @@ def run_against_base(
         measured: list[tuple[ConditionSamples, Any]] = []
         with ExitStack() as stack:
             urls = start_pair(stack, base, out)
-            print(f"[3/{steps}] {rounds} interleaved calls per tool and side", flush=True)
+            print(
+                f"[3/{steps}] {rounds} interleaved calls per tool and side, mix {mix}", flush=True
+            )
             host_before = cpu_times()
-            samples, problems = interleave(dict(urls), rounds)
+            plain = interleave(dict(urls), rounds, mix=mix)
+            samples, problems = plain.samples, plain.problems
             summary["machine_cpu"] = cpu_shares(host_before, cpu_times())
-        for step, condition in enumerate(CONDITIONS if conditions else (), start=4):
+            summary["cache_hit_rate"] = plain.cache_hit_rate
+        first_condition_step = 4
+        if saturation_pairs:
+            print(
+                f"[4/{steps}] saturation, {saturation_pairs} pair(s) in ABBA order, "
+                f"{SERVER_WORKERS} workers per side, one side at a time",
+                flush=True,
+            )
+            before = cpu_times()
+            summary["saturation"] = compare_saturation(base, out, mix, saturation_pairs)
+            summary["saturation"]["machine_cpu"] = cpu_shares(before, cpu_times())
+            print("\n".join(saturation_lines(summary["saturation"])))
+            first_condition_step = 5
+        for step, condition in enumerate(
+            CONDITIONS if conditions else (), start=first_condition_step
+        ):
             print(f"[{step}/{steps}] {condition.name}: {condition.title}; both servers", flush=True)
             with ExitStack() as stack:
                 urls = start_pair(stack, base, out, condition)
@@ -202,6 +291,10 @@ def run_against_base(
             for side, by_tool in samples.items()
         }
         print(table(verdict))
+        print(
+            f"mix {mix}; server cache hit rate working {plain.cache_hit_rate['working']}, "
+            f"base {plain.cache_hit_rate['base']}"
+        )
         summary["conditions"] = {}
         flagged: list[str] = []
         for m, cpu in measured:
@@ -238,10 +331,24 @@ def run_against_base(
         clock,
         code,
         target=f"working tree vs {rev}",
-        settings={"base_rev": rev, "rounds": rounds, "conditions": conditions},
+        settings={
+            "base_rev": rev,
+            "rounds": rounds,
+            "conditions": conditions,
+            "mix": mix,
+            "saturation_pairs": saturation_pairs,
+        },
         machine=summary["machine"],
     )
-    write_record(out, head, summary, files=sorted(p.name for p in out.glob("*.log")))
+    write_record(
+        out,
+        head,
+        summary,
+        files=sorted(
+            [p.name for p in out.glob("*.log")]
+            + [p.name for p in out.glob("saturation-*") if p.is_dir()]
+        ),
+    )
     if subprocess.call([sys.executable, "-m", "evals", "report", "--run", str(out)]) != 0:
         print("the regression report could not be rendered (the record is complete)")
     latest = out_root / "latest"

@@ -113,9 +113,25 @@ class SideCalls:
 
     latencies_ms: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     errors: list[str] = field(default_factory=list)
+    # the server's `_meta.cache` counts (hits, misses) per server process, first and last seen
+    cache_first: dict[str, tuple[int, int]] = field(default_factory=dict)
+    cache_last: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def errors_of(self, tool: str) -> list[str]:
         return [e for e in self.errors if e.startswith(f"{tool}: ")]
+
+    def see_cache(self, cache: Any) -> None:
+        if isinstance(cache, dict) and "process" in cache:
+            counts = (int(cache.get("embed_hits", 0)), int(cache.get("embed_misses", 0)))
+            self.cache_first.setdefault(str(cache["process"]), counts)
+            self.cache_last[str(cache["process"])] = counts
+
+    def cache_hit_rate(self) -> float | None:
+        """The query-embedding cache's hit rate between the first and last answer seen (None
+        when the server states no counts, or no embedding happened in between)."""
+        hits = sum(self.cache_last[p][0] - self.cache_first[p][0] for p in self.cache_last)
+        misses = sum(self.cache_last[p][1] - self.cache_first[p][1] for p in self.cache_last)
+        return round(hits / (hits + misses), 4) if hits + misses else None
 
 
 def interleaved_calls(
@@ -141,6 +157,7 @@ def interleaved_calls(
             for side in sides[::-1] if flip else sides:
                 reply = clients[side].call(tool, arguments, schemas.get(side))
                 out[side].latencies_ms[tool].append(reply.latency_ms)
+                out[side].see_cache(reply.meta.get("cache"))
                 if reply.error:
                     out[side].errors.append(f"{tool}: {reply.error}")
     finally:

@@ -10,7 +10,10 @@ dispatch on ``kind``; the body is validated by the kind's model where one exists
 version named, never half-read. (inspect_ai's ``EvalLog``; asv and pytest-benchmark keep commit
 and machine on every saved result.)
 
-A new kind of command is one more name in :data:`Kind`.
+A new kind of command is one more name in :data:`Kind`. An optional part added to a kind's body
+later carries its own ``version`` (:func:`versioned_section`), so records written before it stay
+readable under the same :data:`SCHEMA_VERSION` and a part of a version this code does not know is
+refused, not half-read.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from ocm_common.machine import describe
 
 SCHEMA_VERSION = 1
 SUFFIX = ".record.json"
+# the `saturation` part of a regression body (load/saturation_pair.py)
+REGRESSION_SATURATION_VERSION = 1
 
 Kind = Literal[
     "run",
@@ -203,6 +208,19 @@ def read_record(path: Path | str) -> RunRecord:
         return RunRecord.model_validate(data)
     except ValidationError as exc:
         raise RunRecordError(f"{path}: invalid run record: {exc}") from None
+
+
+def versioned_section(body: Mapping[str, Any], name: str, version: int) -> dict[str, Any] | None:
+    """``body[name]`` when present and of ``version``; None when absent (an older record)."""
+    section = body.get(name)
+    if section is None:
+        return None
+    found = section.get("version") if isinstance(section, Mapping) else None
+    if found != version:
+        raise RunRecordError(
+            f"the record's {name!r} part is version {found!r}; this code reads version {version}"
+        )
+    return dict(section)
 
 
 def find_records(directory: Path | str) -> dict[str, Path]:

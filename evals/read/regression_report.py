@@ -3,7 +3,8 @@ renderer, as ``bench.md`` + ``bench.html`` beside it (the one rendering of that 
 
 Per tool working / base ratios (p50, p95, paired) with their intervals and the verdict, the same
 per concurrency condition (each judged with its own margin, with the settings both sides ran
-with), and whatever failed: hard failures of the working tree, base errors and errors under the
+with), the paired saturation runs when the record has them (calls/s per run, working / base per
+pair; reported, not judged), and whatever failed: hard failures of the working tree, base errors and errors under the
 conditions (not judged), harness errors.
 """
 
@@ -15,7 +16,12 @@ from typing import Any
 
 from evals import render
 from ocm_common.machine import one_line
-from ocm_common.run_record import RunRecord
+from ocm_common.run_record import (
+    REGRESSION_SATURATION_VERSION,
+    RunRecord,
+    RunRecordError,
+    versioned_section,
+)
 
 MARGIN = 0.1  # the plain verdict's margin when a record does not state it (load/regression.py)
 
@@ -29,6 +35,15 @@ def document(directory: Path, record: RunRecord) -> render.Document:
     doc.meta.append(f"base: {summary.get('base_rev')} ({str(summary.get('base_sha', ''))[:12]})")
     if summary.get("machine"):
         doc.meta.append(f"machine: {one_line(dict(summary['machine']))}")
+    cache = summary.get("cache_hit_rate") or {}
+    doc.meta.append(
+        f"task mix: {summary.get('mix', 'golden')}; server query-embedding cache hit rate: "
+        + (
+            ", ".join(f"{side} {_rate(rate)}" for side, rate in cache.items())
+            if cache
+            else "not recorded"
+        )
+    )
     doc.meta.append(
         f"{summary.get('rounds')} interleaved calls per tool and side; "
         f"{float(summary.get('elapsed_s') or 0):.0f} s; CPU during the calls: "
@@ -59,6 +74,13 @@ def document(directory: Path, record: RunRecord) -> render.Document:
         ),
         ratio_table(reg, "one call at a time"),
     )
+    try:
+        saturation = versioned_section(summary, "saturation", REGRESSION_SATURATION_VERSION)
+    except RunRecordError as exc:
+        doc.section("Saturation, one side at a time", render.Paragraph(str(exc), "bad"))
+    else:
+        if saturation:
+            doc.section("Saturation, one side at a time", *saturation_blocks(saturation))
     if conditions:
         doc.section(
             "Under the concurrency conditions",
@@ -141,3 +163,87 @@ def ratio_table(reg: Mapping[str, Any], condition: str) -> render.Table:
         "paired: the median over pairs of working call / its base call; slower when a "
         f"lower bound > {1 + float(reg.get('margin', MARGIN)):g}",
     )
+
+
+def _rate(rate: Any) -> str:
+    return "not stated" if rate is None else f"{float(rate):.1%}"
+
+
+def _ratio(value: Any) -> str:
+    return "-" if value is None else f"{float(value):.3f}"
+
+
+def _steps(steps: list[Mapping[str, Any]]) -> str:
+    """Each load step as `users: calls/s (worst p95)`, an unsustained one marked."""
+    return "; ".join(
+        f"{s.get('users')}: {float(s.get('rps') or 0):.1f} ({float(s.get('worst_p95_ms') or 0):.0f})"
+        + ("" if s.get("sustained") else " not sustained")
+        for s in steps
+    )
+
+
+def saturation_blocks(section: Mapping[str, Any]) -> list[render.Block]:
+    """The paired saturation runs: what ran, the median ratio with its range, each run."""
+    runs = section.get("runs") or []
+    ratios = section.get("pair_ratios") or []
+    text = (
+        f"The saturation profile ({section.get('profile')}) on mix {section.get('mix')}, "
+        f"{section.get('server_workers')} server workers per side, one side at a time in ABBA "
+        f"order ({', '.join(section.get('order') or [])}), a fresh server per run. "
+        f"Working / base calls/s per pair: {', '.join(_ratio(r) for r in ratios) or 'none'}"
+    )
+    if section.get("median_ratio") is not None:
+        text += (
+            f"; median {_ratio(section['median_ratio'])} (min {_ratio(section['min_ratio'])}, "
+            f"max {_ratio(section['max_ratio'])}) over the "
+            f"{sum(r is not None for r in ratios)} of {len(ratios)} pair(s) with a ratio"
+        )
+    bar = section.get("step_bar") or {}
+    if bar:
+        text += (
+            f". A step is sustained with no errors and every tool's p95 under "
+            f"{float(bar.get('step_p95_ms') or 0):g} ms on both sides (load/slo.yaml's bar x "
+            f"{bar.get('factor')}: {bar.get('note')})"
+        )
+    text += (
+        f". CPU: {section.get('machine_cpu')}. Reported, not judged: calls/s is the whole "
+        "machine's figure, and on a shared machine it is noisy."
+    )
+    rows = [
+        [
+            str(n),
+            str(int(r.get("pair", 0)) + 1),
+            str(r.get("side")),
+            f"{float(r.get('calls_per_s') or 0):.2f}",
+            str(r.get("calls")),
+            str(r.get("errors")),
+            _rate(r.get("cache_hit_rate")),
+            _steps(r.get("steps") or []),
+            str(r.get("exit_code")),
+            str(r.get("out_dir")),
+        ]
+        for n, r in enumerate(runs, start=1)
+    ]
+    tones = ["bad" if r.get("errors") or not r.get("calls_per_s") else "neutral" for r in runs]
+    return [
+        render.Paragraph(text),
+        render.Table(
+            [
+                "run",
+                "pair",
+                "side",
+                "calls/s sustained",
+                "calls",
+                "errors",
+                "cache hit rate",
+                "steps: users calls/s (worst p95 ms)",
+                "locust exit",
+                "folder",
+            ],
+            rows,
+            tones=tones,  # type: ignore[arg-type]
+            note="calls/s: the highest over the sustained load steps (no errors, every tool's "
+            "p95 under the step bar of load/slo.yaml; the last step caps it); locust exit 1 is "
+            "a missed SLO bar, not a failed comparison",
+        ),
+    ]
