@@ -27,6 +27,7 @@ from locust import FastHttpUser, LoadTestShape, constant, constant_throughput, e
 from locust.env import Environment
 from locust.runners import WorkerRunner
 
+from load.run_end import cut_short_is_a_failure
 from load.safety import require_loopback
 from load.slo import Miss, evaluate, evaluate_saturation, load_slo, miss_table
 from load.stage_stats import StageSamples
@@ -237,13 +238,12 @@ class McpUser(FastHttpUser):
             self.client.client.close()  # the abandoned reply must not be read as the next one
             self._failed(name, started, exc)
             return None
-        except (
-            gevent.GreenletExit
-        ):  # stopped with the run (a user still starting is not waited for)
+        except gevent.GreenletExit:  # the run stopped this user while its call was in flight
             waited = time.perf_counter() - started
-            self._failed(
-                name, started, CallDeadline(f"no reply before the run ended ({waited:.1f} s)")
-            )
+            if cut_short_is_a_failure(waited, deadline):
+                self._failed(
+                    name, started, CallDeadline(f"no reply before the run ended ({waited:.1f} s)")
+                )
             raise
 
     def _failed(self, name: str, started: float, exc: Exception) -> None:
