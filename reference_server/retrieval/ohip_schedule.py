@@ -14,6 +14,7 @@ from collections import ChainMap, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from types import MappingProxyType
 
 from reference_server.catalog import OFF_COLLECTIONS, OHIP_FEES_BM25, ohip_commentary_id
 from reference_server.retrieval.bm25_impacts import Bm25Impacts
@@ -43,6 +44,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "counseling": ("counselling",),
     "mrp": ("responsible",),
 }
+WORD = re.compile(r"[a-z0-9]+")
 LINE_RE = re.compile(
     r"^(?P<code>[A-Z]{1,2}\d{3}[A-Z]?) (?P<desc>.*?): "
     r"(?P<fee>\$[\d,]+\.\d{2}(?: per unit| per diem| add-on)?|\+[\d.]+% premium|"
@@ -110,7 +112,7 @@ class VectorFound:
 
 
 def _stems(text: str) -> frozenset[str]:
-    return frozenset(stem(w) for w in re.findall(r"[a-z0-9]+", text.lower()))
+    return frozenset(stem(w) for w in WORD.findall(text.lower()))
 
 
 @lru_cache(maxsize=4096)
@@ -123,7 +125,7 @@ def stems(text: str) -> frozenset[str]:
 def query_terms(q: str) -> dict[str, float]:
     """Content-word stems of q with weights; synonyms count half."""
     terms: dict[str, float] = {}
-    for word in re.findall(r"[a-z0-9]+", q.lower()):
+    for word in WORD.findall(q.lower()):
         if word in STOPWORDS or word in GENERIC or (len(word) < 3 and word not in SYNONYMS):
             continue
         if CODE_IN_TEXT.fullmatch(word):
@@ -250,20 +252,34 @@ def vector_search(vectors: VectorClient, q: str, limit: int = VECTOR_CANDIDATES)
     return VectorFound(hits, HitsByValue(vectors, COLLECTION, "codes"))
 
 
-def schedule_lines(hit: VectorHit) -> dict[str, list[re.Match[str]]]:
-    """Parsed 'CODE description: $fee (limits; requirements)' lines of a schedule passage."""
-    lines: dict[str, list[re.Match[str]]] = defaultdict(list)
+# Distinct schedule passages whose parsed lines are remembered (`_parsed_lines`): the
+# subsection passages of the index, with room for a larger corpus's nearest ones.
+PARSED_PASSAGES = 8192
+NO_LINES: Mapping[str, tuple[re.Match[str], ...]] = MappingProxyType({})
+FEE_VALUE = re.compile(r"\$([\d,]+\.\d{2})")
+
+
+def schedule_lines(hit: VectorHit) -> Mapping[str, tuple[re.Match[str], ...]]:
+    """Parsed 'CODE description: $fee (limits; requirements)' lines of a schedule passage,
+    by code. Read-only and shared: the passages never change, so each is parsed once per
+    process (`_parsed_lines`), not on every call that finds it."""
     if hit.metadata.get("doc_type") != "subsection":
-        return lines
-    for line in hit.text.splitlines()[1:]:
+        return NO_LINES
+    return _parsed_lines(hit.text)
+
+
+@lru_cache(maxsize=PARSED_PASSAGES)
+def _parsed_lines(text: str) -> Mapping[str, tuple[re.Match[str], ...]]:
+    lines: dict[str, list[re.Match[str]]] = defaultdict(list)
+    for line in text.splitlines()[1:]:
         m = LINE_RE.match(line)
         if m:
             lines[m["code"]].append(m)
-    return lines
+    return MappingProxyType({code: tuple(found) for code, found in lines.items()})
 
 
 def fee_value(text: str) -> float | None:
-    m = re.match(r"\$([\d,]+\.\d{2})", text)
+    m = FEE_VALUE.match(text)
     return float(m.group(1).replace(",", "")) if m else None
 
 
