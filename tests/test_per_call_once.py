@@ -9,8 +9,17 @@ import pytest
 
 from reference_server import catalog
 from reference_server.retrieval import odb_names
-from reference_server.retrieval.ohip_schedule import LINE_RE, schedule_lines
+from reference_server.retrieval.ohip_schedule import (
+    LINE_RE,
+    described_overlaps,
+    overlap,
+    passage_fees,
+    query_terms,
+    schedule_lines,
+    stems,
+)
 from reference_server.retrieval.vector import VectorHit
+from reference_server.tools.schedule.merge import LIMIT_WORDS, _sentences, _split_sentences
 from reference_server.tools.section_merge import (
     Question,
     SectionHit,
@@ -102,6 +111,38 @@ def test_schedule_lines_of_another_passage_are_its_own() -> None:
 
 
 @pytest.mark.parametrize(
+    "q", ["minor assessment", "intermediate assessments per patient", "discharge day", ""]
+)
+def test_described_overlaps_are_each_lines_overlap(q: str) -> None:
+    terms = query_terms(q)
+    lines = schedule_lines(_hit("subsection"))
+    plain = {code: overlap(terms, stems(found[0]["desc"])) for code, found in lines.items()}
+    assert described_overlaps(_hit("subsection"), terms) == {c: v for c, v in plain.items() if v}
+    assert described_overlaps(_hit("commentary"), terms) == {}
+
+
+def test_described_overlaps_weigh_the_questions_words() -> None:
+    # 'minor' and 'assessment' are both in A001's description, only 'assessment' in A007's
+    assert described_overlaps(_hit("subsection"), {"minor": 1.0, "assessment": 0.5}) == {
+        "A001": 1.5,
+        "A007": 0.5,
+    }
+    assert described_overlaps(_hit("subsection"), {"discharge": 1.0}) == {}
+
+
+def test_passage_fees_read_each_codes_own_commentary_fees() -> None:
+    note = VectorHit(
+        "ohip:c",
+        "Title\nCodes: C124\nBill C124 (61.15) or C122, 23.10; not C12 (9.99).",
+        {"doc_type": "commentary"},
+        0.5,
+    )
+    assert passage_fees("C124", [note]) == [61.15]
+    assert passage_fees("C122", [note]) == [23.10]
+    assert passage_fees("A001", [note, _hit("subsection")]) == [23.75, 24.10]
+
+
+@pytest.mark.parametrize(
     ("name", "key"),
     [
         ("ATORVASTATIN CALCIUM", "atorvastatin"),
@@ -114,3 +155,27 @@ def test_schedule_lines_of_another_passage_are_its_own() -> None:
 def test_remembered_ingredient_key_is_the_catalogs(name: str, key: str) -> None:
     assert odb_names.ingredient_key(name) == key
     assert odb_names.ingredient_key(name) == catalog.ingredient_key(name)
+
+
+def test_spans_keep_a_name_ending_in_a_full_stop_and_the_sentences_words() -> None:
+    texts = [s.text for s in odb_names.spans("Is PMS-Sulfasalazine-E.C. covered?", most=2)]
+    # one word: trimmed of sentence punctuation, and (END) with the name's own full stop
+    assert texts == [
+        "PMS-Sulfasalazine-E.C",
+        "PMS-Sulfasalazine-E.C.",
+        "covered",
+        "Is PMS-Sulfasalazine-E.C",
+        "Is PMS-Sulfasalazine-E.C.",
+        "PMS-Sulfasalazine-E.C. covered",
+    ]
+
+
+def test_commentary_sentences_split_once_with_the_codes_they_name() -> None:
+    text = "Bill C124 once per admission.  C122 is limited to one per day. Record the time."
+    assert _split_sentences(text) == (
+        ("Bill C124 once per admission.", ("C124",)),
+        ("C122 is limited to one per day.", ("C122",)),
+        ("Record the time.", ()),
+    )
+    assert _sentences("C124", [text], LIMIT_WORDS) == ["Bill C124 once per admission."]
+    assert _sentences("C122", [text], LIMIT_WORDS) == ["C122 is limited to one per day."]

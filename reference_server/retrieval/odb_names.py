@@ -198,7 +198,8 @@ def spans(q: str, most: int = SPAN_WORDS) -> list[Span]:
         for i in range(len(words) - n + 1):
             start, end = words[i][0], words[i + n - 1][1]
             text = q[start:end]
-            for edge in (EDGE, END):
+            # the edges differ only by '.': without one, END trims as EDGE did
+            for edge in (EDGE, END) if "." in text else (EDGE,):
                 trimmed = text.strip(edge)
                 if trimmed.count("(") < trimmed.count(")"):
                     trimmed = trimmed.rstrip(")").strip(edge)

@@ -278,6 +278,30 @@ def _parsed_lines(text: str) -> Mapping[str, tuple[re.Match[str], ...]]:
     return MappingProxyType({code: tuple(found) for code, found in lines.items()})
 
 
+def described_overlaps(hit: VectorHit, terms: dict[str, float]) -> dict[str, float]:
+    """For each code listed in a schedule passage, `overlap` of q's terms with the stems of
+    its first line's description, codes sharing none left out. Each passage's description
+    stems are inverted once per process (`_codes_by_stem`), so a call looks up its few terms
+    instead of scoring every line; the weights add in `terms` order, as `overlap` adds them."""
+    if hit.metadata.get("doc_type") != "subsection":
+        return {}
+    by_stem = _codes_by_stem(hit.text)
+    shared: dict[str, float] = {}
+    for term, weight in terms.items():
+        for code in by_stem.get(term, ()):
+            shared[code] = shared.get(code, 0) + weight
+    return {code: value for code, value in shared.items() if value}
+
+
+@lru_cache(maxsize=PARSED_PASSAGES)
+def _codes_by_stem(text: str) -> Mapping[str, tuple[str, ...]]:
+    by_stem: dict[str, list[str]] = defaultdict(list)
+    for code, matches in _parsed_lines(text).items():
+        for stem_ in stems(matches[0]["desc"]):
+            by_stem[stem_].append(code)
+    return MappingProxyType({stem_: tuple(codes) for stem_, codes in by_stem.items()})
+
+
 def fee_value(text: str) -> float | None:
     m = FEE_VALUE.match(text)
     return float(m.group(1).replace(",", "")) if m else None
@@ -286,7 +310,7 @@ def fee_value(text: str) -> float | None:
 def passage_fees(code: str, passages: list[VectorHit]) -> list[float]:
     """Fees the passages give for a code (schedule lines, or 'CODE (61.15' in commentary)."""
     fees: list[float] = []
-    pattern = re.compile(rf"\b{code}(?: \(|, )(\d+\.\d{{2}})")
+    pattern = _commentary_fee(code)
     for hit in passages:
         for m in schedule_lines(hit).get(code, []):
             value = fee_value(m["fee"])
@@ -295,6 +319,13 @@ def passage_fees(code: str, passages: list[VectorHit]) -> list[float]:
         if hit.metadata.get("doc_type") == "commentary":
             fees.extend(float(x) for x in pattern.findall(hit.text))
     return sorted(set(fees))
+
+
+@lru_cache(maxsize=PARSED_PASSAGES)
+def _commentary_fee(code: str) -> re.Pattern[str]:
+    """'CODE (61.15' or 'CODE, 61.15' in commentary, compiled once per code and process (the
+    fee table's thousands of codes outgrow Python's own pattern cache)."""
+    return re.compile(rf"\b{code}(?: \(|, )(\d+\.\d{{2}})")
 
 
 def commentary_as_passages(rows: list[CommentaryRow]) -> dict[str, list[VectorHit]]:
