@@ -105,17 +105,20 @@ class Question:
     subject: frozenset[int]  # positions of the words that are not stopwords
     terms: tuple[str, ...]  # `_query_terms`
     phrase: str | None  # the question lower-cased, when two words or more (exact phrase boost)
+    word_set: frozenset[str]  # `words`, for a topic's first word to be looked up
 
     @classmethod
     def of(cls, query: str) -> Question:
         raw = WORD_RE.findall(query.lower())
         q = query.lower().strip()
+        words = tuple(_singular(w) for w in raw)
         return cls(
             text=query,
-            words=tuple(_singular(w) for w in raw),
+            words=words,
             subject=frozenset(i for i, w in enumerate(raw) if w not in STOPWORDS),
             terms=tuple(_query_terms(query)),
             phrase=q if len(q.split()) >= 2 else None,
+            word_set=frozenset(words),
         )
 
     def topic_coverage(self, topics: tuple[str, ...] | list[str]) -> float:
@@ -127,7 +130,7 @@ class Question:
         for topic in topics:
             phrase = _topic_phrase(topic)
             n = len(phrase)
-            if not n:
+            if not n or phrase[0] not in self.word_set:  # it cannot start anywhere
                 continue
             for start in range(len(words) - n + 1):
                 if words[start : start + n] == phrase:
