@@ -15,9 +15,15 @@ from __future__ import annotations
 
 import re
 
-from reference_server.catalog import OFF_COLLECTIONS, ingredient_key
+from reference_server.catalog import OFF_COLLECTIONS
 from reference_server.retrieval import drug_strength
-from reference_server.retrieval.odb_names import WORD, class_members, longest_name, resolve
+from reference_server.retrieval.odb_names import (
+    WORD,
+    class_members,
+    ingredient_key,
+    longest_name,
+    resolve,
+)
 from reference_server.retrieval.odb_rows import (
     GROUP,
     DrugQuery,

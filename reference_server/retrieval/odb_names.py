@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
 
-from reference_server.catalog import ingredient_key
+from reference_server import catalog
 from reference_server.retrieval import drug_form, drug_strength
 from reference_server.retrieval.drug_form import FormWord
 from reference_server.retrieval.drug_spelling import SpellingIndex
@@ -27,6 +28,15 @@ from reference_server.retrieval.odb_rows import (
 from reference_server.retrieval.sql import SqlClient, as_rows, fts_query, select_list
 
 WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-]*")
+RUN = re.compile(r"\S+")
+LETTER = re.compile("[A-Za-z]")
+SPACES = re.compile(r"\s+")
+NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+# `catalog.ingredient_key` remembered per process: it is pure, and a question's every run of
+# words goes through its regular expressions (about 70 a coverage.answer call, twice: routing,
+# then odb.get). Distinct runs remembered:
+INGREDIENT_KEYS = 8192
+ingredient_key = lru_cache(maxsize=INGREDIENT_KEYS)(catalog.ingredient_key)
 
 
 def split_strength(text: str) -> tuple[str, str | None, FormWord | None]:
@@ -37,14 +47,14 @@ def split_strength(text: str) -> tuple[str, str | None, FormWord | None]:
     form = drug_form.find(rest)
     if form is not None:
         rest = rest[: form.start] + " " + rest[form.end :]
-    name = re.sub(r"\s+", " ", rest).strip(" ,-")
+    name = SPACES.sub(" ", rest).strip(" ,-")
     return name, mention.text if mention else None, form.form if form else None
 
 
 def _class_of(db: SqlClient, text: str) -> str | None:
     """A drug class named by class name, label or synonym (drug_classes.yaml via odb_drug_class):
     the longest name found as whole words (a trailing plural 's' allowed)."""
-    t = " " + re.sub(r"[^a-z0-9]+", " ", text.lower()) + " "
+    t = " " + NOT_ALNUM.sub(" ", text.lower()) + " "
     best: tuple[int, str] | None = None
     for name, class_name in db.derived.get("odb_class_names", lambda: _class_names(db)):
         if (f" {name} " in t or f" {name}s " in t) and (best is None or len(name) > best[0]):
@@ -182,20 +192,21 @@ END = " \t\"'?!,;:"  # a name can end with '.' ('PMS-Sulfasalazine-E.C.', 'Jamte
 def spans(q: str, most: int = SPAN_WORDS) -> list[Span]:
     """Every run of 1..`most` words of `q` as written ('Ratio-Tecnal C1/2', 'Teva-Lisinopril
     (Type P)', 'Drospirenone&Ethinyl Estradiol USP 21'), trimmed of sentence punctuation."""
-    words = [(m.start(), m.end()) for m in re.finditer(r"\S+", q)]
+    words = [(m.start(), m.end()) for m in RUN.finditer(q)]
     out: dict[str, Span] = {}
     for n in range(1, most + 1):
         for i in range(len(words) - n + 1):
             start, end = words[i][0], words[i + n - 1][1]
             text = q[start:end]
-            for edge in (EDGE, END):
+            # the edges differ only by '.': without one, END trims as EDGE did
+            for edge in (EDGE, END) if "." in text else (EDGE,):
                 trimmed = text.strip(edge)
                 if trimmed.count("(") < trimmed.count(")"):
                     trimmed = trimmed.rstrip(")").strip(edge)
                 if trimmed.count("(") > trimmed.count(")"):
                     trimmed = trimmed.lstrip("(").strip(edge)
                 # three letters name brands ('Yaz', '3TC', 'PTU'); shorter runs are words
-                if len(trimmed) < 3 or not re.search("[A-Za-z]", trimmed):
+                if len(trimmed) < 3 or not LETTER.search(trimmed):
                     continue
                 offset = start + text.index(trimmed)
                 out.setdefault(trimmed.lower(), Span(trimmed, offset, offset + len(trimmed)))

@@ -14,6 +14,7 @@ from collections import ChainMap, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from types import MappingProxyType
 
 from reference_server.catalog import OFF_COLLECTIONS, OHIP_FEES_BM25, ohip_commentary_id
 from reference_server.retrieval.bm25_impacts import Bm25Impacts
@@ -43,6 +44,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "counseling": ("counselling",),
     "mrp": ("responsible",),
 }
+WORD = re.compile(r"[a-z0-9]+")
 LINE_RE = re.compile(
     r"^(?P<code>[A-Z]{1,2}\d{3}[A-Z]?) (?P<desc>.*?): "
     r"(?P<fee>\$[\d,]+\.\d{2}(?: per unit| per diem| add-on)?|\+[\d.]+% premium|"
@@ -110,7 +112,7 @@ class VectorFound:
 
 
 def _stems(text: str) -> frozenset[str]:
-    return frozenset(stem(w) for w in re.findall(r"[a-z0-9]+", text.lower()))
+    return frozenset(stem(w) for w in WORD.findall(text.lower()))
 
 
 @lru_cache(maxsize=4096)
@@ -123,7 +125,7 @@ def stems(text: str) -> frozenset[str]:
 def query_terms(q: str) -> dict[str, float]:
     """Content-word stems of q with weights; synonyms count half."""
     terms: dict[str, float] = {}
-    for word in re.findall(r"[a-z0-9]+", q.lower()):
+    for word in WORD.findall(q.lower()):
         if word in STOPWORDS or word in GENERIC or (len(word) < 3 and word not in SYNONYMS):
             continue
         if CODE_IN_TEXT.fullmatch(word):
@@ -250,27 +252,65 @@ def vector_search(vectors: VectorClient, q: str, limit: int = VECTOR_CANDIDATES)
     return VectorFound(hits, HitsByValue(vectors, COLLECTION, "codes"))
 
 
-def schedule_lines(hit: VectorHit) -> dict[str, list[re.Match[str]]]:
-    """Parsed 'CODE description: $fee (limits; requirements)' lines of a schedule passage."""
-    lines: dict[str, list[re.Match[str]]] = defaultdict(list)
+# Distinct schedule passages whose parsed lines are remembered (`_parsed_lines`): the
+# subsection passages of the index, with room for a larger corpus's nearest ones.
+PARSED_PASSAGES = 8192
+NO_LINES: Mapping[str, tuple[re.Match[str], ...]] = MappingProxyType({})
+FEE_VALUE = re.compile(r"\$([\d,]+\.\d{2})")
+
+
+def schedule_lines(hit: VectorHit) -> Mapping[str, tuple[re.Match[str], ...]]:
+    """Parsed 'CODE description: $fee (limits; requirements)' lines of a schedule passage,
+    by code. Read-only and shared: the passages never change, so each is parsed once per
+    process (`_parsed_lines`), not on every call that finds it."""
     if hit.metadata.get("doc_type") != "subsection":
-        return lines
-    for line in hit.text.splitlines()[1:]:
+        return NO_LINES
+    return _parsed_lines(hit.text)
+
+
+@lru_cache(maxsize=PARSED_PASSAGES)
+def _parsed_lines(text: str) -> Mapping[str, tuple[re.Match[str], ...]]:
+    lines: dict[str, list[re.Match[str]]] = defaultdict(list)
+    for line in text.splitlines()[1:]:
         m = LINE_RE.match(line)
         if m:
             lines[m["code"]].append(m)
-    return lines
+    return MappingProxyType({code: tuple(found) for code, found in lines.items()})
+
+
+def described_overlaps(hit: VectorHit, terms: dict[str, float]) -> dict[str, float]:
+    """For each code listed in a schedule passage, `overlap` of q's terms with the stems of
+    its first line's description, codes sharing none left out. Each passage's description
+    stems are inverted once per process (`_codes_by_stem`), so a call looks up its few terms
+    instead of scoring every line; the weights add in `terms` order, as `overlap` adds them."""
+    if hit.metadata.get("doc_type") != "subsection":
+        return {}
+    by_stem = _codes_by_stem(hit.text)
+    shared: dict[str, float] = {}
+    for term, weight in terms.items():
+        for code in by_stem.get(term, ()):
+            shared[code] = shared.get(code, 0) + weight
+    return {code: value for code, value in shared.items() if value}
+
+
+@lru_cache(maxsize=PARSED_PASSAGES)
+def _codes_by_stem(text: str) -> Mapping[str, tuple[str, ...]]:
+    by_stem: dict[str, list[str]] = defaultdict(list)
+    for code, matches in _parsed_lines(text).items():
+        for stem_ in stems(matches[0]["desc"]):
+            by_stem[stem_].append(code)
+    return MappingProxyType({stem_: tuple(codes) for stem_, codes in by_stem.items()})
 
 
 def fee_value(text: str) -> float | None:
-    m = re.match(r"\$([\d,]+\.\d{2})", text)
+    m = FEE_VALUE.match(text)
     return float(m.group(1).replace(",", "")) if m else None
 
 
 def passage_fees(code: str, passages: list[VectorHit]) -> list[float]:
     """Fees the passages give for a code (schedule lines, or 'CODE (61.15' in commentary)."""
     fees: list[float] = []
-    pattern = re.compile(rf"\b{code}(?: \(|, )(\d+\.\d{{2}})")
+    pattern = _commentary_fee(code)
     for hit in passages:
         for m in schedule_lines(hit).get(code, []):
             value = fee_value(m["fee"])
@@ -279,6 +319,13 @@ def passage_fees(code: str, passages: list[VectorHit]) -> list[float]:
         if hit.metadata.get("doc_type") == "commentary":
             fees.extend(float(x) for x in pattern.findall(hit.text))
     return sorted(set(fees))
+
+
+@lru_cache(maxsize=PARSED_PASSAGES)
+def _commentary_fee(code: str) -> re.Pattern[str]:
+    """'CODE (61.15' or 'CODE, 61.15' in commentary, compiled once per code and process (the
+    fee table's thousands of codes outgrow Python's own pattern cache)."""
+    return re.compile(rf"\b{code}(?: \(|, )(\d+\.\d{{2}})")
 
 
 def commentary_as_passages(rows: list[CommentaryRow]) -> dict[str, list[VectorHit]]:

@@ -14,6 +14,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from datetime import date
+from functools import lru_cache
 from typing import Any
 
 from reference_server import ranking
@@ -38,6 +39,8 @@ VEC_W = 2.0
 # 433 -> 431 of 451 in the first five, paraphrased 419 -> 418): 0.5 gave 107, 1.5 gave 112 but
 # cost 5 headings.
 TOPIC_BOOST = 0.8
+# Distinct topic strings remembered (`_topic_phrase`); the corpus has a few hundred.
+TOPIC_CACHE_SIZE = 8192
 
 
 @dataclass
@@ -74,43 +77,83 @@ class Ranked:
     addressed: bool = True  # False: no document addresses the question (`not_addressed`)
 
 
+WORD_RE = re.compile(r"[a-z0-9]+")
+WRITTEN_WORD_RE = re.compile(r"[A-Za-z0-9]+")  # as written, capitals kept
+
+
 def _query_terms(query: str) -> list[str]:
-    return [w for w in re.findall(r"[a-z0-9]+", query.lower()) if w not in STOPWORDS and len(w) > 2]
+    return [w for w in WORD_RE.findall(query.lower()) if w not in STOPWORDS and len(w) > 2]
 
 
 def _singular(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
+@lru_cache(maxsize=TOPIC_CACHE_SIZE)
+def _topic_phrase(topic: str) -> tuple[str, ...]:
+    """A topic's words, singular: topics are read-only index data, so each is split once per
+    process instead of once per hit of every call."""
+    return tuple(_singular(w) for w in WORD_RE.findall(topic.lower()))
+
+
+@dataclass(frozen=True)
+class Question:
+    """What every hit's boost reads from the question, computed once per call (`fuse`)."""
+
+    text: str
+    words: tuple[str, ...]  # every word, singular
+    subject: frozenset[int]  # positions of the words that are not stopwords
+    terms: tuple[str, ...]  # `_query_terms`
+    phrase: str | None  # the question lower-cased, when two words or more (exact phrase boost)
+    word_set: frozenset[str]  # `words`, for a topic's first word to be looked up
+
+    @classmethod
+    def of(cls, query: str) -> Question:
+        raw = WORD_RE.findall(query.lower())
+        q = query.lower().strip()
+        words = tuple(_singular(w) for w in raw)
+        return cls(
+            text=query,
+            words=words,
+            subject=frozenset(i for i, w in enumerate(raw) if w not in STOPWORDS),
+            terms=tuple(_query_terms(query)),
+            phrase=q if len(q.split()) >= 2 else None,
+            word_set=frozenset(words),
+        )
+
+    def topic_coverage(self, topics: tuple[str, ...] | list[str]) -> float:
+        """See `topic_coverage`."""
+        if not self.subject:
+            return 0.0
+        words = self.words
+        covered: set[int] = set()
+        for topic in topics:
+            phrase = _topic_phrase(topic)
+            n = len(phrase)
+            if not n or phrase[0] not in self.word_set:  # it cannot start anywhere
+                continue
+            for start in range(len(words) - n + 1):
+                if words[start : start + n] == phrase:
+                    covered.update(range(start, start + n))
+        return len(covered.intersection(self.subject)) / len(self.subject)
+
+
 def topic_coverage(query: str, topics: tuple[str, ...] | list[str]) -> float:
     """The share of the question's subject words (stopwords dropped) inside one of the
     document's topics said whole in the question ('z-drugs' covers 'z drugs'; plurals meet
     singulars). 0 when no topic is in the question."""
-    raw = re.findall(r"[a-z0-9]+", query.lower())
-    words = [_singular(w) for w in raw]
-    subject = [i for i, w in enumerate(raw) if w not in STOPWORDS]
-    if not subject:
-        return 0.0
-    covered: set[int] = set()
-    for topic in topics:
-        phrase = [_singular(w) for w in re.findall(r"[a-z0-9]+", topic.lower())]
-        n = len(phrase)
-        if not n:
-            continue
-        for start in range(len(words) - n + 1):
-            if words[start : start + n] == phrase:
-                covered.update(range(start, start + n))
-    return len(covered.intersection(subject)) / len(subject)
+    return Question.of(query).topic_coverage(topics)
 
 
-def boost(hit: SectionHit, query: str, today: date) -> float:
-    """The spec's multiplicative boosts and penalties for one hit, and the topic boost."""
+def boost(hit: SectionHit, query: str | Question, today: date) -> float:
+    """The spec's multiplicative boosts and penalties for one hit, and the topic boost.
+    ``query`` may be a `Question` already read, as `fuse` passes for every hit of a call."""
+    question = query if isinstance(query, Question) else Question.of(query)
     row = hit.row
-    factor = 1.0 + TOPIC_BOOST * topic_coverage(query, row.topics)
-    q = query.lower().strip()
-    if len(q.split()) >= 2 and q in row.text.lower():
+    factor = 1.0 + TOPIC_BOOST * question.topic_coverage(row.topics)
+    if question.phrase is not None and question.phrase in row.text.lower():
         factor *= 1.5
-    terms = _query_terms(query)
+    terms = question.terms
     title = row.document_title.lower()
     if terms and sum(t in title for t in terms) / len(terms) >= 0.5:
         factor *= 1.3
@@ -155,13 +198,14 @@ def fuse(
             hit.vector_rank = rank
             hit.vector_similarity = vhit.similarity
             hit.vector_meta = vhit.metadata
+    question = Question.of(query)
     for hit in by_parent.values():
         rrf = 0.0
         if hit.sql_rank is not None:
             rrf += 1.0 / (rrf_k + hit.sql_rank)
         if hit.vector_rank is not None:
             rrf += vec_w / (rrf_k + hit.vector_rank)
-        fused = rrf * (rrf_k + 1) * (boost(hit, query, today) if boosts else 1.0)
+        fused = rrf * (rrf_k + 1) * (boost(hit, question, today) if boosts else 1.0)
         hit.score = ranking.score(fused)
     return sorted(by_parent.values(), key=lambda h: (-h.score, h.section_id))
 
@@ -244,7 +288,7 @@ _MIN_STEM_LETTERS = 4
 
 def _content_words(query: str) -> list[str]:
     """The query's words that carry its subject (three letters or more, not a stopword)."""
-    words = re.findall(r"[a-z0-9]+", query.lower())
+    words = WORD_RE.findall(query.lower())
     return list(
         dict.fromkeys(w for w in words if w not in STOPWORDS and len(w) >= _MIN_CONTENT_LETTERS)
     )
@@ -276,10 +320,10 @@ def unmatched_words(query: str, hits: list[SectionHit]) -> list[str]:
     content = _content_words(query)
     short = {
         w
-        for w in re.findall(r"[A-Za-z0-9]+", query)
+        for w in WRITTEN_WORD_RE.findall(query)
         if w.lower() in content and len(w) <= _WHOLE_WORD_LETTERS
     }
-    found_words = set(re.findall(r"[A-Za-z0-9]+", found)) if short else set()
+    found_words = set(WRITTEN_WORD_RE.findall(found)) if short else set()
     unmatched_short = {w.lower() for w in short if not _short_word_found(w, found_words)}
     return [
         w

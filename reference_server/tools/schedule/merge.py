@@ -8,6 +8,7 @@ import re
 from collections import defaultdict
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from pydantic import BaseModel, Field
 
@@ -19,12 +20,11 @@ from reference_server.retrieval.ohip_schedule import (
     VectorFound,
     codes_in,
     commentary_as_passages,
+    described_overlaps,
     fee_value,
-    overlap,
     passage_fees,
     query_terms,
     schedule_lines,
-    stems,
 )
 from reference_server.retrieval.vector import VectorHit
 from reference_server.scoring.citations import Citation
@@ -60,6 +60,7 @@ DOC_WORDS = re.compile(
     re.I,
 )
 SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
+COMMENTARY_TEXTS = 1024  # commentary passages whose sentences are remembered
 
 
 class ScheduleItem(BaseModel):
@@ -149,10 +150,8 @@ def rank(
         )
         line_hits: list[tuple[float, str]] = []
         for i, hit in enumerate(h for h in vec.hits if h.metadata.get("doc_type") == "subsection"):
-            for code, matches in schedule_lines(hit).items():
-                shared = overlap(terms, stems(matches[0]["desc"]))
-                if shared:
-                    line_hits.append((i * 3 + 1 / shared, code))
+            for code, shared in described_overlaps(hit, terms).items():
+                line_hits.append((i * 3 + 1 / shared, code))
         add(sorted(line_hits))
         for hit in vec.hits:
             for code in str(hit.metadata.get("codes", "")).split(";"):
@@ -167,12 +166,21 @@ def _sentences(
     """Sentences about this code (naming it, or naming no code) that match a pattern."""
     out: list[str] = []
     for text in texts:
-        for sentence in SENTENCE_SPLIT.split(" ".join(text.split())):
-            mentioned = codes_in(sentence)
+        for sentence, mentioned in _split_sentences(text):
             about = not mentioned or code in mentioned
             if about and pattern.search(sentence) and sentence not in out + (skip or []):
                 out.append(sentence)
     return out[:MAX_SENTENCES]
+
+
+@lru_cache(maxsize=COMMENTARY_TEXTS)
+def _split_sentences(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """A commentary text's sentences with the codes each names: the texts are read-only, and
+    every item built splits the same few again (twice: limits, then documentation)."""
+    return tuple(
+        (sentence, tuple(codes_in(sentence)))
+        for sentence in SENTENCE_SPLIT.split(" ".join(text.split()))
+    )
 
 
 def _body(hit: VectorHit) -> str:
