@@ -239,8 +239,8 @@ def test_waiting_for_another_calls_batch_is_timed_as_the_waiters_embed_stage():
 
 
 def test_max_batch_is_read_from_the_environment_and_must_be_positive():
-    assert Settings.from_env(env={}).embed_max_batch > 1  # on by default
-    assert Settings.from_env(env={"OCM_EMBED_MAX_BATCH": "1"}).embed_max_batch == 1
+    assert Settings.from_env(env={}).embed_max_batch == 1  # off by default (an option for speed)
+    assert Settings.from_env(env={"OCM_EMBED_MAX_BATCH": "16"}).embed_max_batch == 16
     with pytest.raises(ValueError):
         Settings.from_env(env={"OCM_EMBED_MAX_BATCH": "0"})
     with pytest.raises(ValueError):
@@ -282,7 +282,14 @@ class HeldModel:
         return self.model.embed(texts)
 
 
-def test_real_model_batched_vectors_equal_solo_vectors_exactly(real_model):
+# Batched and solo vectors: bit-identical on AVX2 (this project's AMD EPYC), within 3e-8 on an
+# SSE-only CPU (qemu-x86_64 -cpu Nehalem: the float kernels sum a padded batch in another
+# order). Any CPU stays within the cross-machine noise the rankings are built for
+# (`ranking.py`: about 1e-6 on a dot product).
+SOLO_TOLERANCE = 1e-6
+
+
+def test_real_model_batched_vectors_equal_solo_vectors_within_cpu_noise(real_model):
     solo = {t: real_model.embed([t])[0] for t in ["held", *REAL_TEXTS]}
     held = HeldModel(real_model)
     batcher = BatchingEmbedder(held, max_batch=16)
@@ -295,14 +302,14 @@ def test_real_model_batched_vectors_equal_solo_vectors_exactly(real_model):
     assert held.calls == [["held"], REAL_TEXTS]
     for c in callers:
         assert c.error is None and c.vectors is not None
-        assert np.array_equal(c.vectors[0], solo[c.texts[0]]), c.texts[0]
+        assert np.allclose(c.vectors[0], solo[c.texts[0]], rtol=0, atol=SOLO_TOLERANCE), c.texts[0]
 
 
 def test_make_embedder_batches_query_embeddings_only_when_asked(real_model):
     from reference_server.embedding import LocalMiniLM, make_embedder
 
-    on = make_embedder(Settings.from_env(env={}))
-    off = make_embedder(Settings.from_env(env={"OCM_EMBED_MAX_BATCH": "1"}))
+    on = make_embedder(Settings.from_env(env={"OCM_EMBED_MAX_BATCH": "16"}))
+    off = make_embedder(Settings.from_env(env={}))
     assert isinstance(on, CachedEmbedder) and isinstance(on.inner, BatchingEmbedder)
     assert isinstance(off, CachedEmbedder) and isinstance(off.inner, LocalMiniLM)
     assert isinstance(make_embedder(Settings.from_env(env={}), for_queries=False), LocalMiniLM)
