@@ -65,6 +65,13 @@ test: index
 test-load: index
 	$(PY) -m pytest -q -m load tests/load tests/test_scale_rehearsal.py -p no:randomly
 
+# The distinct-query task mix (load/distinct_mix.py): MIX_CALLS distinct calls over the twelve
+# tools from every derived case (evals derive), the golden calls and the index's ids; made again
+# when its inputs change. Use it with `make load MIX=examples:$(DISTINCT_MIX)`.
+MIX_CALLS ?= 30000
+MIX_SEED ?= 0
+DISTINCT_MIX := build/mix/distinct-$(MIX_CALLS)-$(MIX_SEED).json
+MIX_INPUTS := $(shell find evals/derive golden reference_server/corpus -type f 2>/dev/null) load/distinct_mix.py build/index/manifest.json
 # Server with all workers -> latency, paced, saturation, parallel -> pytest-benchmark -> golden
 # eval + gate -> reports/bench/<timestamp>/ and reports/latest/ (load/bench.py). Non-zero on any miss;
 # the tight bars are scaled to this machine by a reference workload (load/calibration.py).
@@ -87,16 +94,9 @@ bench: index $(DISTINCT_MIX)
 		$(if $(BASE_MIX),--mix '$(BASE_MIX)') $(if $(BASE_SATURATION),--saturation) $(if $(SATURATION_PAIRS),--saturation-pairs $(SATURATION_PAIRS))
 	@if [ -n "$(SCALE)" ]; then $(MAKE) --no-print-directory bench-scale SCALE=$(SCALE) SCALE_SUMMARY=reports/latest; fi
 
-# The distinct-query task mix (load/distinct_mix.py): MIX_CALLS distinct calls over the twelve
-# tools from every derived case (evals derive), the golden calls and the index's ids; made again
-# when its inputs change. Use it with `make load MIX=examples:$(DISTINCT_MIX)`.
-MIX_CALLS ?= 30000
-MIX_SEED ?= 0
-DISTINCT_MIX := build/mix/distinct-$(MIX_CALLS)-$(MIX_SEED).json
-MIX_INPUTS := $(shell find evals/derive golden reference_server/corpus -type f 2>/dev/null) load/distinct_mix.py build/index/manifest.json
 distinct-mix: index $(DISTINCT_MIX)
 
-$(DISTINCT_MIX): $(MIX_INPUTS)
+$(DISTINCT_MIX): $(MIX_INPUTS) | index
 	$(PY) -m evals derive --out build/mix/cases
 	$(PY) -m load.distinct_mix --cases build/mix/cases --out $@ --calls $(MIX_CALLS) --seed $(MIX_SEED)
 
