@@ -4,6 +4,8 @@
             with all workers unless --url names a running loopback server or --target a
             server to start over stdio (served to locust through a loopback HTTP proxy)
   slo       check recorded statistics (latency.jsonl) against load/slo.yaml
+  aa-spread the run-to-run spread of the calibrated bars over bench folders of unchanged code
+            (load/aa_spread.py): exit 1 when a bar sits too near its A/A readings
   bench     the whole `make bench` sequence (see load/bench.py); with --base REV the
             regression verdict against that revision instead (load/against_base.py)
 
@@ -200,6 +202,12 @@ def main(argv: list[str] | None = None) -> int:
     slo.add_argument("--records", required=True)
     slo.add_argument("--profile")
     slo.add_argument("--slo")
+    spread = sub.add_parser(
+        "aa-spread", help="A/A spread of the calibrated bars over benches of unchanged code"
+    )
+    spread.add_argument("folders", nargs="+", type=Path, help="bench folders (reports/bench/<ts>)")
+    spread.add_argument("--slo", help="the SLO file whose bars are checked (default load/slo.yaml)")
+    spread.add_argument("--recorded", default="", help="what the runs were, for the yaml block")
     bench = sub.add_parser("bench", help="the full benchmark (make bench)")
     bench.add_argument("--out-root", default="reports")
     bench.add_argument(
@@ -245,6 +253,12 @@ def main(argv: list[str] | None = None) -> int:
             return _run(args)
         if args.command == "slo":
             return _slo(args)
+        if args.command == "aa-spread":
+            from load.aa_spread import main as aa_spread
+
+            return aa_spread(
+                args.folders, load_slo(Path(args.slo) if args.slo else None), args.recorded
+            )
         if args.base:
             from load.against_base import ROUNDS, run_against_base
             from load.base_conditions import CONDITION_ROUNDS

@@ -51,6 +51,10 @@ class Profiles(BaseModel):
     paced: LocustProfile
     saturation: SaturationProfile
     parallel: ParallelProfile
+    # Whether `make bench` judges the calibrated bars on these runs. Short runs have too few calls
+    # for a percentile or a saturation step to mean anything: their calibrated bars are reported,
+    # and only the absolute bars (errors, ceilings, parallel guarantees, gate) are judged.
+    judge_calibrated: bool = True
 
 
 NAMES = ("latency", "paced", "saturation", "parallel")

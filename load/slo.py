@@ -33,8 +33,8 @@ __all__ = [
     "CpuPerCallSlo",
     "Miss",
     "Slo",
+    "cpu_reference_ratio",
     "evaluate",
-    "evaluate_cpu_per_call",
     "evaluate_saturation",
     "load_slo",
     "miss_table",
@@ -76,22 +76,11 @@ def evaluate_saturation(rps: float, slo: Slo | None = None) -> list[Miss]:
     return [] if rps >= bound else [Miss("saturation", "all tools", "min_rps", rps, bound)]
 
 
-def evaluate_cpu_per_call(
-    cpu_ms_per_call: float | None, reference_ms: float | None, slo: Slo
-) -> tuple[float | None, list[Miss]]:
-    """(ratio, misses): the server's CPU per call over the reference workload's time. Without
-    either reading there is no ratio, and that is a miss too: the check could not run."""
-    bar = slo.cpu_per_call
-    if bar is None:
-        return None, []
+def cpu_reference_ratio(cpu_ms_per_call: float | None, reference_ms: float | None) -> float | None:
+    """The server's CPU per call over the reference workload's time, or None without either."""
     if not cpu_ms_per_call or not reference_ms:
-        return None, [Miss(bar.profile, "server", "cpu_per_call_ratio", float("nan"), 0.0)]
-    ratio = round(cpu_ms_per_call / reference_ms, 3)
-    if ratio <= bar.max_reference_ratio:
-        return ratio, []
-    return ratio, [
-        Miss(bar.profile, "server", "cpu_per_call_ratio", ratio, bar.max_reference_ratio)
-    ]
+        return None
+    return round(cpu_ms_per_call / reference_ms, 3)
 
 
 def miss_table(misses: list[Miss], title: str = "SLO") -> str:

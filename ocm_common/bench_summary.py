@@ -8,7 +8,7 @@ kept as their writers shape them (`profiles`); the bench's own figures are field
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -44,7 +44,34 @@ class CpuPerCall(BaseModel):
     server_cpu_ms: float | None = None
     reference_ms: float | None = None
     ratio: float | None = None
-    max_ratio: float
+    # records written before the ratio became report-only carried their bar
+    max_ratio: float | None = None
+
+
+# How a bar is judged: `absolute` on any machine (errors, schema, the seeds' ceilings, the parallel
+# guarantees, the gate); `calibrated` scaled by the reference workload timed in the same run, with
+# a margin set from A/A spread; `reported` shown, never judged here (`make bench BASE=` does).
+BarClass = Literal["absolute", "calibrated", "reported"]
+
+
+class BarVerdict(BaseModel):
+    """One row of the bench's verdict: what was judged, how, and how far from its bar."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    bar_class: BarClass
+    measured: float | None = None
+    bar: float | None = None  # as applied (a calibrated bar after scaling)
+    raw_bar: float | None = None  # as written in load/slo.yaml
+    op: Literal["<=", ">=", ""] = ""
+    passed: bool | None = None  # None: reported only
+    subject: str = ""  # the worst tool, where the bar is per tool
+    # A/A spread of a calibrated bar: the fewest standard deviations between its raw bar and the
+    # mean of a machine's A/A readings, and what that came from
+    spread_sigmas: float | None = None
+    spread: str = ""
+    note: str = ""
 
 
 class ToolLatency(BaseModel):
@@ -136,6 +163,8 @@ class BenchSummary(BaseModel):
     # {"<tool> <kind>": CPU per distinct call} from tests/bench_cpu (load/cpu_per_call.py)
     distinct_call_cpu: dict[str, DistinctCallCpu] = Field(default_factory=dict)
     misses: list[str] = Field(default_factory=list)
+    # every bar with its class (absolute, calibrated, reported), reading and margin
+    verdicts: list[BarVerdict] = Field(default_factory=list)
     slo_pass: bool = False
     gate_pass: bool = False
     exit_codes: dict[str, int] = Field(default_factory=dict)

@@ -18,12 +18,19 @@ def described(name: str, arch: str, cores: int) -> dict[str, Any]:
 
 AVX2_ONLY = described("avx2_epyc_7b12", "x86_64", 2)
 AVX512_VNNI = described("avx512_vnni_epyc_9b14", "x86_64", 2)
+AVX512_AMX = described("amx_xeon_8481c", "x86_64", 2)
 ARM64_ASIMDDP = described("arm64_neoverse_n1", "aarch64", 4)
-MACHINES = {"avx2-only": AVX2_ONLY, "avx512-vnni": AVX512_VNNI, "arm64-asimddp": ARM64_ASIMDDP}
+MACHINES = {
+    "avx2-only": AVX2_ONLY,
+    "avx512-vnni": AVX512_VNNI,
+    "avx512-amx": AVX512_AMX,
+    "arm64-asimddp": ARM64_ASIMDDP,
+}
 
 # How each must be stated, written from the cpuinfo files above (not from the code under test).
 STATED = {
     "avx2-only": "AMD EPYC 7B12 (x86_64), 2 cores, avx2, fma (no avx512f, avx512_vnni, avx_vnni, amx)",
     "avx512-vnni": "AMD EPYC 9B14 (x86_64), 2 cores, avx2, fma, avx512f, avx512_vnni (no avx_vnni, amx)",
+    "avx512-amx": "Intel(R) Xeon(R) Platinum 8481C CPU @ 2.70GHz (x86_64), 2 cores, avx2, fma, avx512f, avx512_vnni, avx_vnni, amx",
     "arm64-asimddp": "ARM Neoverse-N1 (aarch64), 4 cores, asimddp,",
 }

@@ -24,6 +24,7 @@ CAL = Calibration(
 KERNEL_NOTE = {
     "avx2-only": None,
     "avx512-vnni": "This machine has avx512f, avx512_vnni, which the calibration machine lacks",
+    "avx512-amx": "This machine has avx512f, avx512_vnni, amx, which the calibration machine lacks",
     "arm64-asimddp": "This machine (aarch64) is of another architecture than the calibration",
 }
 

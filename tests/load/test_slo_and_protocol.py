@@ -28,7 +28,9 @@ def test_slo_file_holds_spec_ceilings_and_default_bars() -> None:
     assert slo.bars("paced", "opa.policy_check")["p50_ms"] == 500
     assert slo.ceiling("coverage.answer") == {"p50_ms": 800, "p95_ms": 1500}
     assert slo.saturation.min_rps == 130 and slo.max_errors == 0
-    assert slo.cpu_per_call and slo.cpu_per_call.max_reference_ratio == 1.95
+    # reported, never an absolute bar: its expected value depends on the CPU's kernels
+    assert slo.cpu_per_call and slo.cpu_per_call.profile == "latency"
+    assert "max_reference_ratio" not in type(slo.cpu_per_call).model_fields
 
 
 def test_recorded_miss_exits_1_and_names_the_tool(

@@ -1,0 +1,117 @@
+"""A/A spread: how much the calibrated bars' readings move between benches of unchanged code.
+
+`python -m load aa-spread <bench folder> ...` reads the bench records of the same code benched
+several times on one machine, restates each calibrated bar's reading for the calibration machine
+(a latency divided by the run's factor, calls/s multiplied by it: what the bar is compared with
+before scaling), and prints per bar the mean, standard deviation, worst reading and how many
+standard deviations the bar in `load/slo.yaml` sits beyond the mean, with the readings as a block
+for `aa_spread.machines`. Exit 1 when a bar sits fewer than `required_sigmas` beyond the mean (a
+verdict that would flip on unchanged code), 2 when fewer than `min_runs` records were readable.
+"""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+import yaml
+
+from load.bar_verdicts import CALIBRATED_LATENCY, SATURATION_KEY, key
+from ocm_common.bench_summary import BenchSummary
+from ocm_common.latency_records import RECORDS_FILE, read_records
+from ocm_common.machine import one_line
+from ocm_common.run_record import RunRecordError, locate, read_record
+from ocm_common.slo_file import Slo
+
+
+def readings_of(summary: BenchSummary, folder: Path) -> dict[str, float]:
+    """Per calibrated bar, this run's worst-tool reading restated for the calibration machine."""
+    factor = (
+        float((summary.calibration.factor or {}).get("value") or 1.0)
+        if summary.calibration
+        else 1.0
+    )
+    records = read_records(folder / RECORDS_FILE) if (folder / RECORDS_FILE).is_file() else []
+    out: dict[str, float] = {}
+    for profile, metric in CALIBRATED_LATENCY:
+        values = [float(getattr(r, metric)) for r in records if r.profile == profile and r.n > 0]
+        if values:
+            out[key(profile, metric)] = round(max(values) / factor, 3)
+    if summary.saturation_rps:
+        out[SATURATION_KEY] = round(summary.saturation_rps * factor, 2)
+    return out
+
+
+def read_runs(folders: list[Path]) -> tuple[list[dict[str, float]], list[str], str]:
+    """(readings per run, problems, the machine in one line) from bench folders."""
+    runs: list[dict[str, float]] = []
+    problems: list[str] = []
+    machine = ""
+    for folder in folders:
+        try:
+            record = read_record(locate(folder))
+        except RunRecordError as exc:
+            problems.append(f"{folder}: {exc}")
+            continue
+        if record.kind != "bench":
+            problems.append(f"{folder}: a {record.kind} record, not a bench")
+            continue
+        summary = BenchSummary.model_validate(record.body)
+        if summary.harness_errors:
+            problems.append(f"{folder}: harness errors {summary.harness_errors}: left out")
+            continue
+        machine = machine or one_line(summary.machine)
+        runs.append(readings_of(summary, folder))
+    return runs, problems, machine
+
+
+def spread_table(runs: list[dict[str, float]], slo: Slo) -> tuple[list[str], bool]:
+    """Lines of the table, and whether every bar sits far enough beyond its A/A mean."""
+    required = slo.aa_spread.required_sigmas if slo.aa_spread else 4.0
+    lines = [
+        f"{'bar':22} {'runs':>4} {'mean':>9} {'sd':>8} {'worst':>9} {'bar':>7} {'sd beyond':>10}"
+    ]
+    ok = True
+    bars = {key(p, m): slo.profiles.get(p, {}).get(m) for p, m in CALIBRATED_LATENCY}
+    bars[SATURATION_KEY] = slo.profiles.get("saturation", {}).get("min_rps")
+    for name, bar in bars.items():
+        values = [run[name] for run in runs if name in run]
+        if bar is None or len(values) < 2:
+            lines.append(f"{name:22} {len(values):4}  (too few readings or no bar)")
+            continue
+        mean, sd = statistics.fmean(values), statistics.stdev(values)
+        floor = name == SATURATION_KEY
+        gap = mean - bar if floor else bar - mean
+        sigmas = gap / sd if sd > 0 else float("inf") if gap > 0 else float("-inf")
+        worst = min(values) if floor else max(values)
+        flag = "" if sigmas >= required else f"  < {required:g}: too near"
+        ok = ok and sigmas >= required
+        lines.append(
+            f"{name:22} {len(values):4} {mean:9.2f} {sd:8.2f} {worst:9.2f} {bar:7g} {sigmas:10.1f}{flag}"
+        )
+    return lines, ok
+
+
+def yaml_block(runs: list[dict[str, float]], machine: str, recorded: str) -> str:
+    names = sorted({name for run in runs for name in run})
+    entry = {
+        "machine": machine,
+        "recorded": recorded,
+        "readings": {name: [run[name] for run in runs if name in run] for name in names},
+    }
+    return yaml.safe_dump([entry], sort_keys=False, default_flow_style=None, width=100)
+
+
+def main(folders: list[Path], slo: Slo, recorded: str = "") -> int:
+    runs, problems, machine = read_runs(folders)
+    for problem in problems:
+        print(problem)
+    min_runs = slo.aa_spread.min_runs if slo.aa_spread else 3
+    if len(runs) < min_runs:
+        print(f"{len(runs)} readable bench record(s); an A/A spread needs at least {min_runs}")
+        return 2
+    lines, ok = spread_table(runs, slo)
+    print(f"A/A spread over {len(runs)} benches on {machine}:")
+    print("\n".join(lines))
+    print("\nfor load/slo.yaml aa_spread.machines:\n" + yaml_block(runs, machine, recorded))
+    return 0 if ok else 1
