@@ -38,7 +38,7 @@ COMPARE_OVERRIDES ?= sql_timeout_ms=5000,vector_timeout_ms=5000,tool_timeout_ms=
 # make report RUN=<folder>: any run record there (run, gate, bench, fuzz, security, ...), by kind
 RUN ?= reports/runs/latest
 
-.PHONY: install index serve test test-load check bench bench-cpu distinct-mix load eval eval-derived gate gate-chroma bench-scale rehearsal baseline fixture compare report fuzz security contract sensitivity routing clean
+.PHONY: install index serve test derived-sample test-load check bench bench-cpu distinct-mix load eval eval-derived gate gate-chroma bench-scale rehearsal baseline fixture compare report fuzz security contract sensitivity routing clean
 
 install: $(STAMP)
 
@@ -55,9 +55,15 @@ index: install
 serve: index
 	$(PY) -m reference_server --transport http --host 127.0.0.1 --port $(PORT)
 
+# The suite on TEST_WORKERS pytest-xdist processes (one per core, at most 4: each loads the model
+# and the index); tests sharing a costly fixture stay on one worker (tests/conftest.py). Then the
+# golden gate and the derived sample side by side. TEST_WORKERS=0 runs the suite in one process.
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$(( n < 4 ? n : 4 )))
 test: index
-	$(PY) -m pytest -q
-	$(MAKE) --no-print-directory gate
+	$(PY) -m pytest -q $(if $(filter-out 0 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadgroup)
+	$(MAKE) --no-print-directory -j2 --output-sync=target gate derived-sample
+
+derived-sample: index
 	$(MAKE) --no-print-directory eval-derived PER_FAMILY=32 DERIVED=reports/derived-sample
 
 # The load tests that start extra server configurations (150 ms on SQL, seeded defects; the

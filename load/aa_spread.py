@@ -5,8 +5,10 @@ several times on one machine, restates each calibrated bar's reading for the cal
 (a latency divided by the run's factor, calls/s multiplied by it: what the bar is compared with
 before scaling), and prints per bar the mean, standard deviation, worst reading and how many
 standard deviations the bar in `load/slo.yaml` sits beyond the mean, with the readings as a block
-for `aa_spread.machines`. Exit 1 when a bar sits fewer than `required_sigmas` beyond the mean (a
-verdict that would flip on unchanged code), 2 when fewer than `min_runs` records were readable.
+for `aa_spread.machines`. The margin is counted as `load/bar_verdicts.py` counts it: from the highest
+level any machine read (these runs included) in units of the largest relative spread measured.
+Exit 1 when a bar sits fewer than `required_sigmas` beyond (a verdict that could flip on
+unchanged code), 2 when fewer than `min_runs` records were readable.
 """
 
 from __future__ import annotations
@@ -16,12 +18,12 @@ from pathlib import Path
 
 import yaml
 
-from load.bar_verdicts import CALIBRATED_LATENCY, SATURATION_KEY, key
+from load.bar_verdicts import CALIBRATED_LATENCY, SATURATION_KEY, key, spread_margin
 from ocm_common.bench_summary import BenchSummary
 from ocm_common.latency_records import RECORDS_FILE, read_records
 from ocm_common.machine import one_line
 from ocm_common.run_record import RunRecordError, locate, read_record
-from ocm_common.slo_file import Slo
+from ocm_common.slo_file import AaRuns, AaSpread, Slo
 
 
 def readings_of(summary: BenchSummary, folder: Path) -> dict[str, float]:
@@ -66,28 +68,40 @@ def read_runs(folders: list[Path]) -> tuple[list[dict[str, float]], list[str], s
 
 
 def spread_table(runs: list[dict[str, float]], slo: Slo) -> tuple[list[str], bool]:
-    """Lines of the table, and whether every bar sits far enough beyond its A/A mean."""
-    required = slo.aa_spread.required_sigmas if slo.aa_spread else 4.0
+    """Lines of the table, and whether every bar sits far enough beyond its A/A level: these
+    runs as one more machine beside those `aa_spread` already records."""
+    spread = slo.aa_spread or AaSpread()
+    these = AaRuns(
+        machine="these runs",
+        recorded="",
+        readings={
+            name: [run[name] for run in runs if name in run]
+            for name in sorted({n for run in runs for n in run})
+        },
+    )
+    combined = spread.model_copy(update={"machines": [*spread.machines, these]})
     lines = [
-        f"{'bar':22} {'runs':>4} {'mean':>9} {'sd':>8} {'worst':>9} {'bar':>7} {'sd beyond':>10}"
+        f"{'bar':20} {'runs':>4} {'mean':>8} {'sd':>7} {'cv':>6} {'worst':>8} {'bar':>6} "
+        f"{'sd beyond':>9}  (level and spread over the recorded machines and these runs)"
     ]
     ok = True
     bars = {key(p, m): slo.profiles.get(p, {}).get(m) for p, m in CALIBRATED_LATENCY}
     bars[SATURATION_KEY] = slo.profiles.get("saturation", {}).get("min_rps")
     for name, bar in bars.items():
-        values = [run[name] for run in runs if name in run]
+        values = these.readings.get(name, [])
         if bar is None or len(values) < 2:
-            lines.append(f"{name:22} {len(values):4}  (too few readings or no bar)")
+            lines.append(f"{name:20} {len(values):4}  (too few readings or no bar)")
             continue
         mean, sd = statistics.fmean(values), statistics.stdev(values)
         floor = name == SATURATION_KEY
-        gap = mean - bar if floor else bar - mean
-        sigmas = gap / sd if sd > 0 else float("inf") if gap > 0 else float("-inf")
         worst = min(values) if floor else max(values)
-        flag = "" if sigmas >= required else f"  < {required:g}: too near"
-        ok = ok and sigmas >= required
+        sigmas, text = spread_margin(combined, name, bar)
+        near = sigmas is None or sigmas < spread.required_sigmas
+        ok = ok and not near
         lines.append(
-            f"{name:22} {len(values):4} {mean:9.2f} {sd:8.2f} {worst:9.2f} {bar:7g} {sigmas:10.1f}{flag}"
+            f"{name:20} {len(values):4} {mean:8.2f} {sd:7.2f} {sd / mean:6.1%} {worst:8.2f} "
+            f"{bar:6g} {sigmas if sigmas is not None else '-':>9}  {text}"
+            + (f"  < {spread.required_sigmas:g}: too near" if near else "")
         )
     return lines, ok
 

@@ -40,27 +40,38 @@ def key(profile: str, metric: str) -> str:
 def spread_margin(
     spread: AaSpread | None, bar_key: str, raw_bar: float
 ) -> tuple[float | None, str]:
-    """(fewest standard deviations between the raw bar and a machine's A/A mean, in words)."""
+    """(how many standard deviations the raw bar sits beyond the level, in words).
+
+    The level is the highest mean of any machine's readings (the lowest, for a floor): the
+    calibration machine's own readings count even when they are few. The spread is the largest
+    coefficient of variation of a machine with `min_runs` readings or more, so a machine whose
+    A/A runs were measured lends its relative spread to the level of one whose were not."""
     if spread is None:
         return None, "no A/A spread recorded"
     floor = bar_key.endswith(".min_rps")
-    worst: tuple[float, str] | None = None
-    for runs in spread.machines:
-        readings = runs.readings.get(bar_key) or []
-        if len(readings) < 2:
-            continue
-        mean, sd = statistics.fmean(readings), statistics.stdev(readings)
-        gap = (mean - raw_bar) if floor else (raw_bar - mean)
-        sigmas = gap / sd if sd > 0 else float("inf") if gap > 0 else float("-inf")
-        text = (
-            f"A/A on {runs.machine}: mean {mean:.3g}, sd {sd:.2g}, worst "
-            f"{min(readings) if floor else max(readings):.3g} over {len(readings)} runs"
-        )
-        if worst is None or sigmas < worst[0]:
-            worst = (sigmas, text)
-    if worst is None:
+    means = [
+        (statistics.fmean(values), runs.machine, len(values))
+        for runs in spread.machines
+        if (values := runs.readings.get(bar_key) or [])
+    ]
+    spreads = [
+        (statistics.stdev(values) / statistics.fmean(values), runs.machine, len(values))
+        for runs in spread.machines
+        if len(values := runs.readings.get(bar_key) or []) >= spread.min_runs
+        and statistics.fmean(values) > 0
+    ]
+    if not means or not spreads:
         return None, f"no A/A readings for {bar_key}"
-    return round(worst[0], 2), worst[1]
+    level = min(means) if floor else max(means)
+    cv = max(spreads)
+    gap = (level[0] - raw_bar) if floor else (raw_bar - level[0])
+    sd = level[0] * cv[0]
+    sigmas = gap / sd if sd > 0 else float("inf") if gap > 0 else float("-inf")
+    text = (
+        f"level {level[0]:.3g} ({level[2]} run(s) on {level[1]}), spread {cv[0]:.1%} "
+        f"({cv[2]} runs on {cv[1]})"
+    )
+    return round(sigmas, 2), text
 
 
 def _worst(

@@ -73,7 +73,6 @@ GATE_TARGET = os.environ.get(
     "inprocess:as_of_date=2026-11-25,sql_timeout_ms=5000,vector_timeout_ms=5000,"
     "tool_timeout_ms=10000",
 )
-STEPS = 10  # the progress() calls that start a step in run_bench
 LOCUST_PROFILES = ("latency", "paced", "saturation")
 # Run again on the distinct-query mix (`make distinct-mix`, OCM_DISTINCT_MIX): real traffic
 # repeats little, so these show what the golden mix's warm caches hide. Judged on errors and
@@ -88,15 +87,34 @@ FLOOR_COMMAND = (sys.executable, "-m", "load.transport_floor")
 TIGHT_PROFILES = ("latency", "paced", "inprocess")
 
 
+def planned_steps(distinct_mix: bool, scaling_workers: int) -> int:
+    """The progress() calls that start a step in run_bench: the server, each locust profile,
+    each distinct-mix profile, parallel, the transport floor, each smaller worker count, the
+    in-process benchmark, CPU per distinct call, the gate."""
+    distinct = len(DISTINCT_PROFILES) + 1 if distinct_mix else 0
+    return 1 + len(LOCUST_PROFILES) + 1 + 1 + scaling_workers + 1 + distinct + 1
+
+
+def _scaling_workers(server_workers: int) -> list[int]:
+    """The smaller worker counts the scaling ratio is measured on: one, and one per core."""
+    return sorted({1, os.cpu_count() or 1} - {server_workers})
+
+
+def _distinct_mix_path() -> Path | None:
+    path = os.environ.get(DISTINCT_MIX_ENV, "")
+    return Path(path) if path and Path(path).is_file() else None
+
+
 class Progress:
-    def __init__(self) -> None:
+    def __init__(self, steps: int = 0) -> None:
         self.start = time.monotonic()
         self.step = 0
+        self.steps = steps
 
     def __call__(self, message: str, *, new_step: bool = True) -> None:
         if new_step:
             self.step += 1
-        prefix = f"[{self.step}/{STEPS}]" if new_step else "     "
+        prefix = f"[{self.step}/{self.steps}]" if new_step else "     "
         print(f"\n{prefix} {time.monotonic() - self.start:5.0f}s  {message}", flush=True)
 
 
@@ -147,7 +165,11 @@ class Bench:
         self.out.mkdir(parents=True, exist_ok=True)
         self.profiles = load_profiles()
         self.slo = load_slo()
-        self.progress = Progress()
+        self.progress = Progress(
+            planned_steps(
+                _distinct_mix_path() is not None, len(_scaling_workers(default_http_workers()))
+            )
+        )
         self.summary = BenchSummary(
             timestamp=stamp,
             machine=describe(),
@@ -242,7 +264,7 @@ class Bench:
 
     def scaling_ratio(self) -> None:
         """The same saturation profile on one worker and on one worker per core."""
-        for fewer in sorted({1, os.cpu_count() or 1} - {self.summary.server_workers}):
+        for fewer in _scaling_workers(self.summary.server_workers):
             self.progress(f"saturation profile on a {fewer}-worker server (the scaling ratio)")
             key = f"saturation_{fewer}_worker"
             with self.server(fewer) as smaller:

@@ -60,6 +60,7 @@ class ParallelSlo(BaseModel):
     delay_ms: float = 100.0
     delay_factor_max: float = 1.5
     fanout_slack_ms: float = 10.0
+    fanout_share_max: float = Field(default=0.5, gt=0, lt=1)
     lag_slack_ms: float = 50.0
     known_gaps: dict[str, str] = Field(default_factory=dict)
 

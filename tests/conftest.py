@@ -169,6 +169,29 @@ def http_server(settings: Settings) -> Iterator[str]:
         yield url
 
 
+# Session fixtures that start a real server: the tests using one share a worker under xdist.
+SHARED_SERVER_FIXTURES = frozenset({"http_server"})
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`make test` runs `--dist loadgroup`), keep together the tests that
+    share something costly to build: those using a server-starting session fixture on one
+    worker, and a module whose tests share a module- or class-scoped fixture on one worker, so
+    each is built once. Every other test goes to whichever worker is free."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None:
+            continue
+        used = set(info.names_closure)
+        if used & SHARED_SERVER_FIXTURES:
+            item.add_marker(pytest.mark.xdist_group(sorted(used & SHARED_SERVER_FIXTURES)[0]))
+            continue
+        scopes = {d.scope for defs in info.name2fixturedefs.values() for d in defs}
+        if scopes & {"module", "class", "package"}:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Print the per-tool latency table when the benchmarks ran."""
     import sys

@@ -47,14 +47,12 @@ MAKE = ("make", "--no-print-directory")
 # concurrency conditions), the contract fuzzer.
 COMMANDS: tuple[Command, ...] = (
     Command("gate", (*MAKE, "gate"), True, 1800),
+    Command("derived-sample", (*MAKE, "derived-sample"), True, 1800),
     Command(
-        "derived-sample",
-        (*MAKE, "eval-derived", "PER_FAMILY=32", "DERIVED=reports/derived-sample"),
+        "pytest",
+        (".venv/bin/python", "-m", "pytest", "-q", "-x", "-n", "auto", "--dist", "loadgroup"),
         True,
-        1800,
-    ),
-    Command(
-        "pytest", (".venv/bin/python", "-m", "pytest", "-q", "-x", "-p", "no:randomly"), True, 3600
+        3600,
     ),
     Command("bench-base", (*MAKE, "bench", "BASE={base}"), False, 2400),
     Command("fuzz", (*MAKE, "fuzz", "FUZZ_PROFILE=default"), False, 2400),

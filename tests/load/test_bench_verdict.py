@@ -241,3 +241,17 @@ def test_the_quick_profiles_file_judges_absolute_bars_only_and_the_default_all()
     here = Path(__file__).resolve().parents[2] / "load"
     assert load_profiles(here / "profiles.quick.yaml").judge_calibrated is False
     assert load_profiles(here / "profiles.yaml").judge_calibrated is True
+
+
+def test_the_fanout_bar_is_a_share_of_the_other_tools_time_above_a_slack() -> None:
+    """One tool after another adds all of the others' time; in parallel only the merge, which on
+    a machine twice as slow is twice as long, like the tools: a share holds on both."""
+    from load.parallel import fanout_bar
+
+    slo = load_slo()
+    assert fanout_bar(slo, 4.0) == slo.parallel.fanout_slack_ms
+    assert fanout_bar(slo, 62.0) == 31.0
+    fast_gap, fast_others = 6.9, 31.0  # an A/A bench on an AVX-512 machine
+    assert fast_gap <= fanout_bar(slo, fast_others)
+    assert 2 * fast_gap <= fanout_bar(slo, 2 * fast_others)  # the same call, twice as slow
+    assert fast_others > fanout_bar(slo, fast_others)  # serial: the others' whole time added

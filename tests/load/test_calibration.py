@@ -41,10 +41,10 @@ def test_no_reading_or_no_calibration_scales_nothing() -> None:
 def test_scaled_slo_widens_tight_bars_and_lowers_the_floor_but_never_the_contract() -> None:
     slo = load_slo()
     scaled = slo.scaled(2.0)
-    # tight bars x2 (30/60 ms latency, 150 ms paced p95, the saturation step bar)
-    assert scaled.bars("latency", "opa.get_section") == {"p50_ms": 60, "p95_ms": 120}
-    assert scaled.bars("paced", "odb.get")["p95_ms"] == 300
-    assert scaled.bars("inprocess", "adp.get") == {"p50_ms": 60, "p95_ms": 120}
+    # tight bars x2 (40/85 ms latency, 270 ms paced p95, the saturation step bar)
+    assert scaled.bars("latency", "opa.get_section") == {"p50_ms": 80, "p95_ms": 170}
+    assert scaled.bars("paced", "odb.get")["p95_ms"] == 540
+    assert scaled.bars("inprocess", "adp.get") == {"p50_ms": 80, "p95_ms": 170}
     assert scaled.saturation.step_p95_ms == 2 * slo.saturation.step_p95_ms
     # the floor / 2
     assert scaled.saturation.min_rps == slo.saturation.min_rps / 2
@@ -52,7 +52,7 @@ def test_scaled_slo_widens_tight_bars_and_lowers_the_floor_but_never_the_contrac
     assert scaled.spec_ceilings == slo.spec_ceilings
     assert scaled.parallel == slo.parallel and scaled.max_errors == slo.max_errors
     # the source is not modified
-    assert slo.bars("latency", "opa.get_section") == {"p50_ms": 30, "p95_ms": 60}
+    assert slo.bars("latency", "opa.get_section") == {"p50_ms": 40, "p95_ms": 85}
 
 
 def test_a_scaled_bar_is_still_capped_by_the_spec_ceiling() -> None:
@@ -73,7 +73,7 @@ def test_slo_file_can_be_named_by_environment(
 ) -> None:
     path = write_slo(load_slo().scaled(3.0), tmp_path / "scaled.yaml")
     monkeypatch.setenv("LOAD_SLO_FILE", str(path))
-    assert load_slo().bars("latency", "odb.get") == {"p50_ms": 90, "p95_ms": 180}
+    assert load_slo().bars("latency", "odb.get") == {"p50_ms": 120, "p95_ms": 255}
 
 
 def test_the_committed_calibration_names_its_machine() -> None:
@@ -85,7 +85,7 @@ def test_the_committed_calibration_names_its_machine() -> None:
 def test_bar_table_and_summary_show_raw_and_calibrated_side_by_side() -> None:
     slo = load_slo()
     bars = _bar_table(slo, slo.scaled(1.5), ["odb.get"])
-    assert bars["latency"]["odb.get"]["p95_ms"] == {"raw": 60, "calibrated": 90}
+    assert bars["latency"]["odb.get"]["p95_ms"] == {"raw": 85, "calibrated": 127.5}
     assert bars["saturation"]["min_rps"]["calibrated"] == pytest.approx(
         slo.saturation.min_rps / 1.5, abs=0.01
     )
@@ -121,7 +121,7 @@ def test_bar_table_and_summary_show_raw_and_calibrated_side_by_side() -> None:
         "harness_errors": [],
     }
     text = bench_markdown(summary)
-    assert "scaled by **1.5**" in text and "60 -> 90" in text
+    assert "scaled by **1.5**" in text and "85 -> 127.5" in text
     assert "12 ms at the start, 15 ms at the end" in text
     assert "onnxruntime" in text and "avx2" in text
 
