@@ -190,6 +190,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
         baseline_path=baseline,
         require_baseline=args.require_baseline,
         out=Path(args.out) if args.out else None,
+        allow_missing=args.allow_missing,
     )
     console = log_console(stderr=False)
     if report.error:
@@ -284,6 +285,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         metrics=args.metric,
         label_a=labels[0],
         label_b=labels[1],
+        allow_missing=args.allow_missing,
     )
     latest = None if args.no_latest else out.parent / "latest"
     paths = compare_report.write(comparison, out, latest)
@@ -358,7 +360,29 @@ def print_compare(comparison: Any) -> None:
             + (f"  {'; '.join(detail)}" if detail else "")
         )
     if comparison.missing_tools:
-        console.print(f"  [red]tools missing from B:[/] {', '.join(comparison.missing_tools)}")
+        colour = "yellow" if comparison.allow_missing else "red"
+        why = " (not served; --allow-missing)" if comparison.allow_missing else ""
+        console.print(
+            f"  [{colour}]tools missing from B{why}:[/] {', '.join(comparison.missing_tools)}"
+        )
+    flips = comparison.flips
+    for test in flips.tests:
+        if test.newly_failing or test.newly_passing:
+            colour = "red" if test.significant else "white"
+            console.print(
+                f"  {test.scope:22} [{colour}]{test.newly_failing} pass -> fail, "
+                f"{test.newly_passing} fail -> pass[/] (McNemar exact p {test.p_adjusted:.3g}"
+                f"{', Holm' if test.scope != 'overall' else ''})"
+            )
+    for flip in flips.newly_failing:
+        mark = "[red]critical[/] " if flip.critical else ""
+        console.print(f"    {mark}{flip.tool} {flip.scenario}: {'; '.join(flip.failures)[:300]}")
+    if flips.facts:
+        tools = sorted({f.tool for f in flips.facts})
+        console.print(
+            f"  {len(flips.facts)} checked fact(s) changed in {', '.join(tools)} "
+            "(compare.md / compare.json list each)"
+        )
     changes = comparison.contract or []
     if changes:
         breaking = sum(c.breaking for c in changes)
@@ -429,6 +453,20 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         help="skip LLM-judged ragas metrics even when OPENAI_API_KEY is set",
     )
     parser.add_argument("--quiet", action="store_true", help="do not print each failed check")
+    parser.add_argument(
+        "--tool-map",
+        action="append",
+        metavar="GOLDEN=THEIRS|FILE",
+        help="call a golden tool by the target's own name (pairs, comma-separated, repeatable, "
+        "or a YAML/JSON {golden: theirs} file); the run log keeps the golden names",
+    )
+    parser.add_argument(
+        "--allow-missing",
+        action="store_true",
+        help="a backend that serves only some of the golden tools: their scenarios are not run, "
+        "and run (exit 0, not 3), gate and compare judge the tools it serves and list the rest "
+        "as not served",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -453,19 +491,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--strict", action="store_true", help="exit 1 when any scenario fails (default: 0)"
     )
     run.add_argument("--print-dir", action="store_true", help="print the run directory on stdout")
-    run.add_argument(
-        "--tool-map",
-        action="append",
-        metavar="GOLDEN=THEIRS|FILE",
-        help="call a golden tool by the target's own name (pairs, comma-separated, repeatable, "
-        "or a YAML/JSON {golden: theirs} file); the run log keeps the golden names",
-    )
-    run.add_argument(
-        "--allow-missing",
-        action="store_true",
-        help="exit 0 although the target lacks golden tools (their scenarios are not run; "
-        "default: exit 3 naming them)",
-    )
     _add_run_options(run)
     run.set_defaults(func=cmd_run)
 
@@ -501,6 +526,12 @@ def build_parser() -> argparse.ArgumentParser:
         "gate", help="apply thresholds and the baseline to a run log (exit 0/1/2)"
     )
     gate.add_argument("--run", required=True, help="run log directory")
+    gate.add_argument(
+        "--allow-missing",
+        action="store_true",
+        help="judge only the tools the backend serves: the floors, critical scenarios and "
+        "baseline entries of the others are listed as not served, not failed",
+    )
     gate.add_argument(
         "--config", default="evals/gate.yaml", help="gate thresholds (default: evals/gate.yaml)"
     )

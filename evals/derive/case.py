@@ -27,6 +27,10 @@ def _slug(key: str) -> str:
     return slug if slug == key else f"{slug}-{zlib.crc32(key.encode()):08x}"
 
 
+# the runner's tag for a scenario whose right answer cites nothing (evals/run/runner.py)
+NO_CITATIONS = "no-citations"
+
+
 def derived_case(
     family: str,
     key: str,
@@ -38,9 +42,12 @@ def derived_case(
     source: str,
     critical: bool = False,
     relevant: dict[str, int] | None = None,
+    cites: bool = True,
 ) -> Scenario:
-    """A scenario with id ``derived.<family>.<key>`` and tags ``derived``, ``family:<family>``."""
+    """A scenario with id ``derived.<family>.<key>`` and tags ``derived``, ``family:<family>``;
+    ``cites=False`` when the right answer has nothing to cite (tag ``no-citations``)."""
     tags = [DERIVED_TAG, f"{FAMILY_PREFIX}{family}"] + ([CRITICAL] if critical else [])
+    tags += [] if cites else [NO_CITATIONS]
     return Scenario(
         id=f"derived.{family}.{_slug(key)}",
         title=title,

@@ -9,8 +9,14 @@ a bootstrap interval of the mean difference. The verdict of a metric is the dire
 change when the Holm-adjusted randomization p-value is below ``alpha``. Latency percentiles,
 schema violations, errors and a contract diff of the two tool surfaces are reported beside.
 
+Scenario by scenario (:mod:`evals.read.flips`): every scenario that went from pass to fail,
+per tool, with the checks B failed; McNemar's exact test on the pass/fail pairs (overall, and
+per tool Holm-corrected), which suits a tool's dozen scenarios; every checked fact that changed.
+
 Exit code: 0 when B has no significant regression against A, 1 when it has one (a metric
-significantly worse anywhere, or a tool A publishes missing from B), 2 on a harness error.
+significantly worse anywhere, more scenarios newly failing than McNemar's exact test allows,
+any newly failing critical scenario, or a tool A publishes missing from B), 2 on a harness
+error.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evals import contract, registry
-from evals.read import diff, stats
+from evals.read import diff, flips, stats
 from evals.run.runlog import DEFAULT_MODE, RunLog, ScenarioRecord
 from ocm_common.latency_records import LatencyRecord
 from ocm_common.percentiles import percentile
@@ -90,6 +96,10 @@ class Comparison:
     meta_a: dict[str, Any] = field(default_factory=dict)
     meta_b: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    # scenario by scenario: pass -> fail flips, McNemar's exact test, changed facts
+    flips: flips.Flips = field(default_factory=flips.Flips)
+    # a backend that serves only some tools: those missing from B are listed, not a regression
+    allow_missing: bool = False
 
     @property
     def missing_tools(self) -> list[str]:
@@ -103,7 +113,9 @@ class Comparison:
     def exit_code(self) -> int:
         if self.error:
             return EXIT_HARNESS
-        return EXIT_REGRESSION if self.regressions or self.missing_tools else EXIT_OK
+        missing = self.missing_tools and not self.allow_missing
+        regressed = self.regressions or missing or self.flips.regression
+        return EXIT_REGRESSION if regressed else EXIT_OK
 
     def scope(self, name: str) -> ScopeResult | None:
         return next((s for s in self.scopes if s.scope == name), None)
@@ -160,9 +172,11 @@ def compare_logs(
     metrics: Sequence[str] | None = None,
     label_a: str | None = None,
     label_b: str | None = None,
+    allow_missing: bool = False,
 ) -> Comparison:
     """Everything the compare report shows, computed from two run logs (pure)."""
     result = Comparison(label_a or a.summary.target, label_b or b.summary.target, alpha)
+    result.allow_missing = allow_missing
     result.meta_a = _meta(a)
     result.meta_b = _meta(b)
     for name, log in (("A", a), ("B", b)):
@@ -207,6 +221,7 @@ def compare_logs(
         for (scope, metric, test), pt, pp in zip(raw, p_t, p_perm, strict=True)
     ]
     shared = set(changes.shared)
+    result.flips = flips.compare_flips(records_a, records_b, shared, alpha)
     for scope in scopes:
         chosen = [r for r in result.results if r.scope == scope]
         verdict, better, worse = _scope_verdict(chosen)
@@ -324,5 +339,6 @@ def to_json(c: Comparison) -> dict[str, Any]:
             {"scenario": d.scenario, "tool": d.tool, "metric": d.metric, "a": d.a, "b": d.b}
             for d in c.movers
         ],
+        "flips": flips.to_json(c.flips),
         "notes": c.notes,
     }

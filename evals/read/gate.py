@@ -156,7 +156,12 @@ def _merged(agg: Mapping[str, Any], scope: str, key: str | None = None) -> dict[
 
 
 def floor_findings(
-    config: GateConfig, agg: Mapping[str, Any], tools: Sequence[str]
+    config: GateConfig,
+    agg: Mapping[str, Any],
+    tools: Sequence[str],
+    *,
+    unserved: Sequence[str] = (),
+    no_ablation: str | None = None,
 ) -> list[Finding]:
     findings: list[Finding] = []
     overall = _merged(agg, "overall")
@@ -177,11 +182,13 @@ def floor_findings(
                 continue  # a default that does not apply to this tool (e.g. no retrieval queries)
             findings.append(threshold(f"{tool} {registry.label(metric)}", metric, actual, bound))
     for tool in config.floors.per_tool:
-        if tool != ANY_TOOL and tool not in tools:
+        if tool != ANY_TOOL and tool not in tools and tool not in unserved:
             findings.append(
                 Finding(f"{tool} floors", "floor", False, f"{tool}: no scenarios ran for this tool")
             )
     per_mode = agg.get("retrieval", {}).get("per_mode", {})
+    if no_ablation:
+        return findings
     for mode, metrics in config.floors.per_mode.items():
         values = per_mode.get(mode, {})
         for metric, bound in metrics.items():
@@ -274,7 +281,10 @@ def family_findings(
 
 
 def critical_findings(
-    config: GateConfig, records: Sequence[ScenarioRecord], baseline: Baseline | None
+    config: GateConfig,
+    records: Sequence[ScenarioRecord],
+    baseline: Baseline | None,
+    unserved: Sequence[str] = (),
 ) -> list[Finding]:
     findings: list[Finding] = []
     ran = {r.id for r in records}
@@ -292,7 +302,7 @@ def critical_findings(
             )
     if baseline is not None:
         for scenario_id, base in baseline.scenarios.items():
-            if base.critical and scenario_id not in ran:
+            if base.critical and scenario_id not in ran and base.tool not in unserved:
                 findings.append(
                     Finding(
                         f"critical {scenario_id}",
@@ -397,8 +407,37 @@ def failure_reason(record: ScenarioRecord) -> str:
 # ----------------------------------------------------------------------------- evaluate
 
 
-def evaluate(log: RunLog, config: GateConfig, baseline: Baseline | None) -> GateReport:
-    """Apply every rule to a run log (pure: no files, no backend)."""
+def unserved_tools(log: RunLog, config: GateConfig, baseline: Baseline | None) -> list[str]:
+    """Tools the gate's rules or the baseline name that the backend does not publish."""
+    served = set(log.summary.tools) or {r.tool for r in log.records}
+    named = {t for t in config.floors.per_tool if t != ANY_TOOL} | set(log.summary.missing_tools)
+    if baseline is not None:
+        named |= {s.tool for s in baseline.scenarios.values()}
+    return sorted(named - served)
+
+
+def no_ablation_reason(log: RunLog) -> str | None:
+    """Why the ablation rules cannot apply to this backend, or None when they can (measured,
+    or measurable with --ablation: a missing measurement is then still a failure)."""
+    if any(r.mode != DEFAULT_MODE for r in log.records):
+        return None
+    surface = log.surface or {}
+    if surface and not any(
+        "search_mode" in ((spec.get("inputSchema") or {}).get("properties") or {})
+        for spec in surface.values()
+    ):
+        return (
+            "the backend publishes no tool with a search_mode argument: the ablation rules "
+            "compare the reference server's own retrieval modes, so they are skipped"
+        )
+    return None
+
+
+def evaluate(
+    log: RunLog, config: GateConfig, baseline: Baseline | None, *, allow_missing: bool = False
+) -> GateReport:
+    """Apply every rule to a run log (pure: no files, no backend). With ``allow_missing``, the
+    rules cover the tools the backend serves and list the rest as not served."""
     report = GateReport()
     if log.summary.status != "complete":
         report.error = f"run log is {log.summary.status}: {log.summary.error or 'unknown error'}"
@@ -414,16 +453,28 @@ def evaluate(log: RunLog, config: GateConfig, baseline: Baseline | None) -> Gate
     report.scenarios = list(records)
     agg = aggregates.build(log.records)
     tools = sorted({r.tool for r in records})
+    unserved = unserved_tools(log, config, baseline) if allow_missing else []
+    if unserved:
+        report.notes.append(
+            f"not served by this backend (--allow-missing): {', '.join(unserved)}; "
+            "their floors, critical scenarios and baseline entries are not judged"
+        )
+    no_ablation = no_ablation_reason(log)
+    if no_ablation:
+        report.notes.append(no_ablation)
     if all(DERIVED_TAG in r.tags for r in records):
         report.notes.append(
             "a run of derived cases only: the golden floors and ablation rules do not apply; "
             "the per-family floors do"
         )
     else:
-        report.findings += floor_findings(config, agg, tools)
-        report.findings += ablation_findings(config, agg)
+        report.findings += floor_findings(
+            config, agg, tools, unserved=unserved, no_ablation=no_ablation
+        )
+        if not no_ablation:
+            report.findings += ablation_findings(config, agg)
     report.findings += family_findings(config, records, report.notes)
-    report.findings += critical_findings(config, records, baseline)
+    report.findings += critical_findings(config, records, baseline, unserved)
     report.findings += required_check_findings(config, records)
     if baseline is None:
         report.notes.append("no baseline file: drop and new-failure checks skipped")
@@ -534,6 +585,7 @@ def run_gate(
     baseline_path: Path | None = DEFAULT_BASELINE,
     require_baseline: bool = False,
     out: Path | None = None,
+    allow_missing: bool = False,
 ) -> GateReport:
     """Load everything, evaluate, write outputs; harness problems become ``report.error``.
 
@@ -549,7 +601,7 @@ def run_gate(
         baseline = None
         if baseline_path is not None and (require_baseline or baseline_path.exists()):
             baseline = load_baseline(baseline_path)
-        report = evaluate(log, config, baseline)
+        report = evaluate(log, config, baseline, allow_missing=allow_missing)
     except (RunLogError, GateConfigError, BaselineError) as exc:
         report = GateReport(error=str(exc))
     settings = {
@@ -557,6 +609,7 @@ def run_gate(
         "config": str(config_path),
         "baseline": str(baseline_path) if baseline_path else None,
         "require_baseline": require_baseline,
+        "allow_missing": allow_missing,
     }
     head = header(
         "gate",

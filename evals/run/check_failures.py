@@ -86,3 +86,14 @@ class RankOrderFailure(CheckFailure):
 
 class UnresolvedCitation(CheckFailure):
     """citations_resolve: a citation has no chunk id, or source.passages cannot show it."""
+
+
+class NotChecked(Exception):
+    """The check found nothing to judge (no figure for any id it knows): recorded as not
+    checked, never as a pass of that check."""
+
+    def __init__(self, check: str, path: str, reason: str) -> None:
+        self.check = check
+        self.path = path or "$"
+        self.message = f"{check} at {self.path}: not checked ({reason})"
+        super().__init__(self.message)

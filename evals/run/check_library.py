@@ -16,6 +16,7 @@ from evals.run.check_failures import (
     LengthMismatch,
     MissingToolError,
     NotANumber,
+    NotChecked,
     OutOfRange,
     PathNotFound,
     PatternMismatch,
@@ -382,15 +383,26 @@ def ranked_before(ctx: CheckContext, spec: CheckSpec) -> None:
 
 @check("citations_resolve")
 def citations_resolve(ctx: CheckContext, spec: CheckSpec) -> None:
-    """Every citation carries a chunk id that source.passages resolves ("show source").
+    """Every citation carries a chunk id that source.passages resolves ("show source"), and a
+    tool whose published outputSchema has citations cites at least one thing.
 
-    The runner resolved the result's citations on the same target during the run; a result
-    without citations passes, a citation the runner could not check fails.
+    The runner resolved the result's citations on the same target during the run; a citation
+    it could not check fails. A result without citations fails when the schema has citations,
+    unless the scenario says its right answer has nothing to cite (``value: false``, set by the
+    ``no-citations`` tag): then, and for tools without citations, it is not checked.
     """
     evidence = ctx.citations
-    if evidence is None:
-        return
     path = spec.path or "$"
+    if evidence is None:
+        if spec.value is not False and declares_citations(ctx.output_schema):
+            raise UnresolvedCitation(
+                spec.check,
+                path,
+                "at least one citation (the tool's outputSchema has citations)",
+                "none",
+                "tag the scenario no-citations when the right answer has nothing to cite",
+            )
+        raise NotChecked(spec.check, path, "the answer cites nothing")
     if evidence.error:
         raise UnresolvedCitation(
             spec.check, path, "source.passages to answer", evidence.error[:200]
@@ -406,4 +418,82 @@ def citations_resolve(ctx: CheckContext, spec: CheckSpec) -> None:
             f"all {evidence.cited} cited ids resolved by source.passages",
             evidence.missing[:5],
             f"{len(evidence.missing)} missing",
+        )
+
+
+def declares_citations(schema: Any) -> bool:
+    """Whether an outputSchema has a ``citations`` (or ``citation``) property anywhere."""
+    if isinstance(schema, dict):
+        props = schema.get("properties")
+        if isinstance(props, dict) and ({"citations", "citation"} & set(props)):
+            return True
+        return any(declares_citations(v) for v in schema.values())
+    if isinstance(schema, list):
+        return any(declares_citations(v) for v in schema)
+    return False
+
+
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
+
+
+def as_number(value: Any) -> float | None:
+    """A number as any backend may state it: 2.71, "2.71", "$2.71", "1,250.00" (None if none)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return None if math.isnan(value) else float(value)
+    if isinstance(value, str):
+        match = _NUMBER.search(value)
+        return float(match.group(0).replace(",", "")) if match else None
+    return None
+
+
+def _keyed_figures(node: Any, key: str, field: str) -> Any:
+    """(id, figure) for every object under ``node`` naming an id at ``key`` (or
+    ``<prefix>_<key>``) beside a figure at ``field`` (or ``<prefix>_<field>``, the same prefix)."""
+    if isinstance(node, dict):
+        for name, ident in node.items():
+            if name == key or name.endswith("_" + key):
+                figure = name[: len(name) - len(key)] + field
+                if figure in node and ident is not None:
+                    yield str(ident), node[figure]
+        for child in node.values():
+            yield from _keyed_figures(child, key, field)
+    elif isinstance(node, list):
+        for child in node:
+            yield from _keyed_figures(child, key, field)
+
+
+@check("source_values", needs=("value", "key", "field"))
+def source_values(ctx: CheckContext, spec: CheckSpec) -> None:
+    """Every figure the answer gives for an id the source lists is the source's figure: ``value``
+    maps ids (DINs, fee codes) to the source's number; each object under path that names a
+    listed id at ``key`` and gives a number at ``field`` (``requested_din`` beside
+    ``requested_price`` too) must give that number, within ``tolerance`` (0.005 by default).
+    Figures for ids the source table does not hold are not judged; an answer giving no figure
+    for any listed id is not checked, which is not a pass."""
+    table = {str(k): as_number(v) for k, v in (spec.value or {}).items()}
+    tolerance = spec.tolerance if spec.tolerance is not None else 0.005
+    roots = resolve(ctx.data, spec.path or "$")
+    judged: list[tuple[str, float, float]] = []
+    for root in roots:
+        for ident, raw in _keyed_figures(root, spec.key or "", spec.field or ""):
+            want = table.get(ident)
+            got = as_number(raw)
+            if want is not None and got is not None:
+                judged.append((ident, got, want))
+    wrong = sorted({(i, g, w) for i, g, w in judged if abs(g - w) > tolerance})
+    if wrong:
+        raise ValueMismatch(
+            spec.check,
+            spec.path,
+            f"the source's {spec.field} for each {spec.key}",
+            [f"{i}: {g:g} (source {w:g})" for i, g, w in wrong[:5]],
+            f"{len(wrong)} of {len(judged)} figures differ from the source",
+        )
+    if not judged:
+        raise NotChecked(
+            spec.check,
+            spec.path,
+            f"no {spec.field} given for any of the {len(table)} {spec.key}(s) the source lists",
         )

@@ -28,6 +28,7 @@ from evals.run.check_failures import (
     MissingToolError,
     NoResult,
     NotANumber,
+    NotChecked,
     OutOfRange,
     PathNotFound,
     PatternMismatch,
@@ -54,6 +55,7 @@ __all__ = [
     "MissingToolError",
     "NoResult",
     "NotANumber",
+    "NotChecked",
     "OutOfRange",
     "PathNotFound",
     "PatternMismatch",
@@ -84,6 +86,7 @@ class CheckSpec(BaseModel):
     item: CheckSpec | None = None
     allow_empty: bool = False
     field: str | None = None
+    key: str | None = None
     before: str | None = None
     after: str | None = None
 

@@ -48,6 +48,8 @@ class CheckOutcome(BaseModel):
     path: str = "$"
     passed: bool
     implicit: bool = False
+    # False: the check found nothing to judge (it did not fail, and it did not pass either)
+    checked: bool = True
     failure: str | None = None
     message: str | None = None
 

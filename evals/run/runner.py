@@ -30,10 +30,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from evals.run import aggregates
+from evals.run.check_failures import NotChecked
 from evals.run.checks import CheckContext, CheckFailure, CheckSpec, run_check
 from evals.run.citations import CitationEvidence
 from evals.run.citations import resolve as resolve_citations
@@ -58,6 +60,9 @@ MODES: tuple[str, ...] = ("hybrid", "vector", "keyword")
 SEARCH_MODE_ARG = "search_mode"
 DEPTH_ARGS: tuple[str, ...] = ("n_results", "top_k")
 IMPLICIT_CHECKS: tuple[str, ...] = ("no_tool_error", "schema_valid", "citations_resolve")
+# A scenario whose right answer has nothing to cite (nothing found, more information needed):
+# with this tag an answer without citations is not checked rather than failed.
+NO_CITATIONS_TAG = "no-citations"
 
 
 @dataclass(frozen=True)
@@ -87,7 +92,12 @@ def planned_checks(
     """The scenario's checks plus the implicit ones, minus those switched off by name."""
     implicit: list[CheckSpec] = []
     if not scenario.expects_error:
-        implicit = [CheckSpec(check=name) for name in IMPLICIT_CHECKS]
+        implicit = [
+            CheckSpec(check=name, value=False)
+            if name == "citations_resolve" and NO_CITATIONS_TAG in scenario.tags
+            else CheckSpec(check=name)
+            for name in IMPLICIT_CHECKS
+        ]
     planned = [(spec, True) for spec in implicit] + [(spec, False) for spec in scenario.expect]
     return [(spec, flag) for spec, flag in planned if spec.check not in disabled]
 
@@ -110,24 +120,21 @@ def evaluate_checks(
     )
     results: list[CheckOutcome] = []
     for spec, implicit in planned_checks(scenario, disabled):
-        path = spec.path or "$"
+        outcome_of = partial(CheckOutcome, check=spec.check, implicit=implicit)
         try:
             run_check(ctx, spec)
+        except NotChecked as nothing:
+            results.append(
+                outcome_of(path=nothing.path, passed=True, checked=False, message=nothing.message)
+            )
         except CheckFailure as failure:
             results.append(
-                CheckOutcome(
-                    check=spec.check,
-                    path=failure.path,
-                    passed=False,
-                    implicit=implicit,
-                    failure=failure.kind,
-                    message=failure.message,
+                outcome_of(
+                    path=failure.path, passed=False, failure=failure.kind, message=failure.message
                 )
             )
         else:
-            results.append(
-                CheckOutcome(check=spec.check, path=path, passed=True, implicit=implicit)
-            )
+            results.append(outcome_of(path=spec.path or "$", passed=True))
     return results
 
 

@@ -107,7 +107,15 @@ CASES: list[tuple[dict[str, Any], type[c.CheckFailure] | None]] = [
     ({"check": "ranked_before", "before": "doc-a:s01", "after": "doc-z:s09"}, None),
     ({"check": "ranked_before", "before": "doc-c:s03", "after": "doc-a:s01"}, c.RankOrderFailure),
     ({"check": "ranked_before", "before": "doc-z:s09", "after": "doc-a:s01"}, c.RankOrderFailure),
-    ({"check": "citations_resolve"}, None),  # no runner evidence: nothing cited to resolve
+    # the fee code's fee as the OHIP Schedule states it, wherever the answer puts it
+    (
+        {"check": "source_values", "key": "code", "field": "fee", "value": {"A007": 37.95}},
+        None,
+    ),
+    (
+        {"check": "source_values", "key": "code", "field": "fee", "value": {"K013": 60.0}},
+        c.ValueMismatch,
+    ),
     (
         {"check": "contains_record", "path": "items", "value": {"code": "K013", "fee": 64.15}},
         None,
@@ -145,9 +153,19 @@ def test_every_registered_check_is_exercised_both_ways() -> None:
     passing = {raw["check"] for raw, failure in CASES if failure is None}
     failing = {raw["check"] for raw, failure in CASES if failure is not None}
     # tool_error and no_tool_error pass/fail on error outcomes, tested below.
-    assert set(CHECKS) - {"tool_error"} <= passing
-    # citations_resolve fails on the runner's show-source evidence: tests/evals/test_evals_citations.py
+    # citations_resolve passes and fails on the runner's show-source evidence
+    # (tests/evals/test_evals_citations.py); without any it is not checked (below)
+    assert set(CHECKS) - {"tool_error", "citations_resolve"} <= passing
     assert set(CHECKS) - {"no_tool_error", "schema_valid", "citations_resolve"} <= failing
+
+
+def test_nothing_to_judge_is_not_checked_never_a_pass() -> None:
+    with pytest.raises(c.NotChecked):  # no runner evidence, a schema without citations
+        run_check(ctx(), CheckSpec(check="citations_resolve"))
+    with pytest.raises(c.NotChecked):  # no fee given for the code the source lists
+        run_check(
+            ctx(), CheckSpec(check="source_values", key="code", field="fee", value={"Z999": 1})
+        )
 
 
 def test_schema_valid_fails_on_invalid_result() -> None:

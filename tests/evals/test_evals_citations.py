@@ -9,6 +9,7 @@ import pytest
 from evals_testkit import record
 
 from evals.read.gate import GateConfig, required_check_findings
+from evals.run.check_failures import NotChecked
 from evals.run.checks import CheckContext, CheckSpec, UnresolvedCitation, run_check
 from evals.run.citations import BATCH, CitationEvidence, cited_ids, resolve
 from evals.run.outcome import CallOutcome
@@ -82,9 +83,27 @@ async def test_resolve_counts_a_not_found_batch_as_missing_and_other_errors_as_e
     assert await resolve(FakeTarget(known=set()), {"items": []}, timeout_s=5) is None  # type: ignore[arg-type]
 
 
-def test_check_passes_on_resolved_or_absent_evidence() -> None:
-    check(None)
+def test_check_passes_on_resolved_evidence_and_is_not_checked_without_any() -> None:
     check(CitationEvidence(cited=1, resolved=["a"]))
+    with pytest.raises(NotChecked):
+        check(None)  # a tool whose schema has no citations: nothing to judge, not a pass
+
+
+CITING_SCHEMA = {
+    "type": "object",
+    "properties": {"items": {"type": "array"}, "citations": {"type": "array"}},
+}
+
+
+def test_an_answer_without_citations_fails_when_the_schema_has_them() -> None:
+    """A schedule.get that dropped its citations: nothing to resolve is not a pass."""
+    outcome = CallOutcome(structured={"items": [{"code": "A001"}]}, is_error=False, text="")
+    ctx = CheckContext(outcome.structured, outcome, output_schema=CITING_SCHEMA, citations=None)
+    with pytest.raises(UnresolvedCitation, match="at least one citation"):
+        run_check(ctx, CheckSpec(check="citations_resolve"))
+    # a scenario whose right answer has nothing to cite (tag no-citations) is not checked
+    with pytest.raises(NotChecked):
+        run_check(ctx, CheckSpec(check="citations_resolve", value=False))
 
 
 @pytest.mark.parametrize(

@@ -184,10 +184,14 @@ async def test_cli_writes_markdown_html_json_and_latest(tmp_path: Path, golden_f
             str(out),
         ]
     )
-    # two judged queries cannot make a significant difference, whatever the ranking did
-    assert code == EXIT_OK
+    # two judged queries cannot make a significant difference, whatever the ranking did; but
+    # the critical scenario the broken ranking fails is a regression on its own, named
+    assert code == EXIT_REGRESSION
     data = json.loads((out / "compare.json").read_text())
-    assert data["exit_code"] == 0 and data["tests"]["family_size"] == len(data["metrics"])
+    assert data["exit_code"] == 1 and data["tests"]["family_size"] == len(data["metrics"])
+    failing = data["flips"]["newly_failing"]
+    assert [(f["scenario"], f["critical"]) for f in failing] == [("fake-search-virtual-care", True)]
+    assert not [t for t in data["flips"]["tests"] if t["significant"]]
     ndcg = next(m for m in data["metrics"] if m["scope"] == "overall" and m["metric"] == "nDCG@10")
     assert ndcg["diff"] < 0 and ndcg["verdict"] == "no significant difference"
     assert {"p_t", "p_perm", "p_t_holm", "p_perm_holm", "ci_low", "effect_size"} <= set(ndcg)

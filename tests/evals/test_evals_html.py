@@ -57,7 +57,7 @@ def pages(tmp_path_factory: pytest.TempPathFactory, golden_fake_dir: Path) -> di
     out = root / "compare" / "ts"
     assert (
         main(["compare", "--run-a", str(root / "a"), "--run-b", str(root / "b"), "--out", str(out)])
-        == 0
+        == 1  # the broken ranking fails a critical scenario: a regression, and its pages render
     )
     bench = write_bench_dir(root / "bench")
     assert main(["report", "--bench", str(bench)]) == 0

@@ -48,6 +48,8 @@ class Product:
     form: str
     covered: bool
     lu_required: bool
+    group_id: str = ""
+    price: float | None = None
 
 
 def normal_strength(strength: str) -> str:
@@ -107,8 +109,38 @@ def products(corpus: Corpus) -> list[Product]:
             form=r["dosage_form"].strip(),
             covered=r["is_benefit"] == "1",
             lu_required=r["lu_required"] == "1",
+            group_id=r["group_id"].strip(),
+            price=float(r["individual_price"]) if r["individual_price"].strip() else None,
         )
         for r in corpus.rows(DRUGS)
+    ]
+
+
+def by_group(every: list[Product]) -> dict[str, list[Product]]:
+    groups: dict[str, list[Product]] = defaultdict(list)
+    for p in every:
+        if p.group_id:
+            groups[p.group_id].append(p)
+    return groups
+
+
+def price_check(asked: list[Product], groups: dict[str, list[Product]]) -> list[dict[str, object]]:
+    """Every unit price the answer gives for the products asked, or a member of their
+    interchangeable groups, is the formulary's (individual_price), wherever the answer puts it
+    (a listed item's `din` and `price`, `requested_din` and `requested_price`, ...)."""
+    members = [*asked, *(m for p in asked if p.group_id for m in groups.get(p.group_id, []))]
+    table = {p.din: p.price for p in members if p.price is not None}
+    if not table:
+        return []
+    return [
+        {
+            "check": "source_values",
+            "path": "$",
+            "key": "din",
+            "field": "price",
+            "value": dict(sorted(table.items())),
+            "tolerance": 0.00005,
+        }
     ]
 
 
@@ -145,7 +177,9 @@ def _source(group: list[Product], what: str) -> str:
 def by_din(corpus: Corpus) -> Iterator[Scenario]:
     """Every DIN asked by number: that product's names, strength, coverage and Limited Use
     (an empty corpus cell is a fact the extract does not state: the answer must give null)."""
-    for p in products(corpus):
+    every = products(corpus)
+    groups = by_group(every)
+    for p in every:
         yield derived_case(
             "odb.din",
             p.din,
@@ -158,6 +192,7 @@ def by_din(corpus: Corpus) -> Iterator[Scenario]:
                 {"check": "equals", "path": "coverage.strength", "value": p.strength or None},
                 {"check": "equals", "path": "coverage.covered", "value": p.covered},
                 {"check": "equals", "path": "coverage.lu_required", "value": p.lu_required},
+                *price_check([p], groups),
             ],
             title=f"DIN {p.din} is {p.brand} {p.strength}",
             source=_source([p], f"din = {p.din}"),
@@ -176,6 +211,7 @@ def _grouped(corpus: Corpus, name_of: str) -> dict[tuple[str, str], list[Product
 @family("odb.brand_strength", tool="odb.get")
 def by_brand_and_strength(corpus: Corpus) -> Iterator[Scenario]:
     """Every brand at every listed strength, asked with the drug and strength arguments."""
+    groups = by_group(products(corpus))
     for (_, strength), group in sorted(_grouped(corpus, "brand").items()):
         first = group[0]
         yield derived_case(
@@ -183,7 +219,7 @@ def by_brand_and_strength(corpus: Corpus) -> Iterator[Scenario]:
             f"{first.brand}-{strength}",
             tool="odb.get",
             args={"drug": first.brand, "strength": first.strength},
-            expect=[_product_check(group), *_covered_check(group)],
+            expect=[_product_check(group), *_covered_check(group), *price_check(group, groups)],
             title=f"{first.brand} {first.strength} answers that product",
             source=_source(group, f"brand_name = {first.brand!r}, strength = {first.strength!r}"),
         )
@@ -192,6 +228,7 @@ def by_brand_and_strength(corpus: Corpus) -> Iterator[Scenario]:
 @family("odb.generic_strength", tool="odb.get")
 def by_generic_and_strength(corpus: Corpus) -> Iterator[Scenario]:
     """Every generic name at every listed strength, asked in lower case with the strength."""
+    groups = by_group(products(corpus))
     for (generic, strength), group in sorted(_grouped(corpus, "generic").items()):
         first = group[0]
         yield derived_case(
@@ -199,7 +236,7 @@ def by_generic_and_strength(corpus: Corpus) -> Iterator[Scenario]:
             f"{generic}-{strength}",
             tool="odb.get",
             args={"drug": generic, "strength": first.strength},
-            expect=[_product_check(group), *_covered_check(group)],
+            expect=[_product_check(group), *_covered_check(group), *price_check(group, groups)],
             title=f"{generic} {first.strength} answers a product of that generic and strength",
             source=_source(
                 group, f"generic_name = {first.generic!r}, strength = {first.strength!r}"

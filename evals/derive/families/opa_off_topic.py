@@ -74,6 +74,7 @@ def _off_topic(corpus: Corpus, name: str, tool: str) -> Iterator[Scenario]:
                 {"check": "confidence_range", "min": 0.0, "max": MAX_CONFIDENCE},
             ],
             title=f"{tool}: '{question}' is flagged, not answered confidently",
+            cites=False,  # no document covers it: nothing to cite
             source=(
                 f"subject words {list(subject)} appear in no title, topic or heading of "
                 "corpus/opa/*/*.yaml (checked at derivation)"
