@@ -30,6 +30,7 @@ from evals.run.check_failures import (
 )
 from evals.run.checks import NEEDS_MORE_INFO, CheckContext, CheckSpec, check, run_check
 from evals.run.jsonpath import is_multi, resolve
+from evals.run.public_keys import canonical, public_key, public_ranking
 
 
 def _value(ctx: CheckContext, spec: CheckSpec) -> Any:
@@ -81,7 +82,12 @@ def _contains(container: Any, needle: Any, ignore_case: bool) -> bool:
         return needle in container
     if isinstance(container, list):
         wanted = _fold(needle, ignore_case)
-        return any(_fold(item, ignore_case) == wanted for item in container)
+        if any(_fold(item, ignore_case) == wanted for item in container):
+            return True
+        # a public key (an ADP manual section, a DIN, a fee code, an official URL) matches in
+        # whatever spelling the answer gives it (evals/run/public_keys.py)
+        key = public_key(needle)
+        return key is not None and any(public_key(item) == key for item in container)
     return False
 
 
@@ -365,19 +371,22 @@ def tool_error(ctx: CheckContext, spec: CheckSpec) -> None:
 
 @check("ranked_before", needs=("before", "after"), needs_result=False)
 def ranked_before(ctx: CheckContext, spec: CheckSpec) -> None:
-    """Retrieved id ``before`` ranks above ``after`` (which may also be absent)."""
-    ids = list(ctx.retrieved_ids)
-    if spec.before not in ids:
+    """Retrieved id ``before`` ranks above ``after`` (which may also be absent); ids compare by
+    the public key they name, so another backend's spelling of the same section counts."""
+    shown = list(ctx.retrieved_ids)
+    ids = public_ranking(shown)
+    before, after = canonical(spec.before or ""), canonical(spec.after or "")
+    if before not in ids:
         raise RankOrderFailure(
-            spec.check, "retrieved ids", f"{spec.before!r} to be retrieved", ids[:10]
+            spec.check, "retrieved ids", f"{spec.before!r} to be retrieved", shown[:10]
         )
-    if spec.after in ids and ids.index(spec.after) < ids.index(spec.before):
+    if after in ids and ids.index(after) < ids.index(before):
         raise RankOrderFailure(
             spec.check,
             "retrieved ids",
             f"{spec.before!r} ranked above {spec.after!r}",
-            ids[:10],
-            f"ranks {ids.index(spec.before) + 1} vs {ids.index(spec.after) + 1}",
+            shown[:10],
+            f"ranks {ids.index(before) + 1} vs {ids.index(after) + 1}",
         )
 
 

@@ -16,6 +16,7 @@ import ir_measures
 import pandas as pd
 
 from evals import registry
+from evals.run.public_keys import public_judgments, public_ranking
 from evals.run.runlog import DEFAULT_MODE, ScenarioRecord
 
 Qrels = dict[str, dict[str, int]]
@@ -34,13 +35,14 @@ def ranked_run(ranked_ids: Sequence[str]) -> dict[str, float]:
 
 
 def qrels_and_run(records: Iterable[ScenarioRecord]) -> tuple[Qrels, Run]:
-    """qrels and run for the retrieval queries among ``records`` (those with judgments)."""
+    """qrels and run for the retrieval queries among ``records`` (those with judgments), both
+    keyed by public keys where an id names one."""
     qrels: Qrels = {}
     run: Run = {}
     for record in records:
         if record.relevant:
-            qrels[record.id] = dict(record.relevant)
-            run[record.id] = ranked_run(record.retrieved_ids)
+            qrels[record.id] = public_judgments(record.relevant)
+            run[record.id] = ranked_run(public_ranking(record.retrieved_ids))
     return qrels, run
 
 

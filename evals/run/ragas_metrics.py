@@ -26,6 +26,7 @@ os.environ["RAGAS_DO_NOT_TRACK"] = "true"
 
 from evals import registry
 from evals.run.extract import answer_text, contexts
+from evals.run.public_keys import public_judgments, public_ranking
 from evals.run.runlog import DEFAULT_MODE, ScenarioRecord
 from evals.run.scenario import Scenario
 from ocm_common.registry import Registry
@@ -246,8 +247,8 @@ def ragas_input(scenario: Scenario, record: ScenarioRecord) -> RagasInput:
         question=scenario.question(),
         answer=answer_text(record.tool, record.result) if record.result else "",
         contexts=tuple(contexts(record.tool, record.result)),
-        retrieved_ids=tuple(record.retrieved_ids),
-        relevant_ids=tuple(scenario.relevant),
+        retrieved_ids=tuple(public_ranking(record.retrieved_ids)),
+        relevant_ids=tuple(public_judgments(scenario.relevant)),
         reference=scenario.reference,
         reference_contexts=tuple(scenario.reference_contexts),
     )

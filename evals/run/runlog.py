@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from evals.run.public_keys import public_judgments, public_ranking
 from ocm_common.latency_records import LatencyRecord
 from ocm_common.latency_records import read_records as read_latency
 from ocm_common.run_record import (
@@ -266,8 +267,9 @@ def trec_run_lines(records: Iterable[ScenarioRecord], tag: str) -> list[str]:
     for record in records:
         if not record.relevant:
             continue
-        total = len(record.retrieved_ids)
-        for rank, doc in enumerate(record.retrieved_ids, 1):
+        ranked = public_ranking(record.retrieved_ids)
+        total = len(ranked)
+        for rank, doc in enumerate(ranked, 1):
             lines.append(f"{trec_id(record.id)} Q0 {trec_id(doc)} {rank} {total - rank + 1} {tag}")
     return lines
 
@@ -279,7 +281,7 @@ def write_trec(directory: Path, records: list[ScenarioRecord]) -> None:
         if record.mode == DEFAULT_MODE:
             qrels.extend(
                 f"{trec_id(record.id)} 0 {trec_id(doc)} {grade}"
-                for doc, grade in record.relevant.items()
+                for doc, grade in public_judgments(record.relevant).items()
             )
     (directory / QRELS_FILE).write_text(
         "\n".join(qrels) + ("\n" if qrels else ""), encoding="utf-8"
