@@ -13,6 +13,7 @@ from mcp.shared.exceptions import MCPError
 from reference_server.server import INVALID_PARAMS, project_version
 from reference_server.tools.base import NON_BLANK
 from tests.conftest import call_error
+from tests.served_tools import SERVED
 
 pytestmark = pytest.mark.asyncio
 
@@ -35,7 +36,7 @@ async def test_every_schema_is_valid_json_schema_with_names_and_descriptions(
     client: Client[Any],
 ) -> None:
     tools = await client.list_tools()
-    assert len(tools) == 12
+    assert len(tools) == len(SERVED)
     for tool in tools:
         assert tool.name and tool.description, tool.name
         jsonschema.Draft202012Validator.check_schema(tool.input_schema)

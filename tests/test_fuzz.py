@@ -20,6 +20,7 @@ from evals.run.fuzz import FuzzConfig, FuzzReport, run_fuzz
 from evals.run.fuzz_cli import known_inputs, render_edges, render_table
 from evals.run.targets import make_target, server_target
 from reference_server.config import Settings
+from tests.served_tools import SERVED
 
 SMALL = FuzzConfig(valid=10, invalid=30, seed=1, allow_writes=True)  # in-memory tools: no state
 
@@ -66,7 +67,7 @@ def test_reference_server_passes_the_default_profile(server: FastMCP, settings: 
     )
     print(render_table(report))
     print(render_edges(report))
-    assert len(report.tools) == 12
+    assert sorted(t.tool for t in report.tools) == SERVED
     assert all(t.valid >= 1 and t.invalid >= 15 for t in report.tools), render_table(report)
     assert not report.failures, "\n".join(f.describe() for f in report.failures[:20])
     assert report.databases_unchanged, report.database_note

@@ -18,6 +18,7 @@ from ocm_common.mcp_http import PROTOCOL_VERSION
 from reference_server.server import INVALID_PARAMS, project_version
 from tests.conftest import HTTP_ALLOWED_ORIGIN as ALLOWED_ORIGIN
 from tests.conftest import HTTP_TOKEN as TOKEN
+from tests.served_tools import SERVED
 
 pytestmark = pytest.mark.slow
 C124_FEE = 61.15  # OHIP Schedule of Benefits, C124 (corpus/off/ohip_fee_schedule.csv)
@@ -215,7 +216,7 @@ def test_inspector_strict_finds_no_schema_portability_problem(
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Warning" not in proc.stderr and "Error" not in proc.stderr, proc.stderr[-2000:]
-    assert len(json.loads(proc.stdout)["tools"]) == 12
+    assert len(json.loads(proc.stdout)["tools"]) == len(SERVED)
 
 
 def test_inspector_cli_fills_array_parameters(http_server: str, tmp_path: Path) -> None:

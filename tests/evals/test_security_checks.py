@@ -21,6 +21,7 @@ from evals.run.security.runner import Options, run_security
 from evals.run.security.safety import is_loopback_url, plan
 from evals.run.security.surface import ToolSurface
 from tests.run_records import assert_record
+from tests.served_tools import SERVED
 
 SNAPSHOT = Path(__file__).parents[1] / "snapshots" / "tool_schemas.json"
 
@@ -64,7 +65,7 @@ async def test_reference_surface_raises_no_poisoning() -> None:
     async with Client(build_server(Settings.from_env())) as client:
         listed = await client.list_tools()
     tools = [ToolSurface.from_wire(t.model_dump(by_alias=True, exclude_none=True)) for t in listed]
-    assert len(tools) == 12 and all(t.description and t.title for t in tools)
+    assert len(tools) == len(SERVED) and all(t.description and t.title for t in tools)
     names = {t.name for t in tools}
     for tool in tools:
         assert scan_tool(tool, names - {tool.name}, "inprocess") == [], tool.name

@@ -26,6 +26,7 @@ from evals.run.security.sandbox import Sandbox
 from evals.run.security.session import Session
 from evals.run.security.shadowing import find_shadow, scan
 from evals.run.security.surface import ToolSurface
+from tests.served_tools import SERVED
 
 SNAPSHOT = Path(__file__).parents[1] / "snapshots" / "tool_schemas.json"
 
@@ -110,7 +111,7 @@ async def test_reference_surface_raises_no_shadowing() -> None:
         listed = await client.list_tools()
     tools = [ToolSurface.from_wire(t.model_dump(by_alias=True, exclude_none=True)) for t in listed]
     names = {t.name for t in tools}
-    assert len(tools) == 12
+    assert len(tools) == len(SERVED)
     for tool in tools:
         assert scan(tool, names - {tool.name}, "inprocess") == [], tool.name
 

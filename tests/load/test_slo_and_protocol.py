@@ -13,6 +13,7 @@ from load.slo import evaluate, evaluate_saturation, load_slo, miss_table
 from load.taskmix import FREE_TEXT_ARGS, TaskMix
 from ocm_common.latency_records import LatencyRecord, read_records, write_records
 from ocm_common.mcp_http import McpCallError, OutputSchemas, check_tool_result, parse_reply
+from tests.served_tools import SERVED
 
 
 def _rec(profile: str, tool: str, p50: float, p95: float, errors: int = 0) -> LatencyRecord:
@@ -123,7 +124,7 @@ def test_loopback_only() -> None:
 
 def test_task_mix_covers_every_tool_and_varies_free_text() -> None:
     mix = TaskMix.from_golden(seed=3)
-    assert len(mix.tools) == 12
+    assert sorted(mix.tools) == SERVED
     assert all(not c.scenario.endswith("error") for c in mix.originals())
     texts = {mix.pick("coverage.answer").arguments["question"] for _ in range(200)}
     assert len(texts) > 50  # variants, not the same few strings
