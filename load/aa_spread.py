@@ -67,6 +67,12 @@ def read_runs(folders: list[Path]) -> tuple[list[dict[str, float]], list[str], s
     return runs, problems, machine
 
 
+def by_bar(runs: list[dict[str, float]]) -> dict[str, list[float]]:
+    """{bar: its reading in each run that has one}."""
+    names = sorted({name for run in runs for name in run})
+    return {name: [run[name] for run in runs if name in run] for name in names}
+
+
 def spread_table(runs: list[dict[str, float]], slo: Slo) -> tuple[list[str], bool]:
     """Lines of the table, and whether every bar sits far enough beyond its A/A level: these
     runs as one more machine beside those `aa_spread` already records."""
@@ -74,10 +80,7 @@ def spread_table(runs: list[dict[str, float]], slo: Slo) -> tuple[list[str], boo
     these = AaRuns(
         machine="these runs",
         recorded="",
-        readings={
-            name: [run[name] for run in runs if name in run]
-            for name in sorted({n for run in runs for n in run})
-        },
+        readings=by_bar(runs),
     )
     combined = spread.model_copy(update={"machines": [*spread.machines, these]})
     lines = [
@@ -107,12 +110,7 @@ def spread_table(runs: list[dict[str, float]], slo: Slo) -> tuple[list[str], boo
 
 
 def yaml_block(runs: list[dict[str, float]], machine: str, recorded: str) -> str:
-    names = sorted({name for run in runs for name in run})
-    entry = {
-        "machine": machine,
-        "recorded": recorded,
-        "readings": {name: [run[name] for run in runs if name in run] for name in names},
-    }
+    entry = {"machine": machine, "recorded": recorded, "readings": by_bar(runs)}
     return yaml.safe_dump([entry], sort_keys=False, default_flow_style=None, width=100)
 
 

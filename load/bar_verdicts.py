@@ -133,15 +133,28 @@ def calibrated_rows(
     return rows
 
 
+def setup_errors(
+    summary: BenchSummary, records: list[LatencyRecord], profiles: Iterable[str]
+) -> dict[str, int]:
+    """Per judged locust profile, the calls that failed before any tool (initialize,
+    tools/list): the run's errors less its tools' errors."""
+    wanted = set(profiles)
+    return {
+        name: int(run.get("errors") or 0) - sum(r.errors for r in records if r.profile == name)
+        for name, run in summary.profiles.items()
+        if name in wanted and run
+    }
+
+
 def absolute_rows(
-    summary: BenchSummary, records: list[LatencyRecord], raw: Slo, codes: dict[str, int]
+    summary: BenchSummary,
+    records: list[LatencyRecord],
+    raw: Slo,
+    codes: dict[str, int],
+    setup_profiles: Iterable[str],
 ) -> list[BarVerdict]:
     errors = sum(r.errors for r in records)
-    setup = sum(
-        max(0, int(run.get("errors") or 0) - sum(r.errors for r in records if r.profile == name))
-        for name, run in summary.profiles.items()
-        if "calls" in run
-    )
+    setup = sum(max(0, n) for n in setup_errors(summary, records, setup_profiles).values())
     ceilings = [
         (f"{r.profile} {r.tool} {metric}", float(getattr(r, metric)), bound)
         for r in records
@@ -248,6 +261,7 @@ def bar_verdicts(
     scaled: Slo,
     codes: dict[str, int],
     *,
+    setup_profiles: Iterable[str] = (),
     calibrated: bool = True,
 ) -> list[BarVerdict]:
     """Every row; with ``calibrated`` off (short runs), the calibrated rows are reported."""
@@ -262,7 +276,8 @@ def bar_verdicts(
             )
             for row in tight
         ]
-    return [*absolute_rows(summary, records, raw, codes), *tight, *reported_rows(summary)]
+    absolute = absolute_rows(summary, records, raw, codes, setup_profiles)
+    return [*absolute, *tight, *reported_rows(summary)]
 
 
 def verdict_table(rows: list[BarVerdict]) -> str:

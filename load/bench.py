@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from load import cpu_per_call
-from load.bar_verdicts import bar_verdicts, verdict_table
+from load.bar_verdicts import bar_verdicts, setup_errors, verdict_table
 from load.calibrate import DEFAULT_WORKLOAD, measure
 from load.calibration import Factor, factor
 from load.hoststat import cpu_shares, cpu_times
@@ -380,14 +380,14 @@ def _cpu_per_call_ratio(summary: BenchSummary, slo: Slo) -> None:
 def _run_misses(summary: BenchSummary, records: list[LatencyRecord], slo: Slo) -> list[Miss]:
     """What a locust run's own verdict held beyond its records: calls that failed before any
     tool (initialize, tools/list) and a run that recorded no tool at all."""
-    misses = []
+    misses = [
+        Miss(name, "initialize/tools/list", "errors", setup, slo.max_errors)
+        for name, setup in setup_errors(summary, records, LOCUST_PROFILES).items()
+        if setup > slo.max_errors
+    ]
     for name, run in summary.profiles.items():
         if name.split("_")[0] not in LOCUST_PROFILES or not run:
             continue
-        tool_errors = sum(r.errors for r in records if r.profile == name)
-        setup = int(run.get("errors") or 0) - tool_errors
-        if name in LOCUST_PROFILES and setup > slo.max_errors:
-            misses.append(Miss(name, "initialize/tools/list", "errors", setup, slo.max_errors))
         if not run.get("calls"):
             misses.append(Miss(name, "all tools", "min_calls", 0, 1))
     return misses
@@ -466,7 +466,9 @@ def judge_bench(
         and codes.get("cpu_per_call", 0) == 0
     )
     summary.exit_codes = codes
-    summary.verdicts = bar_verdicts(summary, records, raw_slo, slo, codes, calibrated=calibrated)
+    summary.verdicts = bar_verdicts(
+        summary, records, raw_slo, slo, codes, setup_profiles=LOCUST_PROFILES, calibrated=calibrated
+    )
     exit_code = 0 if summary.slo_pass and summary.gate_pass else 1
     if summary.harness_errors and exit_code == 0:
         exit_code = 2

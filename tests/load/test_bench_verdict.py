@@ -255,3 +255,19 @@ def test_the_fanout_bar_is_a_share_of_the_other_tools_time_above_a_slack() -> No
     assert fast_gap <= fanout_bar(slo, fast_others)
     assert 2 * fast_gap <= fanout_bar(slo, 2 * fast_others)  # the same call, twice as slow
     assert fast_others > fanout_bar(slo, fast_others)  # serial: the others' whole time added
+
+
+def test_calls_failing_before_any_tool_fail_the_bench_and_its_row_alike() -> None:
+    """initialize or tools/list failing: in the run's errors, in no tool's record."""
+    summary, records, codes = described_bench(AVX512_AMX, reference_ms=3.7, **AMX_AA[1])
+    summary.profiles["paced"]["errors"] = 2
+    judge_bench(summary, records, codes, load_slo())
+    assert any("initialize/tools/list" in m for m in summary.misses)
+    row = next(r for r in summary.verdicts if r.name.startswith("errors"))
+    assert row.passed is False and row.measured == 2
+    # a profile the bench does not judge for set-up errors shows none in the row either
+    summary, records, codes = described_bench(AVX512_AMX, reference_ms=3.7, **AMX_AA[1])
+    summary.profiles["saturation_1_worker"] = {"calls": 100, "errors": 3}
+    judge_bench(summary, records, codes, load_slo())
+    assert summary.exit_code == 0
+    assert next(r for r in summary.verdicts if r.name.startswith("errors")).passed
