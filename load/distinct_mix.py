@@ -35,20 +35,6 @@ from typing import Any
 from load.taskmix import FREE_TEXT_ARGS, variants
 from ocm_common.golden import GOLDEN_DIR, golden_calls
 
-TOOLS = (
-    "adp.get",
-    "coverage.answer",
-    "odb.get",
-    "opa.clinical_tools",
-    "opa.freshness_probe",
-    "opa.get_section",
-    "opa.ipac_guidance",
-    "opa.policy_check",
-    "opa.program_lookup",
-    "opa.search_sections",
-    "schedule.get",
-    "source.passages",
-)
 DEFAULT_CALLS = 30_000
 # Arguments whose text a tool embeds or matches as words (the distinct-text count is an upper
 # bound on the query embeddings the mix can make).
@@ -201,14 +187,22 @@ def cep_questions(
                     yield {**args, **extra}
 
 
+# One entry per tool: the tools of the mix are this mapping's keys (in name order).
 EXPANSIONS: dict[str, Expansion] = {
-    "opa.get_section": section_reads,
-    "source.passages": passage_reads,
-    "opa.freshness_probe": freshness_checks,
-    "opa.program_lookup": program_questions,
-    "opa.ipac_guidance": ipac_questions,
+    "adp.get": text_variants,
+    "coverage.answer": text_variants,
+    "odb.get": text_variants,
     "opa.clinical_tools": cep_questions,
+    "opa.freshness_probe": freshness_checks,
+    "opa.get_section": section_reads,
+    "opa.ipac_guidance": ipac_questions,
+    "opa.policy_check": text_variants,
+    "opa.program_lookup": program_questions,
+    "opa.search_sections": text_variants,
+    "schedule.get": text_variants,
+    "source.passages": passage_reads,
 }
+TOOLS: tuple[str, ...] = tuple(sorted(EXPANSIONS))
 
 
 # ----------------------------------------------------------------------------- the mix
@@ -238,7 +232,7 @@ def tool_calls(
         return chosen, per_tool
     keys = {canonical(a) for a in originals}
     chosen = list(originals)
-    expansion = EXPANSIONS.get(tool, text_variants)
+    expansion = EXPANSIONS[tool]
     extra: list[dict[str, Any]] = []
     limit = 20 * per_tool  # candidates considered (the id groups never end)
     for n, args in enumerate(expansion(originals, ids, rng)):

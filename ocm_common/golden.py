@@ -17,6 +17,9 @@ import yaml
 
 GOLDEN_DIR = Path(__file__).resolve().parent.parent / "golden"
 SUFFIXES = (".yaml", ".yml", ".jsonl")
+# `<name>.tools.yaml` beside a golden file describes its tools (evals/run/tool_descriptors.py):
+# not a golden file itself.
+TOOLS_SUFFIX = ".tools.yaml"
 
 
 class GoldenFileError(ValueError):
@@ -26,7 +29,8 @@ class GoldenFileError(ValueError):
 def golden_files(root: Path) -> list[Path]:
     """``root/**/*.yaml`` (and ``.yml``, ``.jsonl``) in a stable order; ``root`` may also be one file.
 
-    Files or folders whose name starts with ``_`` or ``.`` (templates, notes) are skipped.
+    Files or folders whose name starts with ``_`` or ``.`` (templates, notes) are skipped, and
+    so are tool descriptor files (``*.tools.yaml``).
     """
     if root.is_file():
         return [root]
@@ -36,6 +40,7 @@ def golden_files(root: Path) -> list[Path]:
         p
         for p in root.rglob("*")
         if p.suffix in SUFFIXES
+        and not p.name.endswith(TOOLS_SUFFIX)
         and p.is_file()
         and not any(part.startswith(("_", ".")) for part in p.relative_to(root).parts)
     )

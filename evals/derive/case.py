@@ -7,6 +7,7 @@ import zlib
 from typing import Any
 
 from evals.run.checks import CheckSpec
+from evals.run.id_lookup import IdLookup
 from evals.run.scenario import CRITICAL, Scenario
 
 DERIVED_TAG = "derived"
@@ -43,6 +44,7 @@ def derived_case(
     critical: bool = False,
     relevant: dict[str, int] | None = None,
     cites: bool = True,
+    ids_from: dict[str, Any] | None = None,
 ) -> Scenario:
     """A scenario with id ``derived.<family>.<key>`` and tags ``derived``, ``family:<family>``;
     ``cites=False`` when the right answer has nothing to cite (tag ``no-citations``)."""
@@ -53,6 +55,7 @@ def derived_case(
         title=title,
         tool=tool,
         args=args,
+        ids_from=IdLookup.model_validate(ids_from) if ids_from else None,
         expect=[CheckSpec.model_validate(spec) for spec in expect],
         relevant=relevant or {},
         tags=tags,

@@ -69,17 +69,20 @@ def build_tables(log: RunLog) -> list[Section]:
 
     latency = aggregates.latency(records)["per_tool"]
     per_tool_metrics = aggregate(main_frame, "tool")
+    # tools with judged scenarios whose descriptor names no ids: retrieval not measured, not 0
+    unmeasured = {r.tool for r in main if r.relevant and not r.ids_measured}
     rows = []
     for tool in sorted({r.tool for r in main}):
         tool_records = [r for r in main if r.tool == tool]
         passed = sum(r.passed for r in tool_records)
         metrics_row = per_tool_metrics.loc[tool] if tool in per_tool_metrics.index else None
         lat = latency.get(tool, {})
+        queries = "not measured" if tool in unmeasured else "0"
         rows.append(
             [
                 tool,
                 f"{passed}/{len(tool_records)}",
-                str(int(metrics_row["queries"])) if metrics_row is not None else "0",
+                str(int(metrics_row["queries"])) if metrics_row is not None else queries,
                 *(_num(metrics_row[m]) if metrics_row is not None else "-" for m in METRIC_NAMES),
                 _num(lat.get("p50_ms"), 1),
                 _num(lat.get("p95_ms"), 1),
@@ -90,7 +93,13 @@ def build_tables(log: RunLog) -> list[Section]:
             ["tool", "passed", "queries", *metric_cols, "p50 ms", "p95 ms"],
             rows,
             "Per tool",
-            note=f"p50/p95: {DEFINITION}.",
+            note=f"p50/p95: {DEFINITION}."
+            + (
+                f" Retrieval not measured for {', '.join(sorted(unmeasured))} "
+                "(no ids in the tool descriptor)."
+                if unmeasured
+                else ""
+            ),
         )
     )
 
@@ -194,7 +203,13 @@ def header_lines(log: RunLog) -> list[str]:
         f"started: {s.started_at}  duration: {s.duration_s:.1f}s  status: {s.status}",
         f"scenarios: {counts.get('passed', 0)}/{counts.get('scenarios', 0)} passed, "
         f"{counts.get('failed', 0)} failed, {counts.get('errors', 0)} errors; "
-        f"retrieval queries: {counts.get('retrieval_queries', 0)}; modes: {', '.join(s.modes)}",
+        f"retrieval queries: {counts.get('retrieval_queries', 0)}"
+        + (
+            f" ({counts['retrieval_not_measured']} more not measured: no ids)"
+            if counts.get("retrieval_not_measured")
+            else ""
+        )
+        + f"; modes: {', '.join(s.modes)}",
     ]
 
 

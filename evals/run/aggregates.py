@@ -16,6 +16,7 @@ from ocm_common.percentiles import pct
 def counts(records: Sequence[ScenarioRecord]) -> dict[str, int]:
     """Scenario outcome counts for the main pass."""
     main = [r for r in records if r.mode == DEFAULT_MODE]
+    not_measured = sum(bool(r.relevant) and not r.ids_measured for r in main)
     return {
         "scenarios": len(main),
         "passed": sum(r.status == "passed" for r in main),
@@ -23,8 +24,10 @@ def counts(records: Sequence[ScenarioRecord]) -> dict[str, int]:
         "errors": sum(r.status == "error" for r in main),
         "critical": sum(r.critical for r in main),
         "critical_failed": sum(r.critical and not r.passed for r in main),
-        "retrieval_queries": sum(bool(r.relevant) for r in main),
+        "retrieval_queries": sum(bool(r.relevant) and r.ids_measured for r in main),
         "ablation_records": len(records) - len(main),
+        # judged scenarios of tools that name no ids: retrieval not measured (only when any)
+        **({"retrieval_not_measured": not_measured} if not_measured else {}),
     }
 
 

@@ -29,6 +29,7 @@ from evals.run.check_failures import (
     _show,
 )
 from evals.run.checks import NEEDS_MORE_INFO, CheckContext, CheckSpec, check, run_check
+from evals.run.fact_text import states, text_under
 from evals.run.jsonpath import is_multi, resolve
 from evals.run.public_keys import canonical, public_key, public_ranking
 
@@ -72,7 +73,11 @@ def _same(got: Any, want: Any, spec: CheckSpec) -> bool:
         and not isinstance(got, bool)
     ):
         return abs(float(got) - float(want)) <= spec.tolerance
-    return bool(_fold(got, spec.ignore_case) == _fold(want, spec.ignore_case))
+    if _fold(got, spec.ignore_case) == _fold(want, spec.ignore_case):
+        return True
+    # the same official URL, DIN, fee code or ADP section however either side spells it
+    key = public_key(want) if isinstance(want, str) else None
+    return key is not None and isinstance(got, str) and public_key(got) == key
 
 
 def _contains(container: Any, needle: Any, ignore_case: bool) -> bool:
@@ -390,6 +395,80 @@ def ranked_before(ctx: CheckContext, spec: CheckSpec) -> None:
         )
 
 
+@check("equals_arg", needs=("field",))
+def equals_arg(ctx: CheckContext, spec: CheckSpec) -> None:
+    """The value at path equals the argument ``field`` the tool was called with (an id the
+    scenario found by asking the backend first, so the golden file cannot spell it)."""
+    if spec.field not in ctx.args:
+        raise PathNotFound(spec.check, spec.path, f"a call argument {spec.field!r}", None)
+    want = ctx.args[spec.field]
+    got = _value(ctx, spec)
+    if got != want:
+        raise ValueMismatch(spec.check, spec.path, f"{_show(want)} (argument {spec.field})", got)
+
+
+@check("same_section", needs=("value",))
+def same_section(ctx: CheckContext, spec: CheckSpec) -> None:
+    """The object at path is one of the sections in ``value``: each ``{url, heading}``, the
+    document's official URL (in any spelling, anywhere in the object) and, when given, the
+    section's heading as the document has it (stated in the object's heading fields, or in its
+    text when it has none). Section ids are each backend's own; URL and heading are public."""
+    obj = _value(ctx, spec)
+    choices = spec.value if isinstance(spec.value, list) else [spec.value]
+    strings = list(_strings_by_key(obj))
+    keys = {public_key(text) for _, text in strings} - {None}
+    headings = "\n".join(t for name, t in strings if "heading" in name) or text_under(obj)
+    for choice in choices:
+        url_key = public_key(str(choice.get("url", "")))
+        heading = choice.get("heading")
+        if url_key in keys and (not heading or states(headings, heading)):
+            return
+    raise ValueMismatch(
+        spec.check,
+        spec.path,
+        "one of " + _show([c.get("heading") or c.get("url") for c in choices][:4]),
+        {name: text[:80] for name, text in strings if "heading" in name or "url" in name}
+        or text_under(obj)[:200],
+    )
+
+
+def _strings_by_key(node: Any, name: str = "") -> Any:
+    """(key, string) for every string under ``node``, with the key that holds it."""
+    if isinstance(node, str):
+        yield name, node
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            yield from _strings_by_key(value, str(key))
+    elif isinstance(node, list):
+        for value in node:
+            yield from _strings_by_key(value, name)
+
+
+@check("mentions", needs=("value",))
+def mentions(ctx: CheckContext, spec: CheckSpec) -> None:
+    """The text under path (every string below it, for a ``[*]`` path every match's) states
+    each fact in ``value`` (one term or a list), however it is worded: numbers as numbers in
+    digits or words, a unit in any usual spelling, public keys in any spelling, words in order
+    ignoring case and plurals (evals/run/fact_text.py). With ``pattern``, only the matches
+    whose text ``re.search``es it are read (e.g. the item about one code)."""
+    nodes = resolve(ctx.data, spec.path or "$")
+    if not nodes:
+        raise PathNotFound(spec.check, spec.path, "text to read", None)
+    texts = [text_under(node) for node in nodes]
+    if spec.pattern is not None:
+        texts = [t for t in texts if re.search(spec.pattern, t)]
+        if not texts:
+            raise PathNotFound(spec.check, spec.path, f"an item matching {spec.pattern!r}", None)
+    text = "\n".join(texts)
+    terms = spec.value if isinstance(spec.value, list) else [spec.value]
+    tolerance = spec.tolerance if spec.tolerance is not None else 1e-6
+    missing = [term for term in terms if not states(text, term, tolerance)]
+    if missing:
+        raise ContainmentFailure(
+            spec.check, spec.path, f"to state {_show(missing)}", text[:300] or None
+        )
+
+
 @check("citations_resolve")
 def citations_resolve(ctx: CheckContext, spec: CheckSpec) -> None:
     """Every citation carries a chunk id that source.passages resolves ("show source"), and a
@@ -412,6 +491,16 @@ def citations_resolve(ctx: CheckContext, spec: CheckSpec) -> None:
                 "tag the scenario no-citations when the right answer has nothing to cite",
             )
         raise NotChecked(spec.check, path, "the answer cites nothing")
+    if evidence.no_resolver:
+        if evidence.without_id:
+            raise UnresolvedCitation(
+                spec.check, path, "a chunk_id on every citation", evidence.without_id[:5]
+            )
+        raise NotChecked(
+            spec.check,
+            path,
+            f"the backend serves no source.passages to show the {evidence.cited} cited id(s)",
+        )
     if evidence.error:
         raise UnresolvedCitation(
             spec.check, path, "source.passages to answer", evidence.error[:200]

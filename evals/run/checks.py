@@ -109,11 +109,12 @@ class CheckContext:
     output_schema: dict[str, Any] | None = None
     retrieved_ids: tuple[str, ...] = ()
     citations: CitationEvidence | None = None
+    args: dict[str, Any] = field(default_factory=dict)  # the arguments the tool was called with
 
     def on(self, data: Any) -> CheckContext:
         """The same context with paths resolving against ``data`` (for nested item checks)."""
         return CheckContext(
-            data, self.outcome, self.output_schema, self.retrieved_ids, self.citations
+            data, self.outcome, self.output_schema, self.retrieved_ids, self.citations, self.args
         )
 
 

@@ -31,6 +31,8 @@ class CitationEvidence(BaseModel):
     missing: list[str] = Field(default_factory=list)
     without_id: list[str] = Field(default_factory=list)
     error: str | None = None
+    # the backend serves no source.passages, so nothing it cites can be shown (not checked)
+    no_resolver: bool = False
 
     @property
     def ok(self) -> bool:
@@ -67,11 +69,16 @@ def cited_ids(result: Any) -> tuple[list[str], list[str]]:
     return ids, without
 
 
-async def resolve(target: Target, result: Any, timeout_s: float) -> CitationEvidence | None:
-    """Ask the target's ``source.passages`` for every cited id; None when nothing is cited."""
+async def resolve(
+    target: Target, result: Any, timeout_s: float, *, served: bool = True
+) -> CitationEvidence | None:
+    """Ask the target's ``source.passages`` for every cited id; None when nothing is cited
+    (``served=False``: the target has no source.passages, so the ids are only counted)."""
     ids, without = cited_ids(result)
     if not ids and not without:
         return None
+    if not served:
+        return CitationEvidence(cited=len(ids), without_id=without, no_resolver=True)
     found: set[str] = set()
     for start in range(0, len(ids), BATCH):
         batch = ids[start : start + BATCH]

@@ -3,7 +3,8 @@
 Plain shapes in, plain shapes out: qrels ``{query_id: {doc_id: grade}}`` and runs
 ``{query_id: {doc_id: score}}``. Scores are ``n - rank`` so they strictly decrease within a
 query (libraries break ties differently). Only scenarios with graded judgments are queries; a
-query with judgments and no results is scored 0, never dropped. nDCG uses the grade itself as
+query with judgments and no results is scored 0, never dropped; a query whose tool names no ids
+(``ids_measured`` false) is not measured at all. nDCG uses the grade itself as
 the gain (pytrec_eval / trec_eval convention).
 """
 
@@ -40,7 +41,7 @@ def qrels_and_run(records: Iterable[ScenarioRecord]) -> tuple[Qrels, Run]:
     qrels: Qrels = {}
     run: Run = {}
     for record in records:
-        if record.relevant:
+        if record.relevant and record.ids_measured:
             qrels[record.id] = public_judgments(record.relevant)
             run[record.id] = ranked_run(public_ranking(record.retrieved_ids))
     return qrels, run
@@ -104,7 +105,7 @@ def metrics_frame(records: Iterable[ScenarioRecord]) -> pd.DataFrame:
             **{name: r.metrics.get(name, 0.0) for name in METRIC_NAMES},
         }
         for r in records
-        if r.relevant
+        if r.relevant and r.ids_measured
     ]
     columns = ["id", "tool", "org", "mode", "critical", *METRIC_NAMES]
     return pd.DataFrame(rows, columns=columns)

@@ -29,6 +29,7 @@ from evals.run.extract import answer_text, contexts
 from evals.run.public_keys import public_judgments, public_ranking
 from evals.run.runlog import DEFAULT_MODE, ScenarioRecord
 from evals.run.scenario import Scenario
+from evals.run.tool_descriptors import ToolDescriptors
 from ocm_common.registry import Registry
 
 DEFAULT_LLM_MODEL = "gpt-4o-mini"
@@ -241,12 +242,17 @@ def build_judges(env: Mapping[str, str] | None = None) -> Judges | None:
     return Judges(llm, embeddings, model, embedding_model, base_url)
 
 
-def ragas_input(scenario: Scenario, record: ScenarioRecord) -> RagasInput:
-    """The ragas view of one scenario's result."""
+def ragas_input(
+    scenario: Scenario, record: ScenarioRecord, descriptors: ToolDescriptors | None = None
+) -> RagasInput:
+    """The ragas view of one scenario's result (``descriptors``: where the tool's result holds
+    its answer and passages; the built-in tools' when not given)."""
     return RagasInput(
         question=scenario.question(),
-        answer=answer_text(record.tool, record.result) if record.result else "",
-        contexts=tuple(contexts(record.tool, record.result)),
+        answer=answer_text(record.tool, record.result, descriptors=descriptors)
+        if record.result
+        else "",
+        contexts=tuple(contexts(record.tool, record.result, descriptors)),
         retrieved_ids=tuple(public_ranking(record.retrieved_ids)),
         relevant_ids=tuple(public_judgments(scenario.relevant)),
         reference=scenario.reference,
@@ -282,6 +288,7 @@ async def score_records(
     *,
     judges: Judges | None = None,
     concurrency: int = 4,
+    descriptors: ToolDescriptors | None = None,
 ) -> list[ScenarioRecord]:
     """Copies of the main-pass records with ragas scores attached (other modes unchanged)."""
     gate = asyncio.Semaphore(max(1, concurrency))
@@ -291,7 +298,7 @@ async def score_records(
         if record.mode != DEFAULT_MODE or scenario is None:
             return record
         async with gate:
-            scores, errors = await score_one(ragas_input(scenario, record), judges)
+            scores, errors = await score_one(ragas_input(scenario, record, descriptors), judges)
         return record.model_copy(update={"ragas": scores, "ragas_errors": errors})
 
     return list(await asyncio.gather(*(one(r) for r in records)))

@@ -81,6 +81,9 @@ class ScenarioRecord(BaseModel):
     harness_error: str | None = None
     checks: list[CheckOutcome] = Field(default_factory=list)
     retrieved_ids: list[str] = Field(default_factory=list)
+    # False: the tool's descriptor names no ids (evals/run/tool_descriptors.py), so retrieval
+    # metrics are not measured for this scenario (absent, not 0)
+    ids_measured: bool = True
     relevant: dict[str, int] = Field(default_factory=dict)
     result: dict[str, Any] | None = None
     citations: dict[str, Any] | None = None  # show-source evidence (evals.run.citations)

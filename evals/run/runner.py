@@ -37,7 +37,7 @@ from typing import Any
 from evals.run import aggregates
 from evals.run.check_failures import NotChecked
 from evals.run.checks import CheckContext, CheckFailure, CheckSpec, run_check
-from evals.run.citations import CitationEvidence
+from evals.run.citations import RESOLVER, CitationEvidence
 from evals.run.citations import resolve as resolve_citations
 from evals.run.environment import machine
 from evals.run.events import (
@@ -49,11 +49,13 @@ from evals.run.events import (
     ScenarioStarted,
 )
 from evals.run.extract import organisation, retrieved_ids
+from evals.run.id_lookup import IdLookup, LookupFailed, fill, lookup_failure, pick_ids
 from evals.run.metrics import score_records
 from evals.run.outcome import CallOutcome, ToolInfo
 from evals.run.runlog import DEFAULT_MODE, CheckOutcome, RunLog, RunSummary, ScenarioRecord, Status
 from evals.run.scenario import Scenario
 from evals.run.targets import Target, TargetError
+from evals.run.tool_descriptors import ToolDescriptors, builtin
 from ocm_common.run_record import git_state
 
 MODES: tuple[str, ...] = ("hybrid", "vector", "keyword")
@@ -109,6 +111,7 @@ def evaluate_checks(
     ids: Sequence[str],
     disabled: frozenset[str] = frozenset(),
     citations: CitationEvidence | None = None,
+    args: dict[str, Any] | None = None,
 ) -> list[CheckOutcome]:
     """Run every planned check on one outcome; failures become values, not exceptions."""
     ctx = CheckContext(
@@ -117,6 +120,7 @@ def evaluate_checks(
         output_schema=tool.output_schema if tool else None,
         retrieved_ids=tuple(ids),
         citations=citations,
+        args=dict(args if args is not None else scenario.args),
     )
     results: list[CheckOutcome] = []
     for spec, implicit in planned_checks(scenario, disabled):
@@ -156,16 +160,25 @@ def with_depth(tool: ToolInfo | None, args: dict[str, Any], depth: int) -> dict[
 class ScenarioRunner:
     """Runs scenarios through one open target, bounded by a semaphore, emitting events."""
 
-    def __init__(self, tools: dict[str, ToolInfo], options: RunOptions, bus: EventBus) -> None:
+    def __init__(
+        self,
+        tools: dict[str, ToolInfo],
+        options: RunOptions,
+        bus: EventBus,
+        descriptors: ToolDescriptors | None = None,
+    ) -> None:
         self.tools = tools
         self.options = options
         self.bus = bus
+        # where each tool's result holds its ids (built-in tools when not given)
+        self.descriptors = descriptors if descriptors is not None else builtin()
         self._gate = asyncio.Semaphore(max(1, options.concurrency))
 
     async def one(
         self, target: Target, scenario: Scenario, mode: str, args: dict[str, Any], with_checks: bool
     ) -> ScenarioRecord:
         self.bus.emit(ScenarioStarted(scenario.id, scenario.tool, mode))
+        described = self.descriptors.of(scenario.tool)
         base: dict[str, Any] = {
             "id": scenario.id,
             "title": scenario.title,
@@ -173,10 +186,23 @@ class ScenarioRunner:
             "version": scenario.version,
             "tags": list(scenario.tags),
             "mode": mode,
-            "org": organisation(scenario.tool, scenario.relevant),
+            "org": organisation(scenario.tool, scenario.relevant, self.descriptors),
             "args": args,
             "relevant": dict(scenario.relevant),
+            "ids_measured": described.measures_ids,
         }
+        for lookup in reversed(scenario.lookups):
+            try:
+                ids = await self._looked_up(target, lookup)
+            except LookupFailed as missing:
+                record = self._lookup_failed(base, lookup, str(missing), with_checks)
+                self.bus.emit(ScenarioFinished(record))
+                return record
+            tool = self.tools.get(scenario.tool)
+            args = fill(args, lookup.into, ids, tool.input_schema if tool else None)
+            if lookup.grade is not None:
+                base["relevant"] = {**base["relevant"], **dict.fromkeys(ids, lookup.grade)}
+        base["args"] = args
         try:
             async with self._gate:
                 outcome = await target.call_tool(
@@ -186,16 +212,17 @@ class ScenarioRunner:
             record = ScenarioRecord(**base, status="error", harness_error=str(exc))
             self.bus.emit(ScenarioFinished(record))
             return record
-        ids = retrieved_ids(scenario.tool, outcome.structured)
+        ids = retrieved_ids(scenario.tool, outcome.structured, self.descriptors)
         tool = self.tools.get(scenario.tool)
         deep_args = with_depth(tool, args, self.options.depth)
-        if scenario.is_retrieval and deep_args != args and not outcome.is_error:
+        measured = scenario.is_retrieval and described.measures_ids
+        if measured and deep_args != args and not outcome.is_error:
             try:
                 async with self._gate:
                     deep = await target.call_tool(
                         scenario.tool, deep_args, timeout_s=self.options.timeout_s
                     )
-                ids_for_metrics = retrieved_ids(scenario.tool, deep.structured)
+                ids_for_metrics = retrieved_ids(scenario.tool, deep.structured, self.descriptors)
             except TargetError:
                 ids_for_metrics = ids
         else:
@@ -207,7 +234,7 @@ class ScenarioRunner:
             if not outcome.is_error and "citations_resolve" not in self.options.disabled_checks:
                 evidence = await self._resolve_citations(target, outcome)
             checks = evaluate_checks(
-                scenario, outcome, tool, ids, self.options.disabled_checks, evidence
+                scenario, outcome, tool, ids, self.options.disabled_checks, evidence, args
             )
             for check in checks:
                 if not check.passed:
@@ -230,12 +257,45 @@ class ScenarioRunner:
         self.bus.emit(ScenarioFinished(record))
         return record
 
+    async def _looked_up(self, target: Target, lookup: IdLookup) -> list[str]:
+        """The ids the lookup names, from the same target's own answer to its search."""
+        try:
+            async with self._gate:
+                found = await target.call_tool(
+                    lookup.tool, dict(lookup.args), timeout_s=self.options.timeout_s
+                )
+        except TargetError as exc:
+            raise LookupFailed(lookup_failure(lookup, f"the call failed: {exc}")) from None
+        if found.is_error:
+            reason = f"it answered with a tool error: {found.text.strip()[:200]}"
+            raise LookupFailed(lookup_failure(lookup, reason))
+        ids = pick_ids(lookup, found.structured)
+        if not ids:
+            reason = "no object there names it" if lookup.key else "no id there"
+            raise LookupFailed(lookup_failure(lookup, reason))
+        return ids
+
+    @staticmethod
+    def _lookup_failed(
+        base: dict[str, Any], lookup: IdLookup, message: str, with_checks: bool
+    ) -> ScenarioRecord:
+        """One failure, named once: the scenario could not be asked, so nothing else is judged."""
+        check = CheckOutcome(
+            check="ids_from", path=lookup.path, passed=False, failure="lookup", message=message
+        )
+        return ScenarioRecord(
+            **base, status="failed", checks=[check] if with_checks else [], harness_error=None
+        )
+
     async def _resolve_citations(
         self, target: Target, outcome: CallOutcome
     ) -> CitationEvidence | None:
         """Show-source evidence for the result's citations, from the same target."""
+        served = RESOLVER in self.tools
         async with self._gate:
-            return await resolve_citations(target, outcome.structured, self.options.timeout_s)
+            return await resolve_citations(
+                target, outcome.structured, self.options.timeout_s, served=served
+            )
 
     async def run_pass(
         self,
@@ -284,6 +344,7 @@ async def run_scenarios(
     scenarios: Sequence[Scenario],
     options: RunOptions,
     bus: EventBus,
+    descriptors: ToolDescriptors | None = None,
 ) -> tuple[list[ScenarioRecord], list[ToolInfo]]:
     """Main pass (and the ablation passes) through ``target``; returns records and tools."""
     async with target:
@@ -293,7 +354,7 @@ async def run_scenarios(
         plan = ablation_plan(target, scenarios, tools, options.modes) if options.ablation else []
         total = len(scenarios) + sum(len(group) for _, _, group in plan)
         bus.emit(RunStarted(target.spec, total, tuple(mode for mode, _, _ in plan)))
-        runner = ScenarioRunner(tools, options, bus)
+        runner = ScenarioRunner(tools, options, bus, descriptors)
         records = await runner.run_pass(target, scenarios, DEFAULT_MODE)
         for mode, reconfigured, group in plan:
             if not group:
@@ -303,7 +364,7 @@ async def run_scenarios(
             else:
                 async with reconfigured:
                     mode_tools = {t.name: t for t in await reconfigured.list_tools()}
-                    mode_runner = ScenarioRunner(mode_tools, options, bus)
+                    mode_runner = ScenarioRunner(mode_tools, options, bus, descriptors)
                     records += await mode_runner.run_pass(reconfigured, group, mode)
     return records, listed
 
@@ -326,7 +387,10 @@ def _now() -> str:
 
 
 async def finalize(
-    records: list[ScenarioRecord], scenarios: Sequence[Scenario], options: RunOptions
+    records: list[ScenarioRecord],
+    scenarios: Sequence[Scenario],
+    options: RunOptions,
+    descriptors: ToolDescriptors | None = None,
 ) -> list[ScenarioRecord]:
     """Attach per-query retrieval metrics and (optionally) ragas scores to the records."""
     scored = score_records(records)
@@ -337,7 +401,11 @@ async def finalize(
         judges = ragas_metrics.build_judges() if use_llm else None
         by_id = {s.id: s for s in scenarios}
         scored = await ragas_metrics.score_records(
-            scored, by_id, judges=judges, concurrency=options.concurrency
+            scored,
+            by_id,
+            judges=judges,
+            concurrency=options.concurrency,
+            descriptors=descriptors,
         )
     return scored
 
@@ -350,8 +418,13 @@ async def execute(
     options: RunOptions | None = None,
     bus: EventBus | None = None,
     extra_config: dict[str, Any] | None = None,
+    descriptors: ToolDescriptors | None = None,
 ) -> RunLog:
     """Run everything and write the run log to ``out``.
+
+    ``descriptors`` say where each tool's result holds its ids, answer and passages: those of
+    the golden set (:func:`evals.run.tool_descriptors.golden_descriptors`); the built-in tools'
+    when not given.
 
     If the harness itself fails, an ``aborted`` log is still written (with the error and the
     records gathered so far) so the gate reports a harness error, then the exception is raised.
@@ -372,9 +445,9 @@ async def execute(
         lambda e: finished.append(e.record) if isinstance(e, ScenarioFinished) else None
     )
     try:
-        records, listed = await run_scenarios(target, scenarios, options, bus)
+        records, listed = await run_scenarios(target, scenarios, options, bus, descriptors)
         if records:
-            records = await finalize(records, scenarios, options)
+            records = await finalize(records, scenarios, options, descriptors)
     except Exception as exc:
         error = exc
         records = records or finished

@@ -21,6 +21,11 @@ RESULT: dict[str, Any] = {
         {"code": "K013", "fee": 64.15, "description": "Counselling"},
     ],
     "coverage": {"covered": True, "din": "02443937"},
+    "section": {
+        "section_heading": "Consent to Treatment",
+        "source_url": "https://www.cpso.on.ca/en/Policies/Consent/",
+        "text": "Limited to one service per hospital admission, not within 48 h.",
+    },
 }
 SCHEMA = {
     "type": "object",
@@ -37,7 +42,7 @@ def ctx(
     result: dict[str, Any] | None = RESULT, *, is_error: bool = False, text: str = ""
 ) -> CheckContext:
     outcome = CallOutcome(structured=result, is_error=is_error, text=text)
-    return CheckContext(result, outcome, SCHEMA, IDS)
+    return CheckContext(result, outcome, SCHEMA, IDS, args={"codes": ["A007", "K013"]})
 
 
 # (spec, passes on RESULT) pairs: one that holds and one that does not, for every check.
@@ -131,6 +136,37 @@ CASES: list[tuple[dict[str, Any], type[c.CheckFailure] | None]] = [
     (
         {"check": "asked_product", "path": "coverage.din", "value": ["00000001"], "field": "x"},
         c.WrongProduct,
+    ),
+    # facts in prose, however worded: numbers as numbers, units in any spelling
+    (
+        {
+            "check": "mentions",
+            "path": "section.text",
+            "value": ["1 service per hospital admission", "48 hours"],
+        },
+        None,
+    ),
+    ({"check": "mentions", "path": "section", "value": ["2 services"]}, c.ContainmentFailure),
+    ({"check": "equals_arg", "path": "items[*].code", "field": "codes"}, None),
+    ({"check": "equals_arg", "path": "items[*].code", "field": "ids"}, c.PathNotFound),
+    # a section by its document's official URL (any spelling) and its own heading
+    (
+        {
+            "check": "same_section",
+            "path": "section",
+            "value": [
+                {"url": "https://cpso.on.ca/en/Policies/Consent", "heading": "consent to treatment"}
+            ],
+        },
+        None,
+    ),
+    (
+        {
+            "check": "same_section",
+            "path": "section",
+            "value": [{"url": "https://cpso.on.ca/en/Policies/Consent", "heading": "Capacity"}],
+        },
+        c.ValueMismatch,
     ),
 ]
 

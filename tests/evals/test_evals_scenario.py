@@ -69,7 +69,7 @@ def test_duplicate_ids_name_both_files(tmp_path: Path) -> None:
     [
         (("source: fake schedule", "source: '  '"), "field source"),
         (("source: fake schedule\n", ""), "field source: Field required"),
-        (("tool: schedule.get", "tool: schedule.list"), "unknown tool 'schedule.list'"),
+        (("tool: schedule.get", "tool: '  '"), "field tool: Value error, tool must name"),
         (("{A007: 2}", "{A007: 5}"), "relevance grades must be 1, 2 or 3"),
         (("version: 1", "version: 0"), "field version"),
         (("check: equals", "check: equal"), "field expect.0: Value error, unknown check 'equal'"),

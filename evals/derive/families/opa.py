@@ -217,17 +217,31 @@ def _date(value: Any) -> str | None:
     return None if value in (None, "") else str(value)
 
 
+def _lookup_query(title: str, section: OpaSection) -> str:
+    """What a reader who holds the source would type to find one section: the document's
+    title, the section's heading and the opening words of its text (a heading alone is often
+    shared by many sections: "Background", "Policy")."""
+    opening = " ".join(str(section.data.get("text") or "").split()[:25])
+    return f"{title}: {section.heading}. {opening}"[:900]
+
+
 @family("opa.section_by_id", tool=GET)
 def section_by_id(corpus: Corpus) -> Iterator[Scenario]:
-    """Every section of every document read by its id: its heading, its document, and the
-    document's type and dates as the corpus file states them."""
+    """Every section of every document read back by its id: the id is the backend's own, found
+    by asking its search for the document's title and the heading (the section whose document
+    has the official URL and whose heading is the source's); then its heading, its document's
+    URL, type and dates as the source states them."""
     for doc in corpus.opa_documents():
+        url = doc.data["source_url"]
         for section in doc.sections:
             expect: list[dict[str, Any]] = [
-                {"check": "equals", "path": "section.section_id", "value": section.section_id},
-                {"check": "equals", "path": "section.section_heading", "value": section.heading},
-                {"check": "equals", "path": "section.section_idx", "value": section.index},
-                {"check": "equals", "path": "document.document_id", "value": doc.document_id},
+                {
+                    "check": "equals",
+                    "path": "section.section_heading",
+                    "value": section.heading,
+                    "ignore_case": True,
+                },
+                {"check": "equals", "path": "document.source_url", "value": url},
                 {
                     "check": "equals",
                     "path": "document.document_type",
@@ -242,16 +256,30 @@ def section_by_id(corpus: Corpus) -> Iterator[Scenario]:
                         "value": _date(doc.data[field]),
                     }
                 )
+            lookup = {
+                "tool": SEARCH,
+                "args": {
+                    "query": _lookup_query(doc.data["title"], section),
+                    "source_org": doc.data["source_org"],
+                    "include_superseded": True,
+                    "n_results": 20,
+                },
+                "path": "sections[*]",
+                "key": [url, section.heading],
+                "id": "section_id",
+                "into": "section_id",
+            }
             yield derived_case(
                 "opa.section_by_id",
                 section.section_id,
                 tool=GET,
-                args={"section_id": section.section_id},
+                args={},
+                ids_from=lookup,
                 expect=expect,
-                title=f"{section.section_id} reads back as '{section.heading}'",
+                title=f"The section '{section.heading}' of {doc.data['title']} reads back by id",
                 source=doc.source(
-                    f"sections[{section.position}].heading, document_type, updated_date, "
-                    "effective_date, published_date"
+                    f"source_url, sections[{section.position}].heading, document_type, "
+                    "updated_date, effective_date, published_date"
                 ),
             )
 
