@@ -27,6 +27,7 @@ from evals.cli_options import out_dir, output_parent, spec, target_parent
 from evals.console import log_console
 
 if TYPE_CHECKING:
+    from evals.run.interleaved import InterleavedLatency
     from evals.run.runlog import RunLog
     from evals.run.runner import RunOptions
 
@@ -62,13 +63,15 @@ def _run_one(
     from evals.run.runner import execute
     from evals.run.scenario import ScenarioLoadError, load_scenarios
     from evals.run.targets import TargetError, make_target
+    from evals.run.tool_descriptors import ToolDescriptorError, golden_descriptors
     from evals.run.tool_map import ToolMapError, parse_tool_map
 
     try:
         scenarios = load_scenarios(args.golden, select=args.only or ())
+        descriptors = golden_descriptors(args.golden)
         target = make_target(spec, timeout_s=args.timeout)
         args.tool_map_parsed = parse_tool_map(getattr(args, "tool_map", None) or ())
-    except (ScenarioLoadError, TargetError, ToolMapError) as exc:
+    except (ScenarioLoadError, ToolDescriptorError, TargetError, ToolMapError) as exc:
         console.print(f"[red]error:[/] {exc}")
         return None
     if not scenarios:
@@ -85,6 +88,7 @@ def _run_one(
                 options=_run_options(args, ablation=ablation),
                 bus=bus,
                 extra_config={"golden": str(args.golden)},
+                descriptors=descriptors,
             )
         )
     except Exception as exc:
@@ -250,6 +254,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     out = out_dir(args.out, "reports/compare")
     logs: list[RunLog] = []
     labels: list[str] = []
+    specs: list[str] = []
     if args.run_a or args.run_b:
         if not (args.run_a and args.run_b) or args.a or args.b:
             console.print("[red]error:[/] give --run-a and --run-b, or --a and --b (targets)")
@@ -278,6 +283,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
                 return HARNESS
             logs.append(log)
             labels.append(text)
+            specs.append(target_spec)
+    interleaved, latency_error = None, None
+    if specs and args.latency_rounds > 0:
+        try:
+            interleaved = _measure_latency(specs, logs, args, console)
+        except Exception as exc:  # a harness error: reported, and compare exits 2
+            latency_error = f"{type(exc).__name__}: {exc}"
+            console.print(f"[red]latency:[/] {latency_error}")
+        else:
+            interleaved.write(out / "interleaved.json")
     comparison = compare_logs(
         logs[0],
         logs[1],
@@ -286,6 +301,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         label_a=labels[0],
         label_b=labels[1],
         allow_missing=args.allow_missing,
+        interleaved=interleaved,
+        latency_error=latency_error,
+        **_latency_rule(args),
     )
     latest = None if args.no_latest else out.parent / "latest"
     paths = compare_report.write(comparison, out, latest)
@@ -301,6 +319,57 @@ def cmd_compare(args: argparse.Namespace) -> int:
             f"(p = {routing['p_value']}): {write_routing(routing, out)}"
         )
     return comparison.exit_code
+
+
+def _latency_rule(args: argparse.Namespace) -> dict[str, float]:
+    """The practical threshold: the options where given, else paired_latency's constants."""
+    from evals.read import paired_latency
+
+    ratio, ms = args.latency_min_ratio, args.latency_min_ms
+    return {
+        "min_ratio": paired_latency.MIN_RATIO if ratio is None else ratio,
+        "min_diff_ms": paired_latency.MIN_DIFF_MS if ms is None else ms,
+    }
+
+
+def _measure_latency(
+    specs: Sequence[str], logs: Sequence[RunLog], args: argparse.Namespace, console: Console
+) -> InterleavedLatency:
+    """Both targets open at once, every tool's distinct golden calls (as each golden run sent
+    them) on A and B alternately (evals/run/interleaved.py)."""
+    from evals.run.interleaved import answered_args, measure
+    from evals.run.scenario import load_scenarios
+    from evals.run.targets import Target, make_target
+    from evals.run.tool_map import MappedTarget
+
+    scenarios = load_scenarios(args.golden, select=args.only or ())
+    targets: list[Target] = []
+    for target_spec in specs:
+        target: Target = make_target(target_spec, timeout_s=args.timeout)
+        if getattr(args, "tool_map_parsed", None):
+            target = MappedTarget(target, args.tool_map_parsed)
+        targets.append(target)
+    console.print(
+        f"latency: {args.latency_rounds} interleaved round(s) of each tool's golden calls, "
+        "A and B alternately (ABBA)"
+    )
+    record = asyncio.run(
+        measure(
+            targets[0],
+            targets[1],
+            scenarios,
+            rounds=args.latency_rounds,
+            timeout_s=args.timeout,
+            sent_a=answered_args(logs[0]),
+            sent_b=answered_args(logs[1]),
+        )
+    )
+    calls = sum(len(c.a_ms) for c in record.calls)
+    console.print(
+        f"latency: {calls} paired calls; A's calls took {record.a_calls_s:.1f} s, "
+        f"B's {record.b_calls_s:.1f} s (wall clock {record.wall_s:.1f} s)"
+    )
+    return record
 
 
 def _record_kinds(a: str, b: str, console: Console) -> tuple[str, str] | None:
@@ -383,12 +452,35 @@ def print_compare(comparison: Any) -> None:
             f"  {len(flips.facts)} checked fact(s) changed in {', '.join(tools)} "
             "(compare.md / compare.json list each)"
         )
+    _print_latency(console, comparison)
     changes = comparison.contract or []
     if changes:
         breaking = sum(c.breaking for c in changes)
         console.print(f"  contract: {len(changes)} change(s), {breaking} breaking")
     result = "regression" if comparison.exit_code else "no significant regression"
     console.print(f"[bold]{result}[/] of B against A (alpha {comparison.alpha})")
+
+
+def _print_latency(console: Console, comparison: Any) -> None:
+    """The latency section: one line per tool (verdict, medians, ratio, Holm p)."""
+    from evals.read.paired_latency import ratio_text, verdict_text
+
+    latency = comparison.latency
+    if latency is None:
+        return
+    console.print(f"  {latency.title}")
+    if latency.error:
+        console.print(f"    [red]{latency.error}[/]")
+    for t in latency.tools:
+        colour = {"slower": "red", "faster": "green"}.get(t.verdict, "white")
+        colour = colour if latency.judged else "white"
+        figures = ""
+        if t.a_ms is not None and t.b_ms is not None:
+            p = "" if t.p_holm is None else f", Holm p {t.p_holm:.3g}"
+            figures = f"  {t.a_ms:.1f} -> {t.b_ms:.1f} ms, {ratio_text(t)}{p}, n={t.n}" + (
+                f" ({t.reason})" if t.reason and t.verdict != "not measured" else ""
+            )
+        console.print(f"    {t.tool:22} [{colour}]{verdict_text(latency, t)}[/]{figures}")
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
@@ -570,8 +662,9 @@ def build_parser() -> argparse.ArgumentParser:
     comp = sub.add_parser(
         "compare",
         parents=[output_parent("the report", "reports/compare/<UTC timestamp>")],
-        help="compare backend B with backend A: paired tests per tool and metric, contract diff "
-        "(exit 0 no significant regression, 1 regression, 2 harness error)",
+        help="compare backend B with backend A: paired tests per tool and metric, interleaved "
+        "paired latency per tool, contract diff (exit 0 no significant regression, 1 regression, "
+        "2 harness error)",
     )
     comp.add_argument(
         "--a", help="target A: a spec as for 'run --target', or a configuration name (hybrid, ...)"
@@ -609,6 +702,32 @@ def build_parser() -> argparse.ArgumentParser:
         default="golden",
         help="routing section: cases for both backends' descriptions (as `routing --cases`; "
         "'none' skips it)",
+    )
+    comp.add_argument(
+        "--latency-rounds",
+        type=int,
+        default=3,
+        metavar="N",
+        help="with --a/--b: rounds of each tool's distinct golden calls on A and B alternately "
+        "(ABBA), after one warm-up per tool and target; the latency verdicts come from them "
+        "(default: 3; 0: off, latency only reported from the runs)",
+    )
+    comp.add_argument(
+        "--latency-min-ratio",
+        type=float,
+        default=None,
+        metavar="X",
+        help="practical threshold: B is slower on a tool only when its median B/A ratio is at "
+        "least this, besides a significant test (default: MIN_RATIO of "
+        "evals/read/paired_latency.py, 1.25)",
+    )
+    comp.add_argument(
+        "--latency-min-ms",
+        type=float,
+        default=None,
+        metavar="MS",
+        help="practical threshold: ... and its median difference B - A at least this many ms "
+        "(default: MIN_DIFF_MS of evals/read/paired_latency.py, 20)",
     )
     _add_run_options(comp)
     comp.set_defaults(func=cmd_compare)

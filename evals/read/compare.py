@@ -13,10 +13,17 @@ Scenario by scenario (:mod:`evals.read.flips`): every scenario that went from pa
 per tool, with the checks B failed; McNemar's exact test on the pass/fail pairs (overall, and
 per tool Holm-corrected), which suits a tool's dozen scenarios; every checked fact that changed.
 
+Latency (:mod:`evals.read.paired_latency`): when the two targets were measured interleaved
+(:mod:`evals.run.interleaved`, ``compare --a --b``), each tool's paired calls are judged: B is
+slower when the Holm-corrected one-sided Wilcoxon p is below ``alpha`` and the median ratio and
+difference pass the practical threshold. Two run logs alone were not interleaved: the same
+figures per tool, paired per scenario, are reported and never judged.
+
 Exit code: 0 when B has no significant regression against A, 1 when it has one (a metric
 significantly worse anywhere, more scenarios newly failing than McNemar's exact test allows,
-any newly failing critical scenario, or a tool A publishes missing from B), 2 on a harness
-error.
+any newly failing critical scenario, a tool A publishes missing from B, or a tool B is
+slower on by the interleaved latency rule), 2 on a harness error (the interleaved measurement
+failing included).
 """
 
 from __future__ import annotations
@@ -26,7 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evals import contract, registry
-from evals.read import diff, flips, stats
+from evals.read import diff, flips, paired_latency, stats
+from evals.run.interleaved import InterleavedLatency
 from evals.run.runlog import DEFAULT_MODE, RunLog, ScenarioRecord
 from ocm_common.latency_records import LatencyRecord
 from ocm_common.percentiles import percentile
@@ -100,6 +108,8 @@ class Comparison:
     flips: flips.Flips = field(default_factory=flips.Flips)
     # a backend that serves only some tools: those missing from B are listed, not a regression
     allow_missing: bool = False
+    # per tool: judged when measured interleaved, else reported from the run logs
+    latency: paired_latency.LatencyComparison | None = None
 
     @property
     def missing_tools(self) -> list[str]:
@@ -110,11 +120,15 @@ class Comparison:
         return [r for r in self.results if r.verdict == WORSE]
 
     @property
+    def latency_regressions(self) -> list[paired_latency.ToolLatency]:
+        return self.latency.regressions if self.latency else []
+
+    @property
     def exit_code(self) -> int:
-        if self.error:
+        if self.error or (self.latency and self.latency.error):
             return EXIT_HARNESS
         missing = self.missing_tools and not self.allow_missing
-        regressed = self.regressions or missing or self.flips.regression
+        regressed = self.regressions or missing or self.flips.regression or self.latency_regressions
         return EXIT_REGRESSION if regressed else EXIT_OK
 
     def scope(self, name: str) -> ScopeResult | None:
@@ -173,8 +187,13 @@ def compare_logs(
     label_a: str | None = None,
     label_b: str | None = None,
     allow_missing: bool = False,
+    interleaved: InterleavedLatency | None = None,
+    latency_error: str | None = None,
+    min_ratio: float = paired_latency.MIN_RATIO,
+    min_diff_ms: float = paired_latency.MIN_DIFF_MS,
 ) -> Comparison:
-    """Everything the compare report shows, computed from two run logs (pure)."""
+    """Everything the compare report shows, computed from two run logs (pure) and, when the
+    two targets were measured interleaved, that measurement's record."""
     result = Comparison(label_a or a.summary.target, label_b or b.summary.target, alpha)
     result.allow_missing = allow_missing
     result.meta_a = _meta(a)
@@ -234,6 +253,13 @@ def compare_logs(
                 scope, verdict, better, worse, _side(pick(records_a)), _side(pick(records_b))
             )
         )
+    rule = {"alpha": alpha, "min_ratio": min_ratio, "min_diff_ms": min_diff_ms}
+    if interleaved is not None:
+        result.latency = paired_latency.from_interleaved(interleaved, **rule)
+    else:
+        result.latency = paired_latency.from_runs(records_a, records_b, shared, **rule)
+        if latency_error:
+            result.latency.error = f"interleaved latency measurement failed: {latency_error}"
     if a.latency_records and b.latency_records:
         by_key_b = {(r.profile, r.tool): r for r in b.latency_records}
         for rec in a.latency_records:
@@ -340,5 +366,6 @@ def to_json(c: Comparison) -> dict[str, Any]:
             for d in c.movers
         ],
         "flips": flips.to_json(c.flips),
+        "latency": None if c.latency is None else paired_latency.to_json(c.latency),
         "notes": c.notes,
     }

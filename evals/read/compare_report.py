@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 from evals import registry, render
-from evals.read import plots
+from evals.read import paired_latency, plots
 from evals.read.compare import OVERALL, Comparison, to_json
 from evals.read.findings import fmt
 from ocm_common.percentiles import DEFINITION
@@ -43,6 +43,74 @@ def _flip_verdict(c: Comparison) -> str:
             f"(McNemar exact p {_p(t.p_adjusted)})"
         )
     return "; " + "; ".join(parts) if parts else ""
+
+
+def _latency_verdict(c: Comparison) -> str:
+    if c.latency and c.latency.error:
+        return f"; {c.latency.error}"
+    slower = [
+        f"{t.tool} {_ms(t.a_ms)} -> {_ms(t.b_ms)} ms ({paired_latency.ratio_text(t)}, "
+        f"Holm p {_p(t.p_slower_holm or 1.0)})"
+        for t in c.latency_regressions
+    ]
+    return "; slower: " + "; ".join(slower) if slower else ""
+
+
+def _latency_section(doc: render.Document, c: Comparison) -> None:
+    """Per tool: calls paired, A and B medians, the ratio and its interval, Holm p, verdict."""
+    lat = c.latency
+    if lat is None:
+        return
+    tone_of: dict[str, render.Tone] = {"slower": "bad", "faster": "good"}
+    if lat.judged:
+        how = (
+            f"Each tool's distinct golden calls, on A and B alternately on their own open "
+            f"sessions (ABBA), {lat.rounds} round(s) after one uncounted warm-up per tool and "
+            "target; a call's value is its median over the rounds."
+        )
+    else:
+        how = (
+            "The two runs were not interleaved (each ran alone, calls concurrent): one pair per "
+            "shared scenario answered on both; the verdicts are reported, not judged."
+        )
+    rule = (
+        f"Wilcoxon signed-rank on the per-call log(B/A), one-sided, exact for n <= "
+        f"{paired_latency.EXACT_MAX_N}, Holm across tools; slower when Holm p < {lat.alpha} and "
+        f"median ratio >= {lat.min_ratio:g}x and median difference >= {lat.min_diff_ms:g} ms "
+        "(faster: the mirror image, never an error). Ratio: median of per-call B/A with its "
+        "order-statistic interval (achieved coverage)."
+    )
+    wall = ""
+    if lat.a_calls_s is not None and lat.b_calls_s is not None:
+        wall = f" A's calls took {lat.a_calls_s:.1f} s, B's {lat.b_calls_s:.1f} s" + (
+            f" (wall clock {lat.wall_s:.1f} s)." if lat.wall_s is not None else "."
+        )
+    blocks: list[render.Block] = []
+    if lat.error:
+        blocks.append(render.Paragraph(lat.error, "bad"))
+    blocks.append(
+        render.Table(
+            ["tool", "n calls", "A median ms", "B median ms", "B/A", "p (Holm)", "verdict"],
+            [
+                [
+                    t.tool,
+                    str(t.n),
+                    _ms(t.a_ms),
+                    _ms(t.b_ms),
+                    paired_latency.ratio_text(t),
+                    "-" if t.p_holm is None else _p(t.p_holm),
+                    paired_latency.verdict_text(lat, t)
+                    + (f" ({t.reason})" if t.reason and t.verdict != "not measured" else ""),
+                ]
+                for t in lat.tools
+            ],
+            tones=[
+                tone_of.get(t.verdict, "neutral") if lat.judged else "neutral" for t in lat.tools
+            ],
+            note=how + " " + rule + wall,
+        )
+    )
+    doc.section(lat.title, *blocks)
 
 
 # The changed facts shown in the report (all of them are in compare.json)
@@ -133,9 +201,9 @@ def document(c: Comparison) -> render.Document:
         worse = ", ".join(f"{r.scope} {r.label}" for r in c.regressions[:8])
         missing = f"; missing tools: {', '.join(c.missing_tools)}" if c.missing_tools else ""
         flipped = _flip_verdict(c)
-        doc.verdict = render.Paragraph(
-            f"B regresses against A: {worse or '-'}{missing}{flipped}", "bad"
-        )
+        slower = _latency_verdict(c)
+        text = f"{worse}{missing}{flipped}{slower}".removeprefix("; ") or "-"
+        doc.verdict = render.Paragraph(f"B regresses against A: {text}", "bad")
     else:
         tone: render.Tone = "good" if overall and overall.verdict == "better" else "neutral"
         text = (
@@ -241,6 +309,7 @@ def document(c: Comparison) -> render.Document:
         ),
     )
 
+    _latency_section(doc, c)
     latency_rows = [
         [
             s.scope,
@@ -258,8 +327,9 @@ def document(c: Comparison) -> render.Document:
         render.Table(
             ["scope", "A p50 ms", "B p50 ms", "B/A p50", "A p95 ms", "B p95 ms", "B/A p95"],
             latency_rows,
-            note="Informational: eval calls run concurrently on a shared machine; benchmarks measure "
-            f"speed. '-' when a run has no latency for every call. p50/p95: {DEFINITION}.",
+            note="Informational: the golden runs' calls, concurrent and one run after the other; "
+            "latency is judged in the paired section above. '-' when a run has no latency for "
+            f"every call. p50/p95: {DEFINITION}.",
         ),
     )
     if c.latency_records:
