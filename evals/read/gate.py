@@ -92,6 +92,9 @@ class GateConfig(BaseModel):
     tolerance: Tolerance = Field(default_factory=Tolerance)
     critical_tag: str = "critical"
     fail_on_new_failures: bool = True
+    # a team gating its own backend on its own baseline: a critical scenario that failed in that
+    # baseline too is a known miss (listed), not a gate failure; a newly failing one still fails
+    critical_known_in_baseline: bool = False
     # checks that must have run and passed on every scenario, baseline or not
     required_checks: list[str] = Field(default_factory=list)
 
@@ -292,8 +295,15 @@ def critical_findings(
         if config.critical_tag not in record.tags:
             continue
         name = f"critical {record.id}"
+        base = baseline.scenarios.get(record.id) if baseline is not None else None
+        known = config.critical_known_in_baseline and base is not None and not base.passed
         if record.passed:
             findings.append(Finding(name, "critical", True, f"{name}: passed"))
+        elif known:
+            reason = failure_reason(record)
+            findings.append(
+                Finding(name, "critical", True, f"{name}: failed in the baseline too: {reason}")
+            )
         else:
             findings.append(
                 Finding(

@@ -4,6 +4,7 @@ tools judged, the rest listed as not served, the ablation rules skipped with the
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 from evals.read.baseline import Baseline, BaselineScenario
 from evals.read.gate import evaluate, load_config
@@ -99,3 +100,42 @@ def load_config_default():  # type: ignore[no-untyped-def]
     from pathlib import Path
 
     return load_config(Path(__file__).resolve().parents[2] / "evals" / "gate.yaml")
+
+
+def _team_baseline() -> Baseline:
+    """A team's own baseline: its critical odb-1 passed, its critical odb-2 never did."""
+    return Baseline(
+        created_at=datetime.now(UTC).isoformat(),
+        run="r",
+        target="their-backend",
+        scenarios={
+            "odb-1": BaselineScenario(version=1, tool="odb.get", critical=True, passed=True),
+            "odb-2": BaselineScenario(version=1, tool="odb.get", critical=True, passed=False),
+            "odb-3": BaselineScenario(version=1, tool="odb.get", critical=False, passed=True),
+        },
+    )
+
+
+def test_a_team_gates_its_own_backend_on_its_own_baseline() -> None:
+    team = load_config(Path(__file__).parents[2] / "evals" / "gate.team.yaml")
+    same = _log(
+        [
+            _record("odb-1", "odb.get", tags=["critical"]),
+            _record("odb-2", "odb.get", passed=False, tags=["critical"]),
+            _record("odb-3", "odb.get"),
+        ]
+    )
+    report = evaluate(same, team, _team_baseline(), allow_missing=True)
+    # our floors are not theirs; a critical miss they always had is listed, not failed
+    assert report.exit_code == 0, [f.message for f in report.failures]
+    assert any("failed in the baseline too" in f.message for f in report.findings)
+    worse = _log(
+        [
+            _record("odb-1", "odb.get", passed=False, tags=["critical"]),
+            _record("odb-2", "odb.get", passed=False, tags=["critical"]),
+            _record("odb-3", "odb.get", passed=False),
+        ]
+    )
+    failed = {f.name for f in evaluate(worse, team, _team_baseline(), allow_missing=True).failures}
+    assert "critical odb-1" in failed and "critical odb-2" not in failed
+    assert any("odb-3" in name for name in failed)
