@@ -29,7 +29,7 @@ from evals.run.check_failures import (
     _show,
 )
 from evals.run.checks import NEEDS_MORE_INFO, CheckContext, CheckSpec, check, run_check
-from evals.run.fact_text import states, text_under
+from evals.run.fact_text import denies, states, text_under
 from evals.run.jsonpath import is_multi, resolve
 from evals.run.public_keys import canonical, public_key, public_ranking
 
@@ -442,6 +442,20 @@ def _strings_by_key(node: Any, name: str = "") -> Any:
     elif isinstance(node, list):
         for value in node:
             yield from _strings_by_key(value, name)
+
+
+@check("denies")
+def denies_check(ctx: CheckContext, spec: CheckSpec) -> None:
+    """The text under path says no in any wording ("not covered", "pays nothing",
+    "ineligible", "won't fund"), and states ``value`` when given (a term or a list of
+    alternatives: what it says no about)."""
+    nodes = resolve(ctx.data, spec.path or "$")
+    text = "\n".join(text_under(node) for node in nodes)
+    if not text.strip():
+        raise PathNotFound(spec.check, spec.path, "text to read", None)
+    if not denies(text, spec.value):
+        about = f" about {_show(spec.value)}" if spec.value is not None else ""
+        raise ContainmentFailure(spec.check, spec.path, f"to say no{about}", text[:300])
 
 
 @check("mentions", needs=("value",))

@@ -13,8 +13,10 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
+from urllib.parse import urlsplit
 
 from evals.run.jsonpath import resolve
+from evals.run.public_keys import SECTION_SIGN
 from evals.run.tool_descriptors import ToolDescriptor, ToolDescriptors, builtin
 
 IdExtractor = Callable[[dict[str, Any]], list[str]]
@@ -67,7 +69,23 @@ def retrieved_ids(
     if not isinstance(result, dict):
         return []
     described = descriptor(tool, descriptors)
-    return ids_at(*described.ids, parent=described.parent_ids)(result)
+    own = ids_at(*described.ids, parent=described.parent_ids)(result)
+    if described.public_id is None:
+        return own
+    named = public_names(result, described.public_id.items, described.public_id.fields)
+    return _ranked_unique(named) if named else own
+
+
+def public_names(result: Any, items: str, fields: tuple[str, ...]) -> list[str]:
+    """``"<url> § <heading>"`` (the fields joined) for each item holding every field."""
+    names: list[str] = []
+    for item in resolve(result, items):
+        if not isinstance(item, dict):
+            continue
+        values = [item.get(name) for name in fields]
+        if all(isinstance(v, str) and v.strip() for v in values):
+            names.append(f" {SECTION_SIGN} ".join(str(v).strip() for v in values))
+    return names
 
 
 def answer_text(
@@ -118,12 +136,30 @@ ORG_BY_PREFIX: dict[str, str] = {
 }
 
 
+# an official document's publisher by its site (judgments keyed on official URLs)
+ORG_BY_HOST: tuple[tuple[str, str], ...] = (
+    ("cpso.on.ca", "cpso"),
+    ("cep.health", "cep"),
+    ("publichealthontario.ca", "pho"),
+    ("cancercareontario.ca", "ontario_health"),
+    ("cancercare.on.ca", "ontario_health"),
+    ("ontariohealth.ca", "ontario_health"),
+    ("ontario.ca", "moh"),
+)
+
+
 def organisation(tool: str, ids: Iterable[str], descriptors: ToolDescriptors | None = None) -> str:
     """The source organisation a query is about (``other`` when it cannot be told)."""
     fixed = descriptor(tool, descriptors).organisation
     if fixed:
         return fixed
     for doc_id in ids:
+        host = urlsplit(str(doc_id).strip()).netloc.casefold().removeprefix("www.")
+        if host:
+            for suffix, org in ORG_BY_HOST:
+                if host == suffix or host.endswith("." + suffix):
+                    return org
+            continue
         prefix = str(doc_id).split("-", 1)[0].split(":", 1)[0].lower()
         if prefix in ORG_BY_PREFIX:
             return ORG_BY_PREFIX[prefix]

@@ -125,8 +125,8 @@ def states(text: str, term: Any, tolerance: float = 1e-6) -> bool:
         return _has_number(tokens, float(term), tolerance)
     term_text = str(term).strip()
     key = public_key(term_text)
-    if key is not None and any(public_key(part) == key for part in _key_spans(text, term_text)):
-        return True
+    if key is not None:  # a key is the key: a longer URL or another code is not it
+        return any(public_key(part) == key for part in _key_spans(text, term_text))
     want = _tokens(term_text)
     return bool(want) and _has_phrase(tokens, want, tolerance)
 
@@ -162,3 +162,38 @@ def text_under(node: Any) -> str:
 
     walk(node)
     return "\n".join(parts)
+
+
+# the usual ways an answer says something is not so: "not", "no", "nothing", "ineligible",
+# "excluded", "won't", "doesn't", "refuse"... (contractions are split by the tokenizer: n't -> t)
+NEGATIONS = frozenset(
+    [
+        "not",
+        "no",
+        "nothing",
+        "none",
+        "never",
+        "neither",
+        "nor",
+        "without",
+        "cannot",
+        "ineligible",
+        "excluded",
+        "exclusion",
+        "excludes",
+        "refuse",
+        "refuses",
+        "refused",
+        "denied",
+        "deny",
+        "t",
+    ]
+)
+
+
+def denies(text: str, about: Any = None) -> bool:
+    """Whether ``text`` says no (a negation cue anywhere, in any usual wording), and, with
+    ``about``, also states that term (so "no fast-track" or "nothing for repairs")."""
+    tokens = _tokens(text.replace("\u2019", "'"))
+    negated = any(token in NEGATIONS for token in tokens)
+    return negated and (about is None or states(text, about))

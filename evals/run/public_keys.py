@@ -11,6 +11,7 @@ in one canonical spelling, so that two backends that cite the same thing match:
 | LU code | ``lu:<digits>`` | ``LU code 431``, ``LU 431`` |
 | OHIP fee code | ``fee:<code>`` | ``A007``, ``fee code A007A``, ``ohip:A007`` (the code alone, or beside "OHIP" / "fee" / "schedule"; the suffix letter is dropped) |
 | official URL | ``url:<host><path>`` | ``https://www.cpso.on.ca/en/Policy/X/`` (scheme, ``www.``, case of the host, query, fragment and trailing slash dropped) |
+| a section of an official document | ``section:<host><path>#<heading words>`` | ``https://www.cpso.on.ca/en/Policy/X § Informed Consent`` (the document's URL and the section's own heading; case and punctuation of the heading dropped) |
 
 The ADP manuals are named as the Assistive Devices Program publishes them (ontario.ca,
 "Assistive Devices Program" policy and administration manuals); a manual is recognised by a
@@ -89,10 +90,28 @@ def official_url(text: str) -> str | None:
     return f"url:{host}{path}"
 
 
+SECTION_SIGN = "§"
+
+
+def document_section(text: str) -> str | None:
+    """``section:<host><path>#<heading words>`` for ``"<official URL> § <heading>"``."""
+    if SECTION_SIGN not in text:
+        return None
+    url, _, heading = text.partition(SECTION_SIGN)
+    document = official_url(url)
+    words = " ".join(re.findall(r"\w+", heading.casefold()))
+    if document is None or not words:
+        return None
+    return f"section:{document.removeprefix('url:')}#{words}"
+
+
 def public_key(text: object) -> str | None:
     """The public key ``text`` names, canonically spelt, or None when it names none."""
     if not isinstance(text, str) or not text.strip():
         return None
+    section = document_section(text)
+    if section is not None:
+        return section
     for parse in (official_url, adp_section):
         found = parse(text)
         if found:

@@ -203,6 +203,10 @@ class ScenarioRunner:
             if lookup.grade is not None:
                 base["relevant"] = {**base["relevant"], **dict.fromkeys(ids, lookup.grade)}
         base["args"] = args
+        if scenario.lookups and base["org"] == "other":
+            # the passage's publisher: the organisation of the tool whose answer named its id
+            found = (organisation(lookup.tool, (), self.descriptors) for lookup in scenario.lookups)
+            base["org"] = next((org for org in found if org != "other"), "other")
         try:
             async with self._gate:
                 outcome = await target.call_tool(

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evals.run.jsonpath import PathSyntaxError, parse
 from ocm_common.golden import TOOLS_SUFFIX, GoldenFileError, golden_files
@@ -44,6 +44,17 @@ def _result_path(path: str) -> str:
 ResultPath = Annotated[str, AfterValidator(_result_path)]
 
 
+class PublicId(BaseModel):
+    """A retrieved item named by public fields instead of the backend's own id: each item
+    under ``items`` is ``"<field 1> § <field 2>"`` (e.g. a section's official document URL
+    and its heading), so judgments hold for any backend (evals/run/public_keys.py)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    items: ResultPath
+    fields: tuple[str, ...] = Field(min_length=1, max_length=2)
+
+
 class ToolDescriptor(BaseModel):
     """Where one tool's result holds what the harness measures (paths in jsonpath syntax)."""
 
@@ -51,6 +62,8 @@ class ToolDescriptor(BaseModel):
 
     ids: tuple[ResultPath, ...] = ()
     parent_ids: bool = False
+    # when given, the ranked ids are these public names (items lacking a field fall back to ids)
+    public_id: PublicId | None = None
     answer: tuple[ResultPath, ...] = ()
     contexts: tuple[ResultPath, ...] = ()
     organisation: str | None = None

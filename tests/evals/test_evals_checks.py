@@ -147,6 +147,8 @@ CASES: list[tuple[dict[str, Any], type[c.CheckFailure] | None]] = [
         None,
     ),
     ({"check": "mentions", "path": "section", "value": ["2 services"]}, c.ContainmentFailure),
+    ({"check": "denies", "path": "section.text"}, None),
+    ({"check": "denies", "path": "summary"}, c.ContainmentFailure),
     ({"check": "equals_arg", "path": "items[*].code", "field": "codes"}, None),
     ({"check": "equals_arg", "path": "items[*].code", "field": "ids"}, c.PathNotFound),
     # a section by its document's official URL (any spelling) and its own heading

@@ -22,6 +22,7 @@ def _doc(document_id: str, org: str, **fields: Any) -> dict[str, Any]:
         "source_org": org,
         "document_type": "policy",
         "title": document_id.replace("-", " ").title(),
+        "source_url": f"https://www.example.org/{org}/{document_id}",
         "updated_date": "2024-01-01",
         "effective_date": "2024-01-01",
         "published_date": "2020-01-01",
@@ -77,9 +78,13 @@ def test_a_case_per_heading_naming_one_document_and_shared_headings_skipped(
     cases = derive(_corpus(tmp_path, CPSO), families=["opa.section_heading"])
     by_query = {c.args["query"]: c for c in cases["opa.section_heading"]}
     assert set(by_query) == {"Obtaining Consent", "Helpful Practices", "Working With Interpreters"}
-    # 'Obtaining Consent' is the third section in the file but the second with text: s02
-    assert by_query["Obtaining Consent"].relevant == {"cpso-consent:s02": 3}
-    assert "opa/cpso/cpso-consent.yaml sections[2].heading" in by_query["Obtaining Consent"].source
+    # judged by public keys: the document's official URL and the section's own heading
+    assert by_query["Obtaining Consent"].relevant == {
+        "https://www.example.org/cpso/cpso-consent § Obtaining Consent": 3
+    }
+    assert "opa/cpso/cpso-consent.yaml source_url, sections[2].heading" in (
+        by_query["Obtaining Consent"].source
+    )
     assert skipped("opa.section_heading") == {
         "heading shared by several documents (names no one document)": 2
     }

@@ -140,3 +140,10 @@ async def test_an_id_the_backend_cannot_name_is_one_failure(tmp_path: Path) -> N
     assert record.status == "failed"
     assert [(c.check, c.passed) for c in record.checks] == [("ids_from", False)]
     assert "names it" in (record.checks[0].message or "")
+
+
+def test_a_key_is_matched_as_a_key_not_as_words() -> None:
+    policy = "https://www.cpso.on.ca/en/Policies/Virtual-Care"
+    advice = policy + "/Advice-to-the-Profession-Virtual-Care"
+    assert states(advice, advice) and not states(advice, policy)
+    assert not states("fee code C1245", "C124")

@@ -19,6 +19,7 @@ from typing import Any
 from evals.derive.case import derived_case
 from evals.derive.corpus import Corpus, OpaDocument, OpaSection
 from evals.derive.registry import family, skip
+from evals.run.public_keys import SECTION_SIGN
 from evals.run.scenario import Scenario
 
 SEARCH = "opa.search_sections"
@@ -110,13 +111,18 @@ def documents(corpus: Corpus, orgs: tuple[str, ...] | None = None) -> list[OpaDo
     return [d for d in corpus.opa_documents() if orgs is None or d.org in orgs]
 
 
-def _any_document(ids: list[str]) -> dict[str, Any]:
-    pattern = "^(" + "|".join(re.escape(i) for i in sorted(ids)) + ")$"
+def _any_document(urls: list[str]) -> dict[str, Any]:
+    """Some section comes from one of these documents, named by their official URLs."""
     return {
         "check": "any_item",
         "path": "sections",
-        "item": {"check": "matches", "path": "document_id", "pattern": pattern},
+        "item": {"check": "mentions", "path": "source_url", "value": [sorted(urls)]},
     }
+
+
+def section_name(doc: OpaDocument, section: OpaSection) -> str:
+    """A section by public keys: its document's official URL and its own heading."""
+    return f"{doc.data['source_url']} {SECTION_SIGN} {section.heading}"
 
 
 # ------------------------------------------------------------------------------ headings
@@ -191,10 +197,10 @@ def _heading_cases(corpus: Corpus, name: str, phrase: bool) -> Iterator[Scenario
             section.section_id,
             tool=SEARCH,
             args=args,
-            expect=[_any_document([doc.document_id])],
+            expect=[_any_document([doc.data["source_url"]])],
             title=f"'{query}' finds {doc.document_id} in the first {TOP}",
-            source=doc.source(f"sections[{section.position}].heading"),
-            relevant={section.section_id: 3},
+            source=doc.source(f"source_url, sections[{section.position}].heading"),
+            relevant={section_name(doc, section): 3},
         )
 
 
@@ -370,6 +376,7 @@ def document_topic(corpus: Corpus) -> Iterator[Scenario]:
         str(t).casefold() for d in docs for t in set(d.data.get("topics") or [])
     )
     companions = _companions(docs)
+    url_of = {d.document_id: str(d.data["source_url"]) for d in docs}
     asked: dict[tuple[str, ...], list[str]] = defaultdict(list)
     for doc in docs:
         asked[tuple(t.casefold() for t in subject_topics(doc, frequency))].append(doc.document_id)
@@ -386,13 +393,13 @@ def document_topic(corpus: Corpus) -> Iterator[Scenario]:
             continue
         query = f"What should I know about {', '.join(topics[:-1])} and {topics[-1]} in practice?"
         ids = sorted(companions[doc.document_id])
-        pattern = "^(" + "|".join(re.escape(i) for i in ids) + ")$"
+        urls = sorted(url_of[i] for i in ids if i in url_of)
         yield derived_case(
             name,
             doc.document_id,
             tool=SEARCH,
             args={"query": query},
-            expect=[{"check": "matches", "path": "sections[0].document_id", "pattern": pattern}],
+            expect=[{"check": "mentions", "path": "sections[0].source_url", "value": [urls]}],
             title=f"'{query}' answers {doc.document_id} first",
             source=doc.source("topics") + (f"; companions {ids}" if len(ids) > 1 else ""),
         )

@@ -48,10 +48,11 @@ def cep_title(corpus: Corpus) -> Iterator[Scenario]:
     titles = Counter(str(d.data["title"]).casefold() for d, _ in _tools(corpus))
     for doc, tool in _tools(corpus):
         title, tool_id = str(doc.data["title"]), str(tool["tool_id"])
+        url = str(doc.data["source_url"])
         if titles[title.casefold()] > 1:
             skip(name, "title shared by several tools")
             continue
-        first = {"check": "equals", "path": "tools[0].tool_id", "value": tool_id}
+        first = {"check": "equals", "path": "tools[0].url", "value": url}
         yield derived_case(
             name,
             tool_id,
@@ -59,7 +60,7 @@ def cep_title(corpus: Corpus) -> Iterator[Scenario]:
             args={"tool_name": title},
             expect=[first],
             title=f"'{title}' finds {tool_id} first",
-            source=doc.source("title, tool.tool_id"),
+            source=doc.source("title, source_url"),
         )
         features = tool.get("features") or {}
         for feature_type, key in FEATURES.items():
@@ -77,8 +78,8 @@ def cep_title(corpus: Corpus) -> Iterator[Scenario]:
                 else [
                     {
                         "check": "not_contains",
-                        "path": "tools[*].tool_id",
-                        "value": tool_id,
+                        "path": "tools[*].url",
+                        "value": url,
                     }
                 ]
             )
@@ -105,7 +106,7 @@ def cep_condition(corpus: Corpus) -> Iterator[Scenario]:
         for condition in tool.get("conditions") or []:
             listed_by[str(condition).casefold().strip()].add(str(tool["tool_id"]))
     for doc, tool in tools:
-        tool_id = str(tool["tool_id"])
+        tool_id, url = str(tool["tool_id"]), str(doc.data["source_url"])
         seen: set[str] = set()
         for i, raw in enumerate(tool.get("conditions") or []):
             condition = " ".join(str(raw).split())
@@ -122,9 +123,7 @@ def cep_condition(corpus: Corpus) -> Iterator[Scenario]:
                 f"{tool_id}:{key}",
                 tool=CEP,
                 args={"condition": condition, "n_results": CONDITION_RESULTS},
-                expect=[
-                    {"check": "contains_record", "path": "tools", "value": {"tool_id": tool_id}}
-                ],
+                expect=[{"check": "contains", "path": "tools[*].url", "value": url}],
                 title=f"condition '{condition}' lists {tool_id}",
                 source=doc.source(f"tool.conditions[{i}]"),
             )
