@@ -203,7 +203,7 @@ contract: $(if $(filter-out stdio:% http:% https:%,$(firstword $(A)) $(firstword
 check: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy reference_server evals scale load ocm_common tool_search
+	$(VENV)/bin/mypy reference_server evals scale load ocm_common tool_search examples
 	$(VENV)/bin/lint-imports
 
 # Seeded defects (evals/sensitivity/defects.yaml), each applied alone in a scratch worktree of HEAD:

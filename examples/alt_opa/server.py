@@ -1,0 +1,336 @@
+"""The two tools over FastMCP, with the reference server's published schemas as they are.
+
+Each tool is a :class:`fastmcp.tools.Tool` whose ``parameters`` and ``output_schema`` are the
+entries of ``schemas.json`` (copied from ``tests/snapshots/tool_schemas.json``), so
+``tools/list`` shows them unchanged. Arguments are validated against that input schema here
+(FastMCP does not for a hand-made tool); a bad argument is one tool error that names the field
+and, for a choice, the allowed values. Anything else that goes wrong is masked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fastmcp import FastMCP
+from fastmcp.exceptions import ToolError
+from fastmcp.tools import Tool
+from fastmcp.tools.base import ToolResult
+from jsonschema import Draft202012Validator
+from mcp.types import TextContent, ToolAnnotations
+from pydantic import PrivateAttr
+
+from examples.alt_opa.corpus import ORG_NAMES, Corpus, Document, Section, load_corpus
+from examples.alt_opa.search import (
+    RELEVANCE_FLOOR,
+    Filters,
+    Hit,
+    SectionSearch,
+    promote_second_document,
+)
+
+SCHEMAS_FILE = Path(__file__).with_name("schemas.json")
+DEFECTS_ENV = "ALT_OPA_DEFECTS"
+DEFECTS = ("wrong_document", "no_url", "slow")
+SLOW_SECONDS = 0.3
+TEXT_LIMIT = 1200
+PROVENANCE = ["sql"]  # one lexical path; the schema's vocabulary calls that path "sql"
+BASE_CONFIDENCE = 0.6
+CORROBORATION_STEP = 0.03
+CORROBORATION_CAP = 0.15
+WEAK_CONFIDENCE_CAP = 0.5
+
+
+def load_schemas() -> dict[str, dict[str, Any]]:
+    data: dict[str, dict[str, Any]] = json.loads(SCHEMAS_FILE.read_text(encoding="utf-8"))
+    return data
+
+
+def parse_defects(raw: str | None) -> frozenset[str]:
+    names = {p.strip() for p in (raw or "").split(",") if p.strip()}
+    unknown = names - set(DEFECTS)
+    if unknown:
+        raise ValueError(
+            f"{DEFECTS_ENV}: unknown defect(s) {sorted(unknown)}; known: {', '.join(DEFECTS)}"
+        )
+    return frozenset(names)
+
+
+@dataclass
+class Backend:
+    corpus: Corpus
+    search: SectionSearch
+    defects: frozenset[str] = frozenset()
+
+    @classmethod
+    def build(cls, corpus: Corpus | None = None, defects: frozenset[str] = frozenset()) -> Backend:
+        corpus = corpus or load_corpus()
+        return cls(corpus, SectionSearch(corpus), defects)
+
+    # ------------------------------------------------------------------ shared pieces
+
+    def url(self, doc: Document) -> str:
+        return "" if "no_url" in self.defects else doc.url
+
+    def document_block(self, doc: Document) -> dict[str, Any]:
+        return {
+            "document_id": doc.doc_id,
+            "title": doc.title,
+            "source_org": doc.org,
+            "source_url": self.url(doc),
+            "document_type": doc.doc_type,
+            "effective_date": doc.effective_date,
+            "updated_date": doc.updated_date,
+            "published_date": doc.published_date,
+            "topics": list(doc.topics),
+            "policy_level": doc.policy_level,
+            "is_superseded": False,
+            "superseded_by": None,
+        }
+
+    def locator(self, section: Section) -> str:
+        where = section.heading
+        if section.page is not None:
+            where += f", p. {section.page}"
+        return where
+
+    # ------------------------------------------------------------------ opa.search_sections
+
+    def search_sections(self, args: dict[str, Any]) -> dict[str, Any]:
+        query = str(args["query"])
+        if args.get("search_mode") == "vector":
+            raise ToolError(
+                "search_mode 'vector' is not available here: this backend has one keyword "
+                "(BM25) path, which 'hybrid' and 'keyword' both use"
+            )
+        filters = Filters(
+            source_org=args.get("source_org"),
+            document_type=args.get("document_type"),
+            topics=tuple(args.get("topics") or ()),
+            include_superseded=bool(args.get("include_superseded", False)),
+        )
+        n = int(args.get("n_results", 5))
+        hits = self.search.search(query, filters)
+        if "wrong_document" in self.defects:
+            hits = promote_second_document(hits)
+        shown = hits[:n]
+        weak = not shown or self.search.coverage(query, shown[0].section) < RELEVANCE_FLOOR
+        confidence = self.confidence(shown, weak)
+        return {
+            "provenance": list(PROVENANCE),
+            "confidence": confidence,
+            "sections": [self.hit_row(h) for h in shown],
+            "total_matches": len(hits),
+            "no_relevant_document": weak,
+            "conflicts": [],
+            "citations": [
+                {
+                    "source": self.corpus.documents[h.section.doc_id].title,
+                    "loc": self.locator(h.section),
+                    "chunk_id": h.section.section_id,
+                    "page": h.section.page,
+                }
+                for h in shown
+            ],
+        }
+
+    def confidence(self, shown: list[Hit], weak: bool) -> float:
+        """One path, so a single-path base; each further shown section of the top document
+        corroborates a little; a question no document addresses is capped low."""
+        if not shown:
+            return 0.0
+        top_doc = shown[0].section.doc_id
+        support = sum(1 for h in shown[1:] if h.section.doc_id == top_doc)
+        value = BASE_CONFIDENCE + min(CORROBORATION_CAP, CORROBORATION_STEP * support)
+        if weak:
+            value = min(value, WEAK_CONFIDENCE_CAP) - 0.2
+        return round(max(0.0, min(1.0, value)), 3)
+
+    def hit_row(self, hit: Hit) -> dict[str, Any]:
+        s = hit.section
+        doc = self.corpus.documents[s.doc_id]
+        text = s.text
+        if len(text) > TEXT_LIMIT:
+            text = text[:TEXT_LIMIT].rsplit(" ", 1)[0] + " …"
+        return {
+            "section_id": s.section_id,
+            "document_id": doc.doc_id,
+            "chunk_type": "parent",
+            "text": text,
+            "score": round(hit.score, 4),
+            "source_org": doc.org,
+            "source_url": self.url(doc),
+            "document_title": doc.title,
+            "section_heading": s.heading,
+            "effective_date": doc.effective_date,
+            "updated_date": doc.updated_date,
+            "topics": list(doc.topics),
+            "policy_level": doc.policy_level,
+            "is_superseded": False,
+        }
+
+    # ------------------------------------------------------------------ opa.get_section
+
+    def get_section(self, args: dict[str, Any]) -> dict[str, Any]:
+        wanted = str(args["section_id"]).strip()
+        section, paragraph = self.resolve(wanted)
+        doc = self.corpus.documents[section.doc_id]
+        paragraphs = section.paragraphs()
+        if paragraph is None:
+            body = self.body(section)
+        else:
+            body = self.child_body(section, paragraph, paragraphs[paragraph - 1])
+        out: dict[str, Any] = {
+            "section": body,
+            "citation": self.citation(section, doc, wanted),
+            "provenance": list(PROVENANCE),
+            "conflicts": [],
+            "document": self.document_block(doc)
+            if args.get("include_document_metadata", True)
+            else None,
+            "parent": self.body(section)
+            if paragraph is not None and args.get("include_parent", True)
+            else None,
+        }
+        if paragraph is None and args.get("include_children", False):
+            out["children"] = [
+                self.child_body(section, k, text) for k, text in enumerate(paragraphs, start=1)
+            ]
+        return out
+
+    def resolve(self, wanted: str) -> tuple[Section, int | None]:
+        base, sep, tail = wanted.rpartition("-p")
+        if sep and tail.isdigit() and base in self.corpus.by_id:
+            section = self.corpus.by_id[base]
+            if 1 <= int(tail) <= len(section.paragraphs()):
+                return section, int(tail)
+        elif wanted in self.corpus.by_id:
+            return self.corpus.by_id[wanted], None
+        raise ToolError(
+            f"section_id {wanted!r} not found. This backend's section ids look like "
+            "'doc0001-sec01' (a paragraph: 'doc0001-sec01-p2'); opa.search_sections "
+            "returns them."
+        )
+
+    def body(self, section: Section) -> dict[str, Any]:
+        return {
+            "section_id": section.section_id,
+            "chunk_type": "parent",
+            "text": section.text,
+            "section_heading": section.heading,
+            "section_idx": section.idx,
+            "chunk_idx": None,
+        }
+
+    def child_body(self, section: Section, k: int, text: str) -> dict[str, Any]:
+        return {
+            "section_id": f"{section.section_id}-p{k}",
+            "chunk_type": "child",
+            "text": text,
+            "section_heading": section.heading,
+            "section_idx": section.idx,
+            "chunk_idx": k,
+        }
+
+    def citation(self, section: Section, doc: Document, chunk_id: str) -> dict[str, Any]:
+        anchor = section.anchor
+        if anchor is None and section.page is not None and doc.url.lower().endswith(".pdf"):
+            anchor = f"page={section.page}"
+        url = self.url(doc)
+        if url and anchor:
+            url = f"{url}#{anchor}"
+        dated = (
+            f" (version of {doc.effective_date or doc.updated_date})"
+            if (doc.effective_date or doc.updated_date)
+            else ""
+        )
+        text = f"{ORG_NAMES.get(doc.org, doc.org)}: “{doc.title}”, section “{self.locator(section)}”{dated}"
+        return {"text": text, "url": url, "anchor": anchor, "chunk_id": chunk_id}
+
+
+# ---------------------------------------------------------------------- FastMCP wiring
+
+
+def _field_of(error: Any) -> str:
+    """The argument an input-schema error is about (its message names it for the rest)."""
+    path = [str(p) for p in error.absolute_path]
+    return ".".join(path) if path else "arguments"
+
+
+class SchemaTool(Tool):
+    """A tool with a fixed published schema and a plain handler ``dict -> dict``."""
+
+    _handler: Any = PrivateAttr()
+    _validator: Any = PrivateAttr()
+    _delay: float = PrivateAttr(default=0.0)
+
+    def bind(self, handler: Any, delay: float = 0.0) -> SchemaTool:
+        self._handler = handler
+        self._validator = Draft202012Validator(self.parameters)
+        self._delay = delay
+        return self
+
+    async def run(self, arguments: dict[str, Any]) -> ToolResult:
+        errors = sorted(
+            self._validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.path]
+        )
+        if errors:
+            first = errors[0]
+            raise ToolError(f"invalid {_field_of(first)}: {first.message}")
+        if self._delay:
+            await asyncio.sleep(self._delay)
+        result = await asyncio.to_thread(self._handler, dict(arguments))
+        return ToolResult(
+            content=[TextContent(type="text", text=json.dumps(result, ensure_ascii=False))],
+            structured_content=result,
+        )
+
+
+DESCRIPTIONS = {
+    "opa.search_sections": (
+        "Keyword search (BM25) over the sections of Ontario practice guidance from CPSO, "
+        "the Centre for Effective Practice and Public Health Ontario. Returns the best "
+        "sections with their document's official URL, organisation, title and heading. "
+        "Filters: organisation, document type, topics. It has no vector index: "
+        "search_mode 'hybrid' and 'keyword' run the keyword path, 'vector' is refused."
+    ),
+    "opa.get_section": (
+        "One section of a guidance document by the section id opa.search_sections returned, "
+        "with its paragraphs, its document's details and a citation to the official page."
+    ),
+}
+
+
+def build_server(backend: Backend) -> FastMCP[Any]:
+    schemas = load_schemas()
+    server: FastMCP[Any] = FastMCP(
+        name="alt-opa",
+        instructions="A second, independent backend for two Dr. OPA tools.",
+        mask_error_details=True,
+    )
+    handlers = {
+        "opa.search_sections": (
+            backend.search_sections,
+            SLOW_SECONDS if "slow" in backend.defects else 0.0,
+        ),
+        "opa.get_section": (backend.get_section, 0.0),
+    }
+    for name, (handler, delay) in handlers.items():
+        tool = SchemaTool(
+            name=name,
+            description=DESCRIPTIONS[name],
+            parameters=schemas[name]["inputSchema"],
+            output_schema=schemas[name]["outputSchema"],
+            annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
+        ).bind(handler, delay)
+        server.add_tool(tool)
+    return server
+
+
+def from_env() -> FastMCP[Any]:
+    defects = parse_defects(os.environ.get(DEFECTS_ENV))
+    return build_server(Backend.build(defects=defects))
