@@ -66,13 +66,15 @@ def _fold(value: Any, ignore_case: bool) -> Any:
 
 
 def _same(got: Any, want: Any, spec: CheckSpec) -> bool:
-    if (
-        spec.tolerance is not None
-        and isinstance(got, int | float)
-        and isinstance(want, int | float)
-        and not isinstance(got, bool)
-    ):
-        return abs(float(got) - float(want)) <= spec.tolerance
+    if spec.tolerance is not None and isinstance(want, int | float) and not isinstance(want, bool):
+        number = as_number(got)  # "$20.00" or "20 %" as a backend may state it
+        if number is None:
+            return False
+        if abs(number - float(want)) <= spec.tolerance:
+            return True
+        # a share the field names as a percent, given as a fraction (0.75 for 75 %)
+        percent = "percent" in spec.path.rsplit(".", 1)[-1].casefold()
+        return percent and 0 <= number <= 1 and abs(number * 100 - float(want)) <= spec.tolerance
     if _fold(got, spec.ignore_case) == _fold(want, spec.ignore_case):
         return True
     # the same official URL, DIN, fee code or ADP section however either side spells it

@@ -25,6 +25,8 @@ RESULT: dict[str, Any] = {
         "section_heading": "Consent to Treatment",
         "source_url": "https://www.cpso.on.ca/en/Policies/Consent/",
         "text": "Limited to one service per hospital admission, not within 48 h.",
+        "fee": "$37.95",
+        "share_percent": 0.75,
     },
 }
 SCHEMA = {
@@ -51,6 +53,10 @@ CASES: list[tuple[dict[str, Any], type[c.CheckFailure] | None]] = [
     ({"check": "equals", "path": "coverage.din", "value": "02443938"}, c.ValueMismatch),
     ({"check": "equals", "path": "items[0].fee", "value": 37.9, "tolerance": 0.1}, None),
     ({"check": "equals", "path": "items[0].fee", "value": 37.9}, c.ValueMismatch),
+    # numbers as any backend states them: "$37.95", a share in percent given as a fraction
+    ({"check": "equals", "path": "section.fee", "value": 37.95, "tolerance": 0.001}, None),
+    ({"check": "equals", "path": "section.share_percent", "value": 75, "tolerance": 0.1}, None),
+    ({"check": "equals", "path": "section.fee", "value": 38, "tolerance": 0.01}, c.ValueMismatch),
     ({"check": "equals", "path": "items[*].code", "value": ["A007", "K013"]}, None),
     ({"check": "equals", "path": "nope", "value": 1}, c.PathNotFound),
     ({"check": "not_equals", "path": "coverage.covered", "value": False}, None),
