@@ -86,11 +86,22 @@ class GoldenCall:
 
 
 def golden_calls(root: Path = GOLDEN_DIR) -> list[GoldenCall]:
-    """Every golden call that expects a result (not a tool error), in file order."""
+    """Every golden call that expects a result (not a tool error), in file order.
+
+    A scenario whose id argument comes from the backend (``ids_from``: it asks the backend's
+    search first) is not a call that can be made as written; its lookup calls are, and are
+    listed in its place (``<scenario>#lookup<n>``)."""
     calls = []
     for path in golden_files(root):
         for _, raw in raw_records(path):
             if not isinstance(raw, dict) or "tool" not in raw:
+                continue
+            lookups = raw.get("ids_from")
+            if lookups:
+                for n, lookup in enumerate(lookups if isinstance(lookups, list) else [lookups]):
+                    if isinstance(lookup, dict) and "tool" in lookup:
+                        args = dict(lookup.get("args") or {})
+                        calls.append(GoldenCall(lookup["tool"], args, f"{raw['id']}#lookup{n}"))
                 continue
             checks = [e.get("check") for e in raw.get("expect") or [] if isinstance(e, dict)]
             if "tool_error" not in checks:

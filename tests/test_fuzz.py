@@ -6,19 +6,23 @@ and deliberately broken backends are caught, each with a message naming the defe
 
 from __future__ import annotations
 
+import asyncio
 import json
 import traceback
 from typing import Annotated, Any
 
 import pytest
-from fastmcp import FastMCP
+from fastmcp import Client, FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.tools.base import Tool, ToolResult
 from pydantic import BaseModel, Field
 
 from evals.run.fuzz import FuzzConfig, FuzzReport, run_fuzz
 from evals.run.fuzz_cli import known_inputs, render_edges, render_table
+from evals.run.id_lookup import resolve_args
+from evals.run.scenario import load_scenarios
 from evals.run.targets import make_target, server_target
+from ocm_common.golden import GOLDEN_DIR
 from reference_server.config import Settings
 from tests.served_tools import SERVED
 
@@ -40,6 +44,23 @@ def _messages(report: FuzzReport, check: str) -> list[str]:
 # value there names no record, so "not found" is the right answer, as it is for the call with
 # every optional field present when the golden call lacks an id it then makes up (freshness'
 # document_ids); every other edge is answered.
+async def _looked_up(server: FastMCP) -> dict[str, list[dict[str, Any]]]:
+    """Known-good calls of the golden scenarios whose id the server names first (ids_from)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    async with Client(server) as client:
+
+        async def structured(tool: str, args: dict[str, Any]) -> Any:
+            result = await client.call_tool(tool, args, raise_on_error=False)
+            return None if result.is_error else result.structured_content
+
+        for scenario in load_scenarios(GOLDEN_DIR):
+            if scenario.lookups and not scenario.expects_error:
+                args = await resolve_args(structured, scenario.lookups, dict(scenario.args))
+                if args is not None:
+                    out.setdefault(scenario.tool, []).append(args)
+    return out
+
+
 ID_FIELDS = ("section_id", "chunk_ids", "document_ids", "(optional): all")
 
 
@@ -54,6 +75,8 @@ def test_reference_server_passes_the_default_profile(server: FastMCP, settings: 
     # One golden call per tool is the known-good input the boundary cases change (make fuzz
     # uses them all), so an edge of one field is sent with real values in the others.
     golden = known_inputs(None, None, "inprocess")
+    looked_up = asyncio.run(_looked_up(server))
+    golden.update({tool: calls for tool, calls in looked_up.items() if tool not in golden})
     report = run_fuzz(
         server_target(server, "inprocess"),
         FuzzConfig(

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from fastmcp import Client, FastMCP
 
-from evals.run.scenario import load_scenarios
+from evals.run.id_lookup import resolve_args
+from evals.run.scenario import Scenario, load_scenarios
 from reference_server.config import Settings
 from reference_server.index.chroma_load import load_collections
 from reference_server.server import build_server
@@ -37,24 +38,32 @@ def chroma_url(settings: Settings) -> Iterator[str]:
             yield url
 
 
-def _calls() -> list[tuple[str, str, dict[str, Any]]]:
-    """Up to PER_TOOL golden calls per tool that expect an answer (not a tool error)."""
+def _calls() -> list[Scenario]:
+    """Up to PER_TOOL golden scenarios per tool that expect an answer (not a tool error)."""
     taken: dict[str, int] = {}
     calls = []
     for scenario in load_scenarios(GOLDEN):
         if scenario.expects_error or taken.get(scenario.tool, 0) >= PER_TOOL:
             continue
         taken[scenario.tool] = taken.get(scenario.tool, 0) + 1
-        calls.append((scenario.id, scenario.tool, scenario.args))
+        calls.append(scenario)
     return calls
 
 
 async def _answers(server: FastMCP) -> dict[str, Any]:
+    """Each scenario's answer; an id the scenario asks the server for first is that server's."""
     out = {}
     async with Client(server) as client:
-        for scenario_id, tool, args in _calls():
+
+        async def structured(tool: str, args: dict[str, Any]) -> Any:
             result = await client.call_tool(tool, args, raise_on_error=False)
-            out[scenario_id] = (result.is_error, result.structured_content)
+            return None if result.is_error else result.structured_content
+
+        for scenario in _calls():
+            args = await resolve_args(structured, scenario.lookups, dict(scenario.args))
+            assert args is not None, f"{scenario.id}: the lookup found no id"
+            result = await client.call_tool(scenario.tool, args, raise_on_error=False)
+            out[scenario.id] = (result.is_error, result.structured_content)
     return out
 
 

@@ -12,7 +12,7 @@ positional mismatches.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -100,9 +100,11 @@ def fill(
     args: dict[str, Any], into: str, ids: list[str], schema: dict[str, Any] | None
 ) -> dict[str, Any]:
     """``args`` with the ids put in ``into``: before the ids already there where the tool's
-    input schema takes an array (or does not say), else the first id alone."""
+    input schema takes an array (without a schema: where a list is there already or the name
+    is a plural of id, ``chunk_ids``), else the first id alone."""
     prop = ((schema or {}).get("properties") or {}).get(into) or {}
-    if prop.get("type") == "array" or not prop:
+    plural = isinstance(args.get(into), list) or into.endswith("ids")
+    if prop.get("type") == "array" or (not prop and plural):
         present = args.get(into) or []
         kept = [i for i in (present if isinstance(present, list) else [present]) if i not in ids]
         return {**args, into: [*ids, *kept]}
@@ -111,3 +113,24 @@ def fill(
 
 def lookup_failure(lookup: IdLookup, reason: str) -> str:
     return f"could not find the id to ask for: {lookup.describe()}: {reason}"
+
+
+CallTool = Callable[[str, dict[str, Any]], Awaitable[Any]]
+
+
+async def resolve_args(
+    call_tool: CallTool,
+    lookups: list[IdLookup],
+    args: dict[str, Any],
+    input_schema: dict[str, Any] | None = None,
+) -> dict[str, Any] | None:
+    """``args`` with every lookup's ids filled in by asking ``call_tool`` (which returns the
+    structured result, or None on an error); None when a lookup finds nothing. For callers
+    outside a run (fuzz examples, store comparisons) that need a call the backend can answer."""
+    for lookup in reversed(lookups):
+        result = await call_tool(lookup.tool, dict(lookup.args))
+        ids = pick_ids(lookup, result) if result is not None else []
+        if not ids:
+            return None
+        args = fill(args, lookup.into, ids, input_schema)
+    return args
