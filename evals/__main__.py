@@ -6,7 +6,7 @@ error; ``gate`` 0 pass, 1 gate failed, 2 harness error; ``compare`` 0 no signifi
 regression of B against A, 1 a significant regression, 2 harness error; ``report`` /
 ``baseline`` 0, or 2; ``security`` 0 no finding at error level, 1 findings, 2 harness error;
 ``contract`` 0 no breaking or suspicious change from A to B, 1 such changes, 2 harness
-error; ``fuzz`` 0 every check held, 1 failing findings, 2 harness error, 3 nothing was called;
+error or cut short at its ``--deadline``; ``fuzz`` 0 every check held, 1 failing findings, 2 harness error, 3 nothing was called;
 ``security`` exits 3 too when no family made a call and nothing was found. ``run`` exits 3 when
 the target lacks golden tools (named on the console) unless ``--allow-missing``, and whenever
 no scenario could run. The target and output options are shared (evals/cli_options.py).
@@ -741,11 +741,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     base.set_defaults(func=cmd_baseline)
     from evals.routing.cli import add_parsers as add_routing_parsers
-    from evals.run import fuzz_cli
+    from evals.run import contract_live, fuzz_cli
     from evals.run.security.cli import add_parsers
 
     fuzz_cli.add_parser(sub, [target_parent(), output_parent("fuzz.json", "reports/runs/fuzz")])
     add_parsers(sub)
+    contract_live.extend_parser(sub.choices["contract"])  # --deadline, exit codes, command
     add_routing_parsers(sub)
     # every subcommand's --help starts with what it does (its one-line help where it has no
     # longer description)

@@ -18,8 +18,13 @@ Each change is marked by what it matters for:
   longer required, enum values A never produced, null now possible; an annotation that makes
   the tool less safe to call unattended; a tool that now requires tasks), or worth a look
   without being breaking (a changed default, an unknown keyword);
-- ``poisoning``: changed text a model reads, where tool poisoning hides; suspicious when the
-  new text adds instruction-like wording or invisible characters (:mod:`contract_text`).
+- ``poisoning`` (shown as **for review**): text a model reads, where tool poisoning hides: a
+  changed title, description or examples at any level, every text of an added argument or
+  tool (each at its own pointer, old -> new in full) and the added argument or tool itself
+  (its name is read too); **suspicious** when the new text adds what
+  :func:`contract_text.suspicion` looks for (the security check's poisoning patterns, a
+  request for the conversation, file contents, credentials or environment variables, hiding
+  something from the user, instruction-like wording, invisible characters).
 
 Run logs' ``tools.json`` surfaces carry only the schemas, so their diffs cover those.
 """
@@ -30,7 +35,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from evals.contract_text import suspicion
+from evals.contract_text import name_words, suspicion
 
 Side = Literal["inputSchema", "outputSchema"]
 Concern = Literal["compatibility", "poisoning", ""]
@@ -78,10 +83,19 @@ class Change:
         return f"{text} ({self.note})" if self.note else text
 
     @property
+    def review(self) -> bool:
+        """Text a model reads (or a new argument or tool): to be read by a person."""
+        return self.concern == "poisoning" or self.suspicious
+
+    @property
     def marks(self) -> str:
-        """``compatibility, breaking`` / ``poisoning, suspicious`` / ``poisoning`` / ..."""
-        flag = "breaking" if self.breaking else "suspicious" if self.suspicious else ""
-        return ", ".join(m for m in (self.concern, flag) if m)
+        """``compatibility`` / ``compatibility, breaking`` / ``for review`` /
+        ``for review, suspicious`` (a new required argument may be breaking and suspicious)."""
+        marks = ["compatibility"] if self.concern == "compatibility" else []
+        marks += ["breaking"] if self.breaking else []
+        marks += ["for review"] if self.review else []
+        marks += ["suspicious"] if self.suspicious else []
+        return ", ".join(marks)
 
 
 def _kind(a: Any, b: Any) -> Kind:
@@ -95,6 +109,17 @@ def text_change(pointer: str, what: str, before: Any, after: Any) -> Change:
     return Change(
         pointer, _kind(before, after), what, before, after,
         concern="poisoning", note=why, suspicious=bool(why),
+    )  # fmt: skip
+
+
+def added_entry(pointer: str, what: str, name: str, breaking: bool = False) -> Change:
+    """An added argument or tool: for review (a model reads its name and fills it in),
+    suspicious when its name, read as words, asks for what :func:`suspicion` looks for; a
+    breaking one (a new required argument) stays a compatibility change."""
+    why = suspicion(None, name_words(name))
+    return Change(
+        pointer, "added", what, None, name, breaking,
+        concern="compatibility" if breaking else "poisoning", note=why, suspicious=bool(why),
     )  # fmt: skip
 
 
@@ -257,17 +282,9 @@ def _walk(a: Any, b: Any, pointer: str, side: Side, out: list[Change]) -> None:
         _walk(_nullable_variant(props_a[name]), _nullable_variant(props_b[name]), where, side, out)
     for name in props_b:
         if name not in props_a:
-            breaking = is_input and name in req_b
-            out.append(
-                Change(
-                    f"{pointer}/properties/{escape(name)}",
-                    "added",
-                    "property",
-                    None,
-                    name,
-                    breaking,
-                )
-            )
+            where = f"{pointer}/properties/{escape(name)}"
+            out.append(added_entry(where, "property", name, is_input and name in req_b))
+            out += added_texts(props_b[name], where)
     items_a, items_b = a.get("items"), b.get("items")
     if isinstance(items_a, dict) and isinstance(items_b, dict):
         _walk(_nullable_variant(items_a), _nullable_variant(items_b), f"{pointer}/items", side, out)
@@ -340,6 +357,35 @@ def _walk_subschemas(
                 )
 
 
+def schema_texts(schema: Any, pointer: str) -> list[tuple[str, str, Any]]:
+    """(pointer, keyword, value) of every title, description and examples in ``schema`` and
+    its subschemas (properties, items, ``anyOf`` and the like), in document order."""
+    if not isinstance(schema, dict):
+        return []
+    found = [(f"{pointer}/{key}", key, schema[key]) for key in TEXT_KEYWORDS if key in schema]
+    for key in ("properties", *SUBSCHEMA_MAPS):
+        members = schema.get(key)
+        if isinstance(members, dict):
+            for name, sub in members.items():
+                found += schema_texts(sub, f"{pointer}/{key}/{escape(name)}")
+    for key in ("items", *SUBSCHEMA_KEYS):
+        found += schema_texts(schema.get(key), f"{pointer}/{key}")
+    for key in SUBSCHEMA_LISTS:
+        subs = schema.get(key)
+        if isinstance(subs, list):
+            for index, sub in enumerate(subs):
+                found += schema_texts(sub, f"{pointer}/{key}/{index}")
+    return found
+
+
+def added_texts(schema: Any, pointer: str) -> list[Change]:
+    """Every text of an added schema (an argument, an output field), each an added text
+    change: shown in full for review, suspicious by :func:`suspicion`."""
+    return [
+        text_change(where, key, None, value) for where, key, value in schema_texts(schema, pointer)
+    ]
+
+
 def _without_texts(schema: Any) -> Any:
     if isinstance(schema, dict):
         return {k: _without_texts(v) for k, v in schema.items() if k not in TEXT_KEYWORDS}
@@ -363,7 +409,8 @@ def schema_changes(
     if a is None and b is None:
         return []
     if a is None or b is None:
-        return [Change(pointer, "added" if a is None else "removed", side, a, b, b is None)]
+        change = Change(pointer, "added" if a is None else "removed", side, a, b, b is None)
+        return [change, *(added_texts(resolve(b, b), pointer) if b is not None else [])]
     out: list[Change] = []
     _walk(resolve(a, a), resolve(b, b), pointer, side, out)
     return out
@@ -437,6 +484,28 @@ def member_changes(a: Mapping[str, Any], b: Mapping[str, Any], pointer: str) -> 
     return out
 
 
+def tool_texts(name: str, entry: Mapping[str, Any]) -> list[Change]:
+    """An added tool: the tool itself and every text it publishes (title, description, an
+    annotation's title, its schemas' texts), each for review."""
+    where = f"/{escape(name)}"
+    out = [added_entry(where, "tool", name)]
+    out += [
+        text_change(f"{where}/{key}", key, None, entry[key])
+        for key in TEXTS
+        if entry.get(key) is not None
+    ]
+    for key, value in sorted((entry.get("annotations") or {}).items()):
+        if isinstance(value, str):
+            out.append(
+                text_change(f"{where}/annotations/{escape(key)}", f"annotation {key}", None, value)
+            )
+    for side in ("inputSchema", "outputSchema"):
+        schema = entry.get(side)
+        if isinstance(schema, dict):
+            out += added_texts(resolve(schema, schema), f"{where}/{side}")
+    return out
+
+
 def diff_surfaces(
     a: Mapping[str, Mapping[str, Any]], b: Mapping[str, Mapping[str, Any]]
 ) -> list[Change]:
@@ -449,7 +518,7 @@ def diff_surfaces(
             changes.append(Change(f"/{escape(tool)}", "removed", "tool", tool, None, True))
     for tool in sorted(b):
         if tool not in a:
-            changes.append(Change(f"/{escape(tool)}", "added", "tool", None, tool, False))
+            changes += tool_texts(tool, b[tool])
     for tool in sorted(set(a) & set(b)):
         for text in TEXTS:
             before, after = a[tool].get(text), b[tool].get(text)

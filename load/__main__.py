@@ -11,9 +11,14 @@
 
 Every call ends within --call-timeout (a call without a complete reply by then is a failed
 call), the warm-up within --warm-up-timeout, and the locust run within its time plus a fixed
-margin, so a hung tool never hangs the run.
+margin, so a hung tool never hangs the run; over all of it (after the server started) runs
+--deadline: whatever still runs then is stopped and load.record.json is written with status
+cut_short, naming what it was doing and what was not done (exit 2). The warm-up names only
+the tools whose own call failed or went unanswered; when the server stops answering
+altogether after one, the run is not started (exit 2).
 
-Exit codes: 0 every target met, 1 a target missed, 2 the run itself failed.
+Exit codes: 0 every target met, 1 a target missed, 2 the run itself failed, was aborted after
+the warm-up or was cut short at --deadline.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from ocm_common.durations import duration_arg
 from ocm_common.latency_records import RECORDS_FILE, read_records
 from ocm_common.launcher import running_server
 from ocm_common.mcp_http import CALL_DEADLINE_S
-from ocm_common.run_record import Clock, header, write_record
+from ocm_common.run_record import Clock, Status, header, write_record
 from reference_server.config import default_http_workers
 
 
@@ -52,8 +57,9 @@ def _run(args: argparse.Namespace) -> int:
     if url:
         require_loopback(url)
 
-    def go(url: str) -> tuple[int, dict[str, Any]]:
-        """The profile's exit code and its summary (the body of the load record)."""
+    def go(url: str) -> tuple[int, dict[str, Any], Status | None]:
+        """The profile's exit code, its summary (the body of the load record) and a status
+        other than the exit code's (cut_short)."""
         if args.profile == "parallel":
             from load.parallel import run_parallel
 
@@ -62,7 +68,7 @@ def _run(args: argparse.Namespace) -> int:
 
             report = run_parallel(factory, healthy_url=url, profile=profiles.parallel)
             print(report.table())
-            return (0 if report.passed else 1), report.to_json()
+            return (0 if report.passed else 1), report.to_json(), None
         from load.run import run_profile
 
         settings = getattr(profiles, args.profile)
@@ -93,12 +99,14 @@ def _run(args: argparse.Namespace) -> int:
             slo_file=Path(args.slo) if args.slo else None,
             call_deadline_s=args.call_timeout,
             warm_up_deadline_s=args.warm_up_timeout,
+            deadline_s=args.deadline,
         )
         print(f"records and locust CSV/HTML: {out}")
-        return run.exit_code, {"profile": args.profile, **run.summary}
+        status: Status | None = "cut_short" if run.cut_short else None
+        return run.exit_code, {"profile": args.profile, **run.summary}, status
 
     def recorded(url: str, target: str | None = None) -> int:
-        code, body = go(url)
+        code, body, status = go(url)
         settings = {
             k: getattr(args, k)
             for k in (
@@ -112,10 +120,16 @@ def _run(args: argparse.Namespace) -> int:
                 "allow_writes",
                 "call_timeout",
                 "warm_up_timeout",
+                "deadline",
             )
         }
         head = header(
-            "load", clock, code, target=target or url, settings=settings | {"server": workers}
+            "load",
+            clock,
+            code,
+            target=target or url,
+            settings=settings | {"server": workers},
+            status=status,
         )
         write_record(out, head, body, [RECORDS_FILE] if (out / RECORDS_FILE).exists() else [])
         return code
@@ -175,6 +189,13 @@ def main(argv: list[str] | None = None) -> int:
         type=duration_arg,
         default=WARM_UP_DEADLINE_S,
         help=f"the whole warm-up's deadline (default {WARM_UP_DEADLINE_S:g}s)",
+    )
+    run.add_argument(
+        "--deadline",
+        type=duration_arg,
+        help="the run's overall deadline once the server is up (warm-up, locust, results); "
+        "then it is stopped and recorded as cut_short, exit 2 (default: the warm-up timeout "
+        "+ the profile's time + locust's stop timeout + 60 s)",
     )
     run.add_argument("--users", type=int)
     run.add_argument("--rate", type=float, help="total calls/s (paced)")

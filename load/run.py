@@ -5,6 +5,14 @@ loopback) for more load than one process gives. Every part is bounded: the warm-
 deadline, each call by `call_deadline_s` (a call without a complete reply by then is a failed
 call, in the warm-up and in locust alike), and the locust run by `--run-time` plus a hard
 wall-clock limit after which its processes are stopped.
+
+Over all of it, an overall deadline (`deadline_s`; by default the warm-up's deadline + the
+profile's time + that wall-clock limit): whatever is still running then is stopped (the
+warm-up ends early, locust's processes are stopped), and the run comes back cut short
+(`LocustRun.cut_short`, exit 2) with `summary["cut_short"]` saying when, during what and what
+was not done, beside whatever locust wrote before it was stopped. A warm-up after which the
+server answered nothing (load/client.py) aborts the run before locust starts (exit 2), the
+tool it hung on named.
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ import json
 import math
 import subprocess
 import sys
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +29,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from load.client import WARM_UP_DEADLINE_S, warm_up
+from load.client import WARM_UP_DEADLINE_S, WarmUp, warm_up
 from load.hoststat import cpu_shares, cpu_times
 from load.profiles import LocustProfile, SaturationProfile
 from load.safety import require_loopback
@@ -40,12 +49,45 @@ class LocustRun:
     profile: str
     exit_code: int
     summary: dict[str, Any]
+    cut_short: bool = False  # stopped at its overall deadline (summary["cut_short"] says how)
 
 
 def wall_clock_bound(call_deadline_s: float) -> float:
     """Seconds past the run time before the locust processes are stopped: the users' stop
     timeout (a call in flight at the end) and a margin to start up and write the reports."""
     return stop_timeout(call_deadline_s) + 60
+
+
+def profile_time_s(settings: LocustProfile | SaturationProfile) -> float:
+    """How long locust runs the profile (its --run-time)."""
+    if isinstance(settings, SaturationProfile):
+        return settings.time_s + 2 * settings.step_time_s
+    return settings.time_s + settings.warmup_s
+
+
+def default_deadline(
+    settings: LocustProfile | SaturationProfile,
+    call_deadline_s: float = CALL_DEADLINE_S,
+    warm_up_deadline_s: float = WARM_UP_DEADLINE_S,
+) -> float:
+    """The overall deadline a run gets unless given one: every part's own bound, added."""
+    return warm_up_deadline_s + profile_time_s(settings) + wall_clock_bound(call_deadline_s)
+
+
+def _cut_short(
+    deadline_s: float, started: float, during: str, not_done: str, bound: str = "overall"
+) -> dict[str, Any]:
+    return {
+        "deadline_s": deadline_s,
+        "bound": bound,
+        "elapsed_s": round(time.monotonic() - started, 3),
+        "during": during,
+        "not_done": not_done,
+    }
+
+
+def _warm_up_summary(warmed: WarmUp) -> dict[str, Any]:
+    return {**asdict(warmed), "blamed": warmed.blamed, "lines": warmed.lines()}
 
 
 def _locust() -> list[str]:
@@ -104,26 +146,57 @@ def run_profile(
     allow_writes: bool = False,
     call_deadline_s: float = CALL_DEADLINE_S,
     warm_up_deadline_s: float = WARM_UP_DEADLINE_S,
+    deadline_s: float | None = None,
 ) -> LocustRun:
     """One locust run; its per-tool records land in `out_dir/latency.jsonl`. Ends within
-    `warm_up_deadline_s` + the profile's time + `wall_clock_bound` whatever the server does."""
+    `deadline_s` (default :func:`default_deadline`: `warm_up_deadline_s` + the profile's time +
+    `wall_clock_bound`) whatever the server does, cut short if it comes first."""
     require_loopback(url)
     out_dir.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    time_s = profile_time_s(settings)
+    overall = (
+        deadline_s
+        if deadline_s is not None
+        else default_deadline(settings, call_deadline_s, warm_up_deadline_s)
+    )
+
+    def remaining() -> float:
+        return overall - (time.monotonic() - started)
+
     try:
         warmed = warm_up(
             url,
             mix=mix,
             allow_writes=allow_writes,
             call_deadline_s=call_deadline_s,
-            deadline_s=warm_up_deadline_s,
+            deadline_s=min(warm_up_deadline_s, remaining()),
         )
     except (httpx.HTTPError, McpCallError) as exc:
         print(f"{profile}: the server did not answer the warm-up: {exc}", file=sys.stderr)
-        return LocustRun(profile, 2, {})
+        return LocustRun(profile, 2, {"warm_up_error": f"the server did not answer: {exc}"})
+    except ValueError as exc:  # no task mix to make (no callable tools, a bad examples file)
+        print(f"{profile}: no warm-up: {exc}", file=sys.stderr)
+        return LocustRun(profile, 2, {"warm_up_error": str(exc)})
+    if warmed.aborted:
+        tool = warmed.hung[-1]
+        print(f"{profile}: not run: the server stopped answering after {tool}", file=sys.stderr)
+        return LocustRun(
+            profile,
+            2,
+            {
+                "warm_up": _warm_up_summary(warmed),
+                "aborted": f"the server answered nothing after {tool}'s warm-up call hung",
+            },
+        )
+    if remaining() <= 0:
+        print(f"{profile}: cut short at its {overall:g} s deadline in the warm-up", file=sys.stderr)
+        early = _cut_short(overall, started, "warm-up", "the locust run (not started)")
+        body = {"warm_up": _warm_up_summary(warmed), "cut_short": early}
+        return LocustRun(profile, 2, body, cut_short=True)
     host_before = cpu_times()
     if isinstance(settings, SaturationProfile):
         locustfile = SATURATION_LOCUSTFILE
-        time_s = settings.time_s + 2 * settings.step_time_s
         extra = [
             "--steps",
             ",".join(str(s) for s in settings.steps),
@@ -132,7 +205,6 @@ def run_profile(
         ]
     else:
         locustfile = LOCUSTFILE
-        time_s = settings.time_s + settings.warmup_s
         extra = [
             "--warmup",
             str(settings.warmup_s),
@@ -173,6 +245,9 @@ def run_profile(
         *extra,
     ]
     procs: list[subprocess.Popen[bytes]] = []
+    own_bound = time_s + wall_clock_bound(call_deadline_s)
+    limit = own_bound
+    cut: dict[str, Any] | None = None
     try:
         if workers > 0:
             port = free_port()
@@ -215,10 +290,21 @@ def run_profile(
                 )
         else:
             procs.append(subprocess.Popen([*_locust(), *common], start_new_session=True))
-        code = procs[0].wait(timeout=time_s + wall_clock_bound(call_deadline_s))
+        limit = min(own_bound, max(remaining(), 0.0))
+        code = procs[0].wait(timeout=limit)
     except subprocess.TimeoutExpired:
-        code = 124
-        print(f"{profile}: locust did not stop within its time bound; stopped", file=sys.stderr)
+        code = 2
+        bound = "overall" if limit < own_bound else "locust's own (run time + stop timeout + 60 s)"
+        what = f"its {overall:g} s deadline" if limit < own_bound else "its time bound"
+        print(f"{profile}: cut short: locust still running at {what}; stopped", file=sys.stderr)
+        cut = _cut_short(
+            overall if limit < own_bound else own_bound,
+            started,
+            "locust run",
+            "the rest of the locust run; its summary and latency records only if locust wrote "
+            "them before it was stopped",
+            bound,
+        )
     finally:
         for p in procs:
             stop(p, grace_s=15)
@@ -226,8 +312,10 @@ def run_profile(
     summary = json.loads(summary_file.read_text()) if summary_file.exists() else {}
     if not summary and code == 0:
         code = 2  # locust exited without a verdict: a harness problem, never a pass
+    if cut is not None:
+        summary["cut_short"] = cut
     if summary:
-        summary["warm_up"] = asdict(warmed)
+        summary["warm_up"] = _warm_up_summary(warmed)
         summary["call_deadline_s"] = call_deadline_s
         summary["machine_cpu"] = shares = cpu_shares(host_before, cpu_times())
         summary_file.write_text(json.dumps(summary, indent=2), encoding="utf-8")
@@ -237,4 +325,4 @@ def run_profile(
                 "during the run (steal): latency misses are partly the machine's",
                 file=sys.stderr,
             )
-    return LocustRun(profile, code, summary)
+    return LocustRun(profile, code, summary, cut_short=cut is not None)

@@ -51,8 +51,10 @@ Kind = Literal[
 KINDS: tuple[str, ...] = get_args(Kind)
 
 # complete: ran to the end, nothing missed (exit 0); failed: ran, a verdict missed (exit 1);
-# error: the command could not run (exit 2); interrupted: stopped by the user (exit 130).
-Status = Literal["complete", "failed", "error", "interrupted"]
+# error: the command could not run (exit 2); interrupted: stopped by the user (exit 130);
+# cut_short: stopped at the command's overall deadline, its body naming what was not done
+# (exit 2; given by the command, never inferred from the exit code).
+Status = Literal["complete", "failed", "error", "interrupted", "cut_short"]
 STATUS_BY_EXIT: dict[int, Status] = {0: "complete", 1: "failed", 130: "interrupted"}
 
 

@@ -37,6 +37,7 @@ TOOLS_SECURITY = f"{SPEC}/server/tools#security-considerations"
 TOOL_NAMES = f"{SPEC}/server/tools#tool-names"
 LIST_CHANGED = f"{SPEC}/server/tools#list-changed-notification"
 TIMEOUTS = f"{SPEC}/basic/lifecycle#timeouts"
+STDIO = f"{SPEC}/basic/transports#stdio"
 TRANSPORT_SECURITY = f"{SPEC}/basic/transports#security-warning"
 AUTH_ERRORS = f"{SPEC}/basic/authorization#error-handling"
 ROOTS_SECURITY = f"{SPEC}/client/roots#security-considerations"
@@ -83,6 +84,20 @@ _rule(
     JSONRPC_RESPONSE,
 )
 _rule("no_hang", "warning", "a call answers within the client's time limit", TIMEOUTS)
+_rule(
+    "answers_in_time",
+    "spec-must",
+    "a call with arguments the inputSchema allows gets its response within the client's time "
+    "limit (a hang on a schema-valid input is no response)",
+    JSONRPC_RESPONSE,
+)
+_rule(
+    "readable_reply",
+    "spec-must",
+    "every message the server sends is UTF-8 JSON-RPC (no invalid bytes, no lone surrogate; "
+    "on stdio nothing else on stdout)",
+    STDIO,
+)
 _rule(
     "no_crash",
     "spec-should",
@@ -217,6 +232,66 @@ _rule(
     "annotation_contradicted",
     "security",
     "a tool annotated read-only or closed-world does none of the capabilities above",
+    f"{SPEC}/server/tools#tool-annotations",
+)
+
+_rule(
+    "tool_unreachable",
+    "warning",
+    "some probe reaches every callable tool (a tool whose every call was refused for its "
+    "arguments was not checked)",
+    TOOLS_SECURITY,
+)
+_rule(
+    "path_expanded_refused",
+    "warning",
+    "a path argument's ~, $HOME or .. resolved outside the root and then refused: the answer "
+    "names the location (no escape, a disclosure)",
+    ROOTS_SECURITY,
+)
+_rule(
+    "result_injection",
+    "security",
+    "no tool result speaks to the model: instruction tags (<IMPORTANT>), 'ignore previous "
+    "instructions', 'you must now', chat-template markers, hidden tag characters",
+    TOOLS_SECURITY,
+)
+_rule(
+    "information_leak",
+    "security",
+    "no result or error discloses the server's internals: a stack trace, or an absolute path "
+    "outside the declared root that exists there and that no argument or description named",
+    TOOLS_SECURITY,
+)
+_rule(
+    "undeclared_destination",
+    "security",
+    "a result names no recipient, host or path it sent or copied to that neither the "
+    "arguments nor the tool's description named",
+    TOOLS_SECURITY,
+)
+_rule(
+    "result_too_large",
+    "security",
+    "a result stays within the size bound (1 MB unless --max-result-bytes says otherwise)",
+    TOOLS_SECURITY,
+)
+_rule(
+    "text_not_utf8",
+    "spec-must",
+    "every message is UTF-8 JSON: no bytes that are not UTF-8, no lone surrogate in a string",
+    f"{SPEC}/basic/transports",
+)
+_rule(
+    "file_written",
+    "warning",
+    "a call's writes to the files the server can reach (its root, HOME, temp folder) are listed",
+    f"{SPEC}/server/tools#tool-annotations",
+)
+_rule(
+    "read_only_write",
+    "security",
+    "a tool annotated readOnlyHint: true creates, changes or deletes no file",
     f"{SPEC}/server/tools#tool-annotations",
 )
 

@@ -26,6 +26,16 @@ Each (tool, family) is one hypothesis property: the cases are generated and run 
 (``.hypothesis/fuzz``, replayed first by the next run) and reported with the run's seed and a
 one-line command that reproduces it. A tool without arguments is called with ``{}``.
 
+The run survives the server (fuzz_survival.py): a call after which the server died or stopped
+answering is recorded once per tool and case kind as an ``answers`` finding (the exit status and
+the last stderr line in it), the server restarted (a fresh process, a new session; capped per
+tool and per run), and the case shrunk by the engine against a fresh process per attempt
+(bounded), never by hypothesis against the dead one; a call that alone hangs is
+``answers_in_time`` for a schema-valid input. A reply that is not UTF-8 JSON-RPC is
+``readable_reply``. The run is bounded by ``FuzzConfig.deadline_s``: at the deadline nothing
+new starts, a call in flight gets a short grace, and the report is still written, cut short,
+naming the tools and parts not reached (SIGINT/SIGTERM the same, as interrupted).
+
 ``python -m evals fuzz --target inprocess --profile large`` prints a per-tool table (examples
 tried, failures, slowest case), writes ``fuzz.json`` (the run log) and exits 1 on any failing
 finding, 3 when it called nothing (fuzz_cli.py). The records are in fuzz_models.py, the case
@@ -35,6 +45,8 @@ strategies in fuzz_strategies.py; this module is the engine.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import math
 import random
 import shlex
@@ -56,7 +68,7 @@ from hypothesis.errors import HypothesisWarning, Unsatisfiable
 from hypothesis_jsonschema import from_schema
 
 from evals.conformance.canary import planted
-from evals.run.fuzz_checks import Context, classify, ending, run_checks
+from evals.run.fuzz_checks import Classified, Context, classify, ending, run_checks
 from evals.run.fuzz_models import (
     EDGE_FAMILY,
     KNOWN_FAMILY,
@@ -71,9 +83,18 @@ from evals.run.fuzz_models import (
     finding_for,
 )
 from evals.run.fuzz_strategies import Mutations, invalid_cases, valid_cases
+from evals.run.fuzz_survival import (
+    NEEDS_RESTART,
+    CutShort,
+    FailureHow,
+    StopRun,
+    StopTool,
+    rule_for,
+    smaller_args,
+)
 from evals.run.outcome import CallOutcome, ToolInfo
 from evals.run.schema_edges import schema_edges
-from evals.run.targets import Target, TargetError
+from evals.run.targets import UNREADABLE_REPLY, Target, TargetError, UnreadableReply
 from ocm_common.findings import EventStream, Finding, Skipped
 from ocm_common.tool_safety import write_risk
 
@@ -87,6 +108,9 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+CONNECT_LIMIT_S = 300.0  # start and initialize (a restart too)
+CLOSE_LIMIT_S = 20.0  # a session's close: the stdio transport's own waits are bounded below it
+REPLAY = "replay_after_fuzzing"
 
 
 class _LoopThread:
@@ -98,7 +122,12 @@ class _LoopThread:
         self.thread.start()
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        try:
+            return future.result(timeout)
+        except BaseException:
+            future.cancel()  # timed out or interrupted: the coroutine is cancelled on its loop
+            raise
 
     def close(self) -> None:
         self.loop.call_soon_threadsafe(self.loop.stop)
@@ -112,7 +141,9 @@ class Fuzzer:
     A property is one tool and one case family; hypothesis draws each case and runs it on the
     target's event loop inside the property, one at a time, so a failing case is shrunk (each
     smaller case is called again) and saved in the example database. Every Nth passing case,
-    and every property that failed, is followed by a `tools/list` health check."""
+    and every property that failed, is followed by a `tools/list` health check. A case after
+    which the server died, stopped answering or hung is the engine's to record, restart and
+    shrink (:meth:`_server_failure`); hypothesis sees it pass and goes on."""
 
     def __init__(
         self,
@@ -128,9 +159,19 @@ class Fuzzer:
         self.seed = config.seed if config.seed is not None else random.randrange(2**32)
         self.failures: list[Finding] = []
         self._cases_run = 0
+        self.deadline = time.monotonic() + config.deadline_s if config.deadline_s else None
+        self.restarts = 0  # counted: the server died or stopped answering
+        self.notes: list[str] = []
+        self._restarts_by_tool: dict[str, int] = {}
+        self._recorded: set[tuple[str, str, str]] = set()  # (tool, how, case kind)
+        self._stats: dict[str, ToolStats] = {}
+        self._validity: dict[str, Mutations] = {}
+        self._previous: tuple[ToolInfo, Case] | None = None
+        self._needs_restart = False
+        self._unread_seen = 0
 
     def reproduce(self, tool: str, family: str) -> str:
-        kind = "valid" if family in (VALID_FAMILY, EDGE_FAMILY) else "invalid"
+        kind = "valid" if family in (VALID_FAMILY, EDGE_FAMILY, KNOWN_FAMILY, REPLAY) else "invalid"
         counts = (
             f"--valid {self.config.valid} --invalid 0"
             if kind == "valid"
@@ -141,22 +182,286 @@ class Fuzzer:
             f"--tool {tool} --family {family} --seed {self.seed} {counts}"
         )
 
-    def run_case(self, tool: ToolInfo, case: Case, stats: ToolStats) -> CallOutcome | None:
-        """Call the target with one case; raises CaseFailed naming every check it failed."""
-        limit = self.config.call_timeout_s
+    # ------------------------------------------------------------------ time
+
+    def past_deadline(self) -> bool:
+        return self.deadline is not None and time.monotonic() >= self.deadline
+
+    def check_time(self) -> None:
+        """Start nothing new once the deadline has passed."""
+        if self.past_deadline():
+            raise StopRun(f"the {self.config.deadline_s:g} s deadline (--deadline) was reached")
+
+    def limit(self, limit: float) -> float:
+        """``limit`` cut to the time left before the deadline plus the grace."""
+        return self._limit(limit)[0]
+
+    def _limit(self, limit: float) -> tuple[float, bool]:
+        """A call's time limit, cut to the deadline plus the grace; whether it was cut."""
+        if self.deadline is None:
+            return limit, False
+        left = self.deadline - time.monotonic() + self.config.grace_s
+        return (max(0.5, left), True) if left < limit else (limit, False)
+
+    # ------------------------------------------------------------------ calls
+
+    def _call(
+        self, tool: str, args: dict[str, Any]
+    ) -> tuple[CallOutcome | None, Exception | None, float]:
+        """One tools/call within its limit: (outcome, error, seconds taken). A call the
+        deadline cut short ends the run instead of counting as a hang."""
+        self.check_time()
+        limit, cut = self._limit(self.config.call_timeout_s)
         out: CallOutcome | None = None
-        error: BaseException | None = None
+        error: Exception | None = None
+        started = time.monotonic()
         try:
-            out = self.runner.run(
-                self.target.call_tool(tool.name, case.args, timeout_s=limit), limit + 10
-            )
+            out = self.runner.run(self.target.call_tool(tool, args, timeout_s=limit), limit + 10)
         except (TargetError, TimeoutError) as exc:
             error = exc
+        if error is not None and cut and self.past_deadline():
+            self.check_time()
+        return out, error, time.monotonic() - started
+
+    def _process(self) -> Any:
+        """The stdio server process (pid, exit status, stderr), None for other targets."""
+        return getattr(self.target, "process", None)
+
+    def _answers_list(self) -> tuple[str | None, FailureHow | None]:
+        """tools/list now: (None, None) when answered; else (the problem, how the server is:
+        died, stopped answering, or None when it answered with an error)."""
+        limit, cut = self._limit(min(self.config.probe_timeout_s, self.config.call_timeout_s))
+        try:
+            self.runner.run(asyncio.wait_for(self.target.list_tools(), limit), limit + 10)
+            return None, None
+        except Exception as exc:
+            if cut and self.past_deadline():
+                self.check_time()
+            problem = f"tools/list failed after this case: {exc}"[:300]
+            listed = classify(None, exc)
+            if listed.kind != "no-answer":  # answered, with an error
+                return problem, None
+            process = self._process()
+            exited = process is not None and process.exited
+            return problem, "stopped answering" if listed.timed_out and not exited else "died"
+
+    def _how_failed(self, call: Classified) -> FailureHow | None:
+        """How a call that got no answer left the server (fuzz_survival.FailureHow), None
+        when it answered (a result or an error)."""
+        if call.kind != "no-answer":
+            return None
+        process = self._process()
+        if not call.timed_out or (process is not None and process.exited):
+            return "died"
+        _, how = self._answers_list()
+        return how or "hung"
+
+    def _ended(self) -> str:
+        """How the server process ended, with its last stderr line (read before a restart)."""
+        process = self._process()
+        if process is None:
+            return ""
+        if not process.exited:
+            self.runner.run(process.wait_exit(0.5), 5)
+        tail = process.stderr_tail(1)
+        last = f"; last stderr line: {tail[-1][:200]!r}" if tail else ""
+        return f"the server process {process.ended_text()}{last}"
+
+    # ------------------------------------------------------------------ restarts
+
+    def _reconnect(self) -> None:
+        """A fresh process and a new session (for other targets: a new session)."""
+        self.check_time()
+        with contextlib.suppress(Exception):  # a session that will not close is left behind
+            self.runner.run(self.target.__aexit__(None, None, None), CLOSE_LIMIT_S)
+        limit, _ = self._limit(CONNECT_LIMIT_S)
+        try:
+            with planted(self.config.canary):
+                self.runner.run(self.target.__aenter__(), limit)
+        except (TargetError, TimeoutError) as exc:
+            self.check_time()
+            why = str(exc) or f"{type(exc).__name__} after {limit:g} s"
+            raise StopRun(f"the server could not be started again: {why}"[:2000]) from exc
+        self._needs_restart = False
+        process = self._process()
+        self._unread_seen = len(process.unreadable) if process is not None else 0
+
+    def _count_restart(self, tool: str) -> None:
+        """One more restart after a failure on ``tool``; the caps stop the tool or the run."""
+        self.restarts += 1
+        self._restarts_by_tool[tool] = self._restarts_by_tool.get(tool, 0) + 1
+        self._stats[tool].restarts += 1
+        if self.restarts > self.config.restarts_per_run:
+            raise StopRun(
+                f"restart cap: the server died or stopped answering {self.restarts} times in "
+                f"this run (cap {self.config.restarts_per_run}, --restarts-per-run)"
+            )
+        if self._restarts_by_tool[tool] > self.config.restarts_per_tool:
+            raise StopTool(
+                f"restart cap: the server died or stopped answering {self._restarts_by_tool[tool]} "
+                f"times on {tool} (cap {self.config.restarts_per_tool}, --restarts-per-tool); "
+                "its remaining cases were not run"
+            )
+
+    def ensure_serving(self) -> None:
+        """Before a call: restart a server that needs it, and blame a death noticed now on the
+        case before (it answered, then the process ended)."""
+        process = self._process()
+        if not self._needs_restart and process is not None and process.exited:
+            if self._previous is not None and self._previous[0].name in self._stats:
+                tool, case = self._previous
+                self._previous = None
+                self._server_failure(tool, case, "died", after_reply=True)
+            else:
+                self._needs_restart = True
+        if self._needs_restart:
+            self._reconnect()
+
+    def _server_failure(
+        self, tool: ToolInfo, case: Case, how: FailureHow, *, after_reply: bool = False
+    ) -> None:
+        """The case killed, wedged or hung the server: a restart where needed (counted), one
+        finding per tool, failure and case kind, the case shrunk first (a fresh process per
+        attempt, bounded)."""
+        stats = self._stats[tool.name]
+        ended = self._ended() if how in NEEDS_RESTART else ""
+        if how in NEEDS_RESTART:
+            self._needs_restart = True
+        else:
+            stats.hangs += 1
+        key = (tool.name, how, case.kind)
+        stop: BaseException | None = None
+        if key not in self._recorded:
+            self._recorded.add(key)
+            try:
+                shrunk, note = self._shrink(tool, case, how, after_reply)
+            except (StopRun, KeyboardInterrupt) as exc:  # recorded unshrunk, then the run stops
+                shrunk, note, stop = case, f"not shrunk: {exc or type(exc).__name__}", exc
+            stats.failures += 1
+            self._add(
+                finding_for(
+                    rule_for(how, case.kind),
+                    tool.name,
+                    case.kind,
+                    case.family,
+                    self._failure_text(how, case, ended, note, after_reply),
+                    shrunk.short_args(),
+                    self.seed,
+                    self.reproduce(tool.name, _property_family(case)),
+                    call="answered" if after_reply else "no-answer",
+                )
+            )
+        if stop is not None:
+            raise stop
+        if how in NEEDS_RESTART:
+            self._count_restart(tool.name)
+        elif stats.hangs > self.config.restarts_per_tool:
+            raise StopTool(
+                f"hang cap: {stats.hangs} calls to {tool.name} timed out (cap "
+                f"{self.config.restarts_per_tool}, --restarts-per-tool); its remaining cases "
+                "were not run"
+            )
+        if self._needs_restart:
+            self._reconnect()
+
+    def _failure_text(
+        self, how: FailureHow, case: Case, ended: str, note: str, after_reply: bool
+    ) -> str:
+        limit = f"{self.config.call_timeout_s:g} s"
+        valid = " to an input the schema allows" if case.kind == "valid" else ""
+        what = {
+            "died": (
+                f"the server ended after answering this call{valid}"
+                if after_reply
+                else f"no response{valid}: the server ended on this call"
+            ),
+            "stopped answering": (
+                f"the server answered this call{valid}, then stopped answering (no answer to "
+                "tools/list)"
+                if after_reply
+                else f"no response within {limit}{valid}, and no answer to tools/list after it: "
+                "the server stopped answering"
+            ),
+            "hung": f"no response within {limit}{valid} (the server still answers tools/list)",
+        }[how]
+        restarted = "; restarted, the run went on" if how in NEEDS_RESTART else ""
+        parts = [f"{case.edge}: {what}" if case.edge else what, ended, note]
+        return "; ".join(p for p in parts if p) + restarted
+
+    def _shrink(
+        self, tool: ToolInfo, case: Case, how: FailureHow, after_reply: bool
+    ) -> tuple[Case, str]:
+        """The smallest input found that fails the same way, each attempt against a fresh
+        process (a restart the caps do not count), at most `shrink_attempts` calls (a quarter
+        of them for a hang, each of which costs the whole time limit)."""
+        if self._process() is None and how in NEEDS_RESTART:
+            return case, "not shrunk (only a stdio server is started again for each attempt)"
+        budget = (
+            self.config.shrink_attempts
+            if how in NEEDS_RESTART
+            else max(1, self.config.shrink_attempts // 4)
+        )
+        if budget < 1 or self.past_deadline():
+            return case, ""
+        attempts = 1
+        if not self._reproduces(tool, case, how, after_reply):
+            self.notes.append(
+                f"{tool.name}: {how} on {case.short_args(120)}, not alone in a fresh process"
+            )
+            return (
+                case,
+                "it did not happen again alone in a fresh process (it may need the calls before it)",
+            )
+        best = case
+        required = set((tool.input_schema or {}).get("required") or [])
+        validity = self._validity.get(tool.name)
+        progress = True
+        while progress and attempts < budget and not self.past_deadline():
+            progress = False
+            for args in smaller_args(best.args, required):
+                if attempts >= budget or self.past_deadline():
+                    break
+                if validity is not None and validity.is_valid(args) != (case.kind == "valid"):
+                    continue
+                attempts += 1
+                candidate = dataclasses.replace(best, args=args, edge="")
+                if self._reproduces(tool, candidate, how, after_reply):
+                    best, progress = candidate, True
+                    break
+        shrunk = f", shrunk in {attempts - 1} more" if attempts > 1 else ""
+        return (
+            best,
+            f"it happened again alone in a fresh process (1 attempt{shrunk}, each in a fresh process)",
+        )
+
+    def _reproduces(self, tool: ToolInfo, case: Case, how: FailureHow, after_reply: bool) -> bool:
+        """Whether the case fails the same way alone, in a fresh process."""
+        if self._needs_restart or self._process() is not None:
+            self._reconnect()
+        out, error, _ = self._call(tool.name, case.args)
+        self._stats[tool.name].shrink_calls += 1
+        now = self._how_failed(classify(out, error))
+        if now is None and after_reply:  # it answered before: does the server still serve?
+            process = self._process()
+            if process is not None:
+                self.runner.run(process.wait_exit(0.5), 5)
+            _, now = self._answers_list()
+        if now in NEEDS_RESTART:
+            self._needs_restart = True
+        return now is not None and (now == how or (now in NEEDS_RESTART and how in NEEDS_RESTART))
+
+    # ------------------------------------------------------------------ one case
+
+    def run_case(self, tool: ToolInfo, case: Case, stats: ToolStats) -> CallOutcome | None:
+        """Call the target with one case; raises CaseFailed naming every check it failed."""
+        self.ensure_serving()
+        out, error, took = self._call(tool.name, case.args)
+        self._previous = (tool, case)
         # The periodic tools/list follows random cases only: a boundary case that breaks the
         # server fails the next one (answers), and one that fails is health-checked anyway.
         if not case.edge:
             self._cases_run += 1
-        stats.record(case, out.latency_ms if out is not None else limit * 1000)
+        stats.record(case, out.latency_ms if out is not None else took * 1000)
         call = classify(out, error)
         stats.calls[call.kind] = stats.calls.get(call.kind, 0) + 1
         context = Context(
@@ -169,13 +474,32 @@ class Fuzzer:
             case.args,
             str(getattr(self.target, "protocol_version", "") or ""),
         )
-        broken = run_checks(call, context, house_rules=self.config.house_rules)
-        problems = [(r.name, message) for r, message in broken]
+        how = self._how_failed(call)
+        if isinstance(error, UnreadableReply):
+            # judged by readable_reply alone; a server left deaf by it is restarted
+            if how in NEEDS_RESTART:
+                self._needs_restart = True
+                self._count_restart(tool.name)
+            call = Classified("protocol-error", None, UNREADABLE_REPLY, str(error))
+            broken = run_checks(call, context, house_rules=self.config.house_rules)
+            problems = [(r.name, message) for r, message in broken if r.name == "readable_reply"]
+        elif how is not None:
+            self._server_failure(tool, case, how)
+            if case.edge:
+                stats.edges.append(EdgeOutcome(case.edge, ending(call), [rule_for(how, case.kind)]))
+            return None
+        else:
+            broken = run_checks(call, context, house_rules=self.config.house_rules)
+            problems = [(r.name, message) for r, message in broken]
+            problems += self._unreadable_lines()
         # A failing case is checked once its property has shrunk it (`check_property`), not
         # at every shrinking step: the step is already a failure, and the call count doubles.
         due = not case.edge and self._cases_run % max(1, self.config.health_every) == 0
         if not problems and due:
-            problem = self._still_serving()
+            problem, dead = self._answers_list()
+            if dead is not None:
+                self._server_failure(tool, case, dead, after_reply=True)
+                return out
             if problem:
                 problems.append(("still_serving", problem))
         if case.edge:
@@ -184,12 +508,23 @@ class Fuzzer:
             raise CaseFailed(case, problems, call.kind)
         return out
 
-    def _still_serving(self) -> str | None:
-        try:
-            self.runner.run(self.target.list_tools(), self.config.call_timeout_s + 10)
-            return None
-        except Exception as exc:
-            return f"tools/list failed after this case: {exc}"[:300]
+    def _unreadable_lines(self) -> list[tuple[str, str]]:
+        """Lines the server wrote during the call that are not UTF-8 JSON-RPC and named no
+        request (a reply that named one ended its call with UnreadableReply)."""
+        process = self._process()
+        if process is None:
+            return []
+        new = process.unreadable[self._unread_seen :]
+        self._unread_seen = len(process.unreadable)
+        return [
+            (
+                "readable_reply",
+                f"the server wrote a line that is not valid UTF-8 JSON-RPC during this call: "
+                f"{u.reason}, {u.excerpt[:120]}",
+            )
+            for u in new[:1]
+            if u.request_id is None
+        ]
 
     def _database(self, tool: str, family: str) -> ExampleDatabase:
         # One directory per property: the properties share their source, so hypothesis would
@@ -260,9 +595,10 @@ class Fuzzer:
     def _record(
         self, tool: ToolInfo, failed: CaseFailed, family: str, prefix: str, stats: ToolStats
     ) -> None:
-        """One failing case's findings (after a tools/list health check)."""
+        """One failing case's findings (after a tools/list health check; a server that died
+        or stopped answering by then is restarted, counted against the caps)."""
         stats.failures += 1
-        serving = self._still_serving()
+        serving, how = self._answers_list()
         problems = [*failed.problems, *([("still_serving", serving)] if serving else [])]
         for name, message in problems:
             self._add(
@@ -278,6 +614,9 @@ class Fuzzer:
                     call=failed.call,
                 )
             )
+        if how is not None:
+            self._needs_restart = True
+            self._count_restart(tool.name)
 
     def _add(self, finding: Finding) -> None:
         self.failures.append(finding)
@@ -293,17 +632,55 @@ class Fuzzer:
         stats.edges_dropped = made.dropped
         return [Case(name, "valid", EDGE_FAMILY, e.args, edge=e.label) for e in made.edges]
 
-    def fuzz_tool(self, tool: ToolInfo) -> ToolStats:
-        """Invalid families first, then the valid calls, then one answered call once more."""
-        stats = ToolStats(tool.name)
+    def fuzz_tool(self, tool: ToolInfo, stats: ToolStats | None = None) -> ToolStats:
+        """Invalid families first, then the valid calls, then one answered call once more.
+        A cap hit on this tool (StopTool) ends it early, its parts not run listed in
+        ``stats.not_run``; a StopRun leaves them listed too and goes up to the run."""
+        stats = stats or ToolStats(tool.name)
+        self._stats[tool.name] = stats
         schema = tool.input_schema or {"type": "object"}
         mutations = Mutations(schema)
+        self._validity[tool.name] = mutations
         wanted = set(self.config.families or [])
         families = [f for f in mutations.families() if not wanted or f in wanted]
-        if self.config.invalid and families:
+        if not self.config.invalid:
+            families = []
+        generate = bool(self.config.valid) and (not wanted or VALID_FAMILY in wanted)
+        edges_only = EDGE_FAMILY in wanted and not generate
+        valid_part = "valid cases" if generate else EDGE_FAMILY
+        stats.not_run = [*families, *([valid_part] if generate or edges_only else []), REPLAY]
+        try:
+            self.ensure_serving()
+            answered = self._run_parts(tool, schema, mutations, families, stats, generate)
+            if valid_part in stats.not_run:
+                stats.not_run.remove(valid_part)
+            if answered:  # the server still answers a normal call after all of it
+                self._replay(tool, answered[0], stats)
+            stats.not_run.remove(REPLAY)
+        except StopTool as stop:
+            stats.stopped = stop.reason
+            self.notes.append(f"{tool.name}: {stop.reason}")
+        except StopRun as stop:
+            stats.stopped = stop.reason
+            raise
+        return stats
+
+    def _run_parts(
+        self,
+        tool: ToolInfo,
+        schema: dict[str, Any],
+        mutations: Mutations,
+        families: list[str],
+        stats: ToolStats,
+        generate: bool,
+    ) -> list[dict[str, Any]]:
+        """The invalid families, then the valid cases; the arguments of the answered ones."""
+        wanted = set(self.config.families or [])
+        if families:
             valid_args = from_schema(schema)  # canonicalising a schema is slow: once per tool
             each = math.ceil(self.config.invalid / len(mutations.families()))
             for family in families:
+                self.check_time()
                 self.check_property(
                     tool,
                     family,
@@ -311,44 +688,53 @@ class Fuzzer:
                     each,
                     stats,
                 )
-        answered: list[dict[str, Any]] = []
-        generate = bool(self.config.valid) and (not wanted or VALID_FAMILY in wanted)
+                stats.not_run.remove(family)
         edges_only = EDGE_FAMILY in wanted and not generate
-        if generate or edges_only:
-            known = [
-                Case(tool.name, "valid", KNOWN_FAMILY, dict(args))
-                for args in self.config.examples.get(tool.name, [])
-                if mutations.is_valid(args)
-            ]
-            edges = self.edge_cases(tool.name, schema, stats, known) if self.config.edges else []
-            answered = self.check_property(
-                tool,
-                VALID_FAMILY,
-                valid_cases(tool.name, schema, mutations),
-                max(self.config.valid, 1),
-                stats,
-                [*([] if edges_only else known), *edges],
-                generate=not edges_only,
-            )
-        if answered:  # the server still answers a normal call after all of it
-            replay = Case(tool.name, "valid", "replay_after_fuzzing", answered[0])
-            try:
-                self.run_case(tool, replay, stats)
-            except CaseFailed as failed:
-                stats.failures += 1
-                for name, message in failed.problems:
-                    self._add(
-                        finding_for(
-                            name,
-                            tool.name,
-                            "valid",
-                            replay.family,
-                            message,
-                            replay.short_args(),
-                            call=failed.call,
-                        )
+        if not (generate or edges_only):
+            return []
+        self.check_time()
+        known = [
+            Case(tool.name, "valid", KNOWN_FAMILY, dict(args))
+            for args in self.config.examples.get(tool.name, [])
+            if mutations.is_valid(args)
+        ]
+        edges = self.edge_cases(tool.name, schema, stats, known) if self.config.edges else []
+        return self.check_property(
+            tool,
+            VALID_FAMILY,
+            valid_cases(tool.name, schema, mutations),
+            max(self.config.valid, 1),
+            stats,
+            [*([] if edges_only else known), *edges],
+            generate=not edges_only,
+        )
+
+    def _replay(self, tool: ToolInfo, args: dict[str, Any], stats: ToolStats) -> None:
+        replay = Case(tool.name, "valid", REPLAY, args)
+        try:
+            self.run_case(tool, replay, stats)
+        except CaseFailed as failed:
+            stats.failures += 1
+            for name, message in failed.problems:
+                self._add(
+                    finding_for(
+                        name,
+                        tool.name,
+                        "valid",
+                        replay.family,
+                        message,
+                        replay.short_args(),
+                        call=failed.call,
                     )
-        return stats
+                )
+
+
+def _property_family(case: Case) -> str:
+    """The --family that runs this case again: its own for an invalid one, the boundary
+    cases for an edge, the generated valid cases (known-good inputs run first) otherwise."""
+    if case.edge:
+        return EDGE_FAMILY
+    return case.family if case.kind == "invalid" else VALID_FAMILY
 
 
 def _case_failed(exc: BaseException) -> CaseFailed | None:
@@ -389,6 +775,20 @@ def database_checksums(index_dir: Any) -> dict[str, str]:
     return sums
 
 
+def _connect(fuzzer: Fuzzer) -> None:
+    """The first session (the canary planted in the server's environment), within the
+    deadline: a launch that fails is a harness error (TargetError, explained)."""
+    limit = fuzzer.limit(CONNECT_LIMIT_S)
+    try:
+        with planted(fuzzer.config.canary):
+            fuzzer.runner.run(fuzzer.target.__aenter__(), limit)
+    except TimeoutError as exc:
+        fuzzer.check_time()
+        raise TargetError(
+            f"cannot connect to target {fuzzer.target.spec!r}: no session within {limit:g} s"
+        ) from exc
+
+
 def run_fuzz(
     target: Target,
     config: FuzzConfig,
@@ -399,18 +799,25 @@ def run_fuzz(
     events: EventStream | None = None,
 ) -> FuzzReport:
     """Fuzz every tool the target lists (or `config.tools`); compare database checksums when
-    `index_dir` is given (before and after the whole run)."""
+    `index_dir` is given (before and after the whole run). At the deadline, on a run cap or
+    SIGINT the report comes back cut short (``report.cut_short``: why, the tools not reached,
+    the parts of started tools not run)."""
     started = time.perf_counter()
     before = database_checksums(index_dir) if index_dir else None
     runner = _LoopThread()
+    fuzzer = Fuzzer(target, runner, config, events)
     skipped: list[Skipped] = []
-    with planted(config.canary):
-        runner.run(target.__aenter__(), timeout=300)
+    all_stats: list[ToolStats] = []
+    pending = ["(the tools were not listed)"]  # tools not started yet
+    cut: CutShort | None = None
+    connected = False
     try:
         try:
-            tools = runner.run(target.list_tools(), timeout=60)
-            fuzzer = Fuzzer(target, runner, config, events)
-            all_stats = []
+            _connect(fuzzer)
+            connected = True
+            limit = fuzzer.limit(60.0)
+            tools = runner.run(asyncio.wait_for(target.list_tools(), limit), limit + 10)
+            selected = []
             for tool in tools:
                 if config.tools and tool.name not in config.tools:
                     continue
@@ -420,14 +827,28 @@ def run_fuzz(
                     if events is not None:
                         events.skip("fuzz", skipped[-1])
                     continue
-                stats = fuzzer.fuzz_tool(tool)
+                selected.append(tool)
+            pending = [tool.name for tool in selected]
+            for tool in selected:
+                fuzzer.check_time()
+                pending.remove(tool.name)
+                stats = ToolStats(tool.name)
                 all_stats.append(stats)
+                fuzzer.fuzz_tool(tool, stats)
                 if progress:
                     progress(stats, [f for f in fuzzer.failures if f.tool == tool.name])
+        except StopRun as stop:
+            cut = CutShort(stop.reason, stop.status, pending)
+        except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM as the command line raises it
+            cut = CutShort(f"interrupted ({exc or 'SIGINT'})", "interrupted", pending)
         finally:
-            runner.run(target.__aexit__(None, None, None), timeout=60)
+            if connected:
+                with contextlib.suppress(Exception):  # one that will not close is left behind
+                    runner.run(target.__aexit__(None, None, None), timeout=CLOSE_LIMIT_S)
     finally:
         runner.close()
+    if cut is not None:
+        cut.unfinished = {t.tool: list(t.not_run) for t in all_stats if t.not_run}
     report = FuzzReport(
         target.spec,
         profile,
@@ -437,6 +858,9 @@ def run_fuzz(
         seed=fuzzer.seed,
         house_rules=config.house_rules,
         skipped=skipped,
+        cut_short=cut,
+        restarts=fuzzer.restarts,
+        notes=fuzzer.notes,
     )
     if before is not None:
         after = database_checksums(index_dir)

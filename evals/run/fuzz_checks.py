@@ -26,6 +26,7 @@ from evals.conformance.calls import (
 from evals.conformance.canary import key_matches
 from evals.conformance.grading import TABLE
 from evals.run.outcome import ToolInfo
+from evals.run.targets import UNREADABLE_REPLY
 from ocm_common.findings import FAILING_GRADES, GRADES, Grade, fails
 from ocm_common.registry import Registry
 
@@ -103,10 +104,25 @@ def _answers(call: Classified, ctx: Context) -> str | None:
     return None
 
 
-@rule("no_hang", BOTH)
+@rule("no_hang", ("invalid",))
 def _no_hang(call: Classified, ctx: Context) -> str | None:
     if call.kind == "no-answer" and call.timed_out:
         return f"no answer within the time limit: {call.error_text[:200]}"
+    return None
+
+
+@rule("answers_in_time", ("valid",))
+def _answers_in_time(call: Classified, ctx: Context) -> str | None:
+    if call.kind == "no-answer" and call.timed_out:
+        return f"no answer within the time limit to a schema-valid input: {call.error_text[:200]}"
+    return None
+
+
+@rule("readable_reply", BOTH)
+def _readable_reply(call: Classified, ctx: Context) -> str | None:
+    # the stdio transport's own error for a reply it could not read (evals/run/stdio_process.py)
+    if call.error_code == UNREADABLE_REPLY:
+        return call.error_text[:400]
     return None
 
 

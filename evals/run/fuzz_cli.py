@@ -2,8 +2,11 @@
 boundary cases, the verdict line and exit status).
 
 Exit status: 0 every check held; 1 a failing finding (spec-must, spec-should, security, and
-house rules where enforced) or changed databases; 2 a harness error; 3 nothing was called
-(every tool skipped: "0 calls: N tools skipped (reasons)"), so nothing was checked.
+house rules where enforced) or changed databases; 2 a harness error, or the run cut short
+(``--deadline``, the run's restart cap, a server that cannot be started again) without a
+failing finding; 3 nothing was called (every tool skipped: "0 calls: N tools skipped
+(reasons)"), so nothing was checked; 130 interrupted (SIGINT, SIGTERM). fuzz.json and the run
+record are written in every case (a target that did not start: status error, and why).
 """
 
 from __future__ import annotations
@@ -11,7 +14,11 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import signal
 import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -20,7 +27,7 @@ from evals.cli_options import output_parent, target_parent
 from evals.conformance.canary import new_canary
 from evals.conformance.grading import table_text
 from evals.run.fuzz import run_fuzz
-from evals.run.fuzz_models import PROFILES, FuzzConfig, FuzzReport, ToolStats
+from evals.run.fuzz_models import EXIT_HARNESS, PROFILES, FuzzConfig, FuzzReport, ToolStats
 from ocm_common.findings import Event, EventStream, Finding, fails
 from ocm_common.run_record import Clock, header, write_record
 
@@ -31,8 +38,9 @@ FAMILIES = (
     "too_many_items, huge_string, control_chars, blank_text, two_problems (invalid)"
 )
 EPILOG = (
-    "exit status: 0 every check held; 1 failing findings; 2 harness error; 3 nothing was "
-    "called (every tool skipped).\n\nthe one grading table (evals/conformance/grading.py):\n"
+    "exit status: 0 every check held; 1 failing findings; 2 harness error, or cut short "
+    "(--deadline, restart cap) without failing findings; 3 nothing was called (every tool "
+    "skipped); 130 interrupted.\n\nthe one grading table (evals/conformance/grading.py):\n"
 )
 
 
@@ -72,6 +80,7 @@ def render_table(report: FuzzReport) -> str:
             "tried",
             "edges ok",
             "crashes",
+            "restarts",
             "failures",
             "slowest ms",
             "slowest case",
@@ -86,6 +95,7 @@ def render_table(report: FuzzReport) -> str:
                 str(t.tried),
                 _edges_ok(t),
                 str(t.calls.get("crash", 0)),
+                str(t.restarts),
                 str(t.failures),
                 f"{t.slowest_ms:.0f}",
                 t.slowest_case[:70],
@@ -98,6 +108,7 @@ def render_table(report: FuzzReport) -> str:
         str(sum(t.tried for t in report.tools)),
         f"{sum(_passed(t) for t in report.tools)}/{sum(len(t.edges) for t in report.tools)}",
         str(sum(t.calls.get("crash", 0) for t in report.tools)),
+        str(sum(t.restarts for t in report.tools)),
         str(sum(t.failures for t in report.tools)),
         f"{max((t.slowest_ms for t in report.tools), default=0):.0f}",
         "",
@@ -190,6 +201,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--golden",
         help="known-good inputs from golden scenarios naming any tool (default for inprocess: golden/)",
     )
+    parser.add_argument(
+        "--deadline",
+        type=float,
+        help="seconds for the whole run (default: the profile's, 600 / 3600 for large; 0: none); "
+        "at the deadline nothing new starts and the run log says what was not reached",
+    )
+    parser.add_argument(
+        "--call-timeout", type=float, default=30.0, help="seconds a call may take (30)"
+    )
+    parser.add_argument(
+        "--restarts-per-tool",
+        type=int,
+        default=5,
+        help="restarts after the server died or stopped answering on one tool (and calls that "
+        "hung) before its remaining cases are dropped (5)",
+    )
+    parser.add_argument(
+        "--restarts-per-run", type=int, default=20, help="restarts in the whole run (20)"
+    )
+    parser.add_argument(
+        "--shrink-attempts",
+        type=int,
+        default=8,
+        help="calls, each in a fresh process, to shrink a case that killed the server (8)",
+    )
 
 
 def add_parser(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
@@ -214,8 +250,40 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
+@contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt("SIGTERM") while the run goes on, so a run stopped
+    either way still writes its log and record (the main thread only; elsewhere: nothing)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt("SIGTERM")
+
+    previous: Callable[..., object] | int | None = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+
+def harness_error(out: Path, clock: Clock, target: str, config: FuzzConfig, error: str) -> int:
+    """A run that could not start (the target did not come up, tools/list failed): the error
+    on stderr (a stdio launch explained: command, exit status, last stderr lines), fuzz.json
+    and the record with status error, exit 2."""
+    print(f"harness error: {error}", file=sys.stderr)
+    settings = json.loads(json.dumps(asdict(config), default=str))
+    log = {"kind": "fuzz", "target": target, "status": "error", "error": error, "exit_code": 2}
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "fuzz.json").write_text(json.dumps({**log, "config": settings}, indent=1) + "\n")
+    head = header("fuzz", clock, EXIT_HARNESS, target=target, settings=settings)
+    write_record(out, head, {**log, "config": settings}, ["fuzz.json"])
+    return EXIT_HARNESS
+
+
 def cmd_fuzz(args: argparse.Namespace) -> int:
-    from evals.run.targets import make_target
+    from evals.run.targets import TargetError, make_target
 
     clock = Clock()
     profile = PROFILES[args.profile]
@@ -236,6 +304,11 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         allow_writes=args.allow_writes,
         edges=not args.no_edges,
         examples=known_inputs(args.examples, args.golden, args.target),
+        deadline_s=(args.deadline if args.deadline is not None else profile["deadline_s"]) or None,
+        call_timeout_s=args.call_timeout,
+        restarts_per_tool=args.restarts_per_tool,
+        restarts_per_run=args.restarts_per_run,
+        shrink_attempts=args.shrink_attempts,
         # a stdio or in-process server inherits this process's environment; HTTP ones do not
         canary=None if args.target.startswith("http") else new_canary(),
     )
@@ -272,15 +345,19 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         f"per tool), seed {config.seed}",
         file=sys.stderr,
     )
-    report = run_fuzz(
-        make_target(args.target),
-        config,
-        profile=args.profile,
-        index_dir=index_dir,
-        progress=progress,
-        events=events,
-    )
     out = Path(args.out or "reports/runs/fuzz")
+    try:
+        with sigterm_interrupts():
+            report = run_fuzz(
+                make_target(args.target, timeout_s=config.call_timeout_s),
+                config,
+                profile=args.profile,
+                index_dir=index_dir,
+                progress=progress,
+                events=events,
+            )
+    except TargetError as exc:  # the target could not be started or listed: nothing ran
+        return harness_error(out, clock, args.target, config, str(exc))
     out.mkdir(parents=True, exist_ok=True)
     log = {
         **report.to_json(),
@@ -289,7 +366,14 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         "config": asdict(config),
     }
     (out / "fuzz.json").write_text(json.dumps(log, indent=1, ensure_ascii=False) + "\n")
-    head = header("fuzz", clock, report.exit_code, target=args.target, settings=log["config"])
+    head = header(
+        "fuzz",
+        clock,
+        report.exit_code,
+        target=args.target,
+        settings=log["config"],
+        status=report.status,
+    )
     write_record(out, head, log, ["fuzz.json"])
     print(render_table(report))
     if report.tools and any(t.edges or t.edges_dropped for t in report.tools):
@@ -305,6 +389,14 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     print(f"findings by grade ({rules} house rules): {counts}")
     if report.databases_unchanged is not None:
         print(f"databases: {report.database_note}")
+    for note in report.notes:
+        print(f"note: {note}")
+    if report.cut_short is not None:
+        print(
+            f"CUT SHORT ({report.cut_short.status}): {report.cut_short.line()}; "
+            f"{len(report.failing)} failing findings so far; run log {out / 'fuzz.json'}"
+        )
+        return report.exit_code
     if report.ok and report.called_nothing:
         print(f"NOTHING CHECKED: {report.nothing_called_line()}; run log {out / 'fuzz.json'}")
         return report.exit_code

@@ -8,20 +8,26 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from evals.run.fuzz_checks import GRADES, RULES, STILL_SERVING, fails, rule_named
+from evals.run.fuzz_survival import CutShort
 from evals.run.schema_edges import DroppedEdge
 from ocm_common.findings import Finding, Skipped
+from ocm_common.run_record import Status, status_for
 
 PROFILES: dict[str, dict[str, int]] = {
     # inside `make test`: a smoke run of every mutation family on every tool, health-checked
-    # after every case
-    "default": {"valid": 8, "invalid": 40, "health_every": 1},
+    # after every case; the whole run within 10 minutes (--deadline)
+    "default": {"valid": 8, "invalid": 40, "health_every": 1, "deadline_s": 600},
     # `make fuzz`: health-checked after every 10th case and after every case that failed
-    # (tools/list costs ~5x an input error in process, so this keeps the run near 25 minutes)
-    "large": {"valid": 200, "invalid": 1000, "health_every": 10},
+    # (tools/list costs ~5x an input error in process, so this keeps the run near 25 minutes);
+    # cut short after an hour
+    "large": {"valid": 200, "invalid": 1000, "health_every": 10, "deadline_s": 3600},
 }
 # Exit statuses of `evals fuzz`: a run that called nothing checked nothing, so it is neither
-# a pass nor a failure of the target.
+# a pass nor a failure of the target. A run cut short (deadline, restart cap, a server that
+# cannot be started again) exits 2 unless it already has failing findings (1); one stopped by
+# SIGINT/SIGTERM exits 130.
 EXIT_OK, EXIT_FAILED, EXIT_HARNESS, EXIT_NOTHING_CALLED = 0, 1, 2, 3
+EXIT_INTERRUPTED = 130
 VALID_FAMILY = "generated"
 KNOWN_FAMILY = "known_good"  # an input from the examples file or a golden scenario
 EDGE_FAMILY = "schema_edge"  # a boundary case from the published schema (schema_edges.py)
@@ -110,6 +116,11 @@ class ToolStats:
     edge_summary: str = ""  # per field, the edges exercised (schema_edges.SchemaEdges.summary)
     edges: list[EdgeOutcome] = field(default_factory=list)
     edges_dropped: list[DroppedEdge] = field(default_factory=list)
+    restarts: int = 0  # the server died or stopped answering on this tool's cases, restarted
+    hangs: int = 0  # calls that timed out while the server still answered tools/list
+    shrink_calls: int = 0  # calls made to shrink a server-killing or hanging case
+    stopped: str = ""  # why this tool's cases stopped early (a cap, the deadline), else ""
+    not_run: list[str] = field(default_factory=list)  # its parts not run when it stopped early
 
     def edge_counts(self) -> dict[str, int]:
         """How the boundary cases ended: {"answered": n, "not-found": n, "failed": n, ...}."""
@@ -146,6 +157,16 @@ class FuzzReport:
     database_note: str = ""
     house_rules: bool = True
     skipped: list[Skipped] = field(default_factory=list)
+    cut_short: CutShort | None = None
+    restarts: int = 0  # fresh processes after the server died or stopped answering
+    notes: list[str] = field(default_factory=list)  # caps hit, cases that did not reproduce
+
+    @property
+    def status(self) -> Status:
+        """The run record's status: cut_short / interrupted, else by the exit code."""
+        if self.cut_short is not None:
+            return self.cut_short.status
+        return status_for(self.exit_code)
 
     @property
     def failing(self) -> list[Finding]:
@@ -158,8 +179,9 @@ class FuzzReport:
 
     @property
     def calls(self) -> int:
-        """Tool calls made (every case and replay, however it ended)."""
-        return sum(sum(t.calls.values()) for t in self.tools)
+        """Tool calls made (every case and replay, however it ended, and the calls that
+        shrank a case that killed or hung the server)."""
+        return sum(sum(t.calls.values()) + t.shrink_calls for t in self.tools)
 
     @property
     def called_nothing(self) -> bool:
@@ -168,9 +190,14 @@ class FuzzReport:
 
     @property
     def exit_code(self) -> int:
-        """0 passed, 1 failing findings (or changed databases), 3 nothing was called."""
+        """0 passed, 1 failing findings (or changed databases), 2 cut short (without failing
+        findings), 3 nothing was called, 130 interrupted."""
+        if self.cut_short is not None and self.cut_short.status == "interrupted":
+            return EXIT_INTERRUPTED
         if not self.ok:
             return EXIT_FAILED
+        if self.cut_short is not None:
+            return EXIT_HARNESS
         return EXIT_NOTHING_CALLED if self.called_nothing else EXIT_OK
 
     def nothing_called_line(self) -> str:
@@ -191,6 +218,10 @@ class FuzzReport:
             "target": self.target,
             "profile": self.profile,
             "seed": self.seed,
+            "status": self.status,
+            "cut_short": asdict(self.cut_short) if self.cut_short is not None else None,
+            "restarts": self.restarts,
+            "notes": list(self.notes),
             "ok": self.ok,
             "calls": self.calls,
             "called_nothing": self.called_nothing,
@@ -237,3 +268,11 @@ class FuzzConfig:
     examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # known-good inputs
     canary: str | None = None  # a secret planted in the server's environment (stdio, inprocess)
     edges: bool = True  # boundary cases from the schema first (schema_edges.py)
+    # the whole run (connect, every tool): at the deadline nothing new starts, a call in flight
+    # gets `grace_s` more, and the report says what was not reached; None: no deadline
+    deadline_s: float | None = None
+    grace_s: float = 5.0
+    probe_timeout_s: float = 5.0  # tools/list after a call timed out: still answering?
+    restarts_per_tool: int = 5  # the server died or stopped answering (or a call hung) this often
+    restarts_per_run: int = 20
+    shrink_attempts: int = 8  # calls (each in a fresh process) to shrink a server-killing case

@@ -7,7 +7,10 @@ One contract (:class:`Target`), three kinds chosen by a spec string, all driven 
   process, from a named configuration (``hybrid``, ``keyword``, ``no-boosts``, ...: see
   ``reference_server/configurations.py``) and ``Settings`` overrides (values parsed as YAML
   scalars: ``mode=keyword``, ``faults.sql_delay_ms=200``);
-- ``stdio:<command line>``: a server started as a subprocess speaking MCP over stdio;
+- ``stdio:<command line>``: a server started as a subprocess speaking MCP over stdio
+  (:class:`evals.run.stdio_process.StdioProcess`: a launch that fails is explained with the
+  command, its exit status and the last lines of its stderr; a reply that is not UTF-8
+  JSON-RPC ends its call with :class:`UnreadableReply` instead of hanging the session);
 - ``http(s)://host/.../mcp``: a streamable-HTTP server (bearer token from ``EVALS_BEARER_TOKEN``).
 
 Comparing two backends is then diffing two run logs.
@@ -29,10 +32,20 @@ import yaml
 from evals.run.outcome import CallOutcome, ToolInfo
 
 BEARER_ENV = "EVALS_BEARER_TOKEN"
+INIT_TIMEOUT_S = 60.0  # a server that has not answered initialize by then did not start
+# A JSON-RPC error code of the implementation-defined band the SDK does not use: the stdio
+# transport makes it up (HARNESS_MARK in its data) for a request whose reply it could not read.
+UNREADABLE_REPLY = -32019
+HARNESS_MARK = "ocm-harness:unreadable-reply"
 
 
 class TargetError(RuntimeError):
     """The backend could not be reached or answered with a protocol error (not a tool error)."""
+
+
+class UnreadableReply(TargetError):
+    """The server's reply to a call was not UTF-8 JSON-RPC (invalid bytes, a lone surrogate,
+    not JSON), or it wrote such a line and the call then got no reply in time."""
 
 
 class Target(Protocol):
@@ -89,6 +102,7 @@ class McpTarget:
         self._timeout_s = timeout_s
         self._identity = identity
         self._client: Any = None
+        self._live: Any = None  # the transport of the open session
         self.protocol_version = ""  # negotiated at initialize
 
     @property
@@ -109,16 +123,27 @@ class McpTarget:
         (the in-process reference server); empty for other targets."""
         return self._identity() if self._identity else {}
 
+    @property
+    def process(self) -> Any:
+        """The stdio server process of the open (or last) session: a
+        :class:`~evals.run.stdio_process.StdioProcess` (pid, exit status, stderr tail,
+        unreadable lines); None for other kinds."""
+        from evals.run.stdio_process import StdioProcess
+
+        return self._live if isinstance(self._live, StdioProcess) else None
+
     async def __aenter__(self) -> McpTarget:
         from fastmcp import Client
 
         try:
-            client = Client(self.transport(), timeout=self._timeout_s)
+            self._live = self.transport()
+            # a server that never answers initialize is a launch failure too, in bounded time
+            client = Client(self._live, timeout=self._timeout_s, init_timeout=INIT_TIMEOUT_S)
             await client.__aenter__()
         except TargetError:
             raise
         except Exception as exc:
-            raise TargetError(f"cannot connect to target {self.spec!r}: {exc}") from exc
+            raise TargetError(f"cannot connect to target {self.spec!r}: {_launch(exc)}") from exc
         client.session.validate_tool_result = _accept_any_result  # type: ignore[method-assign]
         self._client = client
         init = getattr(client, "initialize_result", None)
@@ -181,9 +206,11 @@ class McpTarget:
                 client.call_tool_mcp(name, dict(args), timeout=limit), timeout=limit + 5.0
             )
         except TimeoutError as exc:
+            self._unreadable(name, started, exc)
             raise TargetError(f"tools/call {name} timed out after {limit:.1f}s") from exc
         except Exception as exc:
-            raise TargetError(f"tools/call {name} failed: {exc}") from exc
+            self._unreadable(name, started, exc)
+            raise TargetError(f"tools/call {name} failed: {exc}{self._ended()}") from exc
         latency_ms = (time.perf_counter() - started) * 1000.0
         texts = [block.text for block in result.content if getattr(block, "type", "") == "text"]
         structured = result.structured_content
@@ -195,8 +222,48 @@ class McpTarget:
             latency_ms=latency_ms,
         )
 
+    def _unreadable(self, name: str, started: float, exc: BaseException) -> None:
+        """Raise :class:`UnreadableReply` when the call ended on a reply the harness could not
+        read (its error, made by the stdio transport), or got none after an unreadable line."""
+        data = getattr(getattr(exc, "error", None), "data", None)
+        if isinstance(data, dict) and data.get("harness") == HARNESS_MARK:
+            raise UnreadableReply(f"tools/call {name}: {exc}") from exc
+        process = self.process
+        seen = process.unreadable_since(started) if process is not None else []
+        if seen and not isinstance(exc, UnreadableReply):
+            raise UnreadableReply(
+                f"tools/call {name} got no readable reply ({exc or type(exc).__name__}); the "
+                f"server wrote a line that is not valid UTF-8 JSON-RPC: {seen[-1].reason}, "
+                f"{seen[-1].excerpt}"
+            ) from exc
+
+    def _ended(self) -> str:
+        """'' while the server runs; else how its process ended and its last stderr line."""
+        process = self.process
+        if process is None or not process.exited:
+            return ""
+        tail = process.stderr_tail(1)
+        last = f"; last stderr line: {tail[-1][:200]!r}" if tail else ""
+        return f" (the server process {process.ended_text()}{last})"
+
     def for_mode(self, mode: str) -> Target | None:
         return self._with_mode(mode) if self._with_mode else None
+
+
+def _launch(exc: BaseException) -> str:
+    """A connect failure's text: the stdio transport's explanation (command, exit status,
+    stderr) when the exception carries one, else the exception's own text."""
+    from evals.run.stdio_process import LaunchFailed
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, LaunchFailed):
+            return str(seen)
+        for inner in getattr(seen, "exceptions", ()):
+            if isinstance(inner, LaunchFailed):
+                return str(inner)
+        seen = seen.__cause__ or seen.__context__
+    return str(exc) or type(exc).__name__
 
 
 # ----------------------------------------------------------------------------- kinds
@@ -308,17 +375,21 @@ def inprocess_target(
 
 def stdio_target(command_line: str, timeout_s: float = 30.0) -> McpTarget:
     """A subprocess server. ``python``/``python3`` as the command means this interpreter, so
-    ``stdio:python -m reference_server`` uses the harness's own virtualenv."""
+    ``stdio:python -m reference_server`` uses the harness's own virtualenv. Its stderr goes to
+    a file (the caller's ``log_file``, else a temporary one) whose last lines explain a launch
+    that failed."""
     argv = shlex.split(command_line)
     if not argv:
         raise TargetError("stdio target needs a command: 'stdio:<command line>'")
     command = sys.executable if argv[0] in ("python", "python3") else argv[0]
 
     def make_transport(extra_env: dict[str, str] | None = None, log_file: Any = None) -> Any:
-        from fastmcp.client.transports import StdioTransport
+        from evals.run.stdio_process import StdioProcess
 
         env = {**os.environ, **(extra_env or {})}
-        return StdioTransport(command, argv[1:], env=env, keep_alive=False, log_file=log_file)
+        return StdioProcess(
+            command, argv[1:], env=env, log_file=log_file, command_line=command_line
+        )
 
     return McpTarget(f"stdio:{command_line}", make_transport, timeout_s=timeout_s)
 

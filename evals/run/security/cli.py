@@ -16,7 +16,9 @@ SECURITY_HELP = (
     "security checks against any MCP target: tool poisoning, cross-tool shadowing, rug pull, "
     "secret leaks, path escapes (absolute, ../, ~, $HOME, ${VAR}, encoded, symlinked), what "
     "tools can be made to do (run commands, fetch caller-chosen URLs, send to recipients "
-    "nobody named), unbounded work, HTTP transport rules"
+    "nobody named), unbounded work, what every answer says (instructions to the model, "
+    "internals, destinations nobody named, size, text that is not UTF-8), files a call writes, "
+    "HTTP transport rules; every tool reached with schema-valid arguments, every enum value"
 )
 SECURITY_DESCRIPTION = (
     SECURITY_HELP + ". Read-only tools only unless --allow-writes, loopback targets only "
@@ -49,6 +51,8 @@ def cmd_security(args: argparse.Namespace) -> int:
         call_timeout_s=args.call_timeout,
         deadline_s=args.deadline,
         memory_limit_mb=args.memory_limit,
+        max_result_bytes=args.max_result_bytes,
+        sweep_limit=args.sweep_limit,
         families=tuple(args.family or ()),
     )
     clock = Clock()
@@ -67,6 +71,8 @@ def cmd_security(args: argparse.Namespace) -> int:
         )
     for s in report.skipped:
         console.print(f"  skipped {s.tool}: {s.reason}", soft_wrap=True)
+    for line in reach_lines(report):
+        console.print(line, soft_wrap=True)
     for name in report.families_without_calls:
         console.print(f"  {name}: made no calls, so its checks checked nothing (not 0 findings)")
     if report.calls == 0 and report.skipped:
@@ -77,6 +83,24 @@ def cmd_security(args: argparse.Namespace) -> int:
         soft_wrap=True,
     )
     return report.exit_code
+
+
+def reach_lines(report: Any) -> list[str]:
+    """Per tool, the probes that reached it (and those that could not, with the reason)."""
+    by_tool: dict[str, list[dict[str, Any]]] = {}
+    for row in report.reach:
+        by_tool.setdefault(row["tool"], []).append(row)
+    lines = []
+    for tool, rows in by_tool.items():
+        probes = ", ".join(
+            f"{r['probe']} {r['reached'] + r['refused']}/{r['reached'] + r['refused'] + r['unreached']}"
+            for r in rows
+        )
+        lines.append(f"  {tool}: probes that reached it: {probes}")
+        for r in rows:
+            for reason in r["could_not_reach"]:
+                lines.append(f"    {r['probe']}: {reason}")
+    return lines
 
 
 def cmd_contract(args: argparse.Namespace) -> int:
@@ -130,6 +154,18 @@ def add_parsers(sub: Any) -> None:
     sec.add_argument("--deadline", type=float, default=600.0, help="seconds for the run (600)")
     sec.add_argument(
         "--memory-limit", type=float, default=256.0, help="MB a call may grow a stdio server (256)"
+    )
+    sec.add_argument(
+        "--max-result-bytes",
+        type=int,
+        default=1_000_000,
+        help="bytes an answer may have before result_too_large (1000000)",
+    )
+    sec.add_argument(
+        "--sweep-limit",
+        type=int,
+        default=40,
+        help="schema-valid boundary calls per tool, every enum value first (40)",
     )
     sec.set_defaults(func=cmd_security)
 

@@ -22,7 +22,8 @@ from typing import Any
 
 from evals.run.security.capability import finding, fits, free_text, recognised
 from evals.run.security.findings import Finding
-from evals.run.security.inputs import base_args, plain
+from evals.run.security.inputs import plain
+from evals.run.security.probe import probe_call
 from evals.run.security.registry import Context
 from evals.run.security.surface import ToolSurface
 
@@ -103,8 +104,8 @@ async def probe(ctx: Context, tool: ToolSurface) -> tuple[list[Finding], int]:
         marker = ExecMarker.create(ctx.sandbox.base)
         for how, value in marker.commands(name, schema):
             probed += 1
-            args = {**base_args(tool.input_schema), name: value}
-            call = await ctx.session.call(tool.name, args, CHECK)
+            call = await probe_call(ctx.session, tool, {name: value}, CHECK)
+            args = call.args
             where = marker.ran(call.output())
             if where:
                 message = (

@@ -50,6 +50,9 @@ class SecurityReport:
     # family with 0 checked nothing, and the report says so instead of "0 findings"
     family_calls: dict[str, int] = field(default_factory=dict)
     call_log: list[dict[str, Any]] = field(default_factory=list)
+    # per tool and probe: calls that reached it, were refused for the probe's own value, and
+    # the reasons of those that could not reach it (never counted as checked)
+    reach: list[dict[str, Any]] = field(default_factory=list)
     duration_s: float = 0.0
     error: str | None = None
 
@@ -106,8 +109,16 @@ class SecurityReport:
             "findings": [f.to_json() for f in self.findings],
             "skipped": [asdict(s) for s in self.skipped],
             "notes": self.notes,
+            "reach": self.reach,
             "call_log": self.call_log,
         }
+
+    def unreached_tools(self) -> list[str]:
+        """Tools that were called but that no call reached."""
+        tools: dict[str, int] = {}
+        for row in self.reach:
+            tools[row["tool"]] = tools.get(row["tool"], 0) + row["reached"] + row["refused"]
+        return sorted(t for t, n in tools.items() if n == 0)
 
     def count(self, check: str) -> int:
         return sum(f.check == check for f in self.findings)

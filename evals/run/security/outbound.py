@@ -16,7 +16,7 @@ import time
 from evals.run.security.canary_listener import CanaryListener, Hit
 from evals.run.security.capability import finding, is_string, recognised
 from evals.run.security.findings import Finding
-from evals.run.security.inputs import base_args
+from evals.run.security.probe import probe_call
 from evals.run.security.registry import Context
 from evals.run.security.surface import ToolSurface
 
@@ -60,9 +60,9 @@ async def probe(
         else:
             continue
         probed += 1
-        args = {**base_args(tool.input_schema), name: value}
         started = time.monotonic()
-        call = await ctx.session.call(tool.name, args, CHECK)
+        call = await probe_call(ctx.session, tool, {name: value}, CHECK)
+        args = call.args
         hits = await _wait(listener, token, started)
         if not hits:
             continue

@@ -6,8 +6,14 @@ symbolic link inside its root that points out of it.
 Every path-like argument (:func:`evals.run.security.paths.path_like`) of a callable tool is
 given each form in turn, aimed at a marker file the harness planted outside the declared
 root (in the sandbox's outside folder, or in the ``HOME`` a stdio server gets); a result
-carrying the marker is the escape. An argument that already escapes with a plain absolute
-path is left to the ``paths`` family (every form would then escape too, and say nothing new).
+carrying the marker is the escape, and so is an answer (result or error) that shows the form
+resolved outside the root (:func:`.paths.revealed`: the server's ``HOME`` path, or the
+aimed-at file's path, in the text although the value never spelled it out; a version-control
+server that answers ``<home>/ocm-marker.txt`` used the file whether or not it returned it).
+An answer that shows the resolved path but refuses it as outside what is allowed expanded
+first and checked after, correctly: ``path_expanded_refused``, a warning (the text discloses
+the location). An argument that already escapes with a plain absolute path is left to the
+``paths`` family (every form would then escape too, and say nothing new).
 """
 
 from __future__ import annotations
@@ -20,8 +26,8 @@ from typing import Any
 
 from evals.conformance.grading import grade_of
 from evals.run.security.findings import ROOTS_SECURITY, Finding
-from evals.run.security.inputs import base_args
-from evals.run.security.paths import path_like
+from evals.run.security.paths import path_like, refused_outside, revealed
+from evals.run.security.probe import probe_call
 from evals.run.security.registry import Context, family
 from evals.run.security.reproduce import call_line
 from evals.run.security.sandbox import HOME_MARKER, LINK_NAME, OUTSIDE_ENV
@@ -31,6 +37,7 @@ FAMILY = "path_probes"
 EXPANSION = "path_escape_expansion"
 ENCODED = "path_escape_encoded"
 SYMLINK = "path_escape_symlink"
+REFUSED_AFTER = "path_expanded_refused"
 WHAT = {
     EXPANSION: "expands a home directory or an environment variable after checking the path",
     ENCODED: "decodes or rewrites the path (percent-encoding, backslashes, file:// URLs) "
@@ -119,7 +126,19 @@ def symlink_probes(ctx: Context) -> list[Probe]:
     ]
 
 
-def _finding(ctx: Context, tool: ToolSurface, name: str, probe: Probe, args: Any) -> Finding:
+def server_home(ctx: Context) -> Path:
+    """The ``HOME`` the server expands ``~`` to: the sandbox's for stdio, else this user's."""
+    return ctx.sandbox.home if ctx.session.kind == "stdio" else Path.home()
+
+
+def _finding(
+    ctx: Context, tool: ToolSurface, name: str, probe: Probe, args: Any, shown: str | None
+) -> Finding:
+    how = (
+        f"the answer shows it resolved to {shown}"
+        if shown
+        else "returned the marker planted outside the root"
+    )
     return Finding(
         check=probe.check,
         family=FAMILY,
@@ -130,7 +149,24 @@ def _finding(ctx: Context, tool: ToolSurface, name: str, probe: Probe, args: Any
         "against the roots)",
         tool=tool.name,
         where=f"arguments/{name}",
-        evidence=f"{name}={probe.value!r} returned the marker planted outside the root",
+        evidence=f"{name}={probe.value!r} {how}",
+        reference=ROOTS_SECURITY,
+        reproduction=call_line(ctx.spec, tool.name, args),
+    )
+
+
+def _refused_after(
+    ctx: Context, tool: ToolSurface, name: str, probe: Probe, args: Any, shown: str
+) -> Finding:
+    return Finding(
+        check=REFUSED_AFTER,
+        family=FAMILY,
+        grade=grade_of(REFUSED_AFTER),
+        message=f"argument {name!r}: a {probe.form} path was resolved outside the declared root "
+        "and then refused; the answer discloses the location it resolved to",
+        tool=tool.name,
+        where=f"arguments/{name}",
+        evidence=f"{name}={probe.value!r}: the answer names {shown}",
         reference=ROOTS_SECURITY,
         reproduction=call_line(ctx.spec, tool.name, args),
     )
@@ -139,25 +175,35 @@ def _finding(ctx: Context, tool: ToolSurface, name: str, probe: Probe, args: Any
 async def probe_argument(ctx: Context, tool: ToolSurface, name: str) -> list[Finding]:
     """Each check's forms in turn until one escapes (one finding per check and argument)."""
     marker = ctx.sandbox.marker
-    plain = {**base_args(tool.input_schema), name: str(ctx.sandbox.outside_file)}
-    if marker in (await ctx.session.call(tool.name, plain, FAMILY)).output():
+    absolute = {name: str(ctx.sandbox.outside_file)}
+    if marker in (await probe_call(ctx.session, tool, absolute, FAMILY)).output():
         ctx.notes.append(
             f"path_probes: {tool.name}.{name} reads any absolute path (the paths family "
             "reports it); its other forms were not tried"
         )
         return []
     findings: list[Finding] = []
+    home = server_home(ctx)
+    warned = False
     for group in (expansion_probes(ctx), encoded_probes(ctx), symlink_probes(ctx)):
         for probe in group:
-            args = {**base_args(tool.input_schema), name: probe.value}
-            call = await ctx.session.call(tool.name, args, FAMILY)
-            if marker in call.output():
-                findings.append(_finding(ctx, tool, name, probe, args))
+            call = await probe_call(ctx.session, tool, {name: probe.value}, FAMILY)
+            output = call.output()
+            shown = (
+                None if marker in output else revealed(output, probe.value, ctx.sandbox.root, home)
+            )
+            if shown and refused_outside(output):
+                if not warned:
+                    findings.append(_refused_after(ctx, tool, name, probe, call.args, shown))
+                    warned = True
+                continue
+            if marker in output or shown:
+                findings.append(_finding(ctx, tool, name, probe, call.args, shown))
                 break
     return findings
 
 
-@family(FAMILY, checks=(EXPANSION, ENCODED, SYMLINK), phase="calls")
+@family(FAMILY, checks=(EXPANSION, ENCODED, SYMLINK, REFUSED_AFTER), phase="calls")
 async def check_path_probes(ctx: Context) -> list[Finding]:
     """``~``, ``~user``, ``$HOME``, ``${VAR}``, percent-encoded ``..``, mixed separators,
     ``file://`` and a symbolic link out of the root, for every path-like argument."""

@@ -15,7 +15,8 @@ from urllib.parse import urlsplit
 
 from evals.run.security.capability import finding, is_string, name_tokens, recognised
 from evals.run.security.findings import Finding
-from evals.run.security.inputs import base_args, plain
+from evals.run.security.inputs import plain
+from evals.run.security.probe import probe_call
 from evals.run.security.registry import Context
 from evals.run.security.surface import ToolSurface
 
@@ -29,6 +30,7 @@ RECIPIENT_WORDS = re.compile(
     re.I,
 )
 EMAIL = re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+")
+LOCAL_PART, DOMAIN_PART = 64, 255  # RFC 5321 limits: how far around an @ an address reaches
 URL = re.compile(r"\b(?:https?|ftp|wss?)://[^\s\"'<>)\]]+", re.I)
 SENDER_LABEL = re.compile(
     r"(from|sender|reply[-_ ]?to|sent[-_ ]by)[\\\"']*\s*[:=]?\s*[\[\\\"']*\s*$", re.I
@@ -54,13 +56,31 @@ def recipient_value(schema: Any, address: str) -> Any:
     return [address] if s.get("type") == "array" else address
 
 
+def _emails(output: str) -> list[tuple[int, str]]:
+    """(start, address) of every e-mail address, found from each ``@`` outwards (a scan from
+    every position would take quadratic time on a long run of word characters)."""
+    out: list[tuple[int, str]] = []
+    end = 0
+    for at in (m.start() for m in re.finditer("@", output)):
+        if at < end:
+            continue
+        start = max(end, at - LOCAL_PART)
+        m = EMAIL.search(output, start, min(len(output), at + DOMAIN_PART))
+        while m is not None and m.end() <= at:
+            m = EMAIL.search(output, m.end(), min(len(output), at + DOMAIN_PART))
+        if m is not None and m.start() <= at < m.end():
+            out.append((m.start(), m.group(0)))
+            end = m.end()
+    return out
+
+
 def destinations(output: str) -> list[str]:
     """Every e-mail address, URL host and absolute file path in ``output``, except addresses
     labelled as the sender."""
     found: list[str] = []
-    for m in EMAIL.finditer(output):
-        if not SENDER_LABEL.search(output[max(0, m.start() - 24) : m.start()]):
-            found.append(m.group(0).lower().rstrip("."))
+    for start, address in _emails(output):
+        if not SENDER_LABEL.search(output[max(0, start - 24) : start]):
+            found.append(address.lower().rstrip("."))
     for m in URL.finditer(output):
         host = (urlsplit(m.group(0)).hostname or "").lower()
         if host:
@@ -96,8 +116,9 @@ async def probe(ctx: Context, tool: ToolSurface) -> tuple[list[Finding], int]:
             continue
         probed += 1
         address = f"ocm-{secrets.token_hex(4)}@{RESERVED_DOMAIN}"
-        args = {**base_args(tool.input_schema), name: recipient_value(schema, address)}
-        call = await ctx.session.call(tool.name, args, CHECK)
+        fixed = {name: recipient_value(schema, address)}
+        call = await probe_call(ctx.session, tool, fixed, CHECK)
+        args = call.args
         if call.status != "ok":
             continue
         extra = unasked(call.output(), args)

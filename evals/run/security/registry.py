@@ -17,17 +17,21 @@ from ocm_common.registry import Registry
 
 Phase = Literal["surface", "calls", "after", "http"]
 PHASES: tuple[Phase, ...] = ("surface", "calls", "after", "http")
-# Within a phase: the surface is compared before probes change anything, crashes seen by the
-# earlier families are reported by the unbounded family, secrets read every call made.
+# Within a phase: the surface is compared before probes change anything (the schema sweep
+# comes after the rug pull's listings), crashes seen by the earlier families are reported by
+# the unbounded family, secrets, results and effects read every call made.
 ORDER = (
     "poisoning",
     "shadowing",
     "rug_pull",
+    "reach",
     "paths",
     "path_probes",
     "capabilities",
     "unbounded",
     "secrets",
+    "results",
+    "effects",
     "http",
 )
 
@@ -42,6 +46,8 @@ class Context:
     callable_tools: list[ToolSurface]
     sandbox: Sandbox
     memory_limit_mb: float = 256.0
+    max_result_bytes: int = 1_000_000
+    sweep_limit: int = 40
     notes: list[str] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
 
@@ -68,11 +74,14 @@ FAMILIES: Registry[Family] = Registry(
             "poisoning",
             "shadowing",
             "rugpull",
+            "reach",
             "paths",
             "path_probes",
             "capabilities",
             "unbounded",
             "secrets_leak",
+            "results",
+            "effects",
             "http_transport",
         )
     ),

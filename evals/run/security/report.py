@@ -60,6 +60,28 @@ def document(report: SecurityReport) -> Document:
             ],
         ),
     )
+    if report.reach:
+        doc.section(
+            "Reach",
+            Table(
+                ["tool", "probe", "reached", "refused (the probe's value)", "could not reach"],
+                [
+                    [
+                        row["tool"],
+                        row["probe"],
+                        str(row["reached"]),
+                        str(row["refused"]),
+                        "; ".join(row["could_not_reach"]),
+                    ]
+                    for row in report.reach
+                ],
+                tones=[
+                    "bad" if row["reached"] + row["refused"] == 0 else "neutral"
+                    for row in report.reach
+                ],
+                note="each probe's last call; a call that could not reach its tool checked nothing",
+            ),
+        )
     if report.skipped:
         doc.section(
             "Tools not called",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from evals.conformance.grading import grade_of
 from evals.contract import Change, diff_surfaces
 from evals.run.security.findings import LIST_CHANGED, Finding
-from evals.run.security.inputs import base_args
+from evals.run.security.probe import probe_call
 from evals.run.security.registry import Context, family
 from evals.run.security.reproduce import surface_line
 from evals.run.security.surface import surface_map
@@ -55,7 +55,7 @@ async def check_rug_pull(ctx: Context) -> list[Finding]:
     findings = _findings(diff_surfaces(first, second), "between two listings in a row", ctx)
     crashed = False
     for tool in ctx.callable_tools:
-        call = await ctx.session.call(tool.name, base_args(tool.input_schema), "rug_pull")
+        call = await probe_call(ctx.session, tool, {}, "rug_pull")
         crashed |= call.status in ("timeout", "crash")
     if crashed:
         ctx.notes.append(

@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass
 
 from evals.run.security.findings import SecurityReport
+from evals.run.security.probe import counted, reach_rows
 from evals.run.security.registry import PHASES, Context, Family, select
 from evals.run.security.safety import check_target, plan
 from evals.run.security.sandbox import Sandbox
@@ -28,6 +29,8 @@ class Options:
     call_timeout_s: float = 10.0
     deadline_s: float = 600.0
     memory_limit_mb: float = 256.0
+    max_result_bytes: int = 1_000_000
+    sweep_limit: int = 40
     families: tuple[str, ...] = ()
 
 
@@ -60,6 +63,7 @@ async def run_security(
     finally:
         report.calls = len(session.calls)
         report.call_log = [call.summary() for call in session.calls]
+        report.reach = reach_rows(session.calls)
         await session.close()
         sandbox.remove()
         report.duration_s = time.perf_counter() - started
@@ -97,6 +101,8 @@ async def _run(
         callable_tools=callable_tools,
         sandbox=session.sandbox,
         memory_limit_mb=options.memory_limit_mb,
+        max_result_bytes=options.max_result_bytes,
+        sweep_limit=options.sweep_limit,
         notes=report.notes,
         skipped=skipped,
     )
@@ -107,11 +113,18 @@ async def _run(
             for finding in found:
                 events.found(f"security:{fam.name}", finding)
             if phase in CALLING_PHASES:
-                # a "calls" family judges its own calls; an "after" family reads every call
-                own = len(session.calls) - (before if phase == "calls" else 0)
-                report.family_calls[fam.name] = own
+                # a "calls" family judges its own calls; an "after" family reads every call.
+                # Only calls that reached their tool (or were refused for the probe's own
+                # value) checked anything.
+                own = session.calls[before:] if phase == "calls" else session.calls
+                report.family_calls[fam.name] = sum(counted(c) for c in own)
                 if report.family_calls[fam.name] == 0:
+                    made = (
+                        f"made {len(own)} call(s), none of which reached a tool"
+                        if own
+                        else "made no calls"
+                    )
                     report.notes.append(
-                        f"{fam.name}: made no calls ({len(callable_tools)} tools it may call), "
-                        "so its checks found nothing because they checked nothing"
+                        f"{fam.name}: {made} ({len(callable_tools)} tools it may call), so its "
+                        "checks found nothing because they checked nothing"
                     )

@@ -7,7 +7,9 @@ it.)
 For the path probes a stdio server also gets a ``HOME`` of its own (outside the root, the
 marker in it) and a variable naming the outside folder, so ``~/x`` and ``$VAR/x`` escapes
 reach a file the harness planted; the root holds a symbolic link that points out of it.
-Package caches stay where they were, so launchers such as ``uvx`` and ``npx`` still work."""
+Package caches stay where they were, so launchers such as ``uvx`` and ``npx`` still work.
+It also gets a temp folder of its own (``TMPDIR``, ``TMP``, ``TEMP``): the root, the outside
+folder, that ``HOME`` and the temp folder are the trees :mod:`.files` lists around each call."""
 
 from __future__ import annotations
 
@@ -57,6 +59,7 @@ class Sandbox:
         outside_file = outside / "secret.txt"
         outside_file.write_text(f"{marker}\n", encoding="utf-8")
         (base / "home").mkdir()
+        (base / "tmp").mkdir()
         (base / "home" / HOME_MARKER).write_text(f"{marker}\n", encoding="utf-8")
         (root / LINK_NAME).symlink_to(outside, target_is_directory=True)
         return cls(
@@ -76,6 +79,16 @@ class Sandbox:
         """The ``HOME`` a stdio server gets: outside the root, the marker file in it."""
         return self.base / "home"
 
+    @property
+    def tmp(self) -> Path:
+        """The temp folder a stdio server gets (``TMPDIR``)."""
+        return self.base / "tmp"
+
+    @property
+    def trees(self) -> list[Path]:
+        """The folders whose files are compared before and after every call."""
+        return [self.root, self.outside_file.parent, self.home, self.tmp]
+
     def server_env(self) -> dict[str, str]:
         """What a stdio server's environment gets on top of the harness's own."""
         real_home = Path.home()
@@ -85,6 +98,7 @@ class Sandbox:
             self.canary_env: self.canary_value,
             "HOME": str(self.home),
             OUTSIDE_ENV: str(self.outside_file.parent),
+            **{name: str(self.tmp) for name in ("TMPDIR", "TMP", "TEMP")},
         }
 
     def remove(self) -> None:

@@ -21,7 +21,7 @@ from evals.conformance.calls import STACK_TRACE, crash_signs
 from evals.conformance.canary import key_matches
 from evals.conformance.grading import grade_of
 from evals.run.security.findings import TOOLS_SECURITY, Finding
-from evals.run.security.inputs import base_args
+from evals.run.security.probe import probe_call
 from evals.run.security.registry import Context, family
 from evals.run.security.reproduce import call_line
 from evals.run.security.session import Call
@@ -57,7 +57,7 @@ async def check_secrets(ctx: Context) -> list[Finding]:
     called = {c.tool for c in ctx.session.calls}
     for tool in ctx.callable_tools:
         if tool.name not in called:
-            await ctx.session.call(tool.name, base_args(tool.input_schema), "secrets")
+            await probe_call(ctx.session, tool, {}, "secrets")
     findings: list[Finding] = []
     seen: set[tuple[str, str]] = set()
     canary = ctx.sandbox.canary_value

@@ -1,6 +1,9 @@
 """One MCP session for the security run: every call bounded in time, classified (answered,
 tool error, protocol error, timeout, crash), recorded for the checks that read results
-afterwards, and, for stdio targets, the server process's memory watched while it runs.
+afterwards, and, for stdio targets, the server process's memory watched while it runs. The
+sandbox's trees are listed before and after each call (:mod:`.files`), so every call records
+the files it created, changed or deleted; a message from the server the client could not parse
+(a lone surrogate, bytes that are not JSON) during a call is recorded on that call.
 
 The session's client runs on the target's own transport (:meth:`McpTarget.transport`: a stdio
 server gets the canary in its environment and its stderr in a log file; the working directory
@@ -14,12 +17,14 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import psutil
 
+from evals.run.security.files import FileChange, changes, snapshot
 from evals.run.security.sandbox import Sandbox
 from evals.run.security.surface import ToolSurface
 from evals.run.targets import McpTarget, TargetError, make_target
@@ -27,12 +32,16 @@ from evals.run.targets import McpTarget, TargetError, make_target
 Status = Literal["ok", "tool-error", "protocol-error", "timeout", "crash"]
 SAMPLE_EVERY_S = 0.05
 ROOT_PLACEHOLDER = "{root}"
+SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass
 class Call:
     """One ``tools/call`` as the checks see it; ``text`` joins the text content, or holds the
-    protocol error's message; ``peak_rss_growth_mb`` is measured for stdio targets only."""
+    protocol error's message; ``peak_rss_growth_mb`` is measured for stdio targets only;
+    ``reach`` is set by :func:`.probe.probe_call` (reached, refused by the server naming the
+    probed argument, retried, unreached) with the reason; ``files`` what the call did to the
+    sandbox's trees; ``unparsed`` the client's parse errors for messages during the call."""
 
     tool: str
     args: dict[str, Any]
@@ -43,20 +52,34 @@ class Call:
     latency_ms: float = 0.0
     peak_rss_growth_mb: float | None = None
     detail: str = ""
+    reach: str = ""
+    reach_reason: str = ""
+    files: list[FileChange] = field(default_factory=list)
+    unparsed: list[str] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
-        """The call as the report records it: arguments abbreviated, the answer's start."""
+        """The call as the report records it: arguments abbreviated, the answer's start
+        (lone surrogates written as escapes, so the record stays UTF-8)."""
         from evals.run.security.reproduce import shorten
 
         return {
             "tool": self.tool,
             "purpose": self.purpose,
             "status": self.status,
+            "reach": self.reach,
+            "reach_reason": self.reach_reason,
             "latency_ms": round(self.latency_ms, 1),
             "args": shorten(self.args),
-            "answer": self.output()[:200],
+            "answer": printable(self.output()[:200]),
+            "answer_bytes": self.size_bytes(),
             "peak_rss_growth_mb": self.peak_rss_growth_mb,
+            "files": [c.to_json() for c in self.files],
+            "unparsed": [printable(u[:200]) for u in self.unparsed],
         }
+
+    def size_bytes(self) -> int:
+        """The answer's size in UTF-8 bytes (text content and structured content)."""
+        return len(self.output().encode("utf-8", "surrogatepass"))
 
     def output(self) -> str:
         """Everything the server sent back, as one string to search."""
@@ -64,6 +87,11 @@ class Call:
         if self.structured is not None:
             parts.append(json.dumps(self.structured, ensure_ascii=False, default=str))
         return "\n".join(p for p in parts if p)
+
+
+def printable(text: str) -> str:
+    """``text`` with lone surrogates written as ``\\udXXX`` (they cannot be written as UTF-8)."""
+    return SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
 async def _accept_any_result(name: str, result: Any) -> None:
@@ -83,6 +111,7 @@ class Session:
     _target: McpTarget | None = None
     _pids: set[int] = field(default_factory=set)
     _env_backup: str | None = None
+    _unparsed: list[str] = field(default_factory=list)
 
     @property
     def kind(self) -> str:
@@ -120,7 +149,10 @@ class Session:
         before = _child_pids()
         try:
             client = Client(
-                self._transport(), timeout=self.call_timeout_s, roots=[self.sandbox.root_uri]
+                self._transport(),
+                timeout=self.call_timeout_s,
+                roots=[self.sandbox.root_uri],
+                message_handler=self._on_message,
             )
             await asyncio.wait_for(client.__aenter__(), self.connect_timeout_s)
         except TargetError:
@@ -134,6 +166,12 @@ class Session:
         caps = getattr(init, "capabilities", None)
         if caps is not None:
             self.capabilities = caps.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+    async def _on_message(self, message: Any) -> None:
+        """A line the client could not read arrives as an exception: kept for the call in
+        progress (the stdio transport also ends the request it answered, when it names one)."""
+        if isinstance(message, Exception):
+            self._unparsed.append(str(message))
 
     async def _disconnect(self) -> None:
         client, self._client = self._client, None
@@ -214,6 +252,8 @@ class Session:
         base = self._rss_mb()
         peak = [0.0]
         watcher = asyncio.create_task(self._watch(base, peak)) if base is not None else None
+        before = snapshot(self.sandbox.trees)
+        self._unparsed.clear()
         started = time.perf_counter()
         record = Call(tool, args, purpose, "ok")
         try:
@@ -232,6 +272,7 @@ class Session:
             record.detail = type(exc).__name__
             record.status = "protocol-error"  # or a crash: decided below by the server's health
         record.latency_ms = (time.perf_counter() - started) * 1000.0
+        record.unparsed = list(self._unparsed)
         if watcher is not None:
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -245,6 +286,7 @@ class Session:
             record.status = "protocol-error" if healthy else "crash"
         elif not self.alive():
             record.status = "crash"
+        record.files = changes(before, snapshot(self.sandbox.trees))
         self.calls.append(record)
         if record.status in ("timeout", "crash"):
             await self.reconnect()

@@ -14,11 +14,10 @@ whole server.
 
 from __future__ import annotations
 
-from typing import Any
-
 from evals.conformance.grading import grade_of
 from evals.run.security.findings import TOOLS_SECURITY, Finding
-from evals.run.security.inputs import base_args, extreme
+from evals.run.security.inputs import extreme
+from evals.run.security.probe import probe_call
 from evals.run.security.registry import Context, family
 from evals.run.security.reproduce import call_line
 from evals.run.security.session import Call
@@ -70,11 +69,12 @@ async def check_unbounded(ctx: Context) -> list[Finding]:
             if probe is None:
                 continue
             value, how = probe
-            args: dict[str, Any] = {**base_args(tool.input_schema), name: value}
-            call = await ctx.session.call(tool.name, args, "unbounded")
+            call = await probe_call(ctx.session, tool, {name: value}, "unbounded")
             findings += judge(call, name, f"{name} = {how}", ctx.spec, ctx.memory_limit_mb)
     # Calls made by other families count too (a crash on an ordinary call is still a crash).
+    crashed: set[str] = set()
     for call in ctx.session.calls:
-        if call.purpose != "unbounded" and call.status == "crash":
+        if call.purpose != "unbounded" and call.status == "crash" and call.tool not in crashed:
+            crashed.add(call.tool)  # one finding per tool, however many ordinary calls
             findings += judge(call, "", "an ordinary call", ctx.spec, ctx.memory_limit_mb)
     return findings
