@@ -13,7 +13,7 @@ from typing import Literal
 
 from ocm_common.registry import Registry
 
-Family = Literal["scenario", "retrieval", "ragas", "latency"]
+Family = Literal["scenario", "retrieval", "ragas", "latency", "calibration"]
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,14 @@ for _name in ("p50_ms", "p95_ms", "p99_ms", "max_ms", "latency_ms"):
         unit="ms",
         bounded=False,
     )
+
+# Calibration of the backend's published confidence (evals/read/calibration.py): read from the
+# run log per scope, never per scenario.
+register("ece", "ECE", family="calibration", higher_is_better=False)
+register("brier", "Brier", family="calibration", higher_is_better=False)
+register("auroc", "AUROC", family="calibration")
+register("accuracy_at_0.9", "accuracy at confidence >= 0.9", family="calibration")
+register("aurc", "AURC", family="calibration", higher_is_better=False)
 
 RETRIEVAL_METRICS: tuple[str, ...] = tuple(n for n, d in METRICS.items() if d.family == "retrieval")
 RAGAS_METRICS: tuple[str, ...] = tuple(n for n, d in METRICS.items() if d.family == "ragas")

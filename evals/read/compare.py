@@ -19,11 +19,16 @@ slower when the Holm-corrected one-sided Wilcoxon p is below ``alpha`` and the m
 difference pass the practical threshold. Two run logs alone were not interleaved: the same
 figures per tool, paired per scenario, are reported and never judged.
 
+Calibration (:mod:`evals.read.calibration_compare`): per tool and overall, paired on the shared
+answers that carry a confidence on both sides: Brier scores with the paired randomization test
+on the per-answer Brier terms (Holm across the scopes), AUROC difference with a paired
+bootstrap interval, ECE of each; "calibration worse" when B's Brier is significantly higher.
+
 Exit code: 0 when B has no significant regression against A, 1 when it has one (a metric
 significantly worse anywhere, more scenarios newly failing than McNemar's exact test allows,
-any newly failing critical scenario, a tool A publishes missing from B, or a tool B is
-slower on by the interleaved latency rule), 2 on a harness error (the interleaved measurement
-failing included).
+any newly failing critical scenario, a tool A publishes missing from B, a tool B is
+slower on by the interleaved latency rule, or a calibration significantly worse by the Brier
+rule), 2 on a harness error (the interleaved measurement failing included).
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evals import contract, registry
-from evals.read import diff, flips, paired_latency, stats
+from evals.read import calibration_compare, diff, flips, paired_latency, stats
 from evals.run.interleaved import InterleavedLatency
 from evals.run.runlog import DEFAULT_MODE, RunLog, ScenarioRecord
 from ocm_common.latency_records import LatencyRecord
@@ -110,6 +115,8 @@ class Comparison:
     allow_missing: bool = False
     # per tool: judged when measured interleaved, else reported from the run logs
     latency: paired_latency.LatencyComparison | None = None
+    # the published confidence, paired per answer (Brier verdict per tool and overall)
+    calibration: calibration_compare.CalibrationComparison | None = None
 
     @property
     def missing_tools(self) -> list[str]:
@@ -128,8 +135,18 @@ class Comparison:
         if self.error or (self.latency and self.latency.error):
             return EXIT_HARNESS
         missing = self.missing_tools and not self.allow_missing
-        regressed = self.regressions or missing or self.flips.regression or self.latency_regressions
+        regressed = (
+            self.regressions
+            or missing
+            or self.flips.regression
+            or self.latency_regressions
+            or self.calibration_regressions
+        )
         return EXIT_REGRESSION if regressed else EXIT_OK
+
+    @property
+    def calibration_regressions(self) -> list[calibration_compare.ScopeComparison]:
+        return self.calibration.regressions if self.calibration else []
 
     def scope(self, name: str) -> ScopeResult | None:
         return next((s for s in self.scopes if s.scope == name), None)
@@ -241,6 +258,7 @@ def compare_logs(
     ]
     shared = set(changes.shared)
     result.flips = flips.compare_flips(records_a, records_b, shared, alpha)
+    result.calibration = calibration_compare.compare_logs(a, b, alpha=alpha)
     for scope in scopes:
         chosen = [r for r in result.results if r.scope == scope]
         verdict, better, worse = _scope_verdict(chosen)
@@ -367,5 +385,8 @@ def to_json(c: Comparison) -> dict[str, Any]:
         ],
         "flips": flips.to_json(c.flips),
         "latency": None if c.latency is None else paired_latency.to_json(c.latency),
+        "calibration": None
+        if c.calibration is None
+        else calibration_compare.to_json(c.calibration),
         "notes": c.notes,
     }

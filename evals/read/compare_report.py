@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 from evals import registry, render
-from evals.read import paired_latency, plots
+from evals.read import calibration_report, paired_latency, plots
 from evals.read.compare import OVERALL, Comparison, to_json
 from evals.read.findings import fmt
 from ocm_common.percentiles import DEFINITION
@@ -202,7 +202,9 @@ def document(c: Comparison) -> render.Document:
         missing = f"; missing tools: {', '.join(c.missing_tools)}" if c.missing_tools else ""
         flipped = _flip_verdict(c)
         slower = _latency_verdict(c)
-        text = f"{worse}{missing}{flipped}{slower}".removeprefix("; ") or "-"
+        calibrated = calibration_report.verdict_text(c.calibration) if c.calibration else ""
+        calibrated = f"; {calibrated}" if calibrated else ""
+        text = f"{worse}{missing}{flipped}{slower}{calibrated}".removeprefix("; ") or "-"
         doc.verdict = render.Paragraph(f"B regresses against A: {text}", "bad")
     else:
         tone: render.Tone = "good" if overall and overall.verdict == "better" else "neutral"
@@ -310,6 +312,8 @@ def document(c: Comparison) -> render.Document:
     )
 
     _latency_section(doc, c)
+    if c.calibration is not None:
+        calibration_report.compare_section(doc, c.calibration)
     latency_rows = [
         [
             s.scope,

@@ -3,7 +3,10 @@
 It fails on an absolute floor (overall, per tool, per search mode), on a hybrid-vs-single-mode
 margin that is too small, on a drop larger than the tolerance against the committed baseline
 (per scenario and overall), on a scenario that passed in the baseline and fails now, and on
-any failing scenario tagged ``critical``. Exit codes: 0 pass, 1 gate failed, 2 harness error
+any failing scenario tagged ``critical``, and on the calibration of the published confidence
+(``calibration:``: ECE and Brier ceilings, AUROC and accuracy-at-0.9 floors overall, per tool
+and per case family; a scope without a confidence, or with too few answers, is skipped with the
+reason). Exit codes: 0 pass, 1 gate failed, 2 harness error
 (unreadable or aborted run log, invalid config or baseline). Writes ``gate.record.json`` (its
 run record), ``gate.md`` / ``gate.html`` (the shared renderer) and ``junit.xml``. The baseline comparison
 is :mod:`evals.read.diff` (the same pairing ``compare`` uses); metric directions come from the
@@ -12,6 +15,7 @@ registry.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -23,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evals import registry, render
 from evals.derive.case import DERIVED_TAG
-from evals.read import diff
+from evals.read import calibration, diff
 from evals.read.baseline import Baseline, BaselineError
 from evals.read.baseline import load as load_baseline
 from evals.read.baseline import mismatch as baseline_mismatch
@@ -84,6 +88,46 @@ class Tolerance(BaseModel):
         return table.get(metric, table.get("default", 0.0))
 
 
+class CalibrationLimits(BaseModel):
+    """Bounds on one scope's calibration (evals/read/calibration.py); unset: not judged."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ece_max: float | None = Field(default=None, ge=0, le=1)
+    brier_max: float | None = Field(default=None, ge=0, le=1)
+    auroc_min: float | None = Field(default=None, ge=0, le=1)
+    accuracy_at_0_9_min: float | None = Field(default=None, ge=0, le=1)
+
+    def bounds(self) -> dict[str, float]:
+        """Registered metric name -> bound (the registry says floor or ceiling)."""
+        named = {
+            "ece": self.ece_max,
+            "brier": self.brier_max,
+            "auroc": self.auroc_min,
+            "accuracy_at_0.9": self.accuracy_at_0_9_min,
+        }
+        return {metric: bound for metric, bound in named.items() if bound is not None}
+
+    def over(self, defaults: CalibrationLimits) -> CalibrationLimits:
+        """These limits with ``defaults`` filling the ones left unset."""
+        return CalibrationLimits.model_validate(
+            {**defaults.model_dump(exclude_none=True), **self.model_dump(exclude_none=True)}
+        )
+
+
+class CalibrationRules(BaseModel):
+    """Calibration limits overall, per tool (``"*"``: every tool that publishes a confidence)
+    and per case family; a scope with fewer than ``min_answers`` answers carrying a confidence
+    is skipped (a handful of answers says little about a calibration)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    min_answers: int = Field(10, ge=1)
+    overall: CalibrationLimits = Field(default_factory=CalibrationLimits)
+    per_tool: dict[str, CalibrationLimits] = Field(default_factory=dict)
+    per_family: dict[str, CalibrationLimits] = Field(default_factory=dict)
+
+
 class GateConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -97,6 +141,8 @@ class GateConfig(BaseModel):
     critical_known_in_baseline: bool = False
     # checks that must have run and passed on every scenario, baseline or not
     required_checks: list[str] = Field(default_factory=list)
+    # the published confidence's calibration; None: not judged
+    calibration: CalibrationRules | None = None
 
 
 class GateConfigError(RuntimeError):
@@ -280,6 +326,91 @@ def family_findings(
                     ceiling,
                 )
             )
+    return findings
+
+
+def _calibration_scope(
+    label: str,
+    scope: calibration.ScopeCalibration,
+    limits: CalibrationLimits,
+    min_answers: int,
+    skipped: dict[str, list[str]],
+) -> list[Finding]:
+    bounds = limits.bounds()
+    if not bounds:
+        return []
+    if not scope.published:
+        skipped[calibration.NO_CONFIDENCE].append(label)
+        return []
+    if scope.scored < min_answers:
+        skipped[f"fewer than {min_answers} answers with a confidence"].append(
+            f"{label} ({scope.scored})"
+        )
+        return []
+    findings: list[Finding] = []
+    for metric, bound in bounds.items():
+        name = f"calibration {label} {registry.label(metric)}"
+        value = scope.value(metric)
+        if value is None:
+            why = (
+                scope.auroc_note.removeprefix("not measured: ")
+                if metric == "auroc"
+                else f"no answer at confidence >= {calibration.HIGH}"
+            )
+            skipped[f"{registry.label(metric)} not measured"].append(f"{label} ({why})")
+            continue
+        finding = threshold(name, metric, value, bound)
+        findings.append(
+            Finding(
+                finding.name,
+                finding.kind,
+                finding.passed,
+                f"{finding.message}; {scope.scored} answers",
+                finding.actual,
+                finding.threshold,
+                finding.delta,
+            )
+        )
+    return findings
+
+
+def calibration_findings(
+    config: GateConfig, log: RunLog, notes: list[str], unserved: Sequence[str] = ()
+) -> list[Finding]:
+    """The calibration limits, for the scopes this run has; every scope skipped is named once,
+    with the reason, in the notes."""
+    rules = config.calibration
+    if rules is None:
+        return []
+    cal = calibration.from_log(log)
+    skipped: dict[str, list[str]] = defaultdict(list)
+    findings: list[Finding] = []
+    overall = cal.scope(calibration.OVERALL, "overall")
+    if overall is not None:
+        findings += _calibration_scope(
+            "overall", overall, rules.overall, rules.min_answers, skipped
+        )
+    defaults = rules.per_tool.get(ANY_TOOL, CalibrationLimits())
+    tools = {s.scope: s for s in cal.of_kind("tool")}
+    for tool, scope in tools.items():
+        limits = rules.per_tool.get(tool, CalibrationLimits()).over(defaults)
+        findings += _calibration_scope(tool, scope, limits, rules.min_answers, skipped)
+    absent = [t for t in rules.per_tool if t != ANY_TOOL and t not in tools and t not in unserved]
+    families = {s.scope: s for s in cal.of_kind("family")}
+    for family, limits in rules.per_family.items():
+        if family in families:
+            findings += _calibration_scope(
+                f"family {family}", families[family], limits, rules.min_answers, skipped
+            )
+        elif families:
+            absent.append(f"family {family}")
+    for reason, scopes in skipped.items():
+        if scopes:
+            notes.append(f"calibration rules skipped ({reason}): {', '.join(scopes)}")
+    if absent:
+        notes.append(
+            f"calibration rules configured for scopes not in this run: {', '.join(absent)}"
+        )
     return findings
 
 
@@ -484,6 +615,7 @@ def evaluate(
         if not no_ablation:
             report.findings += ablation_findings(config, agg)
     report.findings += family_findings(config, records, report.notes)
+    report.findings += calibration_findings(config, log, report.notes, unserved)
     report.findings += critical_findings(config, records, baseline, unserved)
     report.findings += required_check_findings(config, records)
     if baseline is None:

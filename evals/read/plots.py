@@ -33,6 +33,11 @@ plt.rcParams.update(
 COLOURS = ("#3b6fb6", "#e08a2e", "#4c9a5b", "#b84a4a", "#7a5fa8", "#6b7a8f")
 _METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
 GOOD, BAD, NEUTRAL = "#2f8a4c", "#b84a4a", "#7a8496"
+# matplotlib's tab10, for plots with one line per tool
+TEN_COLOURS = (
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -227,4 +232,68 @@ def deltas(
         plt.Line2D([], [], color=NEUTRAL, linewidth=2, label="no significant difference"),
     ]
     ax.legend(handles=handles, fontsize=8, frameon=False, loc="lower right")
+    return _svg(fig)
+
+
+def reliability(
+    panels: Mapping[str, Sequence[tuple[float, float, int]]], *, title: str, columns: int = 4
+) -> str:
+    """Reliability diagrams, one panel per scope: each equal-count bin as (mean confidence,
+    accuracy, count), a dot sized by its count on a line, against the diagonal of a perfectly
+    calibrated confidence."""
+    names = list(panels)
+    cols = max(1, min(columns, len(names)))
+    rows = max(1, -(-len(names) // cols))
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(2.3 * cols + 0.4, 2.3 * rows + 0.5), squeeze=False
+    )
+    for index, ax in enumerate(axes.flat):
+        if index >= len(names):
+            ax.set_visible(False)
+            continue
+        bins = panels[names[index]]
+        ax.plot([0, 1], [0, 1], color=NEUTRAL, linewidth=0.8, linestyle="--")
+        if bins:
+            conf, acc, count = (np.asarray(v, dtype=float) for v in zip(*bins, strict=True))
+            ax.plot(conf, acc, color=COLOURS[0], linewidth=1.0)
+            ax.scatter(conf, acc, s=12 + 60 * count / count.max(), color=COLOURS[0], zorder=3)
+        ax.set_xlim(-0.02, 1.02)
+        ax.set_ylim(-0.02, 1.05)
+        ax.set_title(names[index], loc="left", fontsize=8)
+        ax.grid(alpha=0.3)
+        if index % cols == 0:
+            ax.set_ylabel("accuracy")
+        if index + cols >= len(names):  # nothing drawn below it
+            ax.set_xlabel("mean confidence")
+    fig.suptitle(title, x=0.01, ha="left", fontsize=9)
+    fig.tight_layout()
+    return _svg(fig)
+
+
+def risk_coverage(
+    curves: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    *,
+    title: str,
+    highlight: str | None = None,
+) -> str:
+    """Accuracy of the most confident answers kept (y) against the share kept (x), one line per
+    scope; ``highlight`` (the overall curve) drawn thicker."""
+    fig, ax = plt.subplots(figsize=(7.5, 3.4))
+    palette = TEN_COLOURS  # twelve tools need more than six colours
+    for i, (name, (coverage, accuracy)) in enumerate(curves.items()):
+        bold = name == highlight
+        ax.plot(
+            list(coverage),
+            list(accuracy),
+            label=name,
+            color="#1d2433" if bold else palette[i % len(palette)],
+            linewidth=2.2 if bold else 1.1,
+            alpha=1.0 if bold else 0.85,
+        )
+    ax.set_xlim(0, 1.01)
+    ax.set_xlabel("coverage (share of answers kept, most confident first)")
+    ax.set_ylabel("accuracy of the kept answers")
+    ax.set_title(title, loc="left")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _svg(fig)

@@ -3,9 +3,10 @@
 
 Reads the log only. Tables: overall retrieval metrics, per tool (pass counts, metrics,
 latency), per derived case family (accuracy, answers about another product, misses), per source
-organisation, the hybrid / vector / keyword ablation, ragas, failures.
-Plots: metric bars per tool with bootstrap intervals, the ablation, latency per tool against
-its p50/p95 targets.
+organisation, calibration of the published confidence (overall, per tool and family:
+evals/read/calibration.py), the hybrid / vector / keyword ablation, ragas, failures.
+Plots: metric bars per tool with bootstrap intervals, reliability diagrams and risk-coverage
+curves, the ablation, latency per tool against its p50/p95 targets.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from evals import registry, render
-from evals.read import plots, slo, stats
+from evals.read import calibration, calibration_report, plots, slo, stats
 from evals.read.families import family_stats
 from evals.render import Table as Section
 from evals.run import aggregates
@@ -50,8 +51,9 @@ def _metric_rows(frame: pd.DataFrame) -> list[list[str]]:
     ]
 
 
-def build_tables(log: RunLog) -> list[Section]:
-    """Every table of the report, computed from the run log's records."""
+def build_tables(log: RunLog, cal: calibration.Calibration | None = None) -> list[Section]:
+    """Every table of the report, computed from the run log's records (``cal``: its
+    calibration, when already computed)."""
     records = log.records
     main = log.by_mode(DEFAULT_MODE)
     frame = metrics_frame(records)
@@ -112,6 +114,7 @@ def build_tables(log: RunLog) -> list[Section]:
             "Per source organisation",
         )
     )
+    sections.append(calibration_report.table(cal or calibration.from_log(log)))
 
     by_mode = aggregate(frame, "mode")
     ablation_rows = [
@@ -312,8 +315,11 @@ def document(log: RunLog) -> render.Document:
         f"{passed}/{total} scenarios passed", "good" if passed == total else "warn"
     )
     figures = {f.name: f for f in build_figures(log)}
-    for table in build_tables(log):
+    cal = calibration.from_log(log)
+    for table in build_tables(log, cal):
         section = doc.section(table.title, render.Table(table.columns, table.rows, note=table.note))
+        if table.title == calibration_report.TITLE:
+            section.add(*calibration_report.figures(cal))
         if table.title == "Per tool" and "metrics_per_tool" in figures:
             section.add(figures["metrics_per_tool"])
         if table.title == "Per tool" and "latency_per_tool" in figures:

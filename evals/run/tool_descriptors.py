@@ -1,4 +1,5 @@
-"""Tool descriptors: where a tool's result holds its retrieved ids, answer text and passages.
+"""Tool descriptors: where a tool's result holds its retrieved ids, answer text, passages and
+confidence.
 
 Data, not code: the twelve tools are described in ``evals/tool_descriptors.yaml``, and a golden
 file ``<name>.yaml`` (or ``.jsonl``) may have a ``<name>.tools.yaml`` beside it, in the same
@@ -67,6 +68,9 @@ class ToolDescriptor(BaseModel):
     answer: tuple[ResultPath, ...] = ()
     contexts: tuple[ResultPath, ...] = ()
     organisation: str | None = None
+    # where the result states the backend's own confidence in its answer, a number in [0, 1]
+    # (calibration, evals/read/calibration.py); a result without a number there publishes none
+    confidence: ResultPath = "confidence"
 
     @field_validator("organisation")
     @classmethod

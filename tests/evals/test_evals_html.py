@@ -123,7 +123,8 @@ def write_bench_dir(directory: Path) -> Path:
     return directory
 
 
-EXPECTED_FIGURES = {"eval": 3, "gate": 0, "compare": 2, "bench": 3}
+# eval: metrics, latency, and the calibration section's reliability and risk-coverage plots
+EXPECTED_FIGURES = {"eval": 5, "gate": 0, "compare": 2, "bench": 3}
 
 
 @pytest.mark.parametrize("name", list(EXPECTED_FIGURES))
