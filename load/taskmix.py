@@ -18,6 +18,7 @@ takes its own share (`share`).
 
 from __future__ import annotations
 
+import os
 import random
 from collections import defaultdict
 from pathlib import Path
@@ -50,6 +51,35 @@ TAILS = (
 def variants(text: str) -> list[str]:
     """Every lead-in x tail combination of one free-text argument, the original first."""
     return [f"{lead}{text}{tail}" for lead in LEAD_INS for tail in TAILS]
+
+
+ID_CALLS_PER_TOOL = 40
+
+
+def default_index() -> Path:
+    return Path(os.environ.get("OCM_INDEX_DIR") or GOLDEN_DIR.parent / "build" / "index")
+
+
+def index_id_calls(index: Path, present: set[str], seed: int | None) -> list[Call]:
+    """Calls of opa.get_section and source.passages by ids the built index holds, for those of
+    the two that the golden calls lack (none without an index)."""
+    if not (index / "opa.db").is_file() or not (index / "ohip.db").is_file():
+        return []
+    from load.distinct_mix import IndexIds  # distinct_mix imports this module
+
+    ids = IndexIds.read(index)
+    rng = random.Random(seed or 0)
+    pools = {
+        "opa.get_section": ("section_id", ids.section_ids, False),
+        "source.passages": ("chunk_ids", ids.passage_ids, True),
+    }
+    calls: list[Call] = []
+    for tool, (arg, pool, as_list) in pools.items():
+        if tool in present or not pool:
+            continue
+        for one in rng.sample(pool, min(ID_CALLS_PER_TOOL, len(pool))):
+            calls.append(Call(tool, {arg: [one] if as_list else one}, f"index:{one}"))
+    return calls
 
 
 class TaskMix:
@@ -121,9 +151,16 @@ class TaskMix:
         return cls(by_tool, seed, tool_errors_ok=True, source="schema")
 
     @classmethod
-    def from_golden(cls, golden: Path = GOLDEN_DIR, seed: int | None = None) -> TaskMix:
+    def from_golden(
+        cls, golden: Path = GOLDEN_DIR, seed: int | None = None, index: Path | None = None
+    ) -> TaskMix:
+        """The golden calls; the id-shaped tools whose golden scenarios take their ids from the
+        backend (``ids_from``, so no call is written out) get calls by the ids the built index
+        holds, read-only (``index``, default ``$OCM_INDEX_DIR`` or ``build/index``)."""
         by_tool: dict[str, list[Call]] = defaultdict(list)
         for call in golden_calls(golden):
+            by_tool[call.tool].append(call)
+        for call in index_id_calls(index or default_index(), set(by_tool), seed):
             by_tool[call.tool].append(call)
         return cls(dict(by_tool), seed)
 

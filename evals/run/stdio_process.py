@@ -360,6 +360,9 @@ class StdioProcess(ClientTransport):
             await self.wait_exit(EXIT_GRACE_S)
         with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             await process.stdout.aclose()
+        # the asyncio transport closed now, not when collected after the loop is gone
+        with anyio.move_on_after(EXIT_GRACE_S), contextlib.suppress(Exception):
+            await process.aclose()
 
 
 def _harness_error(message: SessionMessage, exc: BaseException) -> SessionMessage | Exception:
