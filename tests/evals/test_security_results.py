@@ -10,7 +10,13 @@ from pathlib import Path
 from security_servers import stdio
 
 from evals.run.security.findings import SecurityReport
-from evals.run.security.results import destinations, injection, leaked, not_utf8
+from evals.run.security.results import (
+    configured_places,
+    destinations,
+    injection,
+    leaked,
+    not_utf8,
+)
 from evals.run.security.runner import Options, run_security
 from evals.run.security.session import Call
 from evals.run.security.surface import ToolSurface
@@ -80,6 +86,13 @@ def test_existing_paths_outside_the_root_are_internals(tmp_path: Path) -> None:
     assert leaked(_answer("see /docs/guide/intro for more"), None, root) is None  # no such path
     assert leaked(_answer(f"loaded {outside}", {"file": str(outside)}), None, root) is None
     assert leaked(_answer('Traceback (most recent call last):\n  File "x.py", line 1'), None, root)
+    # a server naming the place it was configured with (a repository, an allowed folder)
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    places = configured_places(f"stdio:mcp-server-git --repository {repo}")
+    assert places == (repo,)
+    assert leaked(_answer(f"Repository status for {repo / '.git'}"), None, root, places) is None
+    assert leaked(_answer(f"loaded {outside}"), None, root, places)
 
 
 def test_lone_surrogates_and_unreadable_bytes_are_named() -> None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 
@@ -105,9 +106,26 @@ def injection(call: Call) -> str | None:
     return None
 
 
-def leaked(call: Call, tool: ToolSurface | None, root: Path) -> str | None:
-    """A stack trace in a non-error answer, or an existing path outside ``root`` that no
-    argument and no published text named."""
+def configured_places(spec: str) -> tuple[Path, ...]:
+    """The absolute paths the operator gave the server on its command line (a filesystem
+    server's allowed folder, a repository): the server naming them discloses nothing."""
+    try:
+        words = shlex.split(spec.removeprefix("stdio:"))
+    except ValueError:
+        words = spec.split()
+    places = []
+    for word in words:
+        value = word.split("=", 1)[-1]
+        if value.startswith("/") and len(value) > 1:
+            places.append(Path(value))
+    return tuple(places)
+
+
+def leaked(
+    call: Call, tool: ToolSurface | None, root: Path, configured: tuple[Path, ...] = ()
+) -> str | None:
+    """A stack trace in a non-error answer, or an existing path outside ``root`` and the
+    places the server was configured with, that no argument and no published text named."""
     output = call.output()
     if call.status == "ok" and STACK_TRACE.search(output):
         return f"a stack trace: {output[:160]!r}"
@@ -122,7 +140,8 @@ def leaked(call: Call, tool: ToolSurface | None, root: Path) -> str | None:
         if found.lower() in given or found.lower() in published:
             continue
         path = Path(found)
-        if any(path == r or r in path.parents for r in {root, root.resolve()}):
+        allowed = {root, root.resolve(), *configured}
+        if any(path == r or r in path.parents for r in allowed):
             continue
         if os.path.exists(found):
             return f"the path {found} (it exists on the server's machine)"
@@ -164,6 +183,7 @@ async def check_results(ctx: Context) -> list[Finding]:
     """Every answer read for instructions to the model, internals, destinations nobody
     named, its size, and text that is not UTF-8."""
     surfaces = {t.name: t for t in ctx.tools}
+    configured = configured_places(ctx.spec)
     findings: list[Finding] = []
     seen: set[tuple[str, str]] = set()
 
@@ -187,7 +207,11 @@ async def check_results(ctx: Context) -> list[Finding]:
 
     readers: list[tuple[str, Callable[[Call], str | None], str]] = [
         (INJECTION, injection, "the answer speaks to the model"),
-        (LEAK, lambda c: leaked(c, surfaces.get(c.tool), ctx.sandbox.root), "the answer discloses"),
+        (
+            LEAK,
+            lambda c: leaked(c, surfaces.get(c.tool), ctx.sandbox.root, configured),
+            "the answer discloses",
+        ),
         (NOT_UTF8, not_utf8, "the answer is not valid UTF-8 text"),
     ]
     for call in ctx.session.calls:
