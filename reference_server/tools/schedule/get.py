@@ -26,7 +26,6 @@ from reference_server.retrieval.dual_path import DualResult
 from reference_server.retrieval.ohip_schedule import SqlFound, VectorFound, codes_in
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import SCHEDULE, Counts
-from reference_server.scoring.features import Signals
 from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Citation, Evidence
 from reference_server.tools.pipeline import DualPathTool, Fields, Score
@@ -96,7 +95,6 @@ class Items:
 
 class ScheduleGet(DualPathTool[Request, Query, SqlFound, VectorFound, Items, Response]):
     name = NAME
-    confidence_family = "schedule"
     title = "OHIP Schedule of Benefits fee codes"
     description = (
         "Look up OHIP Schedule of Benefits fee codes by code or by description: fee, its "
@@ -147,7 +145,6 @@ class ScheduleGet(DualPathTool[Request, Query, SqlFound, VectorFound, Items, Res
                 vector_passages=len(corroborating),
                 profile=SCHEDULE,
             ),
-            signals=Signals(no_answer=not merged.built),
         )
 
     def respond(self, q: Query, merged: Items) -> Fields:
