@@ -14,10 +14,9 @@ a write that lands after the call's answer is seen on the next call.
 
 from __future__ import annotations
 
-from evals.conformance.grading import grade_of, reference_of
 from evals.run.security.findings import Finding
 from evals.run.security.registry import Context, family
-from evals.run.security.reproduce import call_line
+from evals.run.security.reproduce import call_finding
 
 FAMILY = "effects"
 READ_ONLY_WRITE, FILE_WRITTEN = "read_only_write", "file_written"
@@ -44,19 +43,7 @@ async def check_effects(ctx: Context) -> list[Finding]:
             if read_only
             else f"its {call.purpose} call {call.files[0].change} {call.files[0].path}"
         )
-        findings.append(
-            Finding(
-                check=check,
-                family=FAMILY,
-                grade=grade_of(check),
-                message=message,
-                tool=call.tool,
-                where=f"{call.purpose} call ({call.status})",
-                evidence=(listed + more)[:300],
-                reference=reference_of(check),
-                reproduction=call_line(ctx.spec, call.tool, call.args),
-            )
-        )
+        findings.append(call_finding(ctx.spec, FAMILY, check, call, message, listed + more))
     if not any(t.is_dir() for t in ctx.sandbox.trees):
         ctx.notes.append(f"{FAMILY}: no sandbox folder to watch")
     elif ctx.session.kind != "stdio":

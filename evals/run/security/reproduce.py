@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import json
 import shlex
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from evals.conformance.grading import grade_of, reference_of
+from ocm_common.findings import Finding
+
+if TYPE_CHECKING:
+    from evals.run.security.session import Call
 
 SHOW_LIMIT = 60
 
@@ -30,4 +36,21 @@ def surface_line(spec: str, family: str, pointer: str) -> str:
     return (
         f"python -m evals security --target {shlex.quote(spec)} --family {family}"
         f"  # tools/list {pointer}"
+    )
+
+
+def call_finding(
+    spec: str, family: str, check: str, call: Call, message: str, evidence: str
+) -> Finding:
+    """The finding one call of a tool gave: graded by its check, with the call to send again."""
+    return Finding(
+        check=check,
+        family=family,
+        grade=grade_of(check),
+        message=message,
+        tool=call.tool,
+        where=f"{call.purpose} call ({call.status})",
+        evidence=evidence[:300],
+        reference=reference_of(check),
+        reproduction=call_line(spec, call.tool, call.args),
     )

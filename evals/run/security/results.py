@@ -35,13 +35,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from evals.conformance.calls import STACK_TRACE
-from evals.conformance.grading import grade_of, reference_of
 from evals.run.security import recipients
 from evals.run.security.findings import Finding
 from evals.run.security.paths import PATH_IN_TEXT
 from evals.run.security.poisoning import SPOKEN_TO_MODEL
 from evals.run.security.registry import Context, family
-from evals.run.security.reproduce import call_line
+from evals.run.security.reproduce import call_finding
 from evals.run.security.session import SURROGATE, Call, printable
 from evals.run.security.surface import ToolSurface
 
@@ -191,19 +190,7 @@ async def check_results(ctx: Context) -> list[Finding]:
         if (check, call.tool) in seen:
             return
         seen.add((check, call.tool))
-        findings.append(
-            Finding(
-                check=check,
-                family=FAMILY,
-                grade=grade_of(check),
-                message=message,
-                tool=call.tool,
-                where=f"{call.purpose} call ({call.status})",
-                evidence=printable(evidence)[:300],
-                reference=reference_of(check),
-                reproduction=call_line(ctx.spec, call.tool, call.args),
-            )
-        )
+        findings.append(call_finding(ctx.spec, FAMILY, check, call, message, printable(evidence)))
 
     readers: list[tuple[str, Callable[[Call], str | None], str]] = [
         (INJECTION, injection, "the answer speaks to the model"),
