@@ -38,7 +38,7 @@ COMPARE_OVERRIDES ?= sql_timeout_ms=5000,vector_timeout_ms=5000,tool_timeout_ms=
 # make report RUN=<folder>: any run record there (run, gate, bench, fuzz, security, ...), by kind
 RUN ?= reports/runs/latest
 
-.PHONY: install index serve test derived-sample test-load check bench bench-cpu distinct-mix load eval eval-derived gate gate-chroma bench-scale rehearsal baseline fixture compare report fuzz security contract sensitivity routing clean
+.PHONY: install index serve test derived-sample test-load check bench bench-cpu distinct-mix load eval eval-derived calibrate gate gate-chroma bench-scale rehearsal baseline fixture compare report fuzz security contract sensitivity routing clean
 
 install: $(STAMP)
 
@@ -152,6 +152,25 @@ eval-derived: index
 	$(PY) -m evals report --run $(DERIVED)/run > $(DERIVED)/report.txt
 	@awk '/^## Per case family/{f=1} /^## Per source/{f=0} f' $(DERIVED)/run/report.md
 	$(PY) -m evals gate --run $(DERIVED)/run --config evals/gate.yaml --no-baseline
+
+# The calibrated confidence (reference_server/scoring/fit.py): every derived case, a seeded
+# sample of CAL_PER_FAMILY per family, split by a seeded hash; the fit half run with both paths
+# and with each path alone (features recorded in every answer), the models fitted and written to
+# reference_server/scoring/calibration.yaml; the held-out half run and judged (its calibration
+# table in the report: ECE, AUROC, accuracy at >= 0.9).
+CALIBRATION ?= build/calibration
+CAL_PER_FAMILY ?= 400
+calibrate: index
+	$(PY) -m evals derive --out $(CALIBRATION)/all
+	$(PY) -m reference_server.scoring.fit split --cases $(CALIBRATION)/all --out $(CALIBRATION)/cases --per-family $(CAL_PER_FAMILY)
+	for m in hybrid vector keyword; do \
+	  $(PY) -m evals run --golden $(CALIBRATION)/cases/fit --out $(CALIBRATION)/run-$$m --no-ragas --quiet \
+	    --target inprocess:confidence_model=spec,mode=$$m,as_of_date=$(GATE_DATE),$(COMPARE_OVERRIDES) || exit 1; \
+	done
+	$(PY) -m reference_server.scoring.fit fit --run $(CALIBRATION)/run-hybrid --run $(CALIBRATION)/run-vector --run $(CALIBRATION)/run-keyword
+	$(PY) -m evals run --golden $(CALIBRATION)/cases/held_out --out $(CALIBRATION)/held-out --no-ragas --quiet --target $(GATE_TARGET)
+	$(PY) -m evals report --run $(CALIBRATION)/held-out > $(CALIBRATION)/held-out/report.txt
+	$(PY) -m reference_server.scoring.fit judge --run $(CALIBRATION)/held-out
 
 # RUN_A=<folder> RUN_B=<folder>: compare two run records instead (run logs: paired tests; any
 # other kind, e.g. two benches: their figures side by side).

@@ -152,6 +152,17 @@ class Settings(BaseModel):
         default="hybrid", description="Force which paths run: hybrid = SQL + vector."
     )
     fusion: Fusion = Field(default_factory=Fusion)
+    confidence_model: Literal["calibrated", "spec"] = Field(
+        default="calibrated",
+        description="What an answer's `confidence` is: calibrated (the probability the answer "
+        "is right, from scoring/calibration.yaml) or spec (the seeds' evidence score). Both are "
+        "in the answer's `confidence_basis` either way.",
+    )
+    calibration_file: Path | None = Field(
+        default=None,
+        description="The fitted calibration models (default: reference_server/scoring/"
+        "calibration.yaml); `python -m reference_server.scoring.fit` writes it.",
+    )
     sql_timeout_ms: float = 500.0
     vector_timeout_ms: float = 1000.0
     tool_timeout_ms: float = 1500.0

@@ -21,6 +21,7 @@ from reference_server.embedding import Embedder, make_embedder
 from reference_server.retrieval import opa_freshness
 from reference_server.retrieval.sql import SqlClient
 from reference_server.retrieval.vector import VectorClient
+from reference_server.scoring import calibrated
 
 PROCESS_ID = uuid.uuid4().hex[:12]
 
@@ -54,6 +55,12 @@ class Runtime:
     @cached_property
     def vectors(self) -> VectorClient:
         return VectorClient(self.settings, self.embedder)
+
+    @cached_property
+    def calibration(self) -> calibrated.CalibrationModel:
+        """The fitted confidence models (scoring/calibration.yaml), read when the server starts
+        (`warm_up`); a file that cannot be read stops the start, naming the problem."""
+        return calibrated.load(self.settings.calibration_file or calibrated.MODEL_FILE)
 
     def _run_warm_up_calls(self) -> None:
         """Run each tool once, so the values it builds once per process (indexes over reference
@@ -109,6 +116,7 @@ class Runtime:
 
     def warm_up(self) -> None:
         """Load the model and open the stores now rather than on the first call."""
+        self.calibration  # noqa: B018 - read now: a broken file stops the start, not a call
         self.embedder.embed(["warm up"])
         self.opa_sql.one("SELECT 1 AS ok")
         self.ohip_sql.one("SELECT 1 AS ok")

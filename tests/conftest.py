@@ -31,7 +31,8 @@ AS_OF = date(2026, 11, 1)
 # behaviour is tested with explicit settings (tests/test_dual_path.py).
 GENEROUS = {"sql_timeout_ms": 5000, "vector_timeout_ms": 5000, "tool_timeout_ms": 10000}
 # Settings that a tool call reads from its runtime's settings (`rt.settings`: dual_path's faults,
-# mode and timeouts, the whole-tool deadline, fusion, reranking); the stores never read them.
+# mode and timeouts, the whole-tool deadline, fusion, reranking, which confidence is stated); the
+# stores never read them.
 # A server that differs from the shared one in these alone can answer from the shared stores.
 PER_CALL_SETTINGS = frozenset(
     {
@@ -45,6 +46,7 @@ PER_CALL_SETTINGS = frozenset(
         "rerank_model",
         "rerank_timeout_ms",
         "rerank_candidates",
+        "confidence_model",
     }
 )
 # The runtime's opened stores (Runtime's cached properties) and what they built once per process

@@ -48,7 +48,7 @@ async def test_failed_sql_path_falls_back_to_vector_base_confidence() -> None:
     )
     out = degraded.structured_content
     assert out["provenance"] == ["vector"]
-    assert out["policies"] and 0.6 <= out["confidence"] <= 0.75
+    assert out["policies"] and 0.6 <= out["confidence_basis"]["spec_score"] <= 0.75
 
 
 async def test_hung_path_is_cut_at_its_timeout() -> None:
@@ -95,7 +95,7 @@ async def test_program_lookup_answers_from_vector_metadata_when_sql_fails() -> N
         faults=Faults(sql_fail=True),
     )
     out = result.structured_content
-    assert out["provenance"] == ["vector"] and 0.6 <= out["confidence"] <= 0.75
+    assert out["provenance"] == ["vector"] and 0.6 <= out["confidence_basis"]["spec_score"] <= 0.75
     assert out["recommendations"] and "Cervical" in out["program"]
 
 

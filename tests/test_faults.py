@@ -54,7 +54,7 @@ async def test_slow_sql_path_is_cut_and_the_vector_answer_stands() -> None:
         TOOL, QUERY, warm_up=True, faults=Faults(sql_delay_ms=5000), sql_timeout_ms=200
     )
     out = _assert_partial(result, ["vector"])
-    assert out["sections"] and out["confidence"] <= 0.75
+    assert out["sections"] and out["confidence_basis"]["spec_score"] <= 0.75
     assert "timeout" in result.meta["path_errors"]["sql"]
 
 
@@ -183,7 +183,7 @@ async def test_damaged_sql_file_gives_a_vector_only_answer(damaged_index: Path, 
     _replace(damaged_index, "opa.db", how)
     result = await run_fresh(TOOL, QUERY, index_dir=damaged_index, **COLD)
     out = _assert_partial(result, ["vector"])
-    assert out["sections"] and out["confidence"] <= 0.75
+    assert out["sections"] and out["confidence_basis"]["spec_score"] <= 0.75
     assert "sql" in result.meta["path_errors"]
 
 

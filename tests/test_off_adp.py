@@ -135,6 +135,7 @@ async def test_walker_structured_is_75_25(client: Client[Any]) -> None:
         "max_contribution": None,
         "repair_coverage": out["funding"]["repair_coverage"],
         "client_share_paid_by": "client",
+        "general_rule": False,  # the Mobility Devices manual states it (110.01, 705)
     }
     assert locs(out)[:2] == ["adp:mobility:Section 705", "adp:mobility:Section 110.01"]
     assert out["eligibility"]["basic_mobility"] is True  # daily use at home
@@ -305,7 +306,7 @@ async def test_failed_sql_path_answers_from_passages(client: Client[Any]) -> Non
     result = await run_with({"query": "scooter batteries repair"}, faults=Faults(sql_fail=True))
     out = result.structured_content
     assert not result.is_error and out["provenance"] == ["vector"]
-    assert 0.6 <= out["confidence"] <= 0.75
+    assert 0.6 <= out["confidence_basis"]["spec_score"] <= 0.75
     # Passages adp:mobility:225:exclusion:X003 (batteries) carry the exclusion in their metadata.
     assert any(e.startswith("Batteries not covered") for e in out["exclusions"])
 

@@ -309,7 +309,10 @@ async def test_class_synonym_in_drug_field(client: Client[Any]) -> None:
 async def test_unknown_din_needs_more_info(client: Client[Any]) -> None:
     out = await call(client, TOOL, {"din": "99999999"})
     assert out["needs_more_info"] is True and out["coverage"] is None
-    assert out["confidence"] < 0.9
+    # the spec's evidence score is low (nothing found); the calibrated confidence is the
+    # probability that "not listed" is right, which the derived cases find high
+    assert out["confidence_basis"]["spec_score"] < 0.9
+    assert out["confidence_basis"]["features"]["no_answer"] == 1.0
 
 
 async def test_request_is_constructible_for_direct_calls(server: FastMCP) -> None:
@@ -394,4 +397,4 @@ async def test_failed_sql_path_answers_from_group_chunk(client: Client[Any]) -> 
     # Group chunk odb:group:1811 (EMPAGLIFLOZIN 10mg, Jardiance DIN 02443937, general benefit).
     assert out["coverage"]["din"] == "02443937" and out["coverage"]["covered"] is True
     assert out["coverage"]["lu_required"] is False
-    assert 0.6 <= out["confidence"] <= 0.75
+    assert 0.6 <= out["confidence_basis"]["spec_score"] <= 0.75

@@ -103,7 +103,7 @@ async def test_search_modes_use_the_right_paths(
     assert out["provenance"] == paths
     assert out["sections"][0]["document_id"].startswith("cpso-virtual-care")
     if mode == "vector":
-        assert out["confidence"] <= 0.75  # vector-only base 0.6 + at most 0.15
+        assert out["confidence_basis"]["spec_score"] <= 0.75  # vector-only base 0.6 + at most 0.15
 
 
 async def test_search_cpso_virtual_care_documentation(client: Client[Any]) -> None:
@@ -291,7 +291,10 @@ async def test_program_info_needed_spec_revision_one(client: Client[Any]) -> Non
 
 async def test_program_without_local_corpus_is_answered_not_refused(client: Client[Any]) -> None:
     out = await call(client, "opa.program_lookup", {"program": "kidney care"})
-    assert out["in_local_corpus"] is False and out["confidence"] == 0.0
+    # nothing found: the spec's score is 0; the calibrated confidence is the probability that
+    # "not in the local corpus" is right (confidence_basis.features.no_answer)
+    assert out["in_local_corpus"] is False and out["confidence_basis"]["spec_score"] == 0.0
+    assert out["confidence_basis"]["features"]["no_answer"] == 1.0
     assert out["recommendations"] == [] and out["program"] == "kidney care"
     assert any("not in the local corpus" in n and "lung" in n for n in out["notes"])
 

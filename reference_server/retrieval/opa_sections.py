@@ -378,3 +378,19 @@ def vector_lookup(vectors: VectorClient, section_id: str) -> VectorHit | None:
         if hits:
             return hits[0]
     return None
+
+
+def current_headings(sql: SqlClient) -> tuple[tuple[str, str], ...]:
+    """(document id, text) for every current document's title and each of its section headings,
+    distinct, read once per process (which documents a short question may mean:
+    tools/section_merge.py)."""
+
+    def read() -> tuple[tuple[str, str], ...]:
+        rows = sql.query(
+            "SELECT document_id, title AS text FROM opa_documents WHERE is_superseded = 0 "
+            "UNION SELECT document_id, section_heading AS text FROM opa_sections "
+            "WHERE is_superseded = 0 ORDER BY document_id, text"
+        )
+        return tuple((str(r["document_id"]), str(r["text"])) for r in rows)
+
+    return sql.derived.get("opa_sections.current_headings", read)

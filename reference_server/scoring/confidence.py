@@ -42,6 +42,7 @@ CONFLICT_PENALTY = 0.1  # "penalties = 0.1 * has_conflict"
 class ConfidenceProfile:
     """How one family of tools reads the formula (see the module docstring for the wording)."""
 
+    name: str = "off"
     vector_cap: float = 0.15
     sql_record_cap: float = 0.0
     # OPA: the 0.9 base needs an SQL hit the vector path also found.
@@ -51,10 +52,14 @@ class ConfidenceProfile:
 
 
 OPA = ConfidenceProfile(
-    vector_cap=0.15, sql_record_cap=0.0, base_needs_corroboration=True, boost_additional_only=True
+    "opa",
+    vector_cap=0.15,
+    sql_record_cap=0.0,
+    base_needs_corroboration=True,
+    boost_additional_only=True,
 )
-OFF = ConfidenceProfile(vector_cap=0.15, sql_record_cap=0.06)
-SCHEDULE = ConfidenceProfile(vector_cap=0.09, sql_record_cap=0.06)
+OFF = ConfidenceProfile("off", vector_cap=0.15, sql_record_cap=0.06)
+SCHEDULE = ConfidenceProfile("schedule", vector_cap=0.09, sql_record_cap=0.06)
 
 
 def calculate_confidence(

@@ -14,8 +14,9 @@ from reference_server.retrieval.opa_cep_tools import CepToolDoc, Feature
 from reference_server.retrieval.vector import VectorHit
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import OPA, Counts
+from reference_server.scoring.features import Signals
 from reference_server.tools.base import NON_BLANK, StrictModel
-from reference_server.tools.common import Path
+from reference_server.tools.common import CONFIDENCE_DESCRIPTION, ConfidenceBasis, Path
 from reference_server.tools.pipeline import DualPathTool, Fields, Score
 
 NAME = "opa.clinical_tools"
@@ -100,7 +101,12 @@ class ClinicalTool(BaseModel):
 
 class Response(BaseModel):
     provenance: list[Path]
-    confidence: float = Field(ge=0.0, le=1.0)
+    confidence: float = Field(ge=0.0, le=1.0, description=CONFIDENCE_DESCRIPTION)
+    confidence_basis: ConfidenceBasis | None = Field(
+        default=None,
+        description="What confidence was computed from (spec score and inputs, calibrated "
+        "probability and features).",
+    )
     tools: list[ClinicalTool]
     total_tools: int = Field(description="Tools matched before truncation to n_results.")
     query_interpretation: str
@@ -227,6 +233,7 @@ class ClinicalTools(
     DualPathTool[Request, Query, list[CepToolDoc], list[VectorHit], Ranked, Response]
 ):
     name = NAME
+    confidence_family = "opa_tools"
     title = "Find CEP clinical tools"
     description = (
         "Find Centre for Effective Practice clinical tools by condition, tool name, category or feature type "
@@ -289,7 +296,11 @@ class ClinicalTools(
                 vector_passages=len(vector_rank),
                 profile=OPA,
                 corroborated=sum(m.doc.document_id in vector_rank for m in ranked),
-            )
+            ),
+            signals=Signals(
+                no_answer=not ranked,
+                corroborated=bool(ranked) and ranked[0].doc.document_id in vector_rank,
+            ),
         )
 
     def respond(self, q: Query, merged: Ranked) -> Fields:

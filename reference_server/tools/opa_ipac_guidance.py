@@ -20,6 +20,7 @@ from reference_server.scoring.conflicts import (
     StatementIndex,
     level_conflicts,
 )
+from reference_server.scoring.features import Signals
 from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Evidence
 from reference_server.tools.pipeline import DualPathTool, Fields, Score
@@ -218,6 +219,7 @@ Found = DualResult[SqlFound, list[VectorHit]]
 
 class IpacGuidance(DualPathTool[Request, Query, SqlFound, list[VectorHit], Guidance, Response]):
     name = NAME
+    confidence_family = "opa_tools"
     title = "Infection prevention and control guidance"
     description = (
         "Public Health Ontario infection prevention and control guidance for clinical office practice: "
@@ -269,6 +271,7 @@ class IpacGuidance(DualPathTool[Request, Query, SqlFound, list[VectorHit], Guida
             citations=[section_citation(h.row) for h in merged.used],
             conflicts=_conflicts(merged.used, merged.requirements, cpso),
             counts=section_counts(merged.used),
+            signals=Signals(no_answer=not merged.used),
         )
 
     def respond(self, q: Query, merged: Guidance) -> Fields:

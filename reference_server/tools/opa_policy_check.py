@@ -23,12 +23,18 @@ from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Evidence
 from reference_server.tools.pipeline import DualPathTool, Fields, Score
 from reference_server.tools.section_merge import (
+    AMBIGUITY_DESCRIPTION,
+    Candidate,
     Ranked,
     SectionHit,
+    candidates,
     fused_and_reranked,
+    heading_index,
     metadata_conflicts,
     not_addressed,
     section_counts,
+    section_signals,
+    shared_heading,
     truncate,
 )
 
@@ -74,7 +80,11 @@ class Response(Evidence):
     no_relevant_document: bool = Field(
         description="True when no CPSO policy or advice document addresses the question (the best passages are "
         "far from it, or it names a subject none of them mentions): the results are only the "
-        "nearest text, and confidence is lowered to at most 0.5."
+        "nearest text. Confidence is then the probability that this is right (that no document "
+        "addresses it); the spec's score, lowered to at most 0.5, is confidence_basis.spec_score."
+    )
+    ambiguous_between: list[Candidate] = Field(
+        default_factory=list, description=AMBIGUITY_DESCRIPTION
     )
 
 
@@ -142,6 +152,7 @@ class PolicyCheck(
     DualPathTool[Request, Query, list[SectionRow], list[VectorHit], Ranked, Response]
 ):
     name = NAME
+    confidence_family = "opa_policy"
     title = "Check CPSO policy expectations"
     description = (
         "Check CPSO policies: what physicians must do (expectations) versus what they are advised to do "
@@ -181,7 +192,8 @@ class PolicyCheck(
             if q.policy_numbers and h.row.policy_number in q.policy_numbers:
                 h.score *= 1.5
         top = expectations_first(hits)[: q.n_results]
-        return Ranked(hits, top, meta, not not_addressed(q.text, hits))
+        sharing = shared_heading(q.text, heading_index(rt.opa_sql))
+        return Ranked(hits, top, meta, not not_addressed(q.text, hits), sharing)
 
     def score(self, q: Query, merged: Ranked, found: Found) -> Score[Citation]:
         return Score(
@@ -190,6 +202,7 @@ class PolicyCheck(
             ],
             conflicts=metadata_conflicts(merged.top),
             counts=section_counts(merged.top, addressed=merged.addressed),
+            signals=section_signals(q.text, merged),
         )
 
     def respond(self, q: Query, merged: Ranked) -> Fields:
@@ -199,6 +212,7 @@ class PolicyCheck(
             expectations_found=sum(p.policy_level == "expectation" for p in policies),
             advice_found=sum(p.policy_level == "advice" for p in policies),
             no_relevant_document=not merged.addressed,
+            ambiguous_between=candidates(q.text, merged),
         )
 
     def meta(self, merged: Ranked) -> dict[str, Any]:

@@ -21,12 +21,18 @@ from reference_server.tools.base import NON_BLANK, StrictModel, TextItem
 from reference_server.tools.common import DocumentType, Evidence, SourceOrg
 from reference_server.tools.pipeline import DualPathTool, Fields, Score
 from reference_server.tools.section_merge import (
+    AMBIGUITY_DESCRIPTION,
+    Candidate,
     Ranked,
     SectionHit,
+    candidates,
     fused_and_reranked,
+    heading_index,
     metadata_conflicts,
     not_addressed,
     section_counts,
+    section_signals,
+    shared_heading,
     truncate,
 )
 
@@ -80,7 +86,11 @@ class Response(Evidence):
     no_relevant_document: bool = Field(
         description="True when no guidance document addresses the question (the best passages are "
         "far from it, or it names a subject none of them mentions): the results are only the "
-        "nearest text, and confidence is lowered to at most 0.5."
+        "nearest text. Confidence is then the probability that this is right (that no document "
+        "addresses it); the spec's score, lowered to at most 0.5, is confidence_basis.spec_score."
+    )
+    ambiguous_between: list[Candidate] = Field(
+        default_factory=list, description=AMBIGUITY_DESCRIPTION
     )
 
 
@@ -119,6 +129,7 @@ class SearchSections(
     DualPathTool[Request, Query, list[SectionRow], list[VectorHit], Ranked, Response]
 ):
     name = NAME
+    confidence_family = "opa_search"
     title = "Search Ontario practice guidance"
     description = (
         "Search every Ontario practice guidance document (CPSO, Ontario Health, CEP, PHO, "
@@ -155,13 +166,16 @@ class SearchSections(
         hits, meta = await fused_and_reranked(
             rt.settings, q.text, found.sql.value, found.vector.value, found.total_ms
         )
-        return Ranked(hits, hits[: q.n_results], meta, not not_addressed(q.text, hits))
+        top = hits[: q.n_results]
+        sharing = shared_heading(q.text, heading_index(rt.opa_sql))
+        return Ranked(hits, top, meta, not not_addressed(q.text, hits), sharing)
 
     def score(self, q: Query, merged: Ranked, found: Found) -> Score[Citation]:
         return Score(
             citations=[section_citation(h.row) for h in merged.top],
             conflicts=metadata_conflicts(merged.top),
             counts=section_counts(merged.top, addressed=merged.addressed),
+            signals=section_signals(q.text, merged),
         )
 
     def respond(self, q: Query, merged: Ranked) -> Fields:
@@ -169,6 +183,7 @@ class SearchSections(
             sections=[to_section(h) for h in merged.top],
             total_matches=len(merged.hits),
             no_relevant_document=not merged.addressed,
+            ambiguous_between=candidates(q.text, merged),
         )
 
     def meta(self, merged: Ranked) -> dict[str, Any]:

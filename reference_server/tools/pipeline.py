@@ -13,10 +13,14 @@ A tool is a subclass that supplies typed steps and nothing else:
 
 The base owns what must be the same for all twelve: both paths run concurrently, each under
 its own timeout and the whole-tool deadline (`run_dual`); a failed or cut path leaves the other's
-answer (partial: provenance names only the paths that answered); confidence is the specs'
-formula (`calculate_confidence`) from the counts `score` gives, never computed by a tool; the
-evidence fields (provenance, confidence, citations, conflicts) of the typed response, filled
-for whichever of them the response declares; `_meta` timings and path errors. Input errors and unknown ids are raised as
+answer (partial: provenance names only the paths that answered); confidence, never computed by a
+tool: the specs' evidence score (`calculate_confidence`) from the counts `score` gives, the
+features a calibrated model reads (`scoring/features.py`: the tool's `Signals`, the paths that
+answered, conflicts, that score) and the tool family's fitted probability of being right
+(`scoring/calibrated.py`); `Settings.confidence_model` says which of the two is `confidence`,
+and `confidence_basis` carries both with their inputs; the evidence fields (provenance,
+confidence, citations, conflicts, confidence_basis) of the typed response, filled for whichever
+of them the response declares; `_meta` timings and path errors. Input errors and unknown ids are raised as
 `ToolInputError` / `NotFoundError` by the steps; the whole-tool timeout and masking of anything
 else happen once, in `base.McpTool`.
 
@@ -40,8 +44,10 @@ from pydantic import BaseModel, ValidationError
 from reference_server.errors import ClientFacingError, masked
 from reference_server.retrieval.dual_path import DualResult, PathName, run_dual
 from reference_server.runtime import Runtime
+from reference_server.scoring.calibrated import CalibrationModel, stated
 from reference_server.scoring.confidence import Counts, confidence_from
 from reference_server.scoring.conflicts import Conflict
+from reference_server.scoring.features import NO_SIGNALS, Signals, features
 from reference_server.stage_timer import (
     MERGE,
     PARSE,
@@ -57,6 +63,7 @@ from reference_server.stage_timer import (
     timed,
 )
 from reference_server.tools.base import Req, Resp, Tool, ToolOutput
+from reference_server.tools.common import ConfidenceBasis, SpecInputs
 
 Q = TypeVar("Q")
 S = TypeVar("S")
@@ -67,37 +74,91 @@ C = TypeVar("C")  # a citation type (most tools: scoring.citations.Citation)
 
 @dataclass(frozen=True)
 class Score(Generic[C]):
-    """A tool's scoring step: what it cites, where the sources disagree, and the evidence counts
-    (None: the tool publishes no confidence, e.g. reading one record by id)."""
+    """A tool's scoring step: what it cites, where the sources disagree, the evidence counts
+    (None: the tool publishes no confidence, e.g. reading one record by id) and what it measured
+    about its leading answer (`Signals`: the calibrated confidence's tool-specific evidence)."""
 
     citations: Sequence[C] = ()
     conflicts: Sequence[Conflict] = ()
     counts: Counts | None = None
+    signals: Signals = NO_SIGNALS
 
 
 @dataclass(frozen=True)
 class Judged(Generic[C]):
-    """What the base adds to a tool's score before `respond`: the paths that answered and the
-    confidence the formula gives."""
+    """What the base adds to a tool's score before `respond`: the paths that answered, the
+    confidence, and what it was computed from."""
 
     provenance: list[PathName]
     confidence: float
     citations: list[C]
     conflicts: list[Conflict]
+    confidence_basis: ConfidenceBasis | None = None
 
 
-def judge(score: Score[C], found: DualResult[Any, Any]) -> Judged[C]:
+def judge(
+    score: Score[C],
+    found: DualResult[Any, Any],
+    *,
+    family: str | None = None,
+    calibration: CalibrationModel | None = None,
+    use: str = "calibrated",
+) -> Judged[C]:
+    """The spec's score from the counts; the features and the family's fitted probability; the
+    one `use` names (`Settings.confidence_model`) as the confidence, the spec's when the family
+    has no model (`calibrated.stated`: 0 when no path answered, at most the spec's score when
+    the sources disagree or an unverified fact leads). A tool without counts publishes no
+    confidence (0.0, no basis)."""
+    conflicts = len(score.conflicts)
+    spec = confidence_from(score.counts, conflicts)
+    basis = None
+    confidence = spec
+    if score.counts is not None:
+        counts = score.counts
+        values = features(score.signals, counts, conflicts, found.provenance, spec)
+        model = calibration.of(family) if calibration is not None else None
+        fitted = (
+            stated(
+                model.probability(values),
+                spec,
+                answered=bool(found.provenance),
+                # the sources disagree, or the tool marks the answer it gives weak (an
+                # unverified fact leads); not its "nothing addresses this" deduction, whose rate
+                # the model fits (no_answer)
+                capped=conflicts > 0 or (counts.penalty > 0 and not score.signals.no_answer),
+            )
+            if model is not None
+            else None
+        )
+        calibrated = use == "calibrated" and fitted is not None
+        confidence = fitted if calibrated and fitted is not None else spec
+        basis = ConfidenceBasis(
+            model="calibrated" if calibrated else "spec",
+            spec_score=spec,
+            spec_inputs=SpecInputs(
+                profile=counts.profile.name,  # type: ignore[arg-type]
+                sql_records=counts.sql_records,
+                vector_passages=counts.vector_passages,
+                corroborated=counts.corroborated,
+                conflicts=conflicts,
+                penalty=counts.penalty,
+            ),
+            calibrated=fitted,
+            family=family,
+            features=values,
+        )
     return Judged(
         provenance=found.provenance,
-        confidence=confidence_from(score.counts, len(score.conflicts)),
+        confidence=confidence,
         citations=list(score.citations),
         conflicts=list(score.conflicts),
+        confidence_basis=basis,
     )
 
 
 # The evidence every retrieval answer may carry, filled here from `Judged` for whichever of them
-# a tool's response declares (`common.Evidence` declares all four), never by the tool.
-EVIDENCE_FIELDS = ("provenance", "confidence", "citations", "conflicts")
+# a tool's response declares (`common.Evidence` declares all five), never by the tool.
+EVIDENCE_FIELDS = ("provenance", "confidence", "citations", "conflicts", "confidence_basis")
 Fields = dict[str, Any]  # a response's own fields, by name
 
 
@@ -141,6 +202,9 @@ class DualPathTool(Tool[Req, Resp], Generic[Req, Q, S, V, M, Resp]):
     """A tool answered from the SQL and vector paths (see the module docstring)."""
 
     steps = ("parse", "sql", "vector", "merge", "score", "respond")
+    # The calibration family whose fitted model gives this tool's confidence
+    # (scoring/calibration.yaml); None: the spec's score.
+    confidence_family: ClassVar[str | None] = None
 
     @abstractmethod
     def parse(self, rt: Runtime, req: Req) -> Q: ...
@@ -197,7 +261,13 @@ class DualPathTool(Tool[Req, Resp], Generic[Req, Q, S, V, M, Resp]):
             self.check(q, found)
             merged = await self.beyond_index(rt, q, await self.merge(rt, q, found))
         with stage(SCORE):
-            judged = judge(step("score", lambda: self.score(q, merged, found)), found)
+            judged = judge(
+                step("score", lambda: self.score(q, merged, found)),
+                found,
+                family=self.confidence_family,
+                calibration=rt.calibration,
+                use=rt.settings.confidence_model,
+            )
         with stage(RESPOND):
             fields = step("respond", lambda: self.respond(q, merged))
             response = with_evidence(self.response, judged, fields)

@@ -2,12 +2,14 @@
 
 from evals.derive.families import (  # noqa: F401
     adp,
+    adp_category,
     adp_paraphrase,
     coverage,
     odb,
     odb_paraphrase,
     ohip,
     opa,
+    opa_ambiguous,
     opa_off_topic,
     opa_tools,
 )

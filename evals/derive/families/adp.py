@@ -17,6 +17,8 @@ import yaml
 
 from evals.derive.case import derived_case
 from evals.derive.corpus import Corpus
+from evals.derive.families.adp_category import DEVICES as MANUAL_DEVICES
+from evals.derive.families.adp_category import rule_manual
 from evals.derive.registry import family
 from evals.run.scenario import Scenario
 
@@ -105,11 +107,19 @@ SHARE_QUESTIONS = {
 ITEM_DEVICES = {"voice restoration": "speaking valve"}
 
 
-def _device_for(row: dict[str, str]) -> str:
+# Categories with two manuals: a rule is asked of a device of its own manual (the Ocular
+# Prostheses manual's split is not asked of a prosthetic leg: the Limb Prostheses manual states none).
+TWO_MANUALS = ("prosthesis", "maxillofacial")
+
+
+def _device_for(row: dict[str, str], corpus: Corpus) -> str:
     for word, device in ITEM_DEVICES.items():
         if word in row["summary"].lower():
             return device
-    return _pick(row["rule_id"], DEVICES[row["adp_doc"]])
+    device = _pick(row["rule_id"], DEVICES[row["adp_doc"]])
+    manual = rule_manual(corpus, row) if row["adp_doc"] in TWO_MANUALS else None
+    own = MANUAL_DEVICES.get(manual or "", (None, ()))[1]
+    return device if not own or device in own else _pick(row["rule_id"], own)
 
 
 @family("adp.funding_rule", tool=TOOL)
@@ -117,7 +127,7 @@ def funding_rules(corpus: Corpus) -> Iterator[Scenario]:
     """Every share rule asked for its category and scenario: its shares and its section cited."""
     for row in corpus.rows(FUNDING):
         scenario, doc, section = row["scenario"], row["adp_doc"], row["section_ref"]
-        device = _device_for(row)
+        device = _device_for(row, corpus)
         question = _pick(row["rule_id"], SHARE_QUESTIONS[scenario]).format(device=device)
         args: dict[str, Any] = {"query": question}
         if doc == CORE:  # the core manual's own rule: asked as the category, not a device's

@@ -17,6 +17,7 @@ from typing import Any
 from evals.derive.case import derived_case
 from evals.derive.corpus import Corpus
 from evals.derive.families.adp import CORE, EXCLUSIONS, FUNDING, _num, _pick, _source, loc
+from evals.derive.families.adp_category import rule_manual
 from evals.derive.registry import family
 from evals.run.scenario import Scenario
 
@@ -36,6 +37,15 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "maxillofacial": ("obturator", "nasal prosthesis", "prosthetic ear"),
     "grants": ("breast form after mastectomy", "external breast prosthesis"),
     CORE: ("ankle-foot orthosis", "back brace"),
+}
+# Categories with two manuals: a split is asked of a device of the manual that states it (the
+# Ocular Prostheses manual's 25 % is not a prosthetic leg's: the Limb Prostheses manual states no
+# split, and the answer is then the core manual's general rule, said to be one).
+MANUAL_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "Ocular Prostheses": ("artificial eye",),
+    "Limb Prostheses": ("artificial leg", "below-knee prosthesis", "prosthetic arm"),
+    "Maxillofacial Extraoral Prostheses": ("nasal prosthesis", "prosthetic ear"),
+    "Maxillofacial Intraoral Prostheses": ("obturator",),
 }
 # Devices a car-substitute question is about (the mobility manual's rule).
 RIDING = ("mobility scooter", "power chair")
@@ -120,8 +130,13 @@ def paraphrases(corpus: Corpus) -> Iterator[Scenario]:
             continue  # the manual's rules disagree: no one answer to expect
         client, adp_share, covered = shares.pop()
         ids = ", ".join(r["rule_id"] for r in rows)
+        names = SYNONYMS[doc]
+        if covered != "0" and doc in ("prosthesis", "maxillofacial"):
+            manuals = {rule_manual(corpus, r) for r in rows}
+            if len(manuals) == 1 and (manual := manuals.pop()) in MANUAL_SYNONYMS:
+                names = MANUAL_SYNONYMS[manual]
         for n, template in enumerate(SHARE_WORDS[scenario]):
-            device = _pick(f"{doc}:{scenario}:{n}", SYNONYMS[doc])
+            device = _pick(f"{doc}:{scenario}:{n}", names)
             question = template.format(device=device)
             if "{device}" not in template and doc != CORE:
                 question = f"{question} - {device}"

@@ -1,6 +1,10 @@
 """Questions on subjects no OPA document covers: the retrieval tools must say so (the
-`no_relevant_document` flag, confidence at most 0.5), never answer confidently with unrelated
-guidance.
+`no_relevant_document` flag), never answer with unrelated guidance as if it answered.
+
+The confidence of such an answer is not bounded here: it is the probability that the answer
+("no document addresses this") is right, which calibration measures (evals/read/calibration.py);
+the spec's evidence score, lowered to at most 0.5 for a flagged answer, is the reference
+server's `confidence_basis.spec_score`, not a published field every backend has.
 
 The subjects are written here (they are what the corpus lacks, so no corpus row can give them);
 the corpus decides whether each may be asked: a question any of whose subject words a document
@@ -18,7 +22,6 @@ from evals.derive.corpus import Corpus
 from evals.derive.registry import family, skip
 from evals.run.scenario import Scenario
 
-MAX_CONFIDENCE = 0.5
 # (key, question, the words that carry its subject)
 QUESTIONS = (
     ("veterinary-dosing", "What is the amoxicillin dose for a 20 kg dog?", ("dog", "veterinary")),
@@ -71,9 +74,8 @@ def _off_topic(corpus: Corpus, name: str, tool: str) -> Iterator[Scenario]:
             args={"query": question},
             expect=[
                 {"check": "equals", "path": "no_relevant_document", "value": True},
-                {"check": "confidence_range", "min": 0.0, "max": MAX_CONFIDENCE},
             ],
-            title=f"{tool}: '{question}' is flagged, not answered confidently",
+            title=f"{tool}: '{question}' is flagged as addressed by no document",
             cites=False,  # no document covers it: nothing to cite
             source=(
                 f"subject words {list(subject)} appear in no title, topic or heading of "
@@ -85,11 +87,11 @@ def _off_topic(corpus: Corpus, name: str, tool: str) -> Iterator[Scenario]:
 @family("opa.off_topic", tool="opa.search_sections")
 def off_topic(corpus: Corpus) -> Iterator[Scenario]:
     """Questions on subjects no document's title, topics or headings name, searched: flagged as
-    addressed by no document, confidence at most 0.5."""
+    addressed by no document."""
     return _off_topic(corpus, "opa.off_topic", "opa.search_sections")
 
 
 @family("opa.off_topic_policy", tool="opa.policy_check")
 def off_topic_policy(corpus: Corpus) -> Iterator[Scenario]:
-    """The same questions asked of opa.policy_check: flagged, confidence at most 0.5."""
+    """The same questions asked of opa.policy_check: flagged."""
     return _off_topic(corpus, "opa.off_topic_policy", "opa.policy_check")

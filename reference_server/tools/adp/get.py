@@ -21,6 +21,7 @@ from reference_server.runtime import Runtime
 from reference_server.scoring.citations import Citation
 from reference_server.scoring.confidence import OFF, Counts
 from reference_server.scoring.conflicts import Conflict
+from reference_server.scoring.features import Signals
 from reference_server.tools.adp.language import Parsed, read
 from reference_server.tools.adp.merge import (
     Cep,
@@ -37,6 +38,7 @@ from reference_server.tools.adp.merge import (
     funding_of,
     loc,
     share_conflicts,
+    split_basis,
     summary,
 )
 from reference_server.tools.adp.select import (
@@ -46,6 +48,7 @@ from reference_server.tools.adp.select import (
     select_passages,
     select_sql,
 )
+from reference_server.tools.adp.terms import Basis
 from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Evidence
 from reference_server.tools.pipeline import DualPathTool, Fields, Score
@@ -168,6 +171,7 @@ class Merged:
     exclusions: list[str]
     summary: Summary
     from_sql: bool
+    basis: Basis
 
 
 def vector_query(p: Parsed) -> str:
@@ -184,10 +188,28 @@ def corroborates(h: Passage, p: Parsed) -> bool:
     )
 
 
+def rests_on_general_rule(q: Query, merged: Merged) -> bool:
+    """The answer to a funding question is a split the device's manual does not state (the core
+    manual's general rule, 305.01): a question about an exclusion, a who-does-what rule or a
+    client on social assistance (whose co-payment is 0 % whatever the split) does not rest on it."""
+    p = q.parsed
+    return (
+        merged.basis.general_rule
+        and merged.summary.lead == "device"
+        and "funding" in q.checks
+        and not p.flags
+        and not merged.sel.assistance_rules
+        and not merged.sel.descriptive
+    )
+
+
 def notes_for(p: Parsed, sel: Selection) -> dict[str, str]:
     notes = {
         "null_values": "null means 'not determined from the request'.",
-        "confidence": "0.9+ = SQL rule matched and corroborated; 0.6-0.75 = passages only.",
+        "confidence": "The probability the answer is right (calibrated); lower when the split "
+        "is the general rule rather than the device manual's own, or only one path answered. "
+        "confidence_basis.spec_score: the spec's evidence score (0.9+ = SQL rule matched and "
+        "corroborated; 0.6-0.75 = passages only).",
         "cep": (
             "The CEP income check (single $28,000 / family $39,000; eligible -> client share 0%) "
             "comes from the project specification, not the ADP manuals; in the manuals 'CEP' is the "
@@ -213,9 +235,12 @@ def notes_for(p: Parsed, sel: Selection) -> dict[str, str]:
 
 class AdpGet(DualPathTool[Request, Query, SqlSelection, list[Passage], Merged, Response]):
     name = NAME
+    confidence_family = "adp"
     title = "Assistive Devices Program funding"
     description = (
-        "Ontario Assistive Devices Program (ADP): funding split (ADP 75% / client 25%), eligibility, "
+        "Ontario Assistive Devices Program (ADP): funding (the device manual's own terms; where it "
+        "states none, the core manual's general rule, ADP 75% / client 25% 'unless noted "
+        "otherwise', said to be one), eligibility, "
         "exclusions (batteries, repairs, car-substitute use, ...), the co-payment of clients on Ontario "
         "Works / ODSP / ACSD, who-does-what rules (equipment pool, leases, suppliers, repairs) and the "
         "CEP income check for a device. Ask in plain language (`query`, optional `patient_income`, "
@@ -279,6 +304,7 @@ class AdpGet(DualPathTool[Request, Query, SqlSelection, list[Passage], Merged, R
             if eligibility is not None and p.fast_track
             else None
         )
+        basis = split_basis(p, sel)
         return Merged(
             sel=sel,
             passages=passages,
@@ -289,8 +315,9 @@ class AdpGet(DualPathTool[Request, Query, SqlSelection, list[Passage], Merged, R
             exclusions=exclusion_lines(sel.exclusions, sel.flagged)
             if "exclusions" in q.checks
             else [],
-            summary=summary(p, sel, cep, fast_track),
+            summary=summary(p, sel, cep, fast_track, basis),
             from_sql=chosen is not None,
+            basis=basis,
         )
 
     def score(self, q: Query, merged: Merged, found: Found) -> Score[Citation]:
@@ -303,9 +330,13 @@ class AdpGet(DualPathTool[Request, Query, SqlSelection, list[Passage], Merged, R
         n_sql = len(sel.share_rules) + len(sel.repair_rules) + len(sel.flagged)
         n_sql += int(cep is not None) + len(sel.assistance_rules) + len(sel.descriptive)
         return Score(
-            citations=citations_of(sel, merged.corroborating, cep),
+            citations=citations_of(sel, merged.corroborating, cep, merged.basis),
             conflicts=conflicts,
             counts=Counts(n_sql if merged.from_sql else 0, len(merged.corroborating), OFF),
+            signals=Signals(
+                default_rule=rests_on_general_rule(q, merged),
+                no_answer=merged.summary.lead == "unknown_device",
+            ),
         )
 
     def respond(self, q: Query, merged: Merged) -> Fields:
@@ -323,7 +354,7 @@ class AdpGet(DualPathTool[Request, Query, SqlSelection, list[Passage], Merged, R
             eligibility=merged.eligibility,
             exclusions=merged.exclusions,
             policy_rules=[f"{r.summary} ({loc(r)})" for r in sel.descriptive],
-            funding=funding_of(sel, merged.cep) if "funding" in q.checks else None,
+            funding=funding_of(sel, merged.cep, merged.basis) if "funding" in q.checks else None,
             cep=merged.cep,
         )
 

@@ -24,6 +24,13 @@ from reference_server.scoring.citations import Citation
 from reference_server.scoring.conflicts import Conflict, compare
 from reference_server.tools.adp.language import EXCLUSION_LABELS, Parsed
 from reference_server.tools.adp.select import SectionIndex, Selection, pick_funding
+from reference_server.tools.adp.terms import (
+    GENERAL_MANUAL,
+    Basis,
+    basis_of,
+    general_rule_sentence,
+    own_terms_sentence,
+)
 
 
 class Eligibility(BaseModel):
@@ -52,6 +59,12 @@ class Funding(BaseModel):
         "when the client receives Ontario Works, ODSP or ACSD (core manual 310.00 and the "
         "category's co-payment section 710); null when no client share applies or none was found."
     )
+    general_rule: bool | None = Field(
+        default=None,
+        description="True: the device's own manual states no split and the shares are the core "
+        "manual's general rule (305.01, 'unless noted otherwise'; funding models in 305.00); "
+        "false: the device's manual states them; null: no device manual known.",
+    )
 
 
 class Cep(BaseModel):
@@ -75,6 +88,11 @@ def manual_of(row: Row, index: SectionIndex) -> str:
         manuals = index.manuals.get(row.adp_doc, set())
         name = next(iter(manuals)) if len(manuals) == 1 else None
     return f"ADP {name}" if name else f"ADP {row.adp_doc} manual"
+
+
+def _manual_is(row: Row, index: SectionIndex, manuals: tuple[str | None, ...]) -> bool:
+    name = manual_of(row, index)
+    return any(m is not None and m in name for m in manuals)
 
 
 def loc(row: Row) -> str:
@@ -152,7 +170,13 @@ def share_conflicts(p: Parsed, sel: Selection, passages: list[Passage]) -> list[
     return out
 
 
-def funding_of(sel: Selection, cep: Cep | None) -> Funding:
+def split_basis(p: Parsed, sel: Selection) -> Basis:
+    """Whether the device's manual states the split the answer gives (`terms`)."""
+    rules = [(r, manual_of(r, sel.index)) for r in sel.share_rules]
+    return basis_of(p, rules, sel.index.by_id)
+
+
+def funding_of(sel: Selection, cep: Cep | None, basis: Basis | None = None) -> Funding:
     """The device's split; for a client on social assistance, their rule (client share 0%, the
     co-payment not the client's); a CEP-eligible income also takes the client share to 0%."""
     top = sel.share_rules[0] if sel.share_rules else None
@@ -177,6 +201,7 @@ def funding_of(sel: Selection, cep: Cep | None) -> Funding:
             max_contribution=max(maxes) if maxes else None,
             repair_coverage=repair_note,
             client_share_paid_by="social_assistance",
+            general_rule=_general(basis),
         )
     cep_eligible = bool(cep and cep.eligible)
     return Funding(
@@ -185,7 +210,12 @@ def funding_of(sel: Selection, cep: Cep | None) -> Funding:
         max_contribution=max(maxes) if maxes else None,
         repair_coverage=repair_note,
         client_share_paid_by="client" if client and not cep_eligible else None,
+        general_rule=_general(basis),
     )
+
+
+def _general(basis: Basis | None) -> bool | None:
+    return None if basis is None or basis.manual is None else basis.general_rule
 
 
 def eligibility_of(
@@ -227,11 +257,24 @@ def fast_track_note(found: list[Section]) -> str:
     )
 
 
-def citations_of(sel: Selection, corroborating: list[Passage], cep: Cep | None) -> list[Citation]:
-    """The SQL rows used (rules, flagged exclusions, device sections), then the top passages."""
+def citations_of(
+    sel: Selection, corroborating: list[Passage], cep: Cep | None, basis: Basis | None = None
+) -> list[Citation]:
+    """The SQL rows used (rules, the general rule when the device's manual states no split, the
+    manual's own terms, flagged exclusions, device sections), then the top passages."""
+    own = [s for _, s in basis.own_terms if s is not None] if basis else []
+    shares = sel.share_rules[:3]
+    general: list[Row] = []
+    if basis is not None and basis.general_rule:
+        # the general rule's own rows, not another manual's split (Orthotic Devices 115.01)
+        shares = [r for r in shares if _manual_is(r, sel.index, (GENERAL_MANUAL, basis.manual))]
+        cited = {loc(r) for r in shares}
+        general = [s for s in basis.general if loc(s) not in cited]
     rows: list[Row] = [  # the rule the split comes from leads: a social-assistance client's
         *sel.assistance_rules[:3],
-        *sel.share_rules[:3],
+        *shares,
+        *general,
+        *own,
         *sel.descriptive,
         *sel.repair_rules[:2],
         *[r for r in sel.exclusions if r.exclusion in sel.flagged][:3],
@@ -279,8 +322,16 @@ class Summary:
     lead: Lead
 
 
-def summary(p: Parsed, sel: Selection, cep: Cep | None, fast_track: str | None) -> Summary:
-    """The one-line answer, and what it leads with."""
+def summary(
+    p: Parsed,
+    sel: Selection,
+    cep: Cep | None,
+    fast_track: str | None,
+    basis: Basis | None = None,
+) -> Summary:
+    """The one-line answer, and what it leads with: a split the device's manual does not state
+    is said to be the general rule, and the manual's own terms follow."""
+    general = basis is not None and basis.general_rule
     share_rules, flagged, not_covered = sel.share_rules, sel.flagged, sel.repair_rules
     device = device_label(p)
     rules = [f"{r.summary} ({loc(r)})" for r in sel.descriptive if r.topic in p.topics]
@@ -309,14 +360,25 @@ def summary(p: Parsed, sel: Selection, cep: Cep | None, fast_track: str | None) 
     if share_rules and "alternative_transport" not in flagged:
         top = share_rules[0]
         if sel.assistance_rules:
-            parts.append(assistance_sentence(p, sel, device))
+            parts.append(assistance_sentence(p, sel, device, general))
+        elif general and basis is not None and top.client_share_percent is not None:
+            share = (top.adp_share_percent or 75.0, top.client_share_percent)
+            parts.append(general_rule_sentence(device, basis, share))
         elif top.client_share_percent is not None:
+            rule = basis.rule if basis is not None and basis.rule is not None else top
             parts.append(
-                f"ADP funds a {device}: ADP pays {top.adp_share_percent:g}% of the approved price "
-                f"and the client {top.client_share_percent:g}% ({loc(top)})."
+                f"ADP funds a {device}: ADP pays {rule.adp_share_percent:g}% of the approved price "
+                f"and the client {rule.client_share_percent:g}% ({loc(rule)})."
             )
         elif top.max_contribution:
             parts.append(f"ADP pays a grant towards a {device} ({loc(top)}).")
+    terms = (
+        own_terms_sentence(basis)
+        if basis is not None and "alternative_transport" not in flagged
+        else None
+    )
+    if terms:
+        parts.append(terms)
     if cep is not None:
         if cep.eligible:
             parts.append(
@@ -349,8 +411,9 @@ PROGRAM_NAMES = {
 }
 
 
-def assistance_sentence(p: Parsed, sel: Selection, device: str) -> str:
-    """The split for a client on OW/ODSP/ACSD: the standard rule, and why the client pays nothing."""
+def assistance_sentence(p: Parsed, sel: Selection, device: str, general: bool = False) -> str:
+    """The split for a client on OW/ODSP/ACSD: the standard rule (said to be the general rule
+    when the device's manual states none), and why the client pays nothing."""
     rule, top = sel.assistance_rules[0], sel.share_rules[0]
     program = PROGRAM_NAMES.get(p.assistance_program or "", "social assistance")
     copay = [
@@ -358,8 +421,14 @@ def assistance_sentence(p: Parsed, sel: Selection, device: str) -> str:
         for r in sel.descriptive
         if r.topic == "social_assistance_copay" and loc(r) != loc(rule)
     ]
+    usual = (
+        "Its manual states no split of its own; under the general rule (unless noted otherwise, "
+        "adp:core_manual:Section 305.01) the split"
+        if general
+        else "The usual split"
+    )
     standard = (
-        f"The usual split for a {device} is ADP {top.adp_share_percent:g}% / client "
+        f"{usual} for a {device} is ADP {top.adp_share_percent:g}% / client "
         f"{top.client_share_percent:g}% ({loc(top)}); "
         if top.client_share_percent is not None
         else ""

@@ -78,14 +78,16 @@ class SectionIndex:
 
     by_doc: dict[str, list[tuple[Section, str]]]  # manual -> (section, lowered text)
     by_uid: dict[str | None, list[Section]]
+    by_id: dict[str, Section]  # passage id -> section
     manuals: dict[str, set[str | None]]  # adp_doc -> its manuals' names
     requirements: dict[str, list[Section]]  # manual -> requirement sections
     fast_track: list[Section]
 
     @staticmethod
     def of(sections: list[Section]) -> SectionIndex:
-        index = SectionIndex({}, {}, {}, {}, [])
+        index = SectionIndex({}, {}, {}, {}, {}, [])
         for s in sections:
+            index.by_id[s.id] = s
             text = f"{s.heading} {s.summary}"
             index.by_doc.setdefault(s.adp_doc, []).append((s, text.lower()))
             index.by_uid.setdefault(s.policy_uid, []).append(s)

@@ -8,7 +8,9 @@ spanning billing, a device and a drug calls schedule.get, adp.get and odb.get at
 domain tool becomes a trace entry with its error, never a failed answer. The synthesis keeps
 each tool's evidence: highlights cite what the tool cited, conflicts are merged under the tool's
 name, confidence is the average of the tool confidences (a failed tool counts 0), and follow-up
-questions are asked when confidence is below 0.7 or the decision needs more information.
+questions are asked when the tools' evidence score (the spec's, `confidence_basis.spec_score`)
+averages below 0.7 or the decision needs more information. The decisions read the spec's score
+whichever confidence the server publishes, so calibrating the confidence changes no decision.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from reference_server.scoring.conflicts import Conflict
 from reference_server.tools.adp import get as adp_get
 from reference_server.tools.adp.language import assistance_of
 from reference_server.tools.base import NON_BLANK, StrictModel
+from reference_server.tools.common import ConfidenceBasis, Evidence
 from reference_server.tools.coverage.patient import Patient, with_stated_context
 from reference_server.tools.coverage.routing import (
     SETTING_WORDS,
@@ -43,6 +46,7 @@ from reference_server.tools.coverage.synthesis import (
     billing_part,
     device_part,
     drug_part,
+    evidence_score,
     failed_part,
     followups_for,
     provenance_summary,
@@ -55,6 +59,18 @@ from reference_server.tools.schedule.get import Code
 
 NAME = "coverage.answer"
 FOLLOWUP_BELOW = 0.7
+
+
+def _mean(values: list[float]) -> float:
+    return round(sum(values) / len(values), 4) if values else 0.0
+
+
+def _calibrated(answer: Evidence | None) -> float | None:
+    """A sub-tool's calibrated probability (0 for a failed tool; None: it states none)."""
+    if answer is None:
+        return 0.0
+    basis = answer.confidence_basis
+    return basis.calibrated if basis is not None else None
 
 
 class DeviceHint(StrictModel):
@@ -105,7 +121,18 @@ class Response(BaseModel):
     provenance_summary: str = Field(
         description="Paths that answered across tools, e.g. 'sql+vector'."
     )
-    confidence: float = Field(ge=0.0, le=1.0, description="Average of the tool confidences.")
+    confidence: float = Field(
+        ge=0.0,
+        le=1.0,
+        description="Average of the tool confidences (a failed tool counts 0; 0 when no tool was "
+        "consulted); each is the probability that tool's answer is right (calibrated) unless the "
+        "server states the spec's evidence score (confidence_model=spec).",
+    )
+    confidence_basis: ConfidenceBasis | None = Field(
+        default=None,
+        description="The average of the tools' spec evidence scores (which the decision and the "
+        "follow-ups read) and of their calibrated probabilities.",
+    )
     highlights: list[Highlight]
     conflicts: list[Conflict]
     followups: list[Followup]
@@ -222,21 +249,37 @@ class CoverageAnswer(ComposedTool[Request, Query, Response]):
             "The question did not name a fee code, device or drug, so no coverage source was "
             "consulted."
         )
-        confidence = (
-            round(sum(c.response.confidence if c.response else 0.0 for c in calls) / len(calls), 4)
-            if calls
-            else 0.0
-        )
+        confidence = _mean([c.response.confidence if c.response else 0.0 for c in calls])
+        spec = _mean([evidence_score(c.response) if c.response else 0.0 for c in calls])
+        fitted = [_calibrated(c.response) for c in calls]
         followups = (
             followups_for(q.patient, domains)
-            if confidence < FOLLOWUP_BELOW or decision == "needs_more_info"
+            if spec < FOLLOWUP_BELOW or decision == "needs_more_info"
             else []
+        )
+        basis = (
+            ConfidenceBasis(
+                model="calibrated"
+                if all(
+                    c.response.confidence_basis is not None
+                    and c.response.confidence_basis.model == "calibrated"
+                    for c in calls
+                    if c.response is not None
+                )
+                and answers
+                else "spec",
+                spec_score=spec,
+                calibrated=_mean([f or 0.0 for f in fitted]) if None not in fitted else None,
+            )
+            if calls
+            else None
         )
         return Response(
             decision=decision,
             summary=summary,
             provenance_summary=provenance_summary(answers),
             confidence=confidence,
+            confidence_basis=basis,
             highlights=[h for d in domains for h in d.part.highlights],
             conflicts=[
                 c

@@ -119,7 +119,7 @@ def billing_part(out: schedule_get.Response, codes: list[str]) -> Part:
     else:
         sentence = f"OHIP billing: the closest Schedule codes are {listed}."
     decision: Decision = (
-        "billable" if billable and (named or out.confidence >= 0.7) else "needs_more_info"
+        "billable" if billable and (named or evidence_score(out) >= 0.7) else "needs_more_info"
     )
     return Part(decision, sentence, highlights)
 
@@ -131,7 +131,7 @@ def device_part(out: adp_get.Response) -> Part:
     eligible = (
         bool(out.funding and out.funding.adp_contribution)
         and out.lead not in ("not_eligible", "unknown_device")
-        and out.confidence >= 0.6
+        and evidence_score(out) >= 0.6
     )
     sentence = f"ADP: {summary}" if summary else "ADP: no funding rule was found for this device."
     highlights = [Highlight(point=sentence, citations=list(out.citations[:3]))]
@@ -301,6 +301,15 @@ def followups_for(patient: Patient, domains: list[Domain]) -> list[Followup]:
                     )
                 )
     return asks
+
+
+def evidence_score(answer: Evidence) -> float:
+    """The spec's evidence score a sub-tool's answer states (`confidence_basis.spec_score`; its
+    `confidence` when it states no basis, as another backend's tools may not): the decision
+    thresholds of seed 002 (0.7 billable, 0.6 a path's base) are set on that score, whichever
+    confidence the server publishes."""
+    basis = answer.confidence_basis
+    return basis.spec_score if basis is not None else answer.confidence
 
 
 def provenance_summary(answers: Sequence[Evidence]) -> str:

@@ -21,6 +21,7 @@ from reference_server.retrieval.vector import VectorHit
 from reference_server.runtime import Runtime
 from reference_server.scoring.citations import Citation
 from reference_server.scoring.confidence import OFF, Counts
+from reference_server.scoring.features import Signals
 from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Evidence
 from reference_server.tools.odb.intents import INTENTS, Check
@@ -151,6 +152,7 @@ Found = DualResult[SqlData, list[VectorHit]]
 
 class OdbGet(DualPathTool[Request, Query, SqlData, list[VectorHit], Answer, Response]):
     name = NAME
+    confidence_family = "odb"
     title = "Ontario Drug Benefit formulary"
     description = (
         "Ontario Drug Benefit (ODB) formulary look-up of a drug product by brand or generic "
@@ -226,6 +228,7 @@ class OdbGet(DualPathTool[Request, Query, SqlData, list[VectorHit], Answer, Resp
                 vector_passages=len(corroborating),
                 profile=OFF,
             ),
+            signals=Signals(no_answer=data.primary is None),
         )
 
     def respond(self, q: Query, merged: Answer) -> Fields:

@@ -33,8 +33,9 @@ from reference_server.retrieval.vector import VectorHit
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import OPA, Counts
 from reference_server.scoring.conflicts import Conflict
+from reference_server.scoring.features import Signals
 from reference_server.tools.base import NON_BLANK, StrictModel, TextItem
-from reference_server.tools.common import Path
+from reference_server.tools.common import CONFIDENCE_DESCRIPTION, ConfidenceBasis, Path
 from reference_server.tools.pipeline import DualPathTool, Fields, Score
 from reference_server.tools.program.facts import (
     UNVERIFIED_PENALTY,
@@ -134,7 +135,12 @@ class AdditionalInfo(BaseModel):
 
 class Response(BaseModel):
     provenance: list[Path]
-    confidence: float = Field(ge=0.0, le=1.0)
+    confidence: float = Field(ge=0.0, le=1.0, description=CONFIDENCE_DESCRIPTION)
+    confidence_basis: ConfidenceBasis | None = Field(
+        default=None,
+        description="What confidence was computed from (spec score and inputs, calibrated "
+        "probability and features).",
+    )
     program: str
     in_local_corpus: bool
     guidance_type: str
@@ -205,6 +211,7 @@ class ProgramLookup(
     DualPathTool[Request, Query, list[ProgramDoc], list[VectorHit], Lookup, Response]
 ):
     name = NAME
+    confidence_family = "opa_tools"
     title = "Ontario Health screening programs"
     description = (
         "Ontario Health programs: eligibility by age and risk, intervals, pathway steps, referral and a "
@@ -289,6 +296,7 @@ class ProgramLookup(
                 profile=OPA,
                 penalty=UNVERIFIED_PENALTY if leading else 0.0,
             ),
+            signals=Signals(no_answer=not merged.docs),
         )
 
     def respond(self, q: Query, merged: Lookup) -> Fields:

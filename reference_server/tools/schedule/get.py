@@ -26,6 +26,7 @@ from reference_server.retrieval.dual_path import DualResult
 from reference_server.retrieval.ohip_schedule import SqlFound, VectorFound, codes_in
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import SCHEDULE, Counts
+from reference_server.scoring.features import Signals
 from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Citation, Evidence
 from reference_server.tools.pipeline import DualPathTool, Fields, Score
@@ -95,6 +96,7 @@ class Items:
 
 class ScheduleGet(DualPathTool[Request, Query, SqlFound, VectorFound, Items, Response]):
     name = NAME
+    confidence_family = "schedule"
     title = "OHIP Schedule of Benefits fee codes"
     description = (
         "Look up OHIP Schedule of Benefits fee codes by code or by description: fee, its "
@@ -145,6 +147,7 @@ class ScheduleGet(DualPathTool[Request, Query, SqlFound, VectorFound, Items, Res
                 vector_passages=len(corroborating),
                 profile=SCHEDULE,
             ),
+            signals=Signals(no_answer=not merged.built),
         )
 
     def respond(self, q: Query, merged: Items) -> Fields:

@@ -1,0 +1,136 @@
+"""A confidence that is a probability of being right: one small logistic model per tool family,
+fitted on derived cases (scoring/fit.py), stored as plain numbers (scoring/calibration.yaml)
+and read once when the server starts.
+
+    confidence = 1 / (1 + exp(-(intercept + sum(coefficient_i * feature_i))))
+
+over the family's few named features (scoring/features.py), summed in the file's order with
+plain Python floats, then clipped to [FLOOR, CEILING] and rounded to 4 places: the same number on
+every CPU. A family the file does not name (or a tool without one) keeps the spec's score.
+
+Two rules stand over the fitted number (`stated`), because the derived cases cannot measure what
+they guard against: an answer no path answered rests on nothing (0); an answer whose sources
+disagree, or that leads with a fact its tool could not verify against the publisher's page
+(opa.program_lookup's deduction), is stated no higher than the spec's score, which takes those
+off (the derived checks read the value the corpus gives, so they cannot see whether the value an
+answer leads with is the one the publisher meant).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from reference_server.scoring.features import FEATURES
+
+MODEL_FILE = Path(__file__).with_name("calibration.yaml")
+SCHEMA_VERSION = 1
+# A fitted probability is never stated as certainty, nor as impossibility: a few hundred right
+# answers in a row do not make the next one certain.
+FLOOR = 0.001
+CEILING = 0.999
+
+
+class CalibrationFileError(ValueError):
+    """The calibration file cannot be used (named in the message: file, family, field)."""
+
+
+@dataclass(frozen=True)
+class Logistic:
+    """One family's model: named features, their coefficients (raw units), an intercept."""
+
+    family: str
+    features: tuple[str, ...]
+    coefficients: tuple[float, ...]
+    intercept: float
+    info: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def logit(self, values: dict[str, float]) -> float:
+        z = self.intercept
+        for name, coefficient in zip(self.features, self.coefficients, strict=True):
+            z += coefficient * values[name]
+        return z
+
+    def probability(self, values: dict[str, float]) -> float:
+        """The fitted probability of being right, clipped and rounded to 4 places."""
+        z = self.logit(values)
+        p = 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+        return round(min(CEILING, max(FLOOR, p)), 4)
+
+
+@dataclass(frozen=True)
+class CalibrationModel:
+    """Every family's model, and what the file says about how they were fitted."""
+
+    families: dict[str, Logistic]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def of(self, family: str | None) -> Logistic | None:
+        return self.families.get(family) if family else None
+
+
+EMPTY = CalibrationModel({})
+
+
+def _floats(value: Any, where: str) -> tuple[float, ...]:
+    if not isinstance(value, list) or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in value
+    ):
+        raise CalibrationFileError(f"{where}: expected a list of numbers, got {value!r}")
+    return tuple(float(v) for v in value)
+
+
+def parse(data: Any, source: str = "calibration file") -> CalibrationModel:
+    """The model from the file's content (a mapping), every field checked."""
+    if not isinstance(data, dict):
+        raise CalibrationFileError(f"{source}: expected a mapping")
+    if data.get("version") != SCHEMA_VERSION:
+        raise CalibrationFileError(
+            f"{source}: version {data.get('version')!r}, this server reads {SCHEMA_VERSION}"
+        )
+    families: dict[str, Logistic] = {}
+    for name, body in (data.get("families") or {}).items():
+        where = f"{source}: families.{name}"
+        if not isinstance(body, dict) or body.get("model") != "logistic":
+            raise CalibrationFileError(f"{where}: model must be 'logistic'")
+        names = tuple(body.get("features") or ())
+        unknown = [n for n in names if n not in FEATURES]
+        if unknown:
+            raise CalibrationFileError(
+                f"{where}: unknown features {unknown}. Available: {', '.join(FEATURES)}"
+            )
+        coefficients = _floats(body.get("coefficients"), f"{where}.coefficients")
+        if len(coefficients) != len(names):
+            raise CalibrationFileError(
+                f"{where}: {len(names)} features, {len(coefficients)} coefficients"
+            )
+        intercept = body.get("intercept")
+        if not isinstance(intercept, int | float) or isinstance(intercept, bool):
+            raise CalibrationFileError(f"{where}.intercept: expected a number")
+        info = {k: v for k, v in body.items() if k not in ("features", "coefficients", "intercept")}
+        families[str(name)] = Logistic(str(name), names, coefficients, float(intercept), info)
+    meta = {k: v for k, v in data.items() if k != "families"}
+    return CalibrationModel(families, meta)
+
+
+@lru_cache(maxsize=8)
+def load(path: Path = MODEL_FILE) -> CalibrationModel:
+    """The calibration file, read once per process and path."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CalibrationFileError(f"{path}: no calibration file") from None
+    return parse(yaml.safe_load(text), str(path))
+
+
+def stated(fitted: float, spec_score: float, *, answered: bool, capped: bool) -> float:
+    """The calibrated confidence an answer states: `fitted`; 0 when no path answered; at most the
+    spec's score when it is `capped` (its sources disagree, or an unverified fact leads)."""
+    if not answered:
+        return 0.0
+    return min(fitted, spec_score) if capped else fitted

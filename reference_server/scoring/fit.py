@@ -1,0 +1,382 @@
+"""Refit the calibrated confidence (scoring/calibrated.py) from derived cases run with their
+features recorded: `python -m reference_server.scoring.fit <split | fit | judge>`.
+
+    python -m evals derive --out build/calibration/all
+    python -m reference_server.scoring.fit split --cases build/calibration/all \
+        --out build/calibration/cases --per-family 400
+    python -m evals run --golden build/calibration/cases/fit --out build/calibration/run-hybrid \
+        --target inprocess:confidence_model=spec         (and :mode=vector, :mode=keyword)
+    python -m reference_server.scoring.fit fit --run build/calibration/run-hybrid \
+        --run build/calibration/run-vector --run build/calibration/run-keyword
+    python -m evals run --golden build/calibration/cases/held_out ...   (judged by evals'
+        calibration report; `judge` gives the same figures offline from recorded features)
+
+`make calibrate` runs these steps. Every answer carries its features in
+`confidence_basis.features` whichever confidence the server states, so a run log is all the fit
+reads (plain JSON: this module imports nothing of the harness). One split, seeded: a case is in
+the fit half when crc32("<seed>:<case id>") is even, else held out; the fit reads only the fit
+half of each run, `judge` only the other.
+
+Per family (the tools' `confidence_family`), a logistic regression on its few FAMILY_FEATURES
+(scikit-learn, lbfgs, L2 with C, features standardised for the fit and stored back in raw units),
+fitted on every answer of the fit half: the main run and each single-path run (what a failed or
+timed-out path leaves), so single-path answers have data of their own. "Right": every check
+passed but the checks on the confidence itself (as evals/read/calibration.py counts it).
+
+One coefficient is not fitted from the derived answers: `default_rule` (ADP, the split is the
+core manual's general rule because the device's manual states none). Whether such a split is
+the device's real one is decided by the Product Manuals, which the corpus does not hold, so the
+derived checks cannot see it; the rule's record where the corpus can see it is its evidence
+instead (GENERAL_RULE_EVIDENCE): of the manuals that state their own terms, those whose terms
+are the general rule's. The coefficient moves the family's default-rule answers to that rate
+((agree + 1) / (manuals + 2)), the answers themselves left out of the regression.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import zlib
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from reference_server.scoring.calibrated import MODEL_FILE, SCHEMA_VERSION, parse
+
+SEED = 20261129
+C = 1.0
+ROUND = 6
+# Each family's features: few, so its coefficients can be read. Chosen on the fit half (every
+# subset of the candidates, `judge` on it) for calibration and ranking, and for coefficients whose
+# signs say what the evidence says: the section tools on how far the first document stands out
+# (margin), how many documents a short question may mean (shared), whether the leading
+# section's words are the question's (lexical, search) or close to it (similarity, policy), and
+# whether the answer is that no document addresses the question (no_answer: the probability
+# such a flag is right); the other tools on whether both paths answered and the spec's score.
+FAMILY_FEATURES: dict[str, tuple[str, ...]] = {
+    "opa_search": ("spec_score", "margin", "shared", "lexical", "no_answer"),
+    "opa_policy": ("spec_score", "margin", "shared", "similarity", "no_answer"),
+    "opa_tools": ("both_paths", "corroborated", "no_answer"),
+    "odb": ("spec_score", "both_paths", "no_answer"),
+    "schedule": ("spec_score", "both_paths", "no_answer"),
+    "adp": ("spec_score", "both_paths", "default_rule"),
+}
+# The ADP manuals that state funding terms of their own (tools/adp/terms.py, read from
+# ../shared/data/adp/adp_extraction.json): whether the general rule (75 % of the approved price,
+# client 25 %) is what each states. Mobility, Communication Aids, Ocular Prostheses,
+# Maxillofacial Extraoral and Orthotic Devices: a 25 % client portion (the rule); Grants: grant
+# amounts; Real-Time CGM: a receiver at no cost, supplies up to a quantity; Respiratory: a
+# positive airway pressure system's own funding amount, monitors rented (not the rule).
+GENERAL_RULE_EVIDENCE = {"manuals": 8, "agree": 5}
+FIXED = {"adp": {"default_rule": GENERAL_RULE_EVIDENCE}}
+CONFIDENCE_CHECKS = frozenset({"confidence_range"})
+HIGH = 0.9
+
+
+def in_fit_half(case_id: str, seed: int = SEED) -> bool:
+    """The split: crc32 of "<seed>:<case id>" even -> fit, odd -> held out."""
+    return zlib.crc32(f"{seed}:{case_id}".encode()) % 2 == 0
+
+
+# ----------------------------------------------------------------------------- split
+
+
+def split_cases(cases: Path, out: Path, per_family: int | None, seed: int = SEED) -> dict[str, Any]:
+    """Each family's cases (a seeded sample of `per_family` when given) into out/fit and
+    out/held_out, one .jsonl per family as `evals derive` writes them."""
+    counts: dict[str, Any] = {}
+    for name in ("fit", "held_out"):
+        (out / name).mkdir(parents=True, exist_ok=True)
+    for path in sorted(cases.glob("*.jsonl")):
+        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        ids = [json.loads(line)["id"] for line in lines]
+        keep = set(range(len(lines)))
+        if per_family is not None and len(lines) > per_family:
+            order = sorted(
+                range(len(lines)), key=lambda i: zlib.crc32(f"{seed}:s:{ids[i]}".encode())
+            )
+            keep = set(order[:per_family])
+        halves: dict[str, list[str]] = {"fit": [], "held_out": []}
+        for i, line in enumerate(lines):
+            if i in keep:
+                halves["fit" if in_fit_half(ids[i], seed) else "held_out"].append(line)
+        for name, chosen in halves.items():
+            (out / name / path.name).write_text("".join(f"{x}\n" for x in chosen), encoding="utf-8")
+        counts[path.stem] = {name: len(chosen) for name, chosen in halves.items()}
+    return counts
+
+
+# ----------------------------------------------------------------------------- answers
+
+
+@dataclass(frozen=True)
+class Answer:
+    case_id: str
+    tool: str
+    family: str
+    features: dict[str, float]
+    right: bool
+    run: str
+
+
+def is_right(record: dict[str, Any]) -> bool:
+    """Every check passed, the checks on the confidence itself left aside (the rule of
+    evals/read/calibration.py's `is_right`)."""
+    if record.get("status") == "passed":
+        return True
+    failed = [c for c in record.get("checks", []) if not c.get("passed")]
+    return bool(failed) and all(c.get("check") in CONFIDENCE_CHECKS for c in failed)
+
+
+def read_answers(run: Path) -> list[Answer]:
+    """The main-pass answers of a run log that carry their confidence's features."""
+    out = []
+    with (run / "scenarios.jsonl").open(encoding="utf-8") as lines:
+        for line in lines:
+            r = json.loads(line)
+            if r.get("mode", "default") != "default" or r.get("status") == "error":
+                continue
+            if r.get("is_error") or any(
+                c.get("check") == "tool_error" for c in r.get("checks", [])
+            ):
+                continue
+            basis = (r.get("result") or {}).get("confidence_basis")
+            if not isinstance(basis, dict) or not basis.get("family") or not basis.get("features"):
+                continue
+            out.append(
+                Answer(
+                    r["id"], r["tool"], basis["family"], basis["features"], is_right(r), run.name
+                )
+            )
+    return out
+
+
+# ----------------------------------------------------------------------------- fit
+
+
+def _logit(p: float) -> float:
+    return math.log(p / (1 - p))
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    result: np.ndarray = 1.0 / (1.0 + np.exp(-z))
+    return result
+
+
+def fit_family(name: str, answers: Sequence[Answer], c: float = C) -> dict[str, Any]:
+    """One family's logistic model as the calibration file stores it."""
+    from sklearn.linear_model import LogisticRegression
+
+    names = FAMILY_FEATURES[name]
+    fixed = FIXED.get(name, {})
+    fitted_names = [n for n in names if n not in fixed]
+    used = [a for a in answers if not any(a.features.get(f, 0.0) for f in fixed)]
+    x = np.array([[a.features[n] for n in fitted_names] for a in used], dtype=float)
+    y = np.array([a.right for a in used], dtype=int)
+    coefficients = dict.fromkeys(names, 0.0)
+    if y.size == 0:
+        raise ValueError(f"family {name}: no answers in the fit half")
+    if y.min() == y.max():  # one class: its rate, Laplace-smoothed, whatever the features
+        intercept = _logit((y.sum() + 1) / (y.size + 2))
+    else:
+        mean, std = x.mean(axis=0), x.std(axis=0)
+        varies = std > 0
+        xs = (x[:, varies] - mean[varies]) / std[varies]
+        model = LogisticRegression(C=c, solver="lbfgs", max_iter=10_000).fit(xs, y)
+        raw = model.coef_[0] / std[varies]
+        intercept = float(model.intercept_[0] - np.sum(raw * mean[varies]))
+        for n, coef in zip(
+            [n for n, v in zip(fitted_names, varies, strict=True) if v], raw, strict=True
+        ):
+            coefficients[n] = float(coef)
+    notes: dict[str, Any] = {}
+    for feature, evidence in fixed.items():
+        rate = (evidence["agree"] + 1) / (evidence["manuals"] + 2)
+        hit = [a for a in answers if a.features.get(feature, 0.0)]
+        # as the answers are normally given: both paths answered
+        pool = [a for a in hit if a.features.get("both_paths")] or hit or list(answers)
+        z = intercept + np.array(
+            [sum(coefficients[n] * a.features[n] for n in fitted_names) for a in pool]
+        )
+        before = float(np.mean(_sigmoid(z)))
+        before = min(max(before, 1e-6), 1 - 1e-6)
+        coefficients[feature] = _logit(rate) - _logit(before)
+        notes[feature] = {
+            **evidence,
+            "rate": round(rate, 4),
+            "answers": len(hit),
+            "why": "not fitted on derived answers (their checks cannot see whether the general "
+            "rule is the device's split): set so these answers' mean probability is the rate "
+            "at which the manuals that state terms agree with the rule",
+        }
+    return {
+        "model": "logistic",
+        "features": list(names),
+        "coefficients": [round(coefficients[n], ROUND) for n in names],
+        "intercept": round(intercept, ROUND),
+        "n": len(answers),
+        "right": int(sum(a.right for a in answers)),
+        "fitted_on": len(used),
+        "tools": sorted({a.tool for a in answers}),
+        **({"fixed": notes} if notes else {}),
+    }
+
+
+def fit(runs: Sequence[Path], seed: int = SEED, c: float = C) -> dict[str, Any]:
+    """The calibration file's content from the fit half of every run."""
+    answers = [a for run in runs for a in read_answers(run) if in_fit_half(a.case_id, seed)]
+    by_family: dict[str, list[Answer]] = defaultdict(list)
+    for a in answers:
+        by_family[a.family].append(a)
+    families = {
+        name: fit_family(name, by_family[name], c) for name in FAMILY_FEATURES if by_family[name]
+    }
+    return {
+        "version": SCHEMA_VERSION,
+        "fitted": date.today().isoformat(),
+        "command": "python -m reference_server.scoring.fit fit "
+        + " ".join(f"--run {r.name}" for r in runs)
+        + f" --seed {seed} --C {c}",
+        "split": {
+            "seed": seed,
+            "rule": 'fit half: crc32("<seed>:<case id>") even; held out: odd',
+        },
+        "runs": [
+            {
+                "target": _target(r),
+                "answers": sum(1 for a in answers if a.run == r.name),
+            }
+            for r in runs
+        ],
+        "families": families,
+    }
+
+
+def _target(run: Path) -> str | None:
+    """The target a run log names (its run record's header), to say what was fitted on."""
+    try:
+        header = json.loads((run / "run.record.json").read_text(encoding="utf-8"))["header"]
+    except (OSError, KeyError, ValueError):
+        return None
+    target = header.get("target")
+    return str(target) if target else None
+
+
+# ----------------------------------------------------------------------------- judge
+
+
+def _ece(conf: np.ndarray, right: np.ndarray, bins: int = 10) -> float:
+    """Equal-count bins (as evals/read/calibration.py cuts them): mean |accuracy - confidence|."""
+    from sklearn.calibration import calibration_curve
+
+    k = max(1, min(bins, conf.size // 5))
+    acc, mean = calibration_curve(right.astype(int), conf, n_bins=k, strategy="quantile")
+    edges = np.percentile(conf, np.linspace(0, 1, k + 1) * 100)
+    counts = np.bincount(np.searchsorted(edges[1:-1], conf), minlength=k)
+    counts = counts[counts > 0]
+    return float(np.sum(counts * np.abs(acc - mean)) / conf.size)
+
+
+def judge(runs: Sequence[Path], model_file: Path, seed: int = SEED) -> list[dict[str, Any]]:
+    """The model applied to the held-out half's recorded features: per family and overall,
+    n, accuracy, ECE, AUROC, answers at >= 0.9 and their accuracy."""
+    from sklearn.metrics import roc_auc_score
+
+    model = parse(yaml.safe_load(model_file.read_text(encoding="utf-8")), str(model_file))
+    rows: dict[str, list[tuple[float, bool]]] = defaultdict(list)
+    for run in runs:
+        for a in read_answers(run):
+            if in_fit_half(a.case_id, seed):
+                continue
+            m = model.of(a.family)
+            if m is None:
+                continue
+            p = m.probability(a.features)
+            rows[f"{run.name} {a.family}"].append((p, a.right))
+            rows[f"{run.name} overall"].append((p, a.right))
+    out = []
+    for scope in sorted(rows):
+        conf = np.array([p for p, _ in rows[scope]])
+        right = np.array([r for _, r in rows[scope]])
+        high = conf >= HIGH
+        out.append(
+            {
+                "scope": scope,
+                "n": int(conf.size),
+                "accuracy": float(right.mean()),
+                "ece": _ece(conf, right),
+                "auroc": float(roc_auc_score(right, conf))
+                if 0 < right.sum() < right.size
+                else None,
+                "high_n": int(high.sum()),
+                "high_accuracy": float(right[high].mean()) if high.any() else None,
+            }
+        )
+    return out
+
+
+# ----------------------------------------------------------------------------- command
+
+
+def _dump(content: dict[str, Any]) -> str:
+    return yaml.safe_dump(content, sort_keys=False, width=100)
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m reference_server.scoring.fit", description=__doc__.split("\n\n")[0]
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("split", help="derived cases -> fit/ and held_out/ halves")
+    s.add_argument("--cases", type=Path, required=True, help="`evals derive --out` folder")
+    s.add_argument("--out", type=Path, required=True)
+    s.add_argument("--per-family", type=int, default=None, help="seeded sample per family")
+    f = sub.add_parser("fit", help="fit the models on the fit half of run logs")
+    f.add_argument("--run", type=Path, action="append", required=True, help="run log folder")
+    f.add_argument("--out", type=Path, default=MODEL_FILE, help=f"default: {MODEL_FILE}")
+    f.add_argument("--C", type=float, default=C, help="inverse L2 strength (default 1.0)")
+    j = sub.add_parser("judge", help="a model on the held-out half of run logs (offline)")
+    j.add_argument("--run", type=Path, action="append", required=True)
+    j.add_argument("--model", type=Path, default=MODEL_FILE)
+    for p in (s, f, j):
+        p.add_argument("--seed", type=int, default=SEED, help=f"split seed (default {SEED})")
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    if args.command == "split":
+        counts = split_cases(args.cases, args.out, args.per_family, args.seed)
+        for family, halves in counts.items():
+            print(f"{family:36} fit {halves['fit']:5d}  held out {halves['held_out']:5d}")
+        return 0
+    if args.command == "fit":
+        content = fit(args.run, args.seed, args.C)
+        parse(content)  # what the server will read
+        args.out.write_text(_dump(content), encoding="utf-8")
+        for name, body in content["families"].items():
+            terms = ", ".join(
+                f"{n} {c:+.3f}" for n, c in zip(body["features"], body["coefficients"], strict=True)
+            )
+            print(
+                f"{name:11} n {body['n']:5d} right {body['right']:5d}  b {body['intercept']:+.3f}  {terms}"
+            )
+        print(f"wrote {args.out}")
+        return 0
+    print(f"{'scope':32} {'n':>5} {'acc':>6} {'ECE':>6} {'AUROC':>6} {'n>=.9':>6} {'acc>=.9':>7}")
+    for row in judge(args.run, args.model, args.seed):
+        auroc = "-" if row["auroc"] is None else f"{row['auroc']:.3f}"
+        high = "-" if row["high_accuracy"] is None else f"{row['high_accuracy']:.3f}"
+        print(
+            f"{row['scope']:32} {row['n']:5d} {row['accuracy']:6.3f} {row['ece']:6.3f} "
+            f"{auroc:>6} {row['high_n']:6d} {high:>7}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

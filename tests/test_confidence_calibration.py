@@ -1,0 +1,223 @@
+"""The calibrated confidence: the committed model file loads and is applied the same way every
+time, an ambiguous heading is not answered at 0.9 or more and lists the documents it may mean, an
+ADP device whose manual states no split says the split is the general rule with a lower
+confidence, and the spec's evidence score stays visible in `confidence_basis`.
+
+Expected values come from the corpus files (reference_server/corpus/), never from the tools'
+answers: the documents carrying a heading are read from corpus/opa/*/*.yaml, and which ADP
+manuals state a split of their own from tools/adp/terms.py's table (checked against
+../shared/data/adp/adp_extraction.json).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from fastmcp import Client, FastMCP
+
+from reference_server.scoring import calibrated, fit
+from reference_server.scoring.calibrated import CalibrationFileError, Logistic, parse, stated
+from reference_server.scoring.confidence import OFF, OPA, SCHEDULE, calculate_confidence
+from reference_server.scoring.features import FEATURES, Signals, features, margin
+from reference_server.tools import ALL_TOOLS
+from reference_server.tools.pipeline import DualPathTool
+from tests.conftest import call, run_fresh
+
+CORPUS = Path(__file__).resolve().parent.parent / "reference_server" / "corpus" / "opa"
+PROFILES = {"opa": OPA, "off": OFF, "schedule": SCHEDULE}
+
+
+# ----------------------------------------------------------------------------- the model file
+
+
+def test_committed_model_file_loads_with_every_tool_family() -> None:
+    model = calibrated.load(calibrated.MODEL_FILE)
+    families = {
+        t.confidence_family
+        for t in ALL_TOOLS
+        if isinstance(t, DualPathTool) and t.confidence_family is not None
+    }
+    assert families and families <= set(model.families)
+    raw = yaml.safe_load(calibrated.MODEL_FILE.read_text(encoding="utf-8"))
+    assert raw["split"]["seed"] == fit.SEED and raw["fitted"]
+    for name, body in raw["families"].items():
+        assert body["n"] > 0 and 0 < body["right"] <= body["n"], name
+        assert len(body["features"]) == len(body["coefficients"]) <= 8, name
+
+
+def test_a_model_is_the_logistic_of_its_features_in_file_order() -> None:
+    """Hand-computed: z = -1 + 2 * 0.5 = 0 -> 0.5; z = -1 + 2 * 1 + 0.5 * 1 = 1.5 ->
+    1 / (1 + e^-1.5) = 0.8176 (4 places)."""
+    m = Logistic("t", ("spec_score", "margin"), (2.0, 0.5), -1.0)
+    assert m.probability({"spec_score": 0.5, "margin": 0.0}) == 0.5
+    assert m.probability({"spec_score": 1.0, "margin": 1.0}) == 0.8176
+    assert m.probability({"spec_score": 1.0, "margin": 1.0}) == 0.8176  # same again
+    assert Logistic("t", ("spec_score",), (100.0,), 0.0).probability({"spec_score": 1.0}) == 0.999
+    assert Logistic("t", ("spec_score",), (-100.0,), 0.0).probability({"spec_score": 1.0}) == 0.001
+
+
+def test_committed_model_gives_the_same_number_for_the_same_features() -> None:
+    model = calibrated.load(calibrated.MODEL_FILE)
+    values = features(Signals(top_scores=(2.0, 1.0), shared=3), None, 0, ["sql", "vector"], 0.96)
+    for family in model.families.values():
+        first = family.probability(values)
+        assert all(family.probability(dict(values)) == first for _ in range(5))
+        assert first == round(first, 4) and 0.0 < first < 1.0
+
+
+def test_rules_over_the_fitted_number() -> None:
+    """No path answered: 0; sources disagree or an unverified fact leads: at most the spec's
+    score; otherwise the fitted number as it is."""
+    assert stated(0.97, 0.89, answered=True, capped=False) == 0.97
+    assert stated(0.97, 0.89, answered=True, capped=True) == 0.89
+    assert stated(0.40, 0.89, answered=True, capped=True) == 0.40
+    assert stated(0.97, 0.89, answered=False, capped=False) == 0.0
+
+
+def test_the_fit_recovers_the_direction_of_the_evidence() -> None:
+    """A family whose right answers have a larger margin: positive margin coefficient; one
+    class only: its smoothed rate, (right + 1) / (n + 2), whatever the features."""
+    rows = [
+        fit.Answer(f"c{i}", "opa.search_sections", "opa_search", _features(margin=m), right, "r")
+        for i, (m, right) in enumerate(
+            [(0.9, True)] * 40 + [(0.1, False)] * 30 + [(0.9, False)] * 5 + [(0.1, True)] * 5
+        )
+    ]
+    body = fit.fit_family("opa_search", rows)
+    coefficients = dict(zip(body["features"], body["coefficients"], strict=True))
+    assert coefficients["margin"] > 0 and body["n"] == 80 and body["right"] == 45
+    same = [fit.Answer(f"c{i}", "odb.get", "odb", _features(), True, "r") for i in range(18)]
+    only_right = fit.fit_family("odb", same)
+    assert only_right["coefficients"] == [0.0] * len(only_right["features"])
+    assert 1 / (1 + math.exp(-only_right["intercept"])) == pytest.approx(19 / 20, abs=1e-6)
+
+
+def _features(**values: float) -> dict[str, float]:
+    return {name: values.get(name, 0.0) for name in FEATURES}
+
+
+def test_a_broken_model_file_is_refused_naming_the_problem() -> None:
+    good = {"model": "logistic", "features": ["margin"], "coefficients": [1.0], "intercept": 0}
+    with pytest.raises(CalibrationFileError, match="version"):
+        parse({"version": 99, "families": {}})
+    with pytest.raises(CalibrationFileError, match=r"unknown features .*'nonsense'"):
+        parse({"version": 1, "families": {"x": {**good, "features": ["nonsense"]}}})
+    with pytest.raises(CalibrationFileError, match="1 features, 2 coefficients"):
+        parse({"version": 1, "families": {"x": {**good, "coefficients": [1.0, 2.0]}}})
+
+
+def test_features_are_named_plain_floats_in_one_order() -> None:
+    values = features(
+        Signals(top_scores=(4.0, 3.0), shared=4, default_rule=True), None, 2, ["sql"], 0.6
+    )
+    assert tuple(values) == FEATURES
+    assert values["margin"] == 0.25 and values["shared"] == 2.0  # (4-3)/4; log2(4)
+    assert (
+        values["both_paths"] == 0.0 and values["conflict"] == 1.0 and values["default_rule"] == 1.0
+    )
+    assert margin(()) == 0.0 and margin((3.0,)) == 1.0 and margin((2.0, 2.0)) == 0.0
+
+
+def test_the_split_is_seeded_and_about_half() -> None:
+    ids = [f"derived.odb.din.{i}" for i in range(2000)]
+    fit_half = [i for i in ids if fit.in_fit_half(i)]
+    assert fit_half == [i for i in ids if fit.in_fit_half(i)]
+    assert 900 < len(fit_half) < 1100
+    assert fit_half != [i for i in ids if fit.in_fit_half(i, seed=1)]
+
+
+# ----------------------------------------------------------------------------- the answers
+
+
+def _owners(heading: str) -> set[str]:
+    """The current documents whose corpus file has a section with this heading."""
+    key = " ".join(re.findall(r"[a-z0-9]+", heading.casefold()))
+    out = set()
+    for path in CORPUS.glob("*/*.yaml"):
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if doc.get("is_superseded"):
+            continue
+        for section in doc.get("sections") or []:
+            if (
+                " ".join(re.findall(r"[a-z0-9]+", str(section.get("heading", "")).casefold()))
+                == key
+            ):
+                out.add(doc["document_id"])
+    return out
+
+
+@pytest.mark.asyncio
+async def test_a_heading_several_documents_share_lists_them_below_0_9(client: Client[Any]) -> None:
+    heading = "Pharmacotherapy options"
+    owners = _owners(heading)
+    assert (
+        len(owners) >= 3
+    )  # the corpus: obesity management, chronic insomnia, alcohol use disorder
+    out = await call(client, "opa.search_sections", {"query": heading})
+    listed = {c["document_id"] for c in out["ambiguous_between"]}
+    assert owners <= listed
+    assert out["confidence"] < 0.9
+
+
+@pytest.mark.asyncio
+async def test_a_question_naming_its_document_is_not_ambiguous(client: Client[Any]) -> None:
+    out = await call(
+        client, "opa.search_sections", {"query": "CPSO policy on medical assistance in dying"}
+    )
+    assert out["ambiguous_between"] == []
+    assert out["confidence_basis"]["features"]["shared"] == 0.0
+
+
+@pytest.mark.asyncio
+async def test_adp_device_without_its_own_split_says_it_is_the_general_rule(
+    client: Client[Any],
+) -> None:
+    hearing = await call(client, "adp.get", {"query": "ADP funding for a hearing aid?"})
+    walker = await call(client, "adp.get", {"query": "ADP funding for a walker?"})
+    # the Hearing Devices manual states no split (terms.py); the Mobility manual does (110.01, 705)
+    assert re.search(r"(?i)no funding split of its own", hearing["summary"])
+    assert re.search(r"(?i)unless noted otherwise", hearing["summary"])
+    assert re.search(r"(?i)maximum contribution.*grants", hearing["summary"])
+    assert "adp:core_manual:Section 305.01" in [c["loc"] for c in hearing["citations"]]
+    assert hearing["funding"]["general_rule"] is True and walker["funding"]["general_rule"] is False
+    assert hearing["confidence_basis"]["features"]["default_rule"] == 1.0
+    assert walker["confidence_basis"]["features"]["default_rule"] == 0.0
+    assert hearing["confidence"] < 0.9 <= walker["confidence"]
+
+
+@pytest.mark.asyncio
+async def test_adp_manual_terms_other_than_a_split_are_stated(client: Client[Any]) -> None:
+    out = await call(client, "adp.get", {"query": "ADP funding for a continuous glucose monitor?"})
+    assert re.search(r"(?i)receiver .*no cost", out["summary"])
+    assert "adp:glucose_monitoring:Section 200.04" in [c["loc"] for c in out["citations"]]
+
+
+@pytest.mark.asyncio
+async def test_the_spec_score_stays_visible_with_its_inputs(client: Client[Any]) -> None:
+    out = await call(client, "odb.get", {"drug": "metformin", "strength": "500mg"})
+    basis = out["confidence_basis"]
+    inputs = basis["spec_inputs"]
+    expected = calculate_confidence(
+        inputs["sql_records"],
+        inputs["vector_passages"],
+        inputs["conflicts"],
+        PROFILES[inputs["profile"]],
+        num_corroborated=inputs["corroborated"],
+    )
+    assert basis["spec_score"] == expected
+    assert basis["model"] == "calibrated" and out["confidence"] == basis["calibrated"]
+
+
+@pytest.mark.asyncio
+async def test_confidence_model_spec_states_the_spec_score(server: FastMCP) -> None:
+    args = {"query": "ADP funding for a hearing aid?"}
+    result = await run_fresh("adp.get", args, confidence_model="spec")
+    out = result.structured_content
+    assert out["confidence_basis"]["model"] == "spec"
+    assert out["confidence"] == out["confidence_basis"]["spec_score"]
+    assert out["confidence_basis"]["calibrated"] is not None
