@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from fastmcp import Client, FastMCP
 
 from reference_server.scoring import calibrated, fit
@@ -77,6 +79,46 @@ def test_rules_over_the_fitted_number() -> None:
     assert stated(0.97, 0.89, answered=True, capped=True) == 0.89
     assert stated(0.40, 0.89, answered=True, capped=True) == 0.40
     assert stated(0.97, 0.89, answered=False, capped=False) == 0.0
+
+
+def test_a_degraded_answer_states_the_least_it_could_have_had() -> None:
+    """Hand-computed on z = -1 + 2 * spec_score - 3 * default_rule + 1.5 * margin - 0.5 * shared:
+    spec_score (evidence, positive) keeps its value 0.6, default_rule (negative) goes to 1, margin
+    (positive) to 0, shared keeps 1: z = -1 + 1.2 - 3 - 0.5 = -3.3 -> 0.0356."""
+    m = Logistic(
+        "t", ("spec_score", "default_rule", "margin", "shared"), (2.0, -3.0, 1.5, -0.5), -1.0
+    )
+    observed = {"spec_score": 0.6, "default_rule": 0.0, "margin": 0.8, "shared": 1.0}
+    assert m.lowest(observed) == 0.0356
+    assert stated(0.9, 0.95, answered=True, capped=False, degraded_floor=0.0356) == 0.0356
+    assert stated(0.02, 0.95, answered=True, capped=False, degraded_floor=0.0356) == 0.02
+    # an evidence feature whose coefficient is negative could have been as high as 1
+    assert Logistic("t", ("spec_score",), (-2.0,), 1.0).lowest({"spec_score": 0.3}) == 0.2689
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_a_degraded_answer_never_states_more_than_the_healthy_one(data: st.DataObject) -> None:
+    """For every committed family: whatever the healthy answer's features were, the same answer
+    with a path failed (evidence no higher, `shared` the same, anything else anything) states no
+    more through `lowest` than the healthy one's fitted probability."""
+    model = calibrated.load(calibrated.MODEL_FILE)
+    unit = st.floats(0.0, 1.0, allow_nan=False)
+    for family in model.families.values():
+        healthy = {n: data.draw(unit) for n in family.features}
+        if "shared" in healthy:
+            healthy["shared"] = data.draw(st.floats(0.0, 5.0, allow_nan=False))
+        degraded = {
+            n: (
+                data.draw(st.floats(0.0, v, allow_nan=False))
+                if n in calibrated.EVIDENCE
+                else v
+                if n in calibrated.UNBOUNDED
+                else data.draw(unit)
+            )
+            for n, v in healthy.items()
+        }
+        assert family.lowest(degraded) <= family.probability(healthy), family.family
 
 
 def test_the_fit_recovers_the_direction_of_the_evidence() -> None:

@@ -34,6 +34,10 @@ SCHEMA_VERSION = 1
 # answers in a row do not make the next one certain.
 FLOOR = 0.001
 CEILING = 0.999
+# Features without an upper end; every other one lies in 0-1 (scoring/features.py).
+UNBOUNDED = frozenset({"shared"})
+# Features that count evidence: a failed path can only lower them.
+EVIDENCE = frozenset({"spec_score", "both_paths", "corroborated"})
 
 
 class CalibrationFileError(ValueError):
@@ -58,9 +62,29 @@ class Logistic:
 
     def probability(self, values: dict[str, float]) -> float:
         """The fitted probability of being right, clipped and rounded to 4 places."""
-        z = self.logit(values)
-        p = 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
-        return round(min(CEILING, max(FLOOR, p)), 4)
+        return _probability(self.logit(values))
+
+    def lowest(self, values: dict[str, float]) -> float:
+        """The least probability the answer could have had with every path answering.
+
+        Evidence counts (`EVIDENCE`) only fall when a path fails, so their value stands where
+        more of them raises the logit; every other feature could have been anything in its 0-1
+        range, so it takes the end that lowers the logit (`shared`, a count without an upper end,
+        keeps its value)."""
+        worst: dict[str, float] = {}
+        for name, coefficient in zip(self.features, self.coefficients, strict=True):
+            value = values[name]
+            if name in UNBOUNDED or coefficient == 0 or (name in EVIDENCE and coefficient > 0):
+                worst[name] = value
+            else:
+                worst[name] = 0.0 if coefficient > 0 else 1.0
+        return _probability(self.logit(worst))
+
+
+def _probability(z: float) -> float:
+    """The logistic of `z`, clipped to [FLOOR, CEILING] and rounded to 4 places."""
+    p = 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+    return round(min(CEILING, max(FLOOR, p)), 4)
 
 
 @dataclass(frozen=True)
@@ -128,9 +152,19 @@ def load(path: Path = MODEL_FILE) -> CalibrationModel:
     return parse(yaml.safe_load(text), str(path))
 
 
-def stated(fitted: float, spec_score: float, *, answered: bool, capped: bool) -> float:
+def stated(
+    fitted: float,
+    spec_score: float,
+    *,
+    answered: bool,
+    capped: bool,
+    degraded_floor: float | None = None,
+) -> float:
     """The calibrated confidence an answer states: `fitted`; 0 when no path answered; at most the
-    spec's score when it is `capped` (its sources disagree, or an unverified fact leads)."""
+    spec's score when it is `capped` (its sources disagree, or an unverified fact leads); at most
+    `degraded_floor` (`Logistic.lowest`) when a path failed or was cut, so a degraded answer
+    never states more than the same question answered by every path could have."""
     if not answered:
         return 0.0
-    return min(fitted, spec_score) if capped else fitted
+    value = min(fitted, spec_score) if capped else fitted
+    return value if degraded_floor is None else min(value, degraded_floor)

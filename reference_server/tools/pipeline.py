@@ -107,8 +107,8 @@ def judge(
     """The spec's score from the counts; the features and the family's fitted probability; the
     one `use` names (`Settings.confidence_model`) as the confidence, the spec's when the family
     has no model (`calibrated.stated`: 0 when no path answered, at most the spec's score when
-    the sources disagree, an unverified fact leads or a path failed). A tool without counts publishes no
-    confidence (0.0, no basis)."""
+    the sources disagree or an unverified fact leads, at most the least it could have had when a
+    path failed). A tool without counts publishes no confidence (0.0, no basis)."""
     conflicts = len(score.conflicts)
     spec = confidence_from(score.counts, conflicts)
     basis = None
@@ -125,11 +125,10 @@ def judge(
                 # the sources disagree, or the tool marks the answer it gives weak (an
                 # unverified fact leads); not its "nothing addresses this" deduction, whose rate
                 # the model fits (no_answer)
-                # or a path failed or was cut (a degraded answer: the spec's "lower
-                # confidence" for a single-path answer, which no derived case exercises)
-                capped=conflicts > 0
-                or (counts.penalty > 0 and not score.signals.no_answer)
-                or bool(found.errors),
+                capped=conflicts > 0 or (counts.penalty > 0 and not score.signals.no_answer),
+                # a path failed or was cut: what it would have said is unknown, so the answer
+                # states the least it could have had (the spec's "lower confidence")
+                degraded_floor=model.lowest(values) if found.errors else None,
             )
             if model is not None
             else None
