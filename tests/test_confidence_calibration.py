@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 import yaml
+from fastmcp import Client, FastMCP
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from fastmcp import Client, FastMCP
 
 from reference_server.scoring import calibrated, fit
 from reference_server.scoring.calibrated import CalibrationFileError, Logistic, parse, stated
