@@ -30,6 +30,7 @@ from typing import Any, Protocol
 import yaml
 
 from evals.run.outcome import CallOutcome, ToolInfo
+from ocm_common.client_session import record_results_as_they_come
 
 BEARER_ENV = "EVALS_BEARER_TOKEN"
 INIT_TIMEOUT_S = 60.0  # a server that has not answered initialize by then did not start
@@ -72,10 +73,6 @@ class Target(Protocol):
         """The same backend forced into search ``mode``, or None when it cannot be configured
         (the runner then overrides a ``search_mode`` argument where the tool accepts one)."""
         ...
-
-
-async def _accept_any_result(name: str, result: Any) -> None:
-    """Replacement for the SDK's client-side outputSchema validation (see McpTarget)."""
 
 
 class McpTarget:
@@ -144,7 +141,7 @@ class McpTarget:
             raise
         except Exception as exc:
             raise TargetError(f"cannot connect to target {self.spec!r}: {_launch(exc)}") from exc
-        client.session.validate_tool_result = _accept_any_result  # type: ignore[method-assign]
+        record_results_as_they_come(client)
         self._client = client
         init = getattr(client, "initialize_result", None)
         self.protocol_version = str(getattr(init, "protocolVersion", "") or "")

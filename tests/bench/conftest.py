@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from fastmcp import Client
 
-from evals.run.targets import _accept_any_result
 from load.slo import evaluate, load_slo, miss_table
+from ocm_common.client_session import record_results_as_they_come
 from ocm_common.latency_records import LatencyRecord, write_records
 from reference_server.server import build_server
 from tests.conftest import make_settings
@@ -42,7 +42,7 @@ class SyncClient:
         self.loop.run_until_complete(self.client.__aenter__())
         # The MCP client session re-validates structuredContent with jsonschema (~5 ms a call):
         # a client-side cost, switched off here as the eval harness does.
-        self.client.session.validate_tool_result = _accept_any_result  # type: ignore[method-assign]
+        record_results_as_they_come(self.client)
 
     def call(self, tool: str, args: dict[str, Any]) -> Any:
         # The raw MCP result: `Client.call_tool` also builds a Python type from the tool's output

@@ -28,6 +28,7 @@ from evals.run.security.files import FileChange, changes, snapshot
 from evals.run.security.sandbox import Sandbox
 from evals.run.security.surface import ToolSurface
 from evals.run.targets import McpTarget, TargetError, make_target
+from ocm_common.client_session import record_results_as_they_come
 
 Status = Literal["ok", "tool-error", "protocol-error", "timeout", "crash"]
 SAMPLE_EVERY_S = 0.05
@@ -94,10 +95,6 @@ def printable(text: str) -> str:
     return SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
-async def _accept_any_result(name: str, result: Any) -> None:
-    """The SDK's client-side outputSchema validation is off: results are judged, not refused."""
-
-
 @dataclass
 class Session:
     spec: str
@@ -159,7 +156,7 @@ class Session:
             raise
         except Exception as exc:
             raise TargetError(f"cannot connect to target {self.spec!r}: {exc}") from exc
-        client.session.validate_tool_result = _accept_any_result  # type: ignore[method-assign]
+        record_results_as_they_come(client)
         self._client = client
         self._pids = _child_pids() - before if self.kind == "stdio" else set()
         init = getattr(client, "initialize_result", None)
