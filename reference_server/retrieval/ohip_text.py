@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from reference_server.text import plural_stem
+
 CODE_IN_TEXT = re.compile(r"\b([A-Za-z]{1,2}\d{3}[A-Za-z]?)\b")
 GENERIC = frozenset(
     {"bill", "billing", "billed", "code", "codes", "fee", "fees", "ohip", "claim", "claims"}
@@ -12,11 +14,7 @@ GENERIC = frozenset(
 )
 
 
-def stem(word: str) -> str:
-    for suffix in ("ing", "es", "s", "ed"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)]
-    return word
+stem = plural_stem
 
 
 # The extract's abbreviations and the words a clinician types for them, compared as one word.

@@ -16,52 +16,10 @@ from typing import Any, TypeVar
 
 from reference_server.errors import IndexMissingError
 from reference_server.retrieval.derived import DerivedValues
+from reference_server.text import QUESTION_STOPWORDS
 
 _FTS_WORD = re.compile(r"[A-Za-z0-9]+")
-STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "can",
-        "do",
-        "does",
-        "for",
-        "from",
-        "how",
-        "i",
-        "in",
-        "is",
-        "it",
-        "my",
-        "of",
-        "on",
-        "or",
-        "the",
-        "to",
-        "what",
-        "when",
-        "which",
-        "who",
-        "why",
-        "with",
-        "patient",
-        "patients",
-        "their",
-        "this",
-        "that",
-        "there",
-        "any",
-        "under",
-        "about",
-        "should",
-    ]
-)
+STOPWORDS = QUESTION_STOPWORDS
 
 
 def fts_words(text: str) -> list[str]:

@@ -10,6 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from reference_server.text import DIRECTIVE_STOPWORDS
+
 # What a source can say about a field: text, a number, a flag, or a list of them. Typed so the
 # published output schema says what a client may receive.
 ConflictValue = str | int | float | bool | list[str] | list[float] | None
@@ -46,57 +48,7 @@ LEVEL_RANK = {"must": 0, "should": 1, "may": 2}
 _MUST = re.compile(r"\b(must|shall|required to|never)\b", re.I)
 _SHOULD = re.compile(r"\b(should|advised|advisable|encouraged|recommended)\b", re.I)
 _MAY = re.compile(r"\bmay\b", re.I)
-_STOP = frozenset(
-    [
-        "the",
-        "a",
-        "an",
-        "and",
-        "or",
-        "of",
-        "to",
-        "for",
-        "in",
-        "on",
-        "with",
-        "when",
-        "be",
-        "is",
-        "are",
-        "at",
-        "by",
-        "as",
-        "that",
-        "this",
-        "each",
-        "every",
-        "any",
-        "all",
-        "use",
-        "used",
-        "using",
-        "from",
-        "into",
-        "before",
-        "after",
-        "their",
-        "they",
-        "it",
-        "its",
-        "not",
-        "no",
-        "must",
-        "should",
-        "may",
-        "shall",
-        "never",
-        "patient",
-        "patients",
-        "physician",
-        "physicians",
-        "staff",
-    ]
-)
+_STOP = DIRECTIVE_STOPWORDS
 
 
 @dataclass(frozen=True)

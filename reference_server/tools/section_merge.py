@@ -30,6 +30,7 @@ from reference_server.retrieval.vector import VectorHit
 from reference_server.scoring.confidence import OPA, Counts
 from reference_server.scoring.conflicts import Conflict, compare
 from reference_server.scoring.features import Signals
+from reference_server.text import prefix_stem
 
 # Fusion parameters, chosen on the OPA golden set (`make eval`, ablation table): weighted
 # reciprocal-rank fusion with a small k and the vector list counting double (keyword matches
@@ -290,7 +291,6 @@ NOT_ADDRESSED_PENALTY = 0.5
 # the acronym the same letters spell in capitals ('cat' is not the COPD Assessment Test, 'CAT').
 _MIN_CONTENT_LETTERS = 3
 _WHOLE_WORD_LETTERS = 3
-_MIN_STEM_LETTERS = 4
 
 
 def _content_words(query: str) -> list[str]:
@@ -299,11 +299,6 @@ def _content_words(query: str) -> list[str]:
     return list(
         dict.fromkeys(w for w in words if w not in STOPWORDS and len(w) >= _MIN_CONTENT_LETTERS)
     )
-
-
-def _stem(word: str) -> str:
-    """A crude stem, so 'licences' meets 'licence' and 'dosing' meets 'dose'."""
-    return word[: max(_MIN_STEM_LETTERS, len(word) - 3)]
 
 
 def _short_word_found(word: str, found_words: set[str]) -> bool:
@@ -335,7 +330,9 @@ def unmatched_words(query: str, hits: list[SectionHit]) -> list[str]:
     return [
         w
         for w in content
-        if (w in unmatched_short if len(w) <= _WHOLE_WORD_LETTERS else _stem(w) not in lowered)
+        if (
+            w in unmatched_short if len(w) <= _WHOLE_WORD_LETTERS else prefix_stem(w) not in lowered
+        )
     ]
 
 
@@ -381,7 +378,7 @@ MAX_CANDIDATES = 5
 
 
 def _stems(text: str) -> set[str]:
-    return {_stem(w) for w in _content_words(text)}
+    return {prefix_stem(w) for w in _content_words(text)}
 
 
 @dataclass(frozen=True)
