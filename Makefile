@@ -3,6 +3,9 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+# The one program (`ocm`, ocm_cli/program.py), run as a module so a checkout's own code is the
+# one run (a seeded-defect worktree shares this venv, whose `ocm` script imports the main tree)
+OCM := $(PY) -m ocm_cli
 STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 PORT ?= 8000
 TARGET ?= inprocess
@@ -45,15 +48,15 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[harness,load,scale,tool-search,dev]'
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
 index: install
-	$(PY) -m reference_server.index
+	$(OCM) index
 
 serve: index
-	$(PY) -m reference_server --transport http --host 127.0.0.1 --port $(PORT)
+	$(OCM) serve --transport http --host 127.0.0.1 --port $(PORT)
 
 # The suite on TEST_WORKERS pytest-xdist processes (one per core, at most 4: each loads the model
 # and the index); tests sharing a costly fixture stay on one worker (tests/conftest.py). Then the
@@ -96,14 +99,14 @@ BASE_MIX ?=
 BASE_SATURATION ?=
 SATURATION_PAIRS ?=
 bench: index $(DISTINCT_MIX)
-	OCM_DISTINCT_MIX='$(DISTINCT_MIX)' GATE_TARGET='$(GATE_TARGET)' LOAD_PROFILES='$(BENCH_PROFILES)' $(PY) -m load bench $(if $(BASE),--base '$(BASE)') $(if $(ROUNDS),--rounds $(ROUNDS)) \
+	OCM_DISTINCT_MIX='$(DISTINCT_MIX)' GATE_TARGET='$(GATE_TARGET)' LOAD_PROFILES='$(BENCH_PROFILES)' $(OCM) bench $(if $(BASE),--base '$(BASE)') $(if $(ROUNDS),--rounds $(ROUNDS)) \
 		$(if $(BASE_MIX),--mix '$(BASE_MIX)') $(if $(BASE_SATURATION),--saturation) $(if $(SATURATION_PAIRS),--saturation-pairs $(SATURATION_PAIRS))
 	@if [ -n "$(SCALE)" ]; then $(MAKE) --no-print-directory bench-scale SCALE=$(SCALE) SCALE_SUMMARY=reports/latest; fi
 
 distinct-mix: index $(DISTINCT_MIX)
 
 $(DISTINCT_MIX): $(MIX_INPUTS) | index
-	$(PY) -m evals derive --out build/mix/cases
+	$(OCM) derive --out build/mix/cases
 	$(PY) -m load.distinct_mix --cases build/mix/cases --out $@ --calls $(MIX_CALLS) --seed $(MIX_SEED)
 
 # CPU per distinct call per tool, in process (pytest-benchmark; tests/bench_cpu), with the stage
@@ -123,7 +126,7 @@ bench-cpu: distinct-mix
 LOAD_TARGET ?=
 CALL_TIMEOUT ?=
 load: $(if $(or $(URL),$(LOAD_TARGET)),install,index)
-	$(PY) -m load run --profile $(PROFILE) --workers $(WORKERS) \
+	$(OCM) load run --profile $(PROFILE) --workers $(WORKERS) \
 		$(if $(USERS),--users $(USERS)) $(if $(RATE),--rate $(RATE)) \
 		$(if $(TIME),--time $(TIME)) $(if $(URL),--url $(URL)) $(if $(MIX),--mix '$(MIX)') \
 		$(if $(LOAD_TARGET),--target '$(LOAD_TARGET)') $(if $(CALL_TIMEOUT),--call-timeout $(CALL_TIMEOUT))
@@ -131,15 +134,15 @@ load: $(if $(or $(URL),$(LOAD_TARGET)),install,index)
 # Corpus growth: synthetic SCALE-x index (and 1x, same run) -> per-tool p50/p95, calls/s, size.
 SCALE ?=
 bench-scale: index
-	$(PY) -m scale.bench --factors $(or $(SCALE),10) --out reports/scale/latest $(if $(SCALE_SUMMARY),--summary $(SCALE_SUMMARY))
+	$(OCM) scale --factors $(or $(SCALE),10) --out reports/scale/latest $(if $(SCALE_SUMMARY),--summary $(SCALE_SUMMARY))
 
 eval: index
-	$(PY) -m evals run --target '$(TARGET)' --golden golden --out reports/runs/latest --ablation
-	$(PY) -m evals report --run reports/runs/latest
+	$(OCM) run --target '$(TARGET)' --golden golden --out reports/runs/latest --ablation
+	$(OCM) report --run reports/runs/latest
 
 gate: index
-	$(PY) -m evals run --target $(GATE_TARGET) --golden golden --out reports/runs/gate --ablation --concurrency 2
-	$(PY) -m evals gate --run reports/runs/gate --config evals/gate.yaml --baseline evals/baseline.json --require-baseline
+	$(OCM) run --target $(GATE_TARGET) --golden golden --out reports/runs/gate --ablation --concurrency 2
+	$(OCM) gate --run reports/runs/gate --config evals/gate.yaml --baseline evals/baseline.json --require-baseline
 
 # Evaluation cases derived from every corpus fact (evals/derive): derive -> run -> per-family
 # report (accuracy, answers about another product, misses) -> gate on the per-family floors of
@@ -147,11 +150,11 @@ gate: index
 PER_FAMILY ?=
 DERIVED ?= reports/derived
 eval-derived: index
-	$(PY) -m evals derive --out $(DERIVED)/cases $(if $(PER_FAMILY),--per-family $(PER_FAMILY))
-	$(PY) -m evals run --target $(GATE_TARGET) --golden $(DERIVED)/cases --out $(DERIVED)/run --no-ragas --quiet
-	$(PY) -m evals report --run $(DERIVED)/run > $(DERIVED)/report.txt
+	$(OCM) derive --out $(DERIVED)/cases $(if $(PER_FAMILY),--per-family $(PER_FAMILY))
+	$(OCM) run --target $(GATE_TARGET) --golden $(DERIVED)/cases --out $(DERIVED)/run --no-ragas --quiet
+	$(OCM) report --run $(DERIVED)/run > $(DERIVED)/report.txt
 	@awk '/^## Per case family/{f=1} /^## Per source/{f=0} f' $(DERIVED)/run/report.md
-	$(PY) -m evals gate --run $(DERIVED)/run --config evals/gate.yaml --no-baseline
+	$(OCM) gate --run $(DERIVED)/run --config evals/gate.yaml --no-baseline
 
 # The calibrated confidence (reference_server/scoring/fit.py): every derived case, a seeded
 # sample of CAL_PER_FAMILY per family, split by a seeded hash; the fit half run with both paths
@@ -161,26 +164,26 @@ eval-derived: index
 CALIBRATION ?= build/calibration
 CAL_PER_FAMILY ?= 400
 calibrate: index
-	$(PY) -m evals derive --out $(CALIBRATION)/all
-	$(PY) -m reference_server.scoring.fit split --cases $(CALIBRATION)/all --out $(CALIBRATION)/cases --per-family $(CAL_PER_FAMILY)
+	$(OCM) derive --out $(CALIBRATION)/all
+	$(OCM) confidence split --cases $(CALIBRATION)/all --out $(CALIBRATION)/cases --per-family $(CAL_PER_FAMILY)
 	for m in hybrid vector keyword; do \
-	  $(PY) -m evals run --golden $(CALIBRATION)/cases/fit --out $(CALIBRATION)/run-$$m --no-ragas --quiet \
+	  $(OCM) run --golden $(CALIBRATION)/cases/fit --out $(CALIBRATION)/run-$$m --no-ragas --quiet \
 	    --target inprocess:confidence_model=spec,mode=$$m,as_of_date=$(GATE_DATE),$(COMPARE_OVERRIDES) || exit 1; \
 	done
-	$(PY) -m reference_server.scoring.fit fit --run $(CALIBRATION)/run-hybrid --run $(CALIBRATION)/run-vector --run $(CALIBRATION)/run-keyword
-	$(PY) -m evals run --golden $(CALIBRATION)/cases/held_out --out $(CALIBRATION)/held-out --no-ragas --quiet --target $(GATE_TARGET)
-	$(PY) -m evals report --run $(CALIBRATION)/held-out > $(CALIBRATION)/held-out/report.txt
-	$(PY) -m reference_server.scoring.fit judge --run $(CALIBRATION)/held-out
+	$(OCM) confidence fit --run $(CALIBRATION)/run-hybrid --run $(CALIBRATION)/run-vector --run $(CALIBRATION)/run-keyword
+	$(OCM) run --golden $(CALIBRATION)/cases/held_out --out $(CALIBRATION)/held-out --no-ragas --quiet --target $(GATE_TARGET)
+	$(OCM) report --run $(CALIBRATION)/held-out > $(CALIBRATION)/held-out/report.txt
+	$(OCM) confidence judge --run $(CALIBRATION)/held-out
 
 # RUN_A=<folder> RUN_B=<folder>: compare two run records instead (run logs: paired tests; any
 # other kind, e.g. two benches: their figures side by side).
 RUN_A ?=
 RUN_B ?=
 compare: $(if $(RUN_A),install,index)
-	$(PY) -m evals compare $(if $(RUN_A),--run-a '$(RUN_A)' --run-b '$(RUN_B)',--a '$(A)' --b '$(B)' --golden golden --overrides $(COMPARE_OVERRIDES) --concurrency 2)
+	$(OCM) compare $(if $(RUN_A),--run-a '$(RUN_A)' --run-b '$(RUN_B)',--a '$(A)' --b '$(B)' --golden golden --overrides $(COMPARE_OVERRIDES) --concurrency 2)
 
 report: install
-	$(PY) -m evals report --run $(RUN)
+	$(OCM) report --run $(RUN)
 
 # The same gate with the vector path served by a Chroma server (`chroma run`, started and stopped here).
 gate-chroma: index
@@ -193,8 +196,8 @@ rehearsal: index
 	$(PY) -m scale.rehearsal --clients $(or $(USERS),8) --seconds $(or $(TIME),30) --out reports/rehearsal/latest
 
 baseline: index
-	$(PY) -m evals run --target $(GATE_TARGET) --golden golden --out reports/runs/baseline --ablation --concurrency 2
-	$(PY) -m evals baseline --run reports/runs/baseline
+	$(OCM) run --target $(GATE_TARGET) --golden golden --out reports/runs/baseline --ablation --concurrency 2
+	$(OCM) baseline --run reports/runs/baseline
 
 # Re-record the reproducibility fixture (query vectors and top-10 ids that tests/test_reproducibility.py
 # compares on every machine) after a deliberate change of corpus, model or ranking; review its diff.
@@ -203,7 +206,7 @@ fixture: index
 
 # The reference index is built only when the target is the in-process server.
 fuzz: $(if $(filter inprocess%,$(FUZZ_TARGET)),index,install)
-	$(PY) -m evals fuzz --target '$(FUZZ_TARGET)' --profile $(FUZZ_PROFILE) --out reports/runs/fuzz $(FUZZ_ARGS)
+	$(OCM) fuzz --target '$(FUZZ_TARGET)' --profile $(FUZZ_PROFILE) --out reports/runs/fuzz $(FUZZ_ARGS)
 
 # Security checks against any target (TARGET=inprocess | stdio:<cmd> | http://127.0.0.1:PORT/mcp):
 # tool poisoning, rug pull, secret leaks, path escapes, unbounded work, HTTP transport rules.
@@ -211,18 +214,18 @@ fuzz: $(if $(filter inprocess%,$(FUZZ_TARGET)),index,install)
 # The reference server's index is built only when the target is the in-process server.
 SECURITY_FLAGS ?=
 security: $(if $(filter inprocess%,$(TARGET)),index,install)
-	$(PY) -m evals security --target '$(TARGET)' --out reports/security/latest $(SECURITY_FLAGS)
+	$(OCM) security --target '$(TARGET)' --out reports/security/latest $(SECURITY_FLAGS)
 
 # Contract diff of two live targets' tool surfaces (A=<spec> B=<spec>); exit 1 on breaking changes.
 # The reference index is built only when A or B is the in-process server (a configuration name
 # such as hybrid, or inprocess...), not for two stdio: or http(s): targets.
 contract: $(if $(filter-out stdio:% http:% https:%,$(firstword $(A)) $(firstword $(B))),index,install)
-	$(PY) -m evals contract --a '$(A)' --b '$(B)' --out reports/contract/latest
+	$(OCM) contract --a '$(A)' --b '$(B)' --out reports/contract/latest
 
 check: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy reference_server evals scale load ocm_common tool_search examples
+	$(VENV)/bin/mypy reference_server evals scale load ocm_common tool_search ocm_cli examples
 	$(VENV)/bin/lint-imports
 
 # Seeded defects (evals/sensitivity/defects.yaml), each applied alone in a scratch worktree of HEAD:
@@ -231,14 +234,14 @@ check: install
 # Not part of CI (hours). SENSITIVITY_ARGS: --defect ID, --commands a,b, --all, --rev REV.
 SENSITIVITY_ARGS ?=
 sensitivity: index
-	$(PY) -m evals.sensitivity $(SENSITIVITY_ARGS)
+	$(OCM) sensitivity $(SENSITIVITY_ARGS)
 
 # Tool discovery: the routing evaluation over the reference's 12 tools, seed 003's 17, five
 # public servers' tools and 1,000 generated distractors, judged by evals/routing/floors.yaml.
 ROUTING_CATALOGUES := inprocess tool_search/catalogues/clinical_trials_assistant.json $(foreach s,filesystem git fetch time memory,tool_search/catalogues/public_$(s).json)
 routing: index
-	$(PY) -m evals routing-cases --out build/routing/cases.jsonl
-	$(PY) -m evals routing $(foreach c,$(ROUTING_CATALOGUES),--catalogue $(c)) --distractors 1000 --cases build/routing/cases.jsonl --mode hybrid --gate --out reports/routing
+	$(OCM) routing-cases --out build/routing/cases.jsonl
+	$(OCM) routing $(foreach c,$(ROUTING_CATALOGUES),--catalogue $(c)) --distractors 1000 --cases build/routing/cases.jsonl --mode hybrid --gate --out reports/routing
 
 clean:
 	rm -rf $(VENV) build reports/runs reports/bench reports/load reports/latest .pytest_cache .mypy_cache .ruff_cache .benchmarks

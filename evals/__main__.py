@@ -561,13 +561,18 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m evals",
-        description="Run golden scenarios against an MCP backend, gate releases on the scores, report.",
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
+DESCRIPTION = "Run golden scenarios against an MCP backend, gate releases on the scores, report."
 
+
+def build_parser(prog: str = "python -m evals") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=DESCRIPTION)
+    add_commands(parser.add_subparsers(dest="command", required=True))
+    return parser
+
+
+def add_commands(sub: Any) -> None:
+    """Every eval command as a subcommand of `sub` (this module's parser, or the `ocm` program's),
+    each setting `func`."""
     run = sub.add_parser(
         "run",
         parents=[target_parent(), output_parent("the run log", "reports/runs/<UTC timestamp>")],
@@ -753,7 +758,6 @@ def build_parser() -> argparse.ArgumentParser:
     helps = {a.dest: a.help for a in sub._choices_actions}
     for name, command in sub.choices.items():
         command.description = command.description or helps.get(name)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -163,9 +163,9 @@ def _slo(args: argparse.Namespace) -> int:
     return 1 if misses else 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser(prog: str = "python -m load") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m load",
+        prog=prog,
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -268,7 +268,16 @@ def main(argv: list[str] | None = None) -> int:
         default=0,
         help="with --saturation: working/base pairs of runs (default 2)",
     )
-    args = parser.parse_args(argv)
+    parser.set_defaults(func=dispatch)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    return dispatch(build_parser().parse_args(argv))
+
+
+def dispatch(args: argparse.Namespace) -> int:
+    """Run the parsed subcommand (`args.command`); a non-loopback target is exit 2."""
     try:
         if args.command == "run":
             return _run(args)

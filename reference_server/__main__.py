@@ -15,12 +15,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from reference_server.config import Settings, default_http_workers
-from reference_server.http_app import DEFAULT_PATH
-from reference_server.http_security import HOST_ENV
-from reference_server.index.fingerprint import index_problem
-from reference_server.retrieval.chroma_client import sweep_orphans
-from reference_server.server import build_server
+from ocm_common.cli_errors import usage_error
+from reference_server.config import DEFAULT_PATH, Settings, default_http_workers
+
+# The server's own modules are imported when it starts, so building this parser (`ocm --help`)
+# stays light.
 
 
 def _is_loopback(host: str) -> bool:
@@ -32,8 +31,8 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m reference_server", description=__doc__)
+def build_parser(prog: str = "python -m reference_server") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000)
@@ -48,15 +47,26 @@ def main(argv: list[str] | None = None) -> int:
         "--allow-remote", action="store_true", help="permit binding a non-loopback address"
     )
     parser.add_argument("--log-level", default="WARNING")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
+    parser.set_defaults(func=serve)
+    return parser
 
+
+def main(argv: list[str] | None = None) -> int:
+    return serve(build_parser().parse_args(argv))
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Serve with the parsed options; a refused option is exit 2 with the reason."""
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
     if args.transport == "http" and not _is_loopback(args.host) and not args.allow_remote:
-        parser.error(
+        return usage_error(
             f"refusing to bind {args.host}: not a loopback address (pass --allow-remote to override)"
         )
     if args.workers < 1:
-        parser.error(f"--workers must be at least 1 (got {args.workers})")
+        return usage_error(f"--workers must be at least 1 (got {args.workers})")
+    from reference_server.index.fingerprint import index_problem
+    from reference_server.server import build_server
+
     problem = index_problem(Settings.from_env())
     if problem:
         print(f"reference_server: refusing to start: {problem}", file=sys.stderr)
@@ -74,6 +84,9 @@ def _serve_http(host: str, port: int, path: str, workers: int, log_level: str) -
     """uvicorn calls the app factory in each worker; the path and the bound address (which the
     Host check accepts) travel in the environment."""
     import uvicorn
+
+    from reference_server.http_security import HOST_ENV
+    from reference_server.retrieval.chroma_client import sweep_orphans
 
     os.environ["OCM_HTTP_PATH"] = path
     os.environ[HOST_ENV] = host

@@ -29,6 +29,9 @@ from pydantic_settings.sources.utils import parse_env_vars
 from reference_server import configurations
 from reference_server.embedding_model import ModelVariant
 
+# The HTTP endpoint path when OCM_HTTP_PATH does not name one.
+DEFAULT_PATH = "/mcp"
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_INDEX_DIR = PROJECT_ROOT / "build" / "index"
 DEFAULT_MODEL_CACHE_DIR = PROJECT_ROOT / "build" / "models"

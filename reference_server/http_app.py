@@ -14,13 +14,11 @@ import os
 
 from starlette.applications import Starlette
 
-from reference_server.config import Settings
+from reference_server.config import DEFAULT_PATH, Settings
 from reference_server.connection_reuse import MaxRequestsPerConnection
 from reference_server.http_security import HttpSecurity, secure_http_app
 from reference_server.index.fingerprint import index_problem
 from reference_server.server import bearer_token_from_env, build_server
-
-DEFAULT_PATH = "/mcp"
 
 
 def http_path_from_env() -> str:

@@ -321,8 +321,8 @@ def plot(result: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scale.bench", description=__doc__)
+def build_parser(prog: str = "python -m scale.bench") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("--factors", default="1,10", help="comma-separated; 1 is always added")
     parser.add_argument("--rounds", type=int, default=10, help="single-client passes")
     parser.add_argument("--clients", type=int, default=8, help="saturation concurrency")
@@ -337,7 +337,16 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help='the bench record to add "scale" to (a bench folder or its bench.record.json)',
     )
-    args = parser.parse_args(argv)
+    parser.set_defaults(func=run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run(build_parser().parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build each factor's index, serve it, measure latency and saturation side by side."""
     clock = Clock()
     factors = sorted({1, *(int(f) for f in args.factors.split(",") if f.strip())})
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")

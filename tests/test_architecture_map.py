@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("reference_server", "evals", "load", "scale", "ocm_common", "tool_search")
+PACKAGES = ("reference_server", "evals", "load", "scale", "ocm_common", "tool_search", "ocm_cli")
 NAMED = re.compile(r"(?<![\w.*-])([A-Za-z_*][\w*]*\.(?:py|yaml))\b")
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 LOOPBACK = "127.0.0.1"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tool_search")
+def build_parser(prog: str = "python -m tool_search") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="serve the four tool-search tools over MCP")
     serve.add_argument(
@@ -39,7 +39,16 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--golden", type=Path, default=Path("golden"), help="questions to search")
     bench.add_argument("--rounds", type=int, default=3)
     bench.add_argument("--out", type=Path, default=Path("reports/tool_search/bench.json"))
-    args = parser.parse_args(argv)
+    parser.set_defaults(func=dispatch)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    return dispatch(build_parser().parse_args(argv))
+
+
+def dispatch(args: argparse.Namespace) -> int:
+    """Serve, or measure search latency (`args.command`)."""
     if args.command == "bench":
         from tool_search.bench import main as bench_main
 

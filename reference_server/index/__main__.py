@@ -1,3 +1,3 @@
-from reference_server.index.build import main
+from reference_server.index.cli import main
 
 raise SystemExit(main())

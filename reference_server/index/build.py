@@ -8,11 +8,9 @@ a half-written index behind.
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import sqlite3
-import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -140,27 +138,3 @@ def build_index(
     shutil.rmtree(index_dir, ignore_errors=True)
     tmp.rename(index_dir)
     return {**manifest, "skipped": False}
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m reference_server.index", description=__doc__)
-    parser.add_argument(
-        "--force", action="store_true", help="rebuild even when the corpus is unchanged"
-    )
-    parser.add_argument(
-        "--index-dir",
-        type=Path,
-        help="where to write the index (default: OCM_INDEX_DIR or build/index)",
-    )
-    args = parser.parse_args(argv)
-    settings = Settings.from_env(**({"index_dir": args.index_dir} if args.index_dir else {}))
-    manifest = build_index(settings, force=args.force)
-    if manifest["skipped"]:
-        print(f"index is current ({settings.index_dir}); nothing to do")
-    else:
-        print(json.dumps({k: manifest[k] for k in ("tables", "collections", "seconds")}, indent=2))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

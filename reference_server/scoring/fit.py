@@ -330,10 +330,8 @@ def _dump(content: dict[str, Any]) -> str:
     return yaml.safe_dump(content, sort_keys=False, width=100)
 
 
-def main(argv: Iterable[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m reference_server.scoring.fit", description=__doc__.split("\n\n")[0]
-    )
+def build_parser(prog: str = "python -m reference_server.scoring.fit") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     s = sub.add_parser("split", help="derived cases -> fit/ and held_out/ halves")
     s.add_argument("--cases", type=Path, required=True, help="`evals derive --out` folder")
@@ -348,7 +346,16 @@ def main(argv: Iterable[str] | None = None) -> int:
     j.add_argument("--model", type=Path, default=MODEL_FILE)
     for p in (s, f, j):
         p.add_argument("--seed", type=int, default=SEED, help=f"split seed (default {SEED})")
-    args = parser.parse_args(list(argv) if argv is not None else None)
+    parser.set_defaults(func=dispatch)
+    return parser
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    return dispatch(build_parser().parse_args(list(argv) if argv is not None else None))
+
+
+def dispatch(args: argparse.Namespace) -> int:
+    """Split the derived cases, fit the models, or judge a model (`args.command`)."""
     if args.command == "split":
         counts = split_cases(args.cases, args.out, args.per_family, args.seed)
         for family, halves in counts.items():

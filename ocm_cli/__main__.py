@@ -1,0 +1,5 @@
+import sys
+
+from ocm_cli.program import main
+
+sys.exit(main())
