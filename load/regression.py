@@ -33,7 +33,7 @@ the p50 and paired ratios only (a p95 of twenty pairs says little) and a margin 
 ~1.8x under the delay, a blocked loop ~3-4x for the cheap call, a lost deadline ~4x), while the
 conditions themselves make the noise larger than the plain calls' (a loaded 2-core machine, a
 deadline racing the scheduler), so their margins sit between the two: see the A/A runs on
-docs/2026-11-27-base-concurrency.md.
+docs/history/2026-11-27-base-concurrency.md.
 """
 
 from __future__ import annotations
