@@ -28,7 +28,7 @@ class MetricDef:
     bounded: bool = True  # values in [0, 1] (plots share an axis; bootstrap stays in range)
 
 
-METRICS: Registry[MetricDef] = Registry("metric")
+METRICS: Registry[MetricDef] = Registry("metric", entry_point_group="ocm.metrics")
 
 
 def register(

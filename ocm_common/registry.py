@@ -5,27 +5,42 @@ A registry refuses a second entry under a name already taken (two plug-ins claim
 is a programming error) and answers an unknown name with the names it knows. Plug-in modules
 register on import; a registry that has them names them as module paths (``plugins``) and
 imports them the first time it is read, so the registry module never imports its plug-ins and
-no import circle runs between them (lm-eval-harness's ``Registry``; entry points work alike).
+no import circle runs between them (lm-eval-harness's ``Registry``).
+
+A registry with an entry-point group (``ocm.checks``, ``ocm.case_families``, ...) also imports
+every installed package's entry points in that group when first read, so a team adds a check, a
+derived family or a security family from its own package, without editing this repository:
+
+    [project.entry-points."ocm.checks"]
+    team_checks = "team_package.checks"     # a module whose import registers with @check
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterator
+from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+class PluginError(RuntimeError):
+    """An installed plug-in that could not be imported (named with its entry point)."""
+
+
 class Registry(Generic[T]):
     """Entries of one kind by name, in registration order."""
 
-    def __init__(self, kind: str, plugins: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, kind: str, plugins: tuple[str, ...] = (), entry_point_group: str | None = None
+    ) -> None:
         self.kind = kind  # "check", "metric", "security family", ... (for messages)
         self.plugins = plugins
+        self.entry_point_group = entry_point_group
         self._entries: dict[str, T] = {}
-        self._loaded = not plugins
+        self._loaded = not plugins and entry_point_group is None
 
     def add(self, name: str, entry: T) -> T:
         if name in self._entries:
@@ -43,11 +58,21 @@ class Registry(Generic[T]):
         return register
 
     def load(self) -> Registry[T]:
-        """Import the plug-in modules once (each registers its entries on import)."""
+        """Import the plug-in modules once (each registers its entries on import), then the
+        installed packages' entry points of this registry's group."""
         if not self._loaded:
             self._loaded = True
             for module in self.plugins:
                 importlib.import_module(module)
+            if self.entry_point_group:
+                for point in entry_points(group=self.entry_point_group):
+                    try:
+                        point.load()
+                    except Exception as exc:
+                        raise PluginError(
+                            f"{self.kind} plug-in {point.name!r} ({point.value}, entry point "
+                            f"group {self.entry_point_group!r}) failed to load: {exc}"
+                        ) from exc
         return self
 
     def __getitem__(self, name: str) -> T:

@@ -22,7 +22,9 @@ class Family:
 
 
 # The family modules register on import; the registry imports them when first read.
-FAMILIES: Registry[Family] = Registry("case family", plugins=("evals.derive.families",))
+FAMILIES: Registry[Family] = Registry(
+    "case family", plugins=("evals.derive.families",), entry_point_group="ocm.case_families"
+)
 
 # Source rows a family could not turn into a fair case (ambiguous or malformed), counted by
 # (family, reason) while it derives; `evals derive` reports them, so a skip is never silent.

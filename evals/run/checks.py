@@ -137,7 +137,9 @@ class CheckDef:
 
 # The checks live in check_library.py (registered on import); the registry imports it when
 # first read, so this module, which the plug-in imports, never imports it back.
-CHECKS: Registry[CheckDef] = Registry("check", plugins=("evals.run.check_library",))
+CHECKS: Registry[CheckDef] = Registry(
+    "check", plugins=("evals.run.check_library",), entry_point_group="ocm.checks"
+)
 NEEDS_MORE_INFO = "needs_more_info"
 
 

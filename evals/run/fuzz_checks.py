@@ -79,7 +79,7 @@ class Rule:
     fn: CheckFn
 
 
-RULES: Registry[Rule] = Registry("fuzz rule")
+RULES: Registry[Rule] = Registry("fuzz rule", entry_point_group="ocm.fuzz_rules")
 
 
 def rule(name: str, applies_to: tuple[str, ...]) -> Callable[[CheckFn], CheckFn]:

@@ -85,6 +85,7 @@ FAMILIES: Registry[Family] = Registry(
             "http_transport",
         )
     ),
+    entry_point_group="ocm.security_families",
 )
 
 
