@@ -25,11 +25,11 @@ from rich.console import Console
 
 from evals.cli_options import out_dir, output_parent, spec, target_parent
 from evals.console import log_console
+from evals.steps import RunRequest, run_golden
 
 if TYPE_CHECKING:
     from evals.run.interleaved import InterleavedLatency
     from evals.run.runlog import RunLog
-    from evals.run.runner import RunOptions
 
 EXIT_OK, EXIT_FAIL, EXIT_HARNESS, EXIT_MISSING_TOOLS = 0, 1, 2, 3
 
@@ -38,78 +38,33 @@ def _default_out() -> Path:
     return out_dir(None, "reports/runs")
 
 
-def _run_options(args: argparse.Namespace, *, ablation: bool) -> RunOptions:
+def _request(args: argparse.Namespace, *, ablation: bool) -> RunRequest:
+    """The run request the `run` and `compare` options describe."""
     from evals.run.runner import RunOptions
+    from evals.steps import RunRequest
 
-    return RunOptions(
-        concurrency=args.concurrency,
+    return RunRequest(
+        options=RunOptions(
+            concurrency=args.concurrency,
+            timeout_s=args.timeout,
+            ablation=ablation,
+            depth=args.depth,
+            disabled_checks=frozenset(args.disable_check or ()),
+            ragas=not args.no_ragas,
+            llm=False if args.no_llm else None,
+        ),
+        golden=args.golden,
+        only=tuple(args.only or ()),
         timeout_s=args.timeout,
-        ablation=ablation,
-        depth=args.depth,
-        disabled_checks=frozenset(args.disable_check or ()),
-        ragas=not args.no_ragas,
-        llm=False if args.no_llm else None,
-        tool_map=getattr(args, "tool_map_parsed", None) or {},
+        tool_map=tuple(getattr(args, "tool_map", None) or ()),
+        quiet=args.quiet,
     )
-
-
-def _run_one(
-    spec: str, args: argparse.Namespace, out: Path, console: Console, *, ablation: bool
-) -> RunLog | None:
-    """Run the golden scenarios against ``spec`` into ``out``; None (after saying why) on a
-    harness error."""
-    from evals.run.events import EventBus
-    from evals.run.reporters import ConsoleReporter
-    from evals.run.runner import execute
-    from evals.run.scenario import ScenarioLoadError, load_scenarios
-    from evals.run.targets import TargetError, make_target
-    from evals.run.tool_descriptors import ToolDescriptorError, golden_descriptors
-    from evals.run.tool_map import ToolMapError, parse_tool_map
-
-    try:
-        scenarios = load_scenarios(args.golden, select=args.only or ())
-        descriptors = golden_descriptors(args.golden)
-        target = make_target(spec, timeout_s=args.timeout)
-        args.tool_map_parsed = parse_tool_map(getattr(args, "tool_map", None) or ())
-    except (ScenarioLoadError, ToolDescriptorError, TargetError, ToolMapError) as exc:
-        console.print(f"[red]error:[/] {exc}")
-        return None
-    if not scenarios:
-        console.print(f"[red]error:[/] no scenarios found under {args.golden}")
-        return None
-    bus = EventBus()
-    bus.subscribe(ConsoleReporter(console, show_failures=not args.quiet))
-    try:
-        log = asyncio.run(
-            execute(
-                target,
-                scenarios,
-                out,
-                options=_run_options(args, ablation=ablation),
-                bus=bus,
-                extra_config={"golden": str(args.golden)},
-                descriptors=descriptors,
-            )
-        )
-    except Exception as exc:
-        console.print(f"[red]harness error:[/] {type(exc).__name__}: {exc}")
-        console.print(f"run log (aborted) written to {out}")
-        return None
-    console.print(f"run log: {out}")
-    env = log.summary.environment
-    from ocm_common.machine import one_line
-
-    console.print(
-        f"model {env.get('embedding_model', 'not reported')}, index "
-        f"{str(env.get('index_fingerprint') or 'not reported')[:12]}, on {one_line(env.get('machine'))}"
-    )
-    return log
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     console = log_console()
     out = Path(args.out) if args.out else _default_out()
-    log = _run_one(args.target, args, out, console, ablation=args.ablation)
+    log = run_golden(args.target, _request(args, ablation=args.ablation), out, console)
     if log is None:
         return EXIT_HARNESS
     if args.print_dir:
@@ -185,56 +140,36 @@ def cmd_families(args: argparse.Namespace) -> int:
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
-    from evals.read.gate import run_gate
+    from evals.steps import gate
 
-    baseline = None if args.no_baseline else Path(args.baseline)
-    report = run_gate(
+    return gate(
         Path(args.run),
-        config_path=Path(args.config),
-        baseline_path=baseline,
+        config=Path(args.config),
+        baseline=None if args.no_baseline else Path(args.baseline),
         require_baseline=args.require_baseline,
         out=Path(args.out) if args.out else None,
         allow_missing=args.allow_missing,
-    )
-    console = log_console(stderr=False)
-    if report.error:
-        console.print(f"[red]gate: harness error:[/] {report.error}")
-    elif report.failures:
-        console.print(f"[red bold]gate FAILED[/]: {len(report.failures)} rule(s)")
-        for finding in report.failures:
-            console.print(f"  - {finding.message}")
-    else:
-        console.print(f"[green bold]gate passed[/]: {len(report.findings)} rule(s) held")
-    for note in report.notes[:20]:
-        console.print(f"  note: {note}")
-    return report.exit_code
+    ).exit_code
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     """The report of any run record, by its kind: a run log's eval report, a bench's (or
     ``make bench BASE=``'s) bench report, any other kind's record report."""
-    from evals.read import bench_report, record_report
-    from evals.read.report import write_report
+    from evals.read import bench_report
     from evals.run.runlog import RunLogError
-    from ocm_common.run_record import RunRecordError, locate, read_record
+    from evals.steps import render_report
+    from ocm_common.run_record import RunRecordError
 
     where = args.run or args.bench
     if not where or (args.run and args.bench):
         log_console().print("[red]error:[/] give --run DIR (or a record file)")
         return EXIT_HARNESS
     try:
-        path = locate(where, args.kind)
-        record = read_record(path)
-        if record.kind in ("bench", "regression"):
-            paths = bench_report.write(path.parent)
-        elif record.kind == "run":
-            paths = {"markdown": write_report(path.parent)}
-        else:
-            paths = record_report.write(path, record)
+        paths = render_report(Path(where), args.kind)
     except (RunRecordError, RunLogError, bench_report.BenchReportError) as exc:
         log_console().print(f"[red]error:[/] {exc}")
         return EXIT_HARNESS
-    log_console(stderr=False).print(f"{record.kind} report: {paths['markdown']} (and .html)")
+    log_console(stderr=False).print(f"report: {paths['markdown']} (and .html)")
     return EXIT_OK
 
 
@@ -278,7 +213,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         for name, text in (("a", args.a), ("b", args.b)):
             target_spec = _with_overrides(spec(text), args.overrides)
             console.print(f"[bold]{name.upper()}[/]: {target_spec}", soft_wrap=True)
-            log = _run_one(target_spec, args, out / f"run-{name}", console, ablation=False)
+            log = run_golden(
+                target_spec, _request(args, ablation=False), out / f"run-{name}", console
+            )
             if log is None:
                 return HARNESS
             logs.append(log)
@@ -340,14 +277,15 @@ def _measure_latency(
     from evals.run.interleaved import answered_args, measure
     from evals.run.scenario import load_scenarios
     from evals.run.targets import Target, make_target
-    from evals.run.tool_map import MappedTarget
+    from evals.run.tool_map import MappedTarget, parse_tool_map
 
     scenarios = load_scenarios(args.golden, select=args.only or ())
+    tool_map = parse_tool_map(getattr(args, "tool_map", None) or ())
     targets: list[Target] = []
     for target_spec in specs:
         target: Target = make_target(target_spec, timeout_s=args.timeout)
-        if getattr(args, "tool_map_parsed", None):
-            target = MappedTarget(target, args.tool_map_parsed)
+        if tool_map:
+            target = MappedTarget(target, tool_map)
         targets.append(target)
     console.print(
         f"latency: {args.latency_rounds} interleaved round(s) of each tool's golden calls, "

@@ -27,19 +27,23 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from load.client import WARM_UP_DEADLINE_S
 from load.profiles import NAMES, LocustProfile, load_profiles
 from load.safety import NotLoopbackError, require_loopback
 from load.slo import evaluate, load_slo, miss_table
 from load.stdio_proxy import STDIO_PREFIX
+from ocm_common.cli_errors import usage_error
 from ocm_common.durations import duration_arg
 from ocm_common.latency_records import RECORDS_FILE, read_records
 from ocm_common.launcher import running_server
 from ocm_common.mcp_http import CALL_DEADLINE_S
 from ocm_common.run_record import Clock, Status, header, write_record
 from reference_server.config import default_http_workers
+
+if TYPE_CHECKING:
+    from load.bench import BenchSteps
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -277,7 +281,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def dispatch(args: argparse.Namespace) -> int:
-    """Run the parsed subcommand (`args.command`); a non-loopback target is exit 2."""
+    """Run the parsed subcommand (`args.command`); a non-loopback target is exit 2. The bench
+    takes the eval harness's steps from `args.bench_steps` (a factory `ocm bench` sets)."""
+    factory = getattr(args, "bench_steps", None)
+    steps: BenchSteps | None = factory() if args.command == "bench" and factory else None
     try:
         if args.command == "run":
             return _run(args)
@@ -302,10 +309,16 @@ def dispatch(args: argparse.Namespace) -> int:
                 condition_rounds=args.condition_rounds or CONDITION_ROUNDS,
                 mix=args.mix,
                 saturation_pairs=(args.saturation_pairs or PAIRS) if args.saturation else 0,
+                render_report=steps.render_report if steps else None,
             )
         from load.bench import run_bench
 
-        return run_bench(Path(args.out_root))
+        if steps is None:
+            return usage_error(
+                "the full bench runs the golden eval and the gate too: run it as `ocm bench` "
+                "(make bench), which gives it the eval harness's steps"
+            )
+        return run_bench(Path(args.out_root), steps)
     except NotLoopbackError as exc:
         print(exc, file=sys.stderr)
         return 2

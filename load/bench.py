@@ -27,6 +27,8 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +69,7 @@ from ocm_common.run_record import Clock, header, write_record
 from reference_server.config import PROJECT_ROOT, default_http_workers
 
 # `make bench` passes the Makefile's GATE_TARGET (pinned date, generous timeouts); this default
-# is the same for a direct `python -m load bench`.
+# is the same for a direct `ocm bench`.
 GATE_TARGET = os.environ.get(
     "GATE_TARGET",
     "inprocess:as_of_date=2026-11-25,sql_timeout_ms=5000,vector_timeout_ms=5000,"
@@ -154,10 +156,25 @@ def _factor(slo: Slo, *machines: MachineLoad | None) -> Factor:
     return factor([m.reference_ms if m else None for m in machines], slo.calibration)
 
 
+@dataclass(frozen=True)
+class BenchSteps:
+    """What the bench needs from the eval harness, given as functions by the program that runs
+    it (`ocm bench`: ocm_cli/bench_steps.py), so that load never imports evals and nothing is
+    passed as a command line.
+
+    `eval_and_gate(target, folder)`: the golden eval against `target` into `folder`, then the
+    gate; the gate's exit code (2 when the eval could not run). `render_report(folder)`: the
+    report of the record there (bench.md, bench.html); 0, or 2."""
+
+    eval_and_gate: Callable[[str, Path], int]
+    render_report: Callable[[Path], int]
+
+
 class Bench:
     """One bench: its folder, settings, summary and per-step exit codes, filled step by step."""
 
-    def __init__(self, out_root: Path) -> None:
+    def __init__(self, out_root: Path, steps: BenchSteps) -> None:
+        self.steps = steps
         self.clock = Clock()
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         self.out_root = out_root
@@ -300,25 +317,13 @@ class Bench:
 
     def eval_and_gate(self) -> None:
         self.progress("golden eval and gate")
-        eval_dir = self.out / "eval"
-        eval_code = _python(
-            *("-m", "evals", "run", "--target", GATE_TARGET, "--golden", "golden"),
-            *("--out", str(eval_dir), "--ablation", "--concurrency", "2"),
-        )
-        gate_code = (
-            _python(
-                *("-m", "evals", "gate", "--run", str(eval_dir), "--config", "evals/gate.yaml"),
-                *("--baseline", "evals/baseline.json", "--require-baseline"),
-            )
-            if eval_code == 0
-            else 2
-        )
+        gate_code = self.steps.eval_and_gate(GATE_TARGET, self.out / "eval")
         self.codes["gate"] = gate_code
         self.summary.gate_pass = gate_code == 0
 
 
-def run_bench(out_root: Path) -> int:
-    bench = Bench(out_root)
+def run_bench(out_root: Path, steps: BenchSteps) -> int:
+    bench = Bench(out_root, steps)
     try:
         bench.load_profiles_and_parallel()
         bench.transport_floor()
@@ -519,7 +524,7 @@ def _finish(bench: Bench) -> int:
         machine=summary.machine,
     )
     write_record(out, head, summary, files=[RECORDS_FILE, "server.log", "eval"])
-    if _python("-m", "evals", "report", "--run", str(out)) != 0:  # bench.md + bench.html
+    if bench.steps.render_report(out) != 0:  # bench.md + bench.html
         print("the bench report could not be rendered (the record is complete)", file=sys.stderr)
     latest = bench.out_root / "latest"
     shutil.rmtree(latest, ignore_errors=True)

@@ -38,13 +38,22 @@ class Mounted:
     help: str
     builder: str = "build_parser"
     leaf: str | None = None
+    # extra parse defaults the package's function reads: name -> "module:attribute" (imported
+    # only when this command is mounted)
+    defaults: tuple[tuple[str, str], ...] = ()
 
 
 MOUNTED: tuple[Mounted, ...] = (
     Mounted("serve", "reference_server.__main__", "serve the twelve tools (stdio or HTTP)"),
     Mounted("index", "reference_server.index.cli", "build the reference index"),
     Mounted("sensitivity", "evals.sensitivity.__main__", "seeded defects vs every verdict command"),
-    Mounted("bench", "load.__main__", "the full benchmark (make bench)", leaf="bench"),
+    Mounted(
+        "bench",
+        "load.__main__",
+        "the full benchmark (make bench)",
+        leaf="bench",
+        defaults=(("bench_steps", "ocm_cli.bench_steps:eval_steps"),),
+    ),
     Mounted("load", "load.__main__", "one load profile, SLO checks, A/A spread"),
     Mounted("scale", "scale.bench", "latency and saturation as the corpus grows"),
     Mounted("tool-search", "tool_search.__main__", "the tool-search server and its bench"),
@@ -72,9 +81,11 @@ def _mount(sub: Any, spec: Mounted) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     # the package's dispatcher reads `command` for its subcommands; a mounted leaf names itself
-    mounted.set_defaults(
-        func=built.get_default("func"), **({"command": spec.leaf} if spec.leaf else {})
-    )
+    extra: dict[str, Any] = {"command": spec.leaf} if spec.leaf else {}
+    for name, where in spec.defaults:
+        module_name, _, attribute = where.partition(":")
+        extra[name] = getattr(importlib.import_module(module_name), attribute)
+    mounted.set_defaults(func=built.get_default("func"), **extra)
 
 
 def _ingest(args: argparse.Namespace) -> int:

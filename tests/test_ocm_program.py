@@ -97,3 +97,16 @@ def test_the_makefile_calls_the_program_not_the_packages() -> None:
     ]
     assert not direct, f"recipes bypassing ocm: {direct}"
     assert "OCM := $(PY) -m ocm_cli" in text
+
+
+def test_the_bench_gets_the_eval_harness_as_functions() -> None:
+    """`ocm bench` hands load the eval steps as Python (ocm_cli/bench_steps.py); load's own
+    `python -m load bench` has none and says to use `ocm bench` (exit 2)."""
+    from load.__main__ import main as load_main
+    from load.bench import BenchSteps
+
+    args = build_parser("bench").parse_args(["bench"])
+    steps = args.bench_steps()
+    assert isinstance(steps, BenchSteps)
+    assert steps.eval_and_gate.__module__ == "evals.steps"
+    assert load_main(["bench"]) == 2

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from load.__main__ import main
 from load.worktree import (
     BaseTree,
     WorktreeError,
@@ -23,6 +22,7 @@ from load.worktree import (
     seed_build,
     worktree_path,
 )
+from ocm_cli.program import main
 from tests.run_records import assert_record
 
 SHA = "0123456789abcdef0123456789abcdef01234567"

@@ -44,9 +44,12 @@ def test_the_bench_writes_its_record_with_the_typed_summary(
         bench, "_machine", lambda workload: MachineLoad(cores=2, reference_ms=next(readings))
     )
     monkeypatch.setattr(bench, "describe", lambda: AVX2_ONLY)
-    rendered: list[tuple[str, ...]] = []
-    monkeypatch.setattr(bench, "_python", lambda *args, **_: rendered.append(args) or 0)
-    run = bench.Bench(tmp_path)
+    rendered: list[Path] = []
+    steps = bench.BenchSteps(
+        eval_and_gate=lambda target, out: 0,
+        render_report=lambda folder: rendered.append(folder) or 0,
+    )
+    run = bench.Bench(tmp_path, steps)
     write_records(run.out / RECORDS_FILE, _records())
     calls = {"calls": 100, "errors": 0}
     run.summary.profiles = {
@@ -64,7 +67,7 @@ def test_the_bench_writes_its_record_with_the_typed_summary(
     assert set(summary.tools) == set(TOOLS) and summary.tools["odb.get"].p95_ms == 20.0
     assert summary.exit_code == code and summary.gate_pass
     assert record.header.settings["profiles"]["latency"]["time_s"] > 0
-    assert ("-m", "evals", "report", "--run", str(run.out)) in rendered
+    assert rendered == [run.out]  # the report rendered by the eval harness's function
     assert (tmp_path / "latest" / "bench.record.json").is_file()
 
 
