@@ -9,11 +9,14 @@ OCM := $(PY) -m ocm_cli
 STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 PORT ?= 8000
 TARGET ?= inprocess
-# The gate measures answers, not speed (benchmarks do that): generous path timeouts keep a busy
-# CI machine from turning a slow call into a different answer, and a pinned date keeps the
-# calendar from changing freshness tiers and date boosts between the baseline and a later run.
-GATE_DATE ?= 2026-11-25
-GATE_TARGET ?= inprocess:as_of_date=$(GATE_DATE),sql_timeout_ms=5000,vector_timeout_ms=5000,tool_timeout_ms=10000
+# The target the release gate runs (pinned date, generous path timeouts: answers, not speed) is
+# written once, as `target:` in evals/gate.yaml; GATE_DATE is its pinned date.
+ifeq ($(origin GATE_TARGET),undefined)
+GATE_TARGET := $(shell sed -n 's/^target: *//p' evals/gate.yaml)
+endif
+ifeq ($(origin GATE_DATE),undefined)
+GATE_DATE := $(shell sed -nE 's/^target: .*as_of_date=([0-9-]+).*/\1/p' evals/gate.yaml)
+endif
 export RAGAS_DO_NOT_TRACK := true
 export ANONYMIZED_TELEMETRY := False
 

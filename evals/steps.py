@@ -6,6 +6,7 @@ through these, not through command lines).
 from __future__ import annotations
 
 import asyncio
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -123,6 +124,17 @@ def gate(
     for note in report.notes[:20]:
         console.print(f"  note: {note}")
     return report
+
+
+def gate_target(config: Path = GATE_CONFIG) -> str:
+    """The target the release gate runs: `GATE_TARGET` when set, else the gate config's
+    `target`."""
+    from evals.read.gate import GateConfigError, load_config
+
+    chosen = os.environ.get("GATE_TARGET") or load_config(config).target
+    if not chosen:
+        raise GateConfigError(f"{config}: no `target` (and GATE_TARGET is not set)")
+    return chosen
 
 
 def golden_eval_and_gate(target: str, out: Path) -> int:

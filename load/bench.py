@@ -68,13 +68,6 @@ from ocm_common.machine import describe
 from ocm_common.run_record import Clock, header, write_record
 from reference_server.config import PROJECT_ROOT, default_http_workers
 
-# `make bench` passes the Makefile's GATE_TARGET (pinned date, generous timeouts); this default
-# is the same for a direct `ocm bench`.
-GATE_TARGET = os.environ.get(
-    "GATE_TARGET",
-    "inprocess:as_of_date=2026-11-25,sql_timeout_ms=5000,vector_timeout_ms=5000,"
-    "tool_timeout_ms=10000",
-)
 LOCUST_PROFILES = ("latency", "paced", "saturation")
 # Run again on the distinct-query mix (`make distinct-mix`, OCM_DISTINCT_MIX): real traffic
 # repeats little, so these show what the golden mix's warm caches hide. Judged on errors and
@@ -162,10 +155,12 @@ class BenchSteps:
     it (`ocm bench`: ocm_cli/bench_steps.py), so that load never imports evals and nothing is
     passed as a command line.
 
+    `gate_target`: the target the release gate runs (evals/gate.yaml's, or GATE_TARGET).
     `eval_and_gate(target, folder)`: the golden eval against `target` into `folder`, then the
     gate; the gate's exit code (2 when the eval could not run). `render_report(folder)`: the
     report of the record there (bench.md, bench.html); 0, or 2."""
 
+    gate_target: str
     eval_and_gate: Callable[[str, Path], int]
     render_report: Callable[[Path], int]
 
@@ -317,7 +312,7 @@ class Bench:
 
     def eval_and_gate(self) -> None:
         self.progress("golden eval and gate")
-        gate_code = self.steps.eval_and_gate(GATE_TARGET, self.out / "eval")
+        gate_code = self.steps.eval_and_gate(self.steps.gate_target, self.out / "eval")
         self.codes["gate"] = gate_code
         self.summary.gate_pass = gate_code == 0
 
@@ -519,7 +514,7 @@ def _finish(bench: Bench) -> int:
         settings={
             "profiles": bench.profiles.model_dump(),
             "server_workers": summary.server_workers,
-            "gate_target": GATE_TARGET,
+            "gate_target": bench.steps.gate_target,
         },
         machine=summary.machine,
     )

@@ -8,7 +8,11 @@ from load.bench import BenchSteps
 
 
 def eval_steps() -> BenchSteps:
-    """The golden eval + gate and the report renderer, from evals/steps.py."""
-    from evals.steps import golden_eval_and_gate, report_or_code
+    """The gate's target, the golden eval + gate and the report renderer, from evals/steps.py."""
+    from evals.steps import gate_target, golden_eval_and_gate, report_or_code
 
-    return BenchSteps(eval_and_gate=golden_eval_and_gate, render_report=report_or_code)
+    return BenchSteps(
+        gate_target=gate_target(),
+        eval_and_gate=golden_eval_and_gate,
+        render_report=report_or_code,
+    )

@@ -110,3 +110,29 @@ def test_the_bench_gets_the_eval_harness_as_functions() -> None:
     assert isinstance(steps, BenchSteps)
     assert steps.eval_and_gate.__module__ == "evals.steps"
     assert load_main(["bench"]) == 2
+
+
+def test_the_gate_target_is_written_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """evals/gate.yaml's `target` is what the Makefile's GATE_TARGET and `ocm bench` run;
+    GATE_TARGET overrides it."""
+    import subprocess
+
+    import yaml
+
+    from evals.steps import gate_target
+
+    written = yaml.safe_load((ROOT / "evals" / "gate.yaml").read_text(encoding="utf-8"))["target"]
+    assert written.startswith("inprocess:") and "as_of_date=" in written
+    monkeypatch.delenv("GATE_TARGET", raising=False)
+    assert gate_target() == written
+    shown = subprocess.run(
+        ["make", "-s", "--no-print-directory", "--eval", "show: ; @echo $(GATE_TARGET)", "show"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={k: v for k, v in __import__("os").environ.items() if k != "GATE_TARGET"},
+    )
+    assert shown.stdout.strip() == written
+    monkeypatch.setenv("GATE_TARGET", "inprocess:mode=keyword")
+    assert gate_target() == "inprocess:mode=keyword"

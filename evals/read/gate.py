@@ -143,6 +143,9 @@ class GateConfig(BaseModel):
     required_checks: list[str] = Field(default_factory=list)
     # the published confidence's calibration; None: not judged
     calibration: CalibrationRules | None = None
+    # the target the release gate runs (make gate, the bench's eval, make baseline): the one
+    # place it is written (the Makefile and `ocm bench` read it; GATE_TARGET overrides it)
+    target: str | None = None
 
 
 class GateConfigError(RuntimeError):

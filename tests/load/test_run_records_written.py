@@ -46,6 +46,7 @@ def test_the_bench_writes_its_record_with_the_typed_summary(
     monkeypatch.setattr(bench, "describe", lambda: AVX2_ONLY)
     rendered: list[Path] = []
     steps = bench.BenchSteps(
+        gate_target="inprocess",
         eval_and_gate=lambda target, out: 0,
         render_report=lambda folder: rendered.append(folder) or 0,
     )
@@ -67,6 +68,7 @@ def test_the_bench_writes_its_record_with_the_typed_summary(
     assert set(summary.tools) == set(TOOLS) and summary.tools["odb.get"].p95_ms == 20.0
     assert summary.exit_code == code and summary.gate_pass
     assert record.header.settings["profiles"]["latency"]["time_s"] > 0
+    assert record.header.settings["gate_target"] == "inprocess"
     assert rendered == [run.out]  # the report rendered by the eval harness's function
     assert (tmp_path / "latest" / "bench.record.json").is_file()
 
