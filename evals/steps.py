@@ -20,8 +20,9 @@ if TYPE_CHECKING:
     from evals.run.runlog import RunLog
     from evals.run.runner import RunOptions
 
-GATE_CONFIG = Path("evals/gate.yaml")
-BASELINE = Path("evals/baseline.json")
+EVALS_DIR = Path(__file__).resolve().parent
+GATE_CONFIG = EVALS_DIR / "gate.yaml"
+BASELINE = EVALS_DIR / "baseline.json"
 GOLDEN = Path("golden")
 
 

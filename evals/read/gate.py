@@ -37,12 +37,12 @@ from evals.read.findings import Finding, drop, fmt, threshold, to_junit
 from evals.read.slo import targets_for
 from evals.run import aggregates
 from evals.run.runlog import DEFAULT_MODE, RunLog, RunLogError, ScenarioRecord
+from evals.steps import BASELINE, GATE_CONFIG
 from ocm_common.run_record import Clock, RecordHeader, header, write_record
 
 EXIT_PASS, EXIT_FAIL, EXIT_HARNESS = 0, 1, 2
-EVALS_DIR = Path(__file__).resolve().parent.parent
-DEFAULT_CONFIG = EVALS_DIR / "gate.yaml"
-DEFAULT_BASELINE = EVALS_DIR / "baseline.json"
+DEFAULT_CONFIG = GATE_CONFIG
+DEFAULT_BASELINE = BASELINE
 ANY_TOOL = "*"
 
 
