@@ -55,7 +55,6 @@ def _request(args: argparse.Namespace, *, ablation: bool) -> RunRequest:
         ),
         golden=args.golden,
         only=tuple(args.only or ()),
-        timeout_s=args.timeout,
         tool_map=tuple(getattr(args, "tool_map", None) or ()),
         quiet=args.quiet,
     )

@@ -28,14 +28,13 @@ GOLDEN = Path("golden")
 
 @dataclass(frozen=True)
 class RunRequest:
-    """Which scenarios to run and how: `options` (concurrency, ablation, checks switched off,
-    ...), a selection by id or tag, the per-call timeout, tool renames (the `--tool-map` forms,
-    parsed when the run starts) and whether each failed check is printed."""
+    """Which scenarios to run and how: `options` (concurrency, per-call timeout, ablation, checks
+    switched off, ...), a selection by id or tag, tool renames (the `--tool-map` forms, parsed
+    when the run starts) and whether each failed check is printed."""
 
     options: RunOptions
     golden: Path = GOLDEN
     only: tuple[str, ...] = ()
-    timeout_s: float = 30.0
     tool_map: tuple[str, ...] = ()
     quiet: bool = False
 
@@ -58,7 +57,7 @@ def run_golden(
     try:
         scenarios = load_scenarios(request.golden, select=request.only)
         descriptors = golden_descriptors(request.golden)
-        target = make_target(spec, timeout_s=request.timeout_s)
+        target = make_target(spec, timeout_s=request.options.timeout_s)
         options = replace(request.options, tool_map=parse_tool_map(request.tool_map))
     except (ScenarioLoadError, ToolDescriptorError, TargetError, ToolMapError) as exc:
         console.print(f"[red]error:[/] {exc}")

@@ -8,12 +8,14 @@ over the family's few named features (scoring/features.py), summed in the file's
 plain Python floats, then clipped to [FLOOR, CEILING] and rounded to 4 places: the same number on
 every CPU. A family the file does not name (or a tool without one) keeps the spec's score.
 
-Two rules stand over the fitted number (`stated`), because the derived cases cannot measure what
+Three rules stand over the fitted number (`stated`), because the derived cases cannot measure what
 they guard against: an answer no path answered rests on nothing (0); an answer whose sources
 disagree, or that leads with a fact its tool could not verify against the publisher's page
 (opa.program_lookup's deduction), is stated no higher than the spec's score, which takes those
 off (the derived checks read the value the corpus gives, so they cannot see whether the value an
-answer leads with is the one the publisher meant).
+answer leads with is the one the publisher meant); an answer whose path failed or was cut is
+stated no higher than the least it could have had with every path answering (`Logistic.lowest`),
+so losing a path never raises a confidence.
 """
 
 from __future__ import annotations
