@@ -11,9 +11,11 @@ manuals state a split of their own from tools/adp/terms.py's table (checked agai
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -171,6 +173,75 @@ def test_the_split_is_seeded_and_about_half() -> None:
     assert fit_half == [i for i in ids if fit.in_fit_half(i)]
     assert 900 < len(fit_half) < 1100
     assert fit_half != [i for i in ids if fit.in_fit_half(i, seed=1)]
+
+
+def _corpus_documents() -> dict[str, dict[str, Any]]:
+    """Every current OPA corpus document by its official URL."""
+    out = {}
+    for path in CORPUS.glob("*/*.yaml"):
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if not doc.get("is_superseded"):
+            out[str(doc["source_url"])] = doc
+    return out
+
+
+def test_clinician_questions_name_published_guidance_and_split_like_the_rest(
+    tmp_path: Path,
+) -> None:
+    """Every URL a hand-written question names is a current document's official URL in the
+    corpus, a policy comes with its companion when it has one, and the cases are split by the
+    same seeded rule as the derived ones, into one family per tool."""
+    documents = _corpus_documents()
+    content = yaml.safe_load(fit.QUESTIONS.read_text(encoding="utf-8"))
+    assert set(content) == set(fit.CLINICIAN_FAMILY)
+    for groups in content.values():
+        for group in groups:
+            urls = group["guidance"]
+            assert urls and all(u in documents for u in urls), urls
+            ids = {documents[u]["document_id"] for u in urls}
+            companions = {
+                documents[u]["document_id"]
+                for u in documents
+                if documents[u].get("companion_of") in ids
+            }
+            assert companions <= ids, (urls, companions - ids)
+            assert group["questions"] and all(q.strip() for q in group["questions"])
+    (tmp_path / "derived").mkdir()
+    counts = fit.split_cases(
+        tmp_path / "derived", tmp_path / "cases", None, fit.SEED, fit.QUESTIONS
+    )
+    for tool, (family, path) in fit.CLINICIAN_FAMILY.items():
+        lines = [
+            json.loads(line)
+            for half in ("fit", "held_out")
+            for line in (tmp_path / "cases" / half / f"{family}.jsonl").read_text().splitlines()
+        ]
+        asked = sum(len(g["questions"]) for g in content[tool])
+        assert len(lines) == asked == sum(counts[family].values())
+        assert all(c["tool"] == tool and c["expect"][0]["path"] == path for c in lines)
+        fit_ids = {c["id"] for c in lines if fit.in_fit_half(c["id"])}
+        assert 0 < len(fit_ids) < asked
+
+
+def test_the_paths_agree_when_they_lead_with_one_guidance() -> None:
+    """A document and its companion are one guidance: for the margin and for whether the
+    keyword and vector paths lead with the same answer."""
+    from reference_server.tools import section_merge as sm
+
+    def hit(doc: str, score: float, sql: int | None, vec: int | None) -> sm.SectionHit:
+        row = SimpleNamespace(document_id=doc)
+        return sm.SectionHit(f"{doc}:s1", f"{doc}:s1", row, score, sql, vec)  # type: ignore[arg-type]
+
+    families = {"policy-advice": "policy"}
+    together = sm.Ranked([hit("policy", 3.0, 1, None), hit("policy-advice", 2.9, None, 1)], [], {})
+    together = sm.Ranked(together.hits, together.hits, {}, families=families)
+    assert sm.paths_agree(together)
+    assert sm.best_per_guidance(together) == (3.0,)  # one guidance: margin 1
+    apart = sm.Ranked(together.hits, together.hits, {})  # no companions known
+    assert not sm.paths_agree(apart)
+    assert sm.best_per_guidance(apart) == (3.0, 2.9)
+    one_path = sm.Ranked([hit("policy", 3.0, 1, None)], [], {}, families=families)
+    assert not sm.paths_agree(one_path)
 
 
 # ----------------------------------------------------------------------------- the answers

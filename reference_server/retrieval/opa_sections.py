@@ -394,3 +394,17 @@ def current_headings(sql: SqlClient) -> tuple[tuple[str, str], ...]:
         return tuple((str(r["document_id"]), str(r["text"])) for r in rows)
 
     return sql.derived.get("opa_sections.current_headings", read)
+
+
+def companions(sql: SqlClient) -> dict[str, str]:
+    """Each companion document (a policy's 'Advice to the Profession') -> the document it
+    accompanies, read once per process: the two answer the same question, so whether two
+    rankings lead with the same guidance counts them as one."""
+
+    def read() -> dict[str, str]:
+        rows = sql.query(
+            "SELECT document_id, companion_of FROM opa_documents WHERE companion_of IS NOT NULL"
+        )
+        return {str(r["document_id"]): str(r["companion_of"]) for r in rows}
+
+    return sql.derived.get("opa_sections.companions", read)

@@ -13,7 +13,8 @@ Features (each in a small range, so a model's coefficients can be read):
   both_paths        1 when the SQL and the vector path both answered
   corroborated      1 when the leading answer was found by both paths
   margin            (first - second) / first over the best scores of distinct answers
-                    (documents, records): 1 with one answer, 0 with none or a tie
+                    (guidance: a document with its companion; records): 1 with one answer, 0
+                    with none or a tie
   shared            log2 of how many times more documents a short question may mean (their titles
                     and headings use all its subject words) than the answer shows of them (0: one
                     or none may be meant, or all are shown)
@@ -28,6 +29,9 @@ Features (each in a small range, so a model's coefficients can be read):
   lead_unmatched    1 when some document's title and headings use every subject word of the
                     question but the leading answer's document does not (a heading asked as
                     written, answered from another document)
+  paths_agree       1 when the keyword path's and the vector path's best sections are in the
+                    same guidance (a document or its companion); 0 when they differ or a path
+                    did not answer
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ FEATURES: tuple[str, ...] = (
     "similarity",
     "lexical",
     "lead_unmatched",
+    "paths_agree",
 )
 
 
@@ -73,6 +78,8 @@ class Signals:
     # another document's title and headings use every subject word of the question, the leading
     # answer's document's do not
     lead_unmatched: bool = False
+    # the two paths' best answers are the same guidance
+    paths_agree: bool = False
 
 
 NO_SIGNALS = Signals()
@@ -118,5 +125,6 @@ def features(
         "similarity": max(0.0, signals.similarity or 0.0),
         "lexical": signals.lexical or 0.0,
         "lead_unmatched": float(signals.lead_unmatched),
+        "paths_agree": float(signals.paths_agree),
     }
     return {name: round(float(values[name]), 4) for name in FEATURES}

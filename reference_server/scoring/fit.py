@@ -62,8 +62,8 @@ ROUND = 6
 # whether the answer is that no document addresses the question (no_answer: the probability
 # such a flag is right); the other tools on whether both paths answered and the spec's score.
 FAMILY_FEATURES: dict[str, tuple[str, ...]] = {
-    "opa_search": ("spec_score", "margin", "shared", "lexical", "no_answer"),
-    "opa_policy": ("spec_score", "margin", "shared", "similarity", "no_answer"),
+    "opa_search": ("spec_score", "margin", "shared", "lexical", "no_answer", "paths_agree"),
+    "opa_policy": ("spec_score", "margin", "shared", "similarity", "no_answer", "paths_agree"),
     "opa_tools": ("both_paths", "corroborated", "no_answer"),
     "odb": ("spec_score", "both_paths", "no_answer"),
     "schedule": ("spec_score", "both_paths", "no_answer"),
@@ -79,6 +79,8 @@ GENERAL_RULE_EVIDENCE = {"manuals": 8, "agree": 5}
 FIXED = {"adp": {"default_rule": GENERAL_RULE_EVIDENCE}}
 CONFIDENCE_CHECKS = frozenset({"confidence_range"})
 HIGH = 0.9
+# Clinician questions written for the fit (see the file's header).
+QUESTIONS = Path(__file__).with_name("clinician_questions.yaml")
 
 
 def in_fit_half(case_id: str, seed: int = SEED) -> bool:
@@ -89,9 +91,16 @@ def in_fit_half(case_id: str, seed: int = SEED) -> bool:
 # ----------------------------------------------------------------------------- split
 
 
-def split_cases(cases: Path, out: Path, per_family: int | None, seed: int = SEED) -> dict[str, Any]:
+def split_cases(
+    cases: Path,
+    out: Path,
+    per_family: int | None,
+    seed: int = SEED,
+    questions: Path | None = None,
+) -> dict[str, Any]:
     """Each family's cases (a seeded sample of `per_family` when given) into out/fit and
-    out/held_out, one .jsonl per family as `evals derive` writes them."""
+    out/held_out, one .jsonl per family as `evals derive` writes them; with `questions`, the
+    hand-written clinician questions too (`clinician_cases`), split the same way."""
     counts: dict[str, Any] = {}
     for name in ("fit", "held_out"):
         (out / name).mkdir(parents=True, exist_ok=True)
@@ -111,7 +120,58 @@ def split_cases(cases: Path, out: Path, per_family: int | None, seed: int = SEED
         for name, chosen in halves.items():
             (out / name / path.name).write_text("".join(f"{x}\n" for x in chosen), encoding="utf-8")
         counts[path.stem] = {name: len(chosen) for name, chosen in halves.items()}
+    for family, lines in clinician_cases(questions).items():
+        halves = {"fit": [], "held_out": []}
+        for line in lines:
+            halves["fit" if in_fit_half(json.loads(line)["id"], seed) else "held_out"].append(line)
+        for name, chosen in halves.items():
+            (out / name / f"{family}.jsonl").write_text(
+                "".join(f"{x}\n" for x in chosen), encoding="utf-8"
+            )
+        counts[family] = {name: len(chosen) for name, chosen in halves.items()}
     return counts
+
+
+# each tool whose clinician questions are written: its family of cases, and where its answer
+# names its document
+CLINICIAN_FAMILY = {
+    "opa.policy_check": ("opa.clinician_policy", "policies[0].source_url"),
+    "opa.search_sections": ("opa.clinician_search", "sections[0].source_url"),
+}
+
+
+def clinician_cases(questions: Path | None) -> dict[str, list[str]]:
+    """The hand-written clinician questions (QUESTIONS) as case lines, one family per tool:
+    the first answer's document is one of the question's guidance URLs."""
+    if questions is None or not questions.exists():
+        return {}
+    content = yaml.safe_load(questions.read_text(encoding="utf-8")) or {}
+    out: dict[str, list[str]] = {}
+    for tool, groups in content.items():
+        family, answer_url = CLINICIAN_FAMILY[tool]
+        for group in groups:
+            for query in group["questions"]:
+                number = len(out.get(family, [])) + 1
+                case = {
+                    "id": f"clinician.{family}.{number:03d}",
+                    "title": f"{query!r} answers from {group['guidance'][0]}",
+                    "tool": tool,
+                    "args": {"query": query},
+                    "ids_from": None,
+                    "expect": [
+                        {
+                            "check": "mentions",
+                            "path": answer_url,
+                            "value": [group["guidance"]],
+                        }
+                    ],
+                    "relevant": {},
+                    "tags": ["clinician", f"family:{family}"],
+                    "version": 1,
+                    "source": f"{QUESTIONS.name} (hand-written)",
+                }
+                out.setdefault(family, []).append(json.dumps(case))
+    return out
 
 
 # ----------------------------------------------------------------------------- answers
@@ -337,6 +397,12 @@ def build_parser(prog: str = "python -m reference_server.scoring.fit") -> argpar
     s.add_argument("--cases", type=Path, required=True, help="`evals derive --out` folder")
     s.add_argument("--out", type=Path, required=True)
     s.add_argument("--per-family", type=int, default=None, help="seeded sample per family")
+    s.add_argument(
+        "--questions",
+        type=Path,
+        default=QUESTIONS,
+        help=f"hand-written clinician questions (default {QUESTIONS.name}; a missing file adds none)",
+    )
     f = sub.add_parser("fit", help="fit the models on the fit half of run logs")
     f.add_argument("--run", type=Path, action="append", required=True, help="run log folder")
     f.add_argument("--out", type=Path, default=MODEL_FILE, help=f"default: {MODEL_FILE}")
@@ -357,7 +423,7 @@ def main(argv: Iterable[str] | None = None) -> int:
 def dispatch(args: argparse.Namespace) -> int:
     """Split the derived cases, fit the models, or judge a model (`args.command`)."""
     if args.command == "split":
-        counts = split_cases(args.cases, args.out, args.per_family, args.seed)
+        counts = split_cases(args.cases, args.out, args.per_family, args.seed, args.questions)
         for family, halves in counts.items():
             print(f"{family:36} fit {halves['fit']:5d}  held out {halves['held_out']:5d}")
         return 0

@@ -27,6 +27,7 @@ from reference_server.tools.section_merge import (
     SectionHit,
     candidates,
     fused_and_reranked,
+    guidance_families,
     heading_index,
     metadata_conflicts,
     not_addressed,
@@ -168,7 +169,9 @@ class SearchSections(
         )
         top = hits[: q.n_results]
         sharing = shared_heading(q.text, heading_index(rt.opa_sql))
-        return Ranked(hits, top, meta, not not_addressed(q.text, hits), sharing)
+        return Ranked(
+            hits, top, meta, not not_addressed(q.text, hits), sharing, guidance_families(rt.opa_sql)
+        )
 
     def score(self, q: Query, merged: Ranked, found: Found) -> Score[Citation]:
         return Score(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from functools import lru_cache
@@ -24,7 +25,7 @@ from reference_server import ranking
 from reference_server.config import Fusion, Settings
 from reference_server.errors import IndexMissingError
 from reference_server.retrieval import rerank
-from reference_server.retrieval.opa_sections import SectionRow, current_headings
+from reference_server.retrieval.opa_sections import SectionRow, companions, current_headings
 from reference_server.retrieval.sql import STOPWORDS, SqlClient
 from reference_server.retrieval.vector import VectorHit
 from reference_server.scoring.confidence import OPA, Counts
@@ -83,6 +84,8 @@ class Ranked:
     addressed: bool = True  # False: no document addresses the question (`not_addressed`)
     # documents whose title and headings use every subject word of the question
     sharing: frozenset[str] = frozenset()
+    # companion document -> the document it accompanies (`guidance_of`)
+    families: Mapping[str, str] = field(default_factory=dict)
 
 
 WORD_RE = re.compile(r"[a-z0-9]+")
@@ -406,6 +409,30 @@ class HeadingIndex:
 NO_HEADINGS = HeadingIndex({})
 
 
+def guidance_families(sql: SqlClient) -> Mapping[str, str]:
+    """Companion documents by the document they accompany; empty when the SQL store cannot be
+    read (then every document stands alone)."""
+    try:
+        return companions(sql)
+    except (IndexMissingError, sqlite3.Error, OSError):
+        return {}
+
+
+def paths_agree(merged: Ranked) -> bool:
+    """Whether the keyword path's best section and the vector path's best section are in the
+    same guidance (a document or its companion): two independent rankings that lead with the
+    same document make a wrong document first much less likely than when each leads with its
+    own. False when either path found nothing or did not run."""
+    by_sql = [h for h in merged.hits if h.sql_rank is not None]
+    by_vector = [h for h in merged.hits if h.vector_rank is not None]
+    if not by_sql or not by_vector:
+        return False
+    first_sql = min(by_sql, key=lambda h: (h.sql_rank or 0, h.section_id)).row.document_id
+    first_vector = min(by_vector, key=lambda h: (h.vector_rank or 0, h.section_id)).row.document_id
+    families = merged.families
+    return families.get(first_sql, first_sql) == families.get(first_vector, first_vector)
+
+
 def heading_index(sql: SqlClient) -> HeadingIndex:
     """The title and heading index of the current documents, built once per process; empty when
     the SQL store cannot be read (the vector path's answer stands, without this signal)."""
@@ -436,6 +463,16 @@ def best_per_document(hits: list[SectionHit]) -> list[SectionHit]:
     return out
 
 
+def best_per_guidance(merged: Ranked) -> tuple[float, ...]:
+    """Each guidance's best score, best first (a document and its companion are one guidance:
+    a policy's advice scoring close to the policy leaves no doubt about which policy answers)."""
+    best: dict[str, float] = {}
+    for h in best_per_document(merged.hits):
+        family = merged.families.get(h.row.document_id, h.row.document_id)
+        best.setdefault(family, h.score)
+    return tuple(sorted(best.values(), reverse=True))
+
+
 def lexical(query: str, hit: SectionHit) -> float:
     """The share of the question's subject words in the hit's document title and heading."""
     asked = _stems(query)
@@ -445,13 +482,19 @@ def lexical(query: str, hit: SectionHit) -> float:
     return len(asked & named) / len(asked)
 
 
-def unshown(merged: Ranked) -> int:
+def names_all(query: str, hit: SectionHit) -> bool:
+    """Whether the hit's document title and section heading use every subject word of the
+    question: the section a heading-like question names, not another section of its document."""
+    return lexical(query, hit) == 1.0
+
+
+def unshown(query: str, merged: Ranked) -> int:
     """How many times more documents a short question may mean than the answer shows of them
     (1: one or none may be meant, or every one is shown): the answer is the asker's only if it
-    shows the document they meant."""
+    shows the document they meant, at the section the question names."""
     if len(merged.sharing) <= 1:
         return 1
-    shown = {h.row.document_id for h in merged.top} & merged.sharing
+    shown = {h.row.document_id for h in merged.top if names_all(query, h)} & merged.sharing
     return max(1, round(len(merged.sharing) / max(1, len(shown))))
 
 
@@ -460,8 +503,8 @@ def section_signals(query: str, merged: Ranked) -> Signals:
     scores, the shared heading, the leading section's paths, similarity and words."""
     lead = merged.top[0] if merged.top else None
     return Signals(
-        top_scores=tuple(h.score for h in best_per_document(merged.hits)[:MAX_CANDIDATES]),
-        shared=unshown(merged),
+        top_scores=best_per_guidance(merged)[:MAX_CANDIDATES],
+        shared=unshown(query, merged),
         no_answer=not merged.addressed or lead is None,
         corroborated=bool(lead and lead.from_sql and lead.from_vector),
         similarity=lead.vector_similarity if lead else None,
@@ -469,6 +512,7 @@ def section_signals(query: str, merged: Ranked) -> Signals:
         lead_unmatched=bool(lead and merged.sharing)
         and lead is not None
         and lead.row.document_id not in merged.sharing,
+        paths_agree=paths_agree(merged),
     )
 
 
