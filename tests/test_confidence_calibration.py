@@ -24,7 +24,7 @@ from fastmcp import Client, FastMCP
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reference_server.scoring import calibrated, fit
+from reference_server.scoring import calibrated, fit, split
 from reference_server.scoring.calibrated import CalibrationFileError, Logistic, parse, stated
 from reference_server.scoring.confidence import OFF, OPA, SCHEDULE, calculate_confidence
 from reference_server.scoring.features import FEATURES, Signals, features, margin
@@ -48,7 +48,7 @@ def test_committed_model_file_loads_with_every_tool_family() -> None:
     }
     assert families and families <= set(model.families)
     raw = yaml.safe_load(calibrated.MODEL_FILE.read_text(encoding="utf-8"))
-    assert raw["split"]["seed"] == fit.SEED and raw["fitted"]
+    assert raw["split"]["seed"] == split.SEED and raw["fitted"]
     for name, body in raw["families"].items():
         assert body["n"] > 0 and 0 < body["right"] <= body["n"], name
         assert len(body["features"]) == len(body["coefficients"]) <= 8, name
@@ -169,10 +169,10 @@ def test_features_are_named_plain_floats_in_one_order() -> None:
 
 def test_the_split_is_seeded_and_about_half() -> None:
     ids = [f"derived.odb.din.{i}" for i in range(2000)]
-    fit_half = [i for i in ids if fit.in_fit_half(i)]
-    assert fit_half == [i for i in ids if fit.in_fit_half(i)]
+    fit_half = [i for i in ids if split.in_fit_half(i)]
+    assert fit_half == [i for i in ids if split.in_fit_half(i)]
     assert 900 < len(fit_half) < 1100
-    assert fit_half != [i for i in ids if fit.in_fit_half(i, seed=1)]
+    assert fit_half != [i for i in ids if split.in_fit_half(i, seed=1)]
 
 
 def _corpus_documents() -> dict[str, dict[str, Any]]:
@@ -192,8 +192,8 @@ def test_clinician_questions_name_published_guidance_and_split_like_the_rest(
     corpus, a policy comes with its companion when it has one, and the cases are split by the
     same seeded rule as the derived ones, into one family per tool."""
     documents = _corpus_documents()
-    content = yaml.safe_load(fit.QUESTIONS.read_text(encoding="utf-8"))
-    assert set(content) == set(fit.CLINICIAN_FAMILY)
+    content = yaml.safe_load(split.QUESTIONS.read_text(encoding="utf-8"))
+    assert set(content) == set(split.CLINICIAN_FAMILY)
     for groups in content.values():
         for group in groups:
             urls = group["guidance"]
@@ -207,10 +207,10 @@ def test_clinician_questions_name_published_guidance_and_split_like_the_rest(
             assert companions <= ids, (urls, companions - ids)
             assert group["questions"] and all(q.strip() for q in group["questions"])
     (tmp_path / "derived").mkdir()
-    counts = fit.split_cases(
-        tmp_path / "derived", tmp_path / "cases", None, fit.SEED, fit.QUESTIONS
+    counts = split.split_cases(
+        tmp_path / "derived", tmp_path / "cases", None, split.SEED, split.QUESTIONS
     )
-    for tool, (family, path) in fit.CLINICIAN_FAMILY.items():
+    for tool, (family, path) in split.CLINICIAN_FAMILY.items():
         lines = [
             json.loads(line)
             for half in ("fit", "held_out")
@@ -219,13 +219,14 @@ def test_clinician_questions_name_published_guidance_and_split_like_the_rest(
         asked = sum(len(g["questions"]) for g in content[tool])
         assert len(lines) == asked == sum(counts[family].values())
         assert all(c["tool"] == tool and c["expect"][0]["path"] == path for c in lines)
-        fit_ids = {c["id"] for c in lines if fit.in_fit_half(c["id"])}
+        fit_ids = {c["id"] for c in lines if split.in_fit_half(c["id"])}
         assert 0 < len(fit_ids) < asked
 
 
 def test_the_paths_agree_when_they_lead_with_one_guidance() -> None:
     """A document and its companion are one guidance: for the margin and for whether the
     keyword and vector paths lead with the same answer."""
+    from reference_server.tools import section_ambiguity as sa
     from reference_server.tools import section_merge as sm
 
     def hit(doc: str, score: float, sql: int | None, vec: int | None) -> sm.SectionHit:
@@ -235,13 +236,13 @@ def test_the_paths_agree_when_they_lead_with_one_guidance() -> None:
     families = {"policy-advice": "policy"}
     together = sm.Ranked([hit("policy", 3.0, 1, None), hit("policy-advice", 2.9, None, 1)], [], {})
     together = sm.Ranked(together.hits, together.hits, {}, families=families)
-    assert sm.paths_agree(together)
-    assert sm.best_per_guidance(together) == (3.0,)  # one guidance: margin 1
+    assert sa.paths_agree(together)
+    assert sa.best_per_guidance(together) == (3.0,)  # one guidance: margin 1
     apart = sm.Ranked(together.hits, together.hits, {})  # no companions known
-    assert not sm.paths_agree(apart)
-    assert sm.best_per_guidance(apart) == (3.0, 2.9)
+    assert not sa.paths_agree(apart)
+    assert sa.best_per_guidance(apart) == (3.0, 2.9)
     one_path = sm.Ranked([hit("policy", 3.0, 1, None)], [], {}, families=families)
-    assert not sm.paths_agree(one_path)
+    assert not sa.paths_agree(one_path)
 
 
 # ----------------------------------------------------------------------------- the answers

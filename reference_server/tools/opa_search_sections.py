@@ -20,20 +20,22 @@ from reference_server.scoring.citations import Citation, section_citation
 from reference_server.tools.base import NON_BLANK, StrictModel, TextItem
 from reference_server.tools.common import DocumentType, Evidence, SourceOrg
 from reference_server.tools.pipeline import DualPathTool, Fields, Score
-from reference_server.tools.section_merge import (
+from reference_server.tools.section_ambiguity import (
     AMBIGUITY_DESCRIPTION,
     Candidate,
-    Ranked,
-    SectionHit,
     candidates,
-    fused_and_reranked,
     guidance_families,
     heading_index,
+    section_signals,
+    shared_heading,
+)
+from reference_server.tools.section_merge import (
+    Ranked,
+    SectionHit,
+    fused_and_reranked,
     metadata_conflicts,
     not_addressed,
     section_counts,
-    section_signals,
-    shared_heading,
     truncate,
 )
 
