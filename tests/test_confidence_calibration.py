@@ -124,17 +124,31 @@ def test_a_degraded_answer_never_states_more_than_the_healthy_one(data: st.DataO
 
 
 def test_the_fit_recovers_the_direction_of_the_evidence() -> None:
-    """A family whose right answers have a larger margin: positive margin coefficient; one
-    class only: its smoothed rate, (right + 1) / (n + 2), whatever the features."""
+    """A family whose right answers have a larger margin: positive margin coefficient (a family
+    of both-path answers leaves single-path ones out); one class only: its smoothed rate,
+    (right + 1) / (n + 2), whatever the features."""
+    assert "opa_search" in fit.BOTH_PATHS_ONLY
     rows = [
-        fit.Answer(f"c{i}", "opa.search_sections", "opa_search", _features(margin=m), right, "r")
-        for i, (m, right) in enumerate(
-            [(0.9, True)] * 40 + [(0.1, False)] * 30 + [(0.9, False)] * 5 + [(0.1, True)] * 5
+        fit.Answer(
+            f"c{i}",
+            "opa.search_sections",
+            "opa_search",
+            _features(margin=m, both_paths=b),
+            right,
+            "r",
+        )
+        for i, (m, right, b) in enumerate(
+            [(0.9, True, 1.0)] * 40
+            + [(0.1, False, 1.0)] * 30
+            + [(0.9, False, 1.0)] * 5
+            + [(0.1, True, 1.0)] * 5
+            + [(0.9, False, 0.0)] * 10
         )
     ]
     body = fit.fit_family("opa_search", rows)
     coefficients = dict(zip(body["features"], body["coefficients"], strict=True))
     assert coefficients["margin"] > 0 and body["n"] == 80 and body["right"] == 45
+    assert body["paths"] == "both"
     same = [fit.Answer(f"c{i}", "odb.get", "odb", _features(), True, "r") for i in range(18)]
     only_right = fit.fit_family("odb", same)
     assert only_right["coefficients"] == [0.0] * len(only_right["features"])
@@ -153,6 +167,25 @@ def test_a_broken_model_file_is_refused_naming_the_problem() -> None:
         parse({"version": 1, "families": {"x": {**good, "features": ["nonsense"]}}})
     with pytest.raises(CalibrationFileError, match="1 features, 2 coefficients"):
         parse({"version": 1, "families": {"x": {**good, "coefficients": [1.0, 2.0]}}})
+    with pytest.raises(CalibrationFileError, match=r"x\.paths: expected 'any' or 'both'"):
+        parse({"version": 1, "families": {"x": {**good, "paths": "some"}}})
+
+
+def test_a_model_of_both_path_answers_bounds_an_answer_one_path_gave() -> None:
+    """`paths: both`: an answer without both paths (a path failed, or only one was asked) takes
+    the lowest bound; a model of any answers bounds only a failed path's. Hand-computed on
+    z = 2 * margin - 1 * unsettled: margin (positive) to 0, unsettled (negative) to 1: z = -1 ->
+    0.2689."""
+    body = {"model": "logistic", "features": ["margin", "unsettled"], "coefficients": [2.0, -1.0]}
+    both = parse({"version": 1, "families": {"f": {**body, "intercept": 0, "paths": "both"}}})
+    anyp = parse({"version": 1, "families": {"f": {**body, "intercept": 0}}})
+    one_path = {"margin": 0.9, "unsettled": 0.0, "both_paths": 0.0}
+    two_paths = {**one_path, "both_paths": 1.0}
+    assert both.families["f"].bound_for(one_path, path_failed=False) == 0.2689
+    assert both.families["f"].bound_for(two_paths, path_failed=False) is None
+    assert both.families["f"].bound_for(two_paths, path_failed=True) == 0.2689
+    assert anyp.families["f"].bound_for(one_path, path_failed=False) is None
+    assert anyp.families["f"].bound_for(one_path, path_failed=True) == 0.2689
 
 
 def test_features_are_named_plain_floats_in_one_order() -> None:

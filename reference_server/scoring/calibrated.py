@@ -15,7 +15,8 @@ disagree, or that leads with a fact its tool could not verify against the publis
 off (the derived checks read the value the corpus gives, so they cannot see whether the value an
 answer leads with is the one the publisher meant); an answer whose path failed or was cut is
 stated no higher than the least it could have had with every path answering (`Logistic.lowest`),
-so losing a path never raises a confidence.
+so losing a path never raises a confidence; so is an answer one path gave alone when its family's
+model was fitted only on answers both paths gave (`paths: both`).
 """
 
 from __future__ import annotations
@@ -65,6 +66,19 @@ class Logistic:
     def probability(self, values: dict[str, float]) -> float:
         """The fitted probability of being right, clipped and rounded to 4 places."""
         return _probability(self.logit(values))
+
+    @property
+    def both_paths_only(self) -> bool:
+        """Fitted only on answers both paths gave (the file's `paths: both`): an answer one path
+        gave alone, failed or not asked, is outside what it measured."""
+        return self.info.get("paths") == "both"
+
+    def bound_for(self, values: dict[str, float], path_failed: bool) -> float | None:
+        """The most such an answer may state (`lowest`) when a path failed or was cut, or when
+        the model knows only both-path answers and this one is not; None otherwise."""
+        if path_failed or (self.both_paths_only and not values.get("both_paths")):
+            return self.lowest(values)
+        return None
 
     def lowest(self, values: dict[str, float]) -> float:
         """The least probability the answer could have had with every path answering.
@@ -138,6 +152,8 @@ def parse(data: Any, source: str = "calibration file") -> CalibrationModel:
         intercept = body.get("intercept")
         if not isinstance(intercept, int | float) or isinstance(intercept, bool):
             raise CalibrationFileError(f"{where}.intercept: expected a number")
+        if body.get("paths", "any") not in ("any", "both"):
+            raise CalibrationFileError(f"{where}.paths: expected 'any' or 'both'")
         info = {k: v for k, v in body.items() if k not in ("features", "coefficients", "intercept")}
         families[str(name)] = Logistic(str(name), names, coefficients, float(intercept), info)
     meta = {k: v for k, v in data.items() if k != "families"}

@@ -32,6 +32,14 @@ Features (each in a small range, so a model's coefficients can be read):
   paths_agree       1 when the keyword path's and the vector path's best sections are in the
                     same guidance (a document or its companion); 0 when they differ or a path
                     did not answer
+  ambiguous         1 when `shared` > 0: the question may mean a document the answer does not
+                    show (at the section it names); the derived answers so flagged are right
+                    about half the time whatever else holds, which a slope on `shared` alone
+                    does not say once the words match the leading heading
+  unsettled         1 when both paths answered, they lead with different guidance (a tool that
+                    measures it: the section tools), and the
+                    leading section's title and heading do not use every subject word of the
+                    question: nothing but the fused ranking chose between them
 """
 
 from __future__ import annotations
@@ -55,6 +63,8 @@ FEATURES: tuple[str, ...] = (
     "lexical",
     "lead_unmatched",
     "paths_agree",
+    "ambiguous",
+    "unsettled",
 )
 
 
@@ -78,8 +88,8 @@ class Signals:
     # another document's title and headings use every subject word of the question, the leading
     # answer's document's do not
     lead_unmatched: bool = False
-    # the two paths' best answers are the same guidance
-    paths_agree: bool = False
+    # the two paths' best answers are the same guidance (None: not measured by this tool)
+    paths_agree: bool | None = None
 
 
 NO_SIGNALS = Signals()
@@ -125,6 +135,13 @@ def features(
         "similarity": max(0.0, signals.similarity or 0.0),
         "lexical": signals.lexical or 0.0,
         "lead_unmatched": float(signals.lead_unmatched),
-        "paths_agree": float(signals.paths_agree),
+        "paths_agree": float(bool(signals.paths_agree)),
+        "ambiguous": float(signals.shared > 1),
+        "unsettled": float(
+            "sql" in paths
+            and "vector" in paths
+            and signals.paths_agree is False
+            and (signals.lexical or 0.0) < 1.0
+        ),
     }
     return {name: round(float(values[name]), 4) for name in FEATURES}

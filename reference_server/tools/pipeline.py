@@ -126,9 +126,10 @@ def judge(
                 # unverified fact leads); not its "nothing addresses this" deduction, whose rate
                 # the model fits (no_answer)
                 capped=conflicts > 0 or (counts.penalty > 0 and not score.signals.no_answer),
-                # a path failed or was cut: what it would have said is unknown, so the answer
-                # states the least it could have had (the spec's "lower confidence")
-                degraded_floor=model.lowest(values) if found.errors else None,
+                # a path failed or was cut (or, for a model of both-path answers, did not
+                # run): what it would have said is unknown, so the answer states the least it
+                # could have had (the spec's "lower confidence")
+                degraded_floor=model.bound_for(values, bool(found.errors)),
             )
             if model is not None
             else None
