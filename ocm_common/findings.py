@@ -19,8 +19,10 @@ up there instead of writing their own.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
+
+from ocm_common.event_stream import Stream
 
 Grade = Literal["spec-must", "spec-should", "security", "house", "warning"]
 GRADES: tuple[Grade, ...] = ("spec-must", "spec-should", "security", "house", "warning")
@@ -103,19 +105,9 @@ class Event:
 Listener = Callable[[Event], None]
 
 
-@dataclass
-class EventStream:
-    """Every reporter (console, JSON, a collecting report) subscribes; runs only emit."""
-
-    listeners: list[Listener] = field(default_factory=list)
-
-    def subscribe(self, listener: Listener) -> Listener:
-        self.listeners.append(listener)
-        return listener
-
-    def emit(self, event: Event) -> None:
-        for listener in self.listeners:
-            listener(event)
+class EventStream(Stream[Event]):
+    """Every reporter (console, JSON, a collecting report) subscribes; runs only emit (the one
+    event stream, ocm_common/event_stream.py, carrying findings)."""
 
     def found(self, source: str, finding: Finding) -> None:
         self.emit(Event("finding", source, finding=finding))

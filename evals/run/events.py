@@ -1,15 +1,16 @@
 """Runner events and the bus reporters subscribe to (progress bar, logs, anything else).
 
-The runner only emits; it never prints. A listener that raises is a harness bug, so the bus
-lets the exception propagate instead of hiding it.
+The runner only emits; it never prints. The bus is the one event stream
+(ocm_common/event_stream.py) carrying these events.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from evals.run.runlog import CheckOutcome, RunSummary, ScenarioRecord
+from ocm_common.event_stream import Stream
 
 
 @dataclass(frozen=True)
@@ -47,19 +48,5 @@ Event = RunStarted | ScenarioStarted | CheckFailed | ScenarioFinished | RunFinis
 Listener = Callable[[Event], None]
 
 
-@dataclass
-class EventBus:
+class EventBus(Stream[Event]):
     """Fan-out of runner events to subscribed listeners, in subscription order."""
-
-    listeners: list[Listener] = field(default_factory=list)
-
-    def subscribe(self, listener: Listener) -> Listener:
-        self.listeners.append(listener)
-        return listener
-
-    def unsubscribe(self, listener: Listener) -> None:
-        self.listeners.remove(listener)
-
-    def emit(self, event: Event) -> None:
-        for listener in list(self.listeners):
-            listener(event)
