@@ -20,15 +20,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evals.cli_options import (
-    add_run_options,
-    out_dir,
-    output_parent,
-    run_request,
-    target_parent,
-)
+from evals.cli_options import out_dir, output_parent, target_parent
 from evals.compare_command import add_compare_parser
 from evals.console import log_console
+from evals.run_options import add_run_options, run_request
 from evals.steps import run_golden
 
 if TYPE_CHECKING:

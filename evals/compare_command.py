@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from evals.cli_options import add_run_options, out_dir, output_parent, run_request, spec
+from evals.cli_options import out_dir, output_parent, spec
 from evals.console import log_console
+from evals.run_options import add_run_options, run_request
 from evals.steps import run_golden
 
 if TYPE_CHECKING:
