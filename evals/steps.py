@@ -129,7 +129,7 @@ def gate(
 def gate_target(config: Path = GATE_CONFIG) -> str:
     """The target the release gate runs: `GATE_TARGET` when set, else the gate config's
     `target`."""
-    from evals.read.gate import GateConfigError, load_config
+    from evals.read.gate_config import GateConfigError, load_config
 
     chosen = os.environ.get("GATE_TARGET") or load_config(config).target
     if not chosen:

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from evals_testkit import record
 
-from evals.read.gate import GateConfig, required_check_findings
+from evals.read.gate_config import GateConfig
+from evals.read.gate_rules import required_check_findings
 from evals.run.check_failures import NotChecked
 from evals.run.checks import CheckContext, CheckSpec, UnresolvedCitation, run_check
 from evals.run.citations import BATCH, CitationEvidence, cited_ids, resolve
@@ -143,6 +144,7 @@ def test_gate_requires_the_check_to_have_run_and_held_everywhere() -> None:
 
 
 def test_committed_gate_requires_show_source() -> None:
-    from evals.read.gate import DEFAULT_CONFIG, load_config
+    from evals.read.gate import DEFAULT_CONFIG
+    from evals.read.gate_config import load_config
 
     assert "citations_resolve" in load_config(DEFAULT_CONFIG).required_checks

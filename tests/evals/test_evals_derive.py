@@ -13,7 +13,8 @@ from evals.derive.case import family_of
 from evals.derive.corpus import Corpus
 from evals.derive.registry import all_families
 from evals.read.families import family_stats
-from evals.read.gate import GateConfig, family_findings
+from evals.read.gate_config import GateConfig
+from evals.read.gate_rules import family_findings
 from evals.run.checks import CheckContext, CheckFailure, CheckSpec, WrongProduct, run_check
 from evals.run.outcome import CallOutcome
 from evals.run.runlog import CheckOutcome, ScenarioRecord

@@ -18,9 +18,9 @@ from evals.read.gate import (
     EXIT_FAIL,
     EXIT_HARNESS,
     EXIT_PASS,
-    load_config,
     run_gate,
 )
+from evals.read.gate_config import load_config
 from evals.run.runlog import RunLog
 from evals.run.runner import RunOptions, execute
 from evals.run.scenario import load_scenarios

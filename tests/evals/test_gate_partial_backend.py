@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from evals.read.baseline import Baseline, BaselineScenario
-from evals.read.gate import evaluate, load_config
+from evals.read.gate import evaluate
+from evals.read.gate_config import load_config
 from evals.run.runlog import CheckOutcome, RunLog, RunSummary, ScenarioRecord
 
 TOOLS = {
