@@ -135,10 +135,12 @@ class CheckDef:
     doc: str = ""
 
 
-# The checks live in check_library.py (registered on import); the registry imports it when
-# first read, so this module, which the plug-in imports, never imports it back.
+# The checks live in check_library.py and check_evidence.py (registered on import); the
+# registry imports them when first read, so this module, which they import, never imports them.
 CHECKS: Registry[CheckDef] = Registry(
-    "check", plugins=("evals.run.check_library",), entry_point_group="ocm.checks"
+    "check",
+    plugins=("evals.run.check_library", "evals.run.check_evidence"),
+    entry_point_group="ocm.checks",
 )
 NEEDS_MORE_INFO = "needs_more_info"
 
