@@ -33,20 +33,21 @@ from pathlib import Path
 from typing import Any
 
 from load import cpu_per_call
-from load.bar_verdicts import bar_verdicts, setup_errors, verdict_table
-from load.calibrate import DEFAULT_WORKLOAD, measure
-from load.calibration import Factor, factor
+from load.bar_verdicts import verdict_table
+from load.bench_judge import (
+    LOCUST_PROFILES,
+    bar_factor,
+    judge_bench,
+    parallel_misses,
+    reference_workload,
+)
+from load.calibrate import measure
 from load.hoststat import cpu_shares, cpu_times
 from load.parallel import run_parallel
 from load.profiles import load_profiles
 from load.run import run_profile
 from load.slo import (
     SLO_FILE_ENV,
-    Miss,
-    Slo,
-    cpu_reference_ratio,
-    evaluate,
-    evaluate_saturation,
     load_slo,
     miss_table,
     write_slo,
@@ -55,20 +56,15 @@ from load.transport_floor import TOOL as FLOOR_TOOL
 from ocm_common.bench_summary import (
     DISTINCT_KIND,
     BenchSummary,
-    CalibrationUsed,
-    CpuPerCall,
     MachineLoad,
-    StageFigure,
-    ToolLatency,
     TransportFloor,
 )
-from ocm_common.latency_records import RECORDS_FILE, LatencyRecord, read_records
+from ocm_common.latency_records import RECORDS_FILE, read_records
 from ocm_common.launcher import cpu_seconds, running_server
 from ocm_common.machine import describe
 from ocm_common.run_record import Clock, header, write_record
 from reference_server.config import PROJECT_ROOT, default_http_workers
 
-LOCUST_PROFILES = ("latency", "paced", "saturation")
 # Run again on the distinct-query mix (`make distinct-mix`, OCM_DISTINCT_MIX): real traffic
 # repeats little, so these show what the golden mix's warm caches hide. Judged on errors and
 # the spec's ceilings only (no tight bar was set on this mix), reported beside golden.
@@ -78,8 +74,6 @@ DISTINCT_MIX_ENV = "OCM_DISTINCT_MIX"
 VERDICT_CODES = (0, 1)
 # the bare constant-returning FastMCP server (same HTTP stack) whose latency is the floor
 FLOOR_COMMAND = (sys.executable, "-m", "load.transport_floor")
-# the profiles whose tight bars are shown raw and scaled per tool
-TIGHT_PROFILES = ("latency", "paced", "inprocess")
 
 
 def planned_steps(distinct_mix: bool, scaling_workers: int) -> int:
@@ -141,14 +135,6 @@ def _machine(workload: str) -> MachineLoad:
     )
 
 
-def _workload(slo: Slo) -> str:
-    return slo.calibration.workload if slo.calibration else DEFAULT_WORKLOAD
-
-
-def _factor(slo: Slo, *machines: MachineLoad | None) -> Factor:
-    return factor([m.reference_ms if m else None for m in machines], slo.calibration)
-
-
 @dataclass(frozen=True)
 class BenchSteps:
     """What the bench needs from the eval harness, given as functions by the program that runs
@@ -185,11 +171,11 @@ class Bench:
         self.summary = BenchSummary(
             timestamp=stamp,
             machine=describe(),
-            machine_at_start=_machine(_workload(self.slo)),
+            machine_at_start=_machine(reference_workload(self.slo)),
             server_workers=default_http_workers(),
         )
         self.codes: dict[str, int] = {}
-        at_start = _factor(self.slo, self.summary.machine_at_start)
+        at_start = bar_factor(self.slo, self.summary.machine_at_start)
         print(f"calibration at the start: factor {at_start.value:g} ({at_start.note})")
         self.slo_start = write_slo(self.slo.scaled(at_start.value), self.out / "slo.start.yaml")
         self.slo_hard = write_slo(self.slo.hard_only(), self.out / "slo.hard.yaml")
@@ -337,170 +323,9 @@ def run_bench(out_root: Path, steps: BenchSteps) -> int:
     return _finish(bench)
 
 
-def _bar_table(raw: Slo, scaled: Slo, tools: list[str]) -> dict[str, Any]:
-    """{profile: {tool: {metric: {raw, calibrated}}}} for the tight profiles, and saturation."""
-    table: dict[str, Any] = {
-        profile: {
-            tool: {
-                metric: {"raw": bound, "calibrated": scaled.bars(profile, tool)[metric]}
-                for metric, bound in raw.bars(profile, tool).items()
-            }
-            for tool in tools
-        }
-        for profile in TIGHT_PROFILES
-    }
-    table["saturation"] = {
-        metric: {"raw": bound, "calibrated": scaled.profiles.get("saturation", {}).get(metric)}
-        for metric, bound in raw.profiles.get("saturation", {}).items()
-    }
-    return table
-
-
-def _cpu_per_call_ratio(summary: BenchSummary, slo: Slo) -> None:
-    """The server's CPU per call over the mean of the run's two reference readings: reported,
-    not judged (its expected value depends on the CPU's kernels; `make bench BASE=` judges it)."""
-    if slo.cpu_per_call is None:
-        return
-    readings = [
-        float(m.reference_ms)
-        for m in (summary.machine_at_start, summary.machine_at_end)
-        if m is not None and m.reference_ms
-    ]
-    reference = round(sum(readings) / len(readings), 3) if readings else None
-    run = summary.profiles.get(slo.cpu_per_call.profile) or {}
-    cpu = run.get("server_cpu_ms_per_call")
-    summary.cpu_per_call = CpuPerCall(
-        profile=slo.cpu_per_call.profile,
-        server_cpu_ms=cpu,
-        reference_ms=reference,
-        ratio=cpu_reference_ratio(cpu, reference),
-    )
-
-
-def _run_misses(summary: BenchSummary, records: list[LatencyRecord], slo: Slo) -> list[Miss]:
-    """What a locust run's own verdict held beyond its records: calls that failed before any
-    tool (initialize, tools/list) and a run that recorded no tool at all."""
-    misses = [
-        Miss(name, "initialize/tools/list", "errors", setup, slo.max_errors)
-        for name, setup in setup_errors(summary, records, LOCUST_PROFILES).items()
-        if setup > slo.max_errors
-    ]
-    for name, run in summary.profiles.items():
-        if name.split("_")[0] not in LOCUST_PROFILES or not run:
-            continue
-        if not run.get("calls"):
-            misses.append(Miss(name, "all tools", "min_calls", 0, 1))
-    return misses
-
-
-def tool_table(records: list[LatencyRecord]) -> dict[str, ToolLatency]:
-    """Per tool: the latency profile's figures, the paced and in-process ones beside, and the
-    errors of every profile."""
-    latency = {r.tool: r for r in records if r.profile == "latency"}
-    paced = {r.tool: r for r in records if r.profile == "paced"}
-    inproc = {r.tool: r for r in records if r.profile == "inprocess"}
-    return {
-        tool: ToolLatency(
-            p50_ms=r.p50_ms,
-            p95_ms=r.p95_ms,
-            p99_ms=r.p99_ms,
-            rps=r.rps,
-            errors=sum(x.errors for x in records if x.tool == tool),
-            paced_p95_ms=paced[tool].p95_ms if tool in paced else None,
-            paced_p99_ms=paced[tool].p99_ms if tool in paced else None,
-            inprocess_p50_ms=inproc[tool].p50_ms if tool in inproc else None,
-            inprocess_p95_ms=inproc[tool].p95_ms if tool in inproc else None,
-        )
-        for tool, r in sorted(latency.items())
-    }
-
-
-def judge_bench(
-    summary: BenchSummary,
-    records: list[LatencyRecord],
-    codes: dict[str, int],
-    raw_slo: Slo,
-    *,
-    calibrated: bool = True,
-) -> list[Miss]:
-    """Scale the bars by the bench's factor, judge every record and run, and set the
-    figures and verdicts on ``summary``; the SLO misses returned for the console table.
-    With ``calibrated`` off (short runs), only the absolute bars are judged; the calibrated
-    ones are reported."""
-    used = _factor(raw_slo, summary.machine_at_start, summary.machine_at_end)
-    slo = raw_slo.scaled(used.value)
-    judged = slo if calibrated else slo.hard_only()
-    cal = raw_slo.calibration
-    summary.calibration = CalibrationUsed(
-        factor=used.to_json(),
-        workload=_workload(raw_slo),
-        reference=cal.model_dump() if cal else None,
-    )
-    summary.bars = _bar_table(raw_slo, slo, sorted({r.tool for r in records}))
-    misses = evaluate(records, judged) + _run_misses(summary, records, slo)
-    summary.saturation_rps = summary.profiles.get("saturation", {}).get("saturation_rps", 0.0)
-    if calibrated:
-        misses += evaluate_saturation(summary.saturation_rps, slo)
-    _cpu_per_call_ratio(summary, raw_slo)
-    summary.saturation_rps_by_workers = {
-        str(summary.server_workers): summary.saturation_rps,
-        **{
-            key.split("_")[1]: run.get("saturation_rps", 0.0)
-            for key, run in summary.profiles.items()
-            if key.startswith("saturation_") and key.endswith("_worker")
-        },
-    }
-    summary.tools = tool_table(records)
-    summary.cache_hit_rate = {
-        name: p.get("cache_hit_rate")
-        for name, p in summary.profiles.items()
-        if "cache_hit_rate" in p
-    }
-    summary.stages = stage_table(summary.profiles)
-    parallel = summary.profiles.get("parallel", {})
-    summary.misses = [m.text for m in misses] + parallel_misses(summary)
-    summary.slo_pass = (
-        not summary.misses
-        and bool(parallel.get("passed"))
-        and all(codes.get(k, 1) == 0 for k in ("latency", "paced", "saturation", "inprocess"))
-        and codes.get("cpu_per_call", 0) == 0
-    )
-    summary.exit_codes = codes
-    summary.verdicts = bar_verdicts(
-        summary, records, raw_slo, slo, codes, setup_profiles=LOCUST_PROFILES, calibrated=calibrated
-    )
-    exit_code = 0 if summary.slo_pass and summary.gate_pass else 1
-    if summary.harness_errors and exit_code == 0:
-        exit_code = 2
-    if "interrupted" in codes:
-        exit_code = 130
-    summary.exit_code = exit_code
-    return misses
-
-
-def stage_table(profiles: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """{profile: {tool: {stage: figure}}} from the locust runs that saw stage timers."""
-    return {
-        name: {
-            tool: {stage: StageFigure(**f) for stage, f in stages.items()}
-            for tool, stages in run["stages"].items()
-        }
-        for name, run in profiles.items()
-        if run.get("stages")
-    }
-
-
-def parallel_misses(summary: BenchSummary) -> list[str]:
-    return [
-        f"parallel ({f['check']}) {f['subject']}: {f['detail']}"
-        for f in summary.profiles.get("parallel", {}).get("findings", [])
-        if not f["passed"]
-    ]
-
-
 def _finish(bench: Bench) -> int:
     out, summary = bench.out, bench.summary
-    summary.machine_at_end = _machine(_workload(bench.slo))
+    summary.machine_at_end = _machine(reference_workload(bench.slo))
     records = read_records(out / RECORDS_FILE) if (out / RECORDS_FILE).exists() else []
     misses = judge_bench(
         summary, records, bench.codes, bench.slo, calibrated=bench.profiles.judge_calibrated

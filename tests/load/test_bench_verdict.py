@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from load.bench import judge_bench
+from load.bench_judge import judge_bench
 from load.slo import load_slo
 from ocm_common.bench_summary import BenchSummary, MachineLoad
 from ocm_common.latency_records import LatencyRecord

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from load.bench import _bar_table
+from load.bench_judge import _bar_table
 from load.calibration import Calibration, factor
 from load.slo import load_slo, write_slo
 from ocm_common.machine import describe, one_line, read_cpuinfo

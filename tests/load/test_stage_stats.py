@@ -9,7 +9,7 @@ from typing import Any
 from fastmcp import Client
 
 from evals.read import bench_report
-from load.bench import stage_table
+from load.bench_judge import stage_table
 from load.stage_stats import MCP_HTTP, StageSamples
 from load.transport_floor import ANSWER, TOOL, build_floor_server
 from tests.run_records import write_bench
