@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from fastmcp import Client
 
+from reference_server.config import Settings
 from tests.conftest import call, call_error
 
 pytestmark = pytest.mark.asyncio
@@ -352,6 +353,21 @@ async def test_ipac_answer_is_built_from_the_best_n_sections(client: Client[Any]
     assert kept == best[: len(kept)]  # the best-ranked sections, in the same order
     message = await call_error(client, "opa.ipac_guidance", {**args, "n_sections": 0})
     assert "'n_sections'" in message
+
+
+def test_ipac_reads_what_its_answer_needs_of_a_topic(settings: Settings) -> None:
+    """The SQL path reads twice the answer's sections of a topic (at least LIMIT, at most
+    TOPIC_LIMIT), best keyword match first, not every section a grown topic holds."""
+    from reference_server.retrieval import opa_ipac
+    from reference_server.retrieval.sql import SqlClient
+
+    assert opa_ipac.topic_limit(12) == 24
+    assert opa_ipac.topic_limit(1) == opa_ipac.LIMIT
+    assert opa_ipac.topic_limit(50) == opa_ipac.TOPIC_LIMIT
+    sql = SqlClient(settings.opa_db)
+    every = opa_ipac.ipac_sections(sql, "reprocessing", "cleaning spirometer")
+    few = opa_ipac.ipac_sections(sql, "reprocessing", "cleaning spirometer", limit=3)
+    assert len(every) > 3 and few == every[:3]
 
 
 async def test_ipac_bad_topic(client: Client[Any]) -> None:

@@ -145,9 +145,20 @@ def cpso_statements(sql: SqlClient) -> StatementIndex:
     return sql.derived.get("opa_ipac.cpso_statements", build)
 
 
-def keyword_search(sql: SqlClient, topic: str, query: str, limit: int = LIMIT) -> SqlFound:
-    """SQL path: the topic's tagged PHO sections first, then keyword hits not already found."""
-    rows = ipac_sections(sql, topic, query)
+def topic_limit(n_sections: int) -> int:
+    """How many of a topic's sections to read for an answer built from the best `n_sections`:
+    twice that (at least LIMIT, at most TOPIC_LIMIT), so the fusion with the vector path has
+    room to reorder, while a topic that grows with the corpus costs what the answer needs, not
+    what the topic holds."""
+    return min(TOPIC_LIMIT, max(LIMIT, 2 * n_sections))
+
+
+def keyword_search(
+    sql: SqlClient, topic: str, query: str, limit: int = LIMIT, topic_limit: int = TOPIC_LIMIT
+) -> SqlFound:
+    """SQL path: the topic's tagged PHO sections first (at most `topic_limit`, best keyword match
+    first), then keyword hits not already found."""
+    rows = ipac_sections(sql, topic, query, topic_limit)
     seen = {r.section_id for r in rows}
     rows += [
         r

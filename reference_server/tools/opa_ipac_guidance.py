@@ -244,7 +244,9 @@ class IpacGuidance(DualPathTool[Request, Query, SqlFound, list[VectorHit], Guida
         )
 
     def sql(self, rt: Runtime, q: Query) -> SqlFound:
-        return opa_ipac.keyword_search(rt.opa_sql, q.topic, q.text)
+        return opa_ipac.keyword_search(
+            rt.opa_sql, q.topic, q.text, topic_limit=opa_ipac.topic_limit(q.n_sections)
+        )
 
     def vector(self, rt: Runtime, q: Query) -> list[VectorHit]:
         return opa_ipac.vector_search(rt.vectors, q.text)
