@@ -156,6 +156,9 @@ def judge_bench(
         },
     }
     summary.tools = tool_table(records)
+    for miss in misses:
+        if miss.tool in summary.tools:
+            summary.tools[miss.tool].missed = True
     summary.cache_hit_rate = {
         name: p.get("cache_hit_rate")
         for name, p in summary.profiles.items()

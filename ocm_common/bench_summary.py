@@ -88,6 +88,9 @@ class ToolLatency(BaseModel):
     paced_p99_ms: float | None = None
     inprocess_p50_ms: float | None = None
     inprocess_p95_ms: float | None = None
+    # the bench judged one of this tool's bars missed (any profile in its row) or saw errors: the
+    # verdict made where the figures were measured (load/bench_judge.py); reports only show it
+    missed: bool = False
 
 
 # The suffix of a profile run on the distinct-query mix (`paced-distinct`), beside golden's.

@@ -93,9 +93,11 @@ def calibration_lines(summary: BenchSummary) -> list[str]:
 
 def tool_section(doc: render.Document, summary: BenchSummary) -> None:
     """Per tool: latency p50/p95/p99 against the bars (raw -> calibrated), paced and
-    in-process figures with theirs, errors; and the percentiles as a figure."""
+    in-process figures with theirs, errors; and the percentiles as a figure. A row is marked
+    missed only as the bench judged it (`ToolLatency.missed`), never judged again here."""
+    # the bars the plot draws: the bench's own (calibrated) ones where it recorded them
     targets = {t: slo.targets_for(t, "latency") for t in summary.tools}
-    for t in summary.tools:  # the bench's own (calibrated) bars when it recorded them
+    for t in summary.tools:
         p50, p95 = summary.bar("latency", t, "p50_ms"), summary.bar("latency", t, "p95_ms")
         if p50 or p95:
             targets[t] = (
@@ -104,12 +106,7 @@ def tool_section(doc: render.Document, summary: BenchSummary) -> None:
             )
     rows, tones = [], []
     for tool, v in summary.tools.items():
-        p50_bar, p95_bar = targets[tool]
-        missed = bool(v.errors) or any(
-            value is not None and bound is not None and value > bound
-            for value, bound in ((v.p50_ms, p50_bar), (v.p95_ms, p95_bar))
-        )
-        tones.append("bad" if missed else "neutral")
+        tones.append("bad" if v.missed or v.errors else "neutral")  # as the bench judged
         rows.append(
             [
                 tool,

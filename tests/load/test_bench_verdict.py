@@ -193,6 +193,34 @@ def test_rows_and_misses_agree_on_what_failed() -> None:
     assert any(r.passed is False and r.bar_class == "calibrated" for r in slow.verdicts)
 
 
+def test_each_tool_row_carries_the_verdict_the_bench_made_and_the_report_only_shows_it() -> None:
+    """Per tool, `missed` is set where the bars were judged, exactly for the tools a miss names;
+    the report's row tone reads it
+    and does not judge again (a summary saying no miss renders no missed row, whatever the
+    figures)."""
+    from evals import render
+    from evals.read.bench_sections import tool_section
+
+    clean = _judge(AVX512_VNNI, 4.6, **AMX_AA[2])
+    assert not any(v.missed for v in clean.tools.values())
+    slow = _judge(AVX512_VNNI, 4.6, **{**AMX_AA[2], "p50_ms": 70.0})
+    assert any(v.missed for v in slow.tools.values())
+    for tool, v in slow.tools.items():  # missed exactly where a miss names the tool
+        assert v.missed == any(f": {tool} " in m for m in slow.misses), tool
+
+    def tones(summary: BenchSummary) -> list[str]:
+        doc = render.Document("t")
+        tool_section(doc, summary)
+        tables = [b for sec in doc.sections for b in sec.blocks if isinstance(b, render.Table)]
+        return list(tables[0].tones or [])
+
+    assert "bad" in tones(slow)
+    unjudged = slow.model_copy(deep=True)
+    for v in unjudged.tools.values():
+        v.missed = False
+    assert "bad" not in tones(unjudged)
+
+
 def test_a_slower_machine_gets_wider_calibrated_bars_and_keeps_the_verdict() -> None:
     """A machine twice as slow at the reference workload reads twice the latency: same verdict."""
     fast = _judge(
