@@ -36,10 +36,10 @@ Features (each in a small range, so a model's coefficients can be read):
                     show (at the section it names); the derived answers so flagged are right
                     about half the time whatever else holds, which a slope on `shared` alone
                     does not say once the words match the leading heading
-  unsettled         1 when both paths answered, they lead with different guidance (a tool that
-                    measures it: the section tools), and the
-                    leading section's title and heading do not use every subject word of the
-                    question: nothing but the fused ranking chose between them
+  unsettled         1 when both paths answered, they lead with different guidance (measured
+                    by the section tools only), and the leading section's title and heading do
+                    not use every subject word of the question: nothing but the fused ranking
+                    chose between them
 """
 
 from __future__ import annotations
