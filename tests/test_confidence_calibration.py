@@ -188,6 +188,46 @@ def test_a_model_of_both_path_answers_bounds_an_answer_one_path_gave() -> None:
     assert anyp.families["f"].bound_for(one_path, path_failed=True) == 0.2689
 
 
+def test_a_flagged_answer_states_no_more_than_its_flags_ceiling() -> None:
+    """Hand-computed: z = 3 * margin, margin 1 -> 0.9526; unsettled (ceiling 0.7) caps it at 0.7,
+    an unflagged answer keeps it; the lowest bound takes the lowest ceiling it could have met."""
+    body = {"model": "logistic", "features": ["margin", "unsettled"], "coefficients": [3.0, 0.0]}
+    model = parse(
+        {
+            "version": 1,
+            "families": {"f": {**body, "intercept": 0, "ceilings": {"unsettled": 0.7}}},
+        }
+    ).families["f"]
+    assert model.probability({"margin": 1.0, "unsettled": 0.0}) == 0.9526
+    assert model.probability({"margin": 1.0, "unsettled": 1.0}) == 0.7
+    assert model.lowest({"margin": 1.0, "unsettled": 0.0}) == 0.5
+    good = {**body, "intercept": 0}
+    with pytest.raises(CalibrationFileError, match=r"f\.ceilings: unknown flag 'nonsense'"):
+        parse({"version": 1, "families": {"f": {**good, "ceilings": {"nonsense": 0.5}}}})
+    with pytest.raises(CalibrationFileError, match=r"f\.ceilings\.unsettled: .*\(0, 1\]"):
+        parse({"version": 1, "families": {"f": {**good, "ceilings": {"unsettled": 1.5}}}})
+
+
+def test_a_flags_ceiling_is_the_rate_of_its_most_confident_quarter() -> None:
+    """Twelve unsettled both-path answers, margins 0.1-0.9: the top quarter by fitted logit is
+    the three at margin 0.9 plus the one tied with them (four), two right: (2 + 1) / (4 + 2) =
+    0.5, whatever order the answers come in. A single-path flagged answer is left out; a family
+    without the flag among its features gets no ceiling."""
+    rows = [
+        (0.1, True), (0.1, False), (0.2, True), (0.3, True), (0.4, False), (0.5, True),
+        (0.6, True), (0.7, True), (0.9, True), (0.9, False), (0.9, False), (0.9, True),
+    ]  # fmt: skip
+    answers = [
+        fit.Answer(f"c{i}", "t", "f", _features(margin=m, unsettled=1.0, both_paths=1.0), r, "r")
+        for i, (m, r) in enumerate(rows)
+    ] + [fit.Answer("one", "t", "f", _features(margin=1.0, unsettled=1.0), False, "r")]
+    coefficients = {"margin": 2.0, "unsettled": -1.0}
+    names = ("margin", "unsettled")
+    assert fit._ceilings(names, coefficients, 0.0, answers) == {"unsettled": 0.5}
+    assert fit._ceilings(names, coefficients, 0.0, answers[::-1]) == {"unsettled": 0.5}
+    assert fit._ceilings(("margin",), coefficients, 0.0, answers) == {}
+
+
 def test_features_are_named_plain_floats_in_one_order() -> None:
     values = features(
         Signals(top_scores=(4.0, 3.0), shared=4, default_rule=True), None, 2, ["sql"], 0.6

@@ -17,6 +17,13 @@ answer leads with is the one the publisher meant); an answer whose path failed o
 stated no higher than the least it could have had with every path answering (`Logistic.lowest`),
 so losing a path never raises a confidence; so is an answer one path gave alone when its family's
 model was fitted only on answers both paths gave (`paths: both`).
+
+A fitted slope spreads the answers that carry a doubt flag (`ambiguous`, `unsettled`,
+`no_answer`) by their other features, and where few such answers were fitted it can lift some of
+them far above the rate at which the flagged answers were right. So each flag may carry a
+ceiling (the file's `ceilings`): the Laplace-smoothed rate at which the fit half's answers with
+that flag were right. A flagged answer states no more than its flag's ceiling: a confidence of
+0.9 is given only where answers like it were right that often.
 """
 
 from __future__ import annotations
@@ -64,8 +71,14 @@ class Logistic:
         return z
 
     def probability(self, values: dict[str, float]) -> float:
-        """The fitted probability of being right, clipped and rounded to 4 places."""
-        return _probability(self.logit(values))
+        """The fitted probability of being right, clipped and rounded to 4 places, at most the
+        ceiling of any doubt flag the answer carries."""
+        return min(_probability(self.logit(values)), self.ceiling(values))
+
+    def ceiling(self, values: dict[str, float]) -> float:
+        """The lowest ceiling among the flags the answer carries (CEILING with none)."""
+        ceilings: dict[str, float] = self.info.get("ceilings") or {}
+        return min([CEILING] + [c for flag, c in ceilings.items() if values.get(flag, 0.0) > 0])
 
     @property
     def both_paths_only(self) -> bool:
@@ -94,7 +107,8 @@ class Logistic:
                 worst[name] = value
             else:
                 worst[name] = 0.0 if coefficient > 0 else 1.0
-        return _probability(self.logit(worst))
+        flags = {f: 1.0 for f in self.info.get("ceilings") or {} if f not in EVIDENCE}
+        return min(_probability(self.logit(worst)), self.ceiling({**values, **flags}))
 
 
 def _probability(z: float) -> float:
@@ -152,6 +166,18 @@ def parse(data: Any, source: str = "calibration file") -> CalibrationModel:
         intercept = body.get("intercept")
         if not isinstance(intercept, int | float) or isinstance(intercept, bool):
             raise CalibrationFileError(f"{where}.intercept: expected a number")
+        ceilings = body.get("ceilings") or {}
+        if not isinstance(ceilings, dict):
+            raise CalibrationFileError(f"{where}.ceilings: expected a mapping of flag to number")
+        for flag, value in ceilings.items():
+            if flag not in FEATURES:
+                raise CalibrationFileError(
+                    f"{where}.ceilings: unknown flag {flag!r}. Available: {', '.join(FEATURES)}"
+                )
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+                raise CalibrationFileError(
+                    f"{where}.ceilings.{flag}: expected a number in (0, 1], got {value!r}"
+                )
         if body.get("paths", "any") not in ("any", "both"):
             raise CalibrationFileError(f"{where}.paths: expected 'any' or 'both'")
         info = {k: v for k, v in body.items() if k not in ("features", "coefficients", "intercept")}

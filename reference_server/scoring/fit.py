@@ -84,6 +84,20 @@ FIXED = {"adp": {"default_rule": GENERAL_RULE_EVIDENCE}}
 # 0.038 -> 0.028, right at >= 0.9 99.0 -> 99.5 %). An answer one path gave takes the model's
 # lowest bound instead (calibrated.py, `paths: both`).
 BOTH_PATHS_ONLY = frozenset({"opa_search", "opa_policy"})
+# Flags that mark an answer as doubtful. The slopes spread a flag's answers by their other
+# features, and where few were fitted they lift some far above the rate their like were right:
+# new clinician questions (written apart from the fitted ones) had wrong unsettled answers at
+# 0.8-0.9. So each family whose features include a flag stores a ceiling for it: the rate,
+# Laplace-smoothed, at which the most confident quarter (TOP_SHARE) of the fit half's flagged
+# both-path answers were right; calibrated.py states no flagged answer above it. Chosen by 2-fold
+# cross-validation within the fit half (5 seeds), over which flags (unsettled; + no_answer;
+# + ambiguous) and which share (all flagged answers, the top half, third or quarter, or a plain
+# "below 0.9"): unsettled and no_answer at the top quarter gave the section families' lowest
+# ECE together (search 0.046 -> 0.040, policy 0.033 -> 0.020) and left policy no wrong answer
+# at >= 0.9 (5.4 before). Ambiguous answers are right about half the time at any fitted value, so
+# a ceiling drawn from a few dozen of them moved with the sample.
+DOUBT_FLAGS = ("unsettled", "no_answer")
+TOP_SHARE = 0.25
 CONFIDENCE_CHECKS = frozenset({"confidence_range"})
 HIGH = 0.9
 
@@ -192,6 +206,7 @@ def fit_family(name: str, answers: Sequence[Answer], c: float = C) -> dict[str, 
             "rule is the device's split): set so these answers' mean probability is the rate "
             "at which the manuals that state terms agree with the rule",
         }
+    ceilings = _ceilings(names, coefficients, intercept, answers)
     return {
         "model": "logistic",
         "features": list(names),
@@ -202,8 +217,34 @@ def fit_family(name: str, answers: Sequence[Answer], c: float = C) -> dict[str, 
         "fitted_on": len(used),
         "tools": sorted({a.tool for a in answers}),
         "paths": "both" if name in BOTH_PATHS_ONLY else "any",
+        **({"ceilings": ceilings} if ceilings else {}),
         **({"fixed": notes} if notes else {}),
     }
+
+
+def _ceilings(
+    names: Sequence[str],
+    coefficients: dict[str, float],
+    intercept: float,
+    answers: Sequence[Answer],
+) -> dict[str, float]:
+    """Each doubt flag's ceiling (DOUBT_FLAGS): the Laplace-smoothed rate at which the most
+    confident TOP_SHARE of the flagged answers both paths gave were right, by fitted probability."""
+    out: dict[str, float] = {}
+    for flag in DOUBT_FLAGS:
+        if flag not in names:
+            continue
+        flagged = [
+            a for a in answers if a.features.get(flag, 0.0) > 0 and a.features.get("both_paths")
+        ]
+        if not flagged:
+            continue
+        z = [intercept + sum(coefficients[n] * a.features[n] for n in names) for a in flagged]
+        # the top share by fitted logit, with every answer tied at its edge (order-free)
+        edge = sorted(z, reverse=True)[max(1, int(len(z) * TOP_SHARE)) - 1]
+        top = [a for value, a in zip(z, flagged, strict=True) if value >= edge - 1e-9]
+        out[flag] = round((sum(a.right for a in top) + 1) / (len(top) + 2), 4)
+    return out
 
 
 def fit(runs: Sequence[Path], seed: int = SEED, c: float = C) -> dict[str, Any]:
