@@ -84,7 +84,7 @@ MIX_CALLS ?= 30000
 MIX_SEED ?= 0
 DISTINCT_MIX := build/mix/distinct-$(MIX_CALLS)-$(MIX_SEED).json
 MIX_INPUTS := $(shell find evals/derive golden reference_server/corpus -type f 2>/dev/null) load/distinct_mix.py build/index/manifest.json
-# Server with all workers -> latency, paced, saturation, parallel -> pytest-benchmark -> golden
+# Server with all workers -> every load profile (load/profiles.yaml) -> in-process steps -> golden
 # eval + gate -> reports/bench/<timestamp>/ and reports/latest/ (load/bench.py). Non-zero on any miss;
 # the tight bars are scaled to this machine by a reference workload (load/calibration.py).
 # BASE=<git rev>: instead, the working tree against that revision, calls interleaved on both
@@ -94,15 +94,17 @@ MIX_INPUTS := $(shell find evals/derive golden reference_server/corpus -type f 2
 # mix and each server's cache hit rate. BASE_SATURATION=1 adds the saturation profile on that mix,
 # one side at a time in ABBA order (SATURATION_PAIRS pairs, default 2), 2 workers per side:
 # calls/s per run and working/base per pair, reported, not judged (load/saturation_pair.py).
-# BENCH_PROFILES=load/profiles.quick.yaml: every profile shorter (checks the bench runs end to end).
+# QUICK=1: every profile with its `quick` settings (load/profiles.yaml), shorter: checks the bench
+# runs end to end, judging only the absolute bars. BENCH_PROFILES=<file>: another profiles file.
 BASE ?=
 ROUNDS ?=
+QUICK ?=
 BENCH_PROFILES ?=
 BASE_MIX ?=
 BASE_SATURATION ?=
 SATURATION_PAIRS ?=
 bench: index $(DISTINCT_MIX)
-	OCM_DISTINCT_MIX='$(DISTINCT_MIX)' GATE_TARGET='$(GATE_TARGET)' LOAD_PROFILES='$(BENCH_PROFILES)' $(OCM) bench $(if $(BASE),--base '$(BASE)') $(if $(ROUNDS),--rounds $(ROUNDS)) \
+	OCM_DISTINCT_MIX='$(DISTINCT_MIX)' GATE_TARGET='$(GATE_TARGET)' LOAD_PROFILES='$(BENCH_PROFILES)' LOAD_QUICK='$(QUICK)' $(OCM) bench $(if $(BASE),--base '$(BASE)') $(if $(ROUNDS),--rounds $(ROUNDS)) \
 		$(if $(BASE_MIX),--mix '$(BASE_MIX)') $(if $(BASE_SATURATION),--saturation) $(if $(SATURATION_PAIRS),--saturation-pairs $(SATURATION_PAIRS))
 	@if [ -n "$(SCALE)" ]; then $(MAKE) --no-print-directory bench-scale SCALE=$(SCALE) SCALE_SUMMARY=reports/latest; fi
 
@@ -112,15 +114,13 @@ $(DISTINCT_MIX): $(MIX_INPUTS) | index
 	$(OCM) derive --out build/mix/cases
 	$(PY) -m load.distinct_mix --cases build/mix/cases --out $@ --calls $(MIX_CALLS) --seed $(MIX_SEED)
 
-# CPU per distinct call per tool, in process (pytest-benchmark; tests/bench_cpu), with the stage
-# split and the reference workload of the same run (load/profile_calls.py). CPU_CALLS per tool.
+# The bench's in-process steps on their own (tests/bench calls load/inprocess_latency.py and
+# load/cpu_per_call.py, the functions `make bench` calls): per-tool latency, and CPU per distinct
+# call per tool and kind beside the reference workload of the same run. CPU_CALLS per tool.
 CPU_CALLS ?= 60
 bench-cpu: distinct-mix
-	mkdir -p reports/bench-cpu
-	OPENBLAS_NUM_THREADS=1 OCM_DISTINCT_MIX=$(DISTINCT_MIX) OCM_CPU_CALLS=$(CPU_CALLS) $(PY) -m pytest -q -m bench \
-		--benchmark-enable --benchmark-only --benchmark-timer time.process_time \
-		--benchmark-columns min,median,mean,max,rounds --benchmark-json reports/bench-cpu/cpu.json \
-		tests/bench_cpu -p no:randomly
+	OPENBLAS_NUM_THREADS=1 OCM_DISTINCT_MIX=$(DISTINCT_MIX) OCM_CPU_CALLS=$(CPU_CALLS) $(PY) -m pytest -q -s -m bench \
+		tests/bench -p no:randomly
 
 # One load profile (latency | paced | saturation | parallel) against a fresh reference server,
 # or URL=http://127.0.0.1:PORT/mcp, or LOAD_TARGET='stdio:<command>' (served to locust through a
@@ -247,4 +247,4 @@ routing: index
 	$(OCM) routing $(foreach c,$(ROUTING_CATALOGUES),--catalogue $(c)) --distractors 1000 --cases build/routing/cases.jsonl --mode hybrid --gate --out reports/routing
 
 clean:
-	rm -rf $(VENV) build reports/runs reports/bench reports/load reports/latest .pytest_cache .mypy_cache .ruff_cache .benchmarks
+	rm -rf $(VENV) build reports/runs reports/bench reports/load reports/latest .pytest_cache .mypy_cache .ruff_cache

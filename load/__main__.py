@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from load.client import WARM_UP_DEADLINE_S
-from load.profiles import NAMES, LocustProfile, load_profiles
+from load.profiles import LocustProfile, SaturationProfile, load_profiles
 from load.safety import NotLoopbackError, require_loopback
 from load.slo import evaluate, load_slo, miss_table
 from load.stdio_proxy import STDIO_PREFIX
@@ -64,7 +64,7 @@ def _run(args: argparse.Namespace) -> int:
     def go(url: str) -> tuple[int, dict[str, Any], Status | None]:
         """The profile's exit code, its summary (the body of the load record) and a status
         other than the exit code's (cut_short)."""
-        if args.profile == "parallel":
+        if profiles[args.profile].kind == "parallel":
             from load.parallel import run_parallel
 
             def factory(env: dict[str, str]):  # type: ignore[no-untyped-def]
@@ -75,7 +75,7 @@ def _run(args: argparse.Namespace) -> int:
             return (0 if report.passed else 1), report.to_json(), None
         from load.run import run_profile
 
-        settings = getattr(profiles, args.profile)
+        settings: LocustProfile | SaturationProfile = profiles.locust_settings(args.profile)
         if isinstance(settings, LocustProfile):
             settings = settings.model_copy(
                 update={
@@ -175,7 +175,12 @@ def build_parser(prog: str = "python -m load") -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run one load profile")
-    run.add_argument("--profile", choices=NAMES, default="latency")
+    run.add_argument(
+        "--profile",
+        choices=load_profiles().of_kind("locust", "saturation", "parallel"),
+        default="latency",
+        help="an entry of load/profiles.yaml (LOAD_PROFILES: another file)",
+    )
     run.add_argument("--url", help="a running loopback MCP endpoint (default: start one)")
     run.add_argument(
         "--target",

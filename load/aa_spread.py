@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from load.bar_verdicts import CALIBRATED_LATENCY, SATURATION_KEY, key, spread_margin
+from load.bar_verdicts import SATURATION_KEY, calibrated_latency, key, spread_margin
 from ocm_common.bench_summary import BenchSummary
 from ocm_common.latency_records import RECORDS_FILE, read_records
 from ocm_common.machine import one_line
@@ -26,8 +26,9 @@ from ocm_common.run_record import RunRecordError, locate, read_record
 from ocm_common.slo_file import AaRuns, AaSpread, Slo
 
 
-def readings_of(summary: BenchSummary, folder: Path) -> dict[str, float]:
-    """Per calibrated bar, this run's worst-tool reading restated for the calibration machine."""
+def readings_of(summary: BenchSummary, folder: Path, slo: Slo) -> dict[str, float]:
+    """Per calibrated bar of `slo`, this run's worst-tool reading restated for the calibration
+    machine."""
     factor = (
         float((summary.calibration.factor or {}).get("value") or 1.0)
         if summary.calibration
@@ -35,7 +36,7 @@ def readings_of(summary: BenchSummary, folder: Path) -> dict[str, float]:
     )
     records = read_records(folder / RECORDS_FILE) if (folder / RECORDS_FILE).is_file() else []
     out: dict[str, float] = {}
-    for profile, metric in CALIBRATED_LATENCY:
+    for profile, metric in calibrated_latency(slo):
         values = [float(getattr(r, metric)) for r in records if r.profile == profile and r.n > 0]
         if values:
             out[key(profile, metric)] = round(max(values) / factor, 3)
@@ -44,7 +45,7 @@ def readings_of(summary: BenchSummary, folder: Path) -> dict[str, float]:
     return out
 
 
-def read_runs(folders: list[Path]) -> tuple[list[dict[str, float]], list[str], str]:
+def read_runs(folders: list[Path], slo: Slo) -> tuple[list[dict[str, float]], list[str], str]:
     """(readings per run, problems, the machine in one line) from bench folders."""
     runs: list[dict[str, float]] = []
     problems: list[str] = []
@@ -63,7 +64,7 @@ def read_runs(folders: list[Path]) -> tuple[list[dict[str, float]], list[str], s
             problems.append(f"{folder}: harness errors {summary.harness_errors}: left out")
             continue
         machine = machine or one_line(summary.machine)
-        runs.append(readings_of(summary, folder))
+        runs.append(readings_of(summary, folder, slo))
     return runs, problems, machine
 
 
@@ -88,7 +89,7 @@ def spread_table(runs: list[dict[str, float]], slo: Slo) -> tuple[list[str], boo
         f"{'sd beyond':>9}  (level and spread over the recorded machines and these runs)"
     ]
     ok = True
-    bars = {key(p, m): slo.profiles.get(p, {}).get(m) for p, m in CALIBRATED_LATENCY}
+    bars = {key(p, m): slo.profiles.get(p, {}).get(m) for p, m in calibrated_latency(slo)}
     bars[SATURATION_KEY] = slo.profiles.get("saturation", {}).get("min_rps")
     for name, bar in bars.items():
         values = these.readings.get(name, [])
@@ -115,7 +116,7 @@ def yaml_block(runs: list[dict[str, float]], machine: str, recorded: str) -> str
 
 
 def main(folders: list[Path], slo: Slo, recorded: str = "") -> int:
-    runs, problems, machine = read_runs(folders)
+    runs, problems, machine = read_runs(folders, slo)
     for problem in problems:
         print(problem)
     min_runs = slo.aa_spread.min_runs if slo.aa_spread else 3

@@ -19,18 +19,22 @@ from collections.abc import Iterable
 
 from ocm_common.bench_summary import BarVerdict, BenchSummary
 from ocm_common.latency_records import LatencyRecord
-from ocm_common.slo_file import AaSpread, Slo
+from ocm_common.slo_file import LATENCY_METRICS, AaSpread, Slo
 
-# The calibrated bars: `<profile>.<metric>`, per tool (the worst tool is the reading) or, for
-# the saturation floor, one figure for the server.
-CALIBRATED_LATENCY = (
-    ("latency", "p50_ms"),
-    ("latency", "p95_ms"),
-    ("paced", "p95_ms"),
-    ("inprocess", "p50_ms"),
-    ("inprocess", "p95_ms"),
-)
+# The calibrated bars: `<profile>.<metric>`, per tool (the worst tool is the reading) for every
+# latency bar a profile names (load/profiles.yaml), or, for the saturation floor, one figure for
+# the server.
 SATURATION_KEY = "saturation.min_rps"
+
+
+def calibrated_latency(slo: Slo) -> list[tuple[str, str]]:
+    """(profile, metric) of every profile's latency bar, in the profiles file's order."""
+    return [
+        (profile, metric)
+        for profile, bars in slo.profiles.items()
+        for metric in LATENCY_METRICS
+        if metric in bars
+    ]
 
 
 def key(profile: str, metric: str) -> str:
@@ -92,7 +96,7 @@ def calibrated_rows(
     summary: BenchSummary, records: list[LatencyRecord], raw: Slo, scaled: Slo
 ) -> list[BarVerdict]:
     rows = []
-    for profile, metric in CALIBRATED_LATENCY:
+    for profile, metric in calibrated_latency(raw):
         raw_bar = raw.profiles.get(profile, {}).get(metric)
         if raw_bar is None:
             continue

@@ -3,11 +3,11 @@
 server (all workers) -> latency, paced, saturation (each with the server's stage timers per tool,
 read from the replies) -> parallel guarantees (their own server configurations) -> the transport
 floor (a bare constant-returning FastMCP tool, same HTTP stack and workers) -> saturation again
-on one worker (the scaling ratio) -> in-process
-pytest-benchmark -> golden eval + gate -> `reports/bench/<timestamp>/` and `reports/latest/`
-(`bench.record.json`: the run record whose body is the typed `BenchSummary`; `bench.md` and
-`bench.html` rendered from it by `evals report`; `latency.jsonl`, locust CSV and HTML, the eval
-run log).
+on one worker (the scaling ratio) -> in-process latency and CPU per distinct call (functions in
+this process: load/inprocess_latency.py, load/cpu_per_call.py) -> golden eval + gate ->
+`reports/bench/<timestamp>/` and `reports/latest/` (`bench.record.json`: the run record whose
+body is the typed `BenchSummary`; `bench.md` and `bench.html` rendered from it by `evals report`;
+`latency.jsonl`, locust CSV and HTML, the eval run log).
 Every server it starts is stopped, also on failure or Ctrl-C. Exit 0 only if every SLO and
 the gate passed; 1 if a target or the gate missed; 2 if a step could not run.
 
@@ -16,15 +16,13 @@ the end (load/calibrate.py), the tight bars are scaled by the factor (load/calib
 every latency record is judged here against the scaled bars, raw and scaled side by side in
 the summary. Locust runs get the bars as scaled at the start (the saturation step bar needs
 one before the run); their exit code 1 (a miss) is re-judged here, any other is a harness
-failure. The in-process pytest-benchmark gets the hard bars only (`LOAD_SLO_FILE`), so its
-exit code 1 means a tool failed or a spec ceiling missed, never a machine-dependent bar.
+failure. The in-process steps fail only on a tool error; their records are judged here too.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -32,10 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from load import cpu_per_call
+from load import cpu_per_call, inprocess_latency
 from load.bar_verdicts import verdict_table
 from load.bench_judge import (
-    LOCUST_PROFILES,
     bar_factor,
     judge_bench,
     parallel_misses,
@@ -44,14 +41,12 @@ from load.bench_judge import (
 from load.calibrate import measure
 from load.hoststat import cpu_shares, cpu_times
 from load.parallel import run_parallel
+from load.profile_calls import InProcessServer, reference_cpu_ms
 from load.profiles import load_profiles
 from load.run import run_profile
-from load.slo import (
-    SLO_FILE_ENV,
-    load_slo,
-    miss_table,
-    write_slo,
-)
+from load.slo import load_slo, miss_table, write_slo
+from load.stage_clock import StageClock
+from load.taskmix import TaskMix
 from load.transport_floor import TOOL as FLOOR_TOOL
 from ocm_common.bench_summary import (
     DISTINCT_KIND,
@@ -59,11 +54,11 @@ from ocm_common.bench_summary import (
     MachineLoad,
     TransportFloor,
 )
-from ocm_common.latency_records import RECORDS_FILE, read_records
+from ocm_common.latency_records import RECORDS_FILE, read_records, write_records
 from ocm_common.launcher import cpu_seconds, running_server
 from ocm_common.machine import describe
 from ocm_common.run_record import Clock, header, write_record
-from reference_server.config import PROJECT_ROOT, default_http_workers
+from reference_server.config import default_http_workers
 
 # Run again on the distinct-query mix (`make distinct-mix`, OCM_DISTINCT_MIX): real traffic
 # repeats little, so these show what the golden mix's warm caches hide. Judged on errors and
@@ -76,12 +71,12 @@ VERDICT_CODES = (0, 1)
 FLOOR_COMMAND = (sys.executable, "-m", "load.transport_floor")
 
 
-def planned_steps(distinct_mix: bool, scaling_workers: int) -> int:
+def planned_steps(locust_profiles: int, distinct_mix: bool, scaling_workers: int) -> int:
     """The progress() calls that start a step in run_bench: the server, each locust profile,
     each distinct-mix profile, parallel, the transport floor, each smaller worker count, the
     in-process benchmark, CPU per distinct call, the gate."""
     distinct = len(DISTINCT_PROFILES) + 1 if distinct_mix else 0
-    return 1 + len(LOCUST_PROFILES) + 1 + 1 + scaling_workers + 1 + distinct + 1
+    return 1 + locust_profiles + 1 + 1 + scaling_workers + 1 + distinct + 1
 
 
 def _scaling_workers(server_workers: int) -> list[int]:
@@ -105,12 +100,6 @@ class Progress:
             self.step += 1
         prefix = f"[{self.step}/{self.steps}]" if new_step else "     "
         print(f"\n{prefix} {time.monotonic() - self.start:5.0f}s  {message}", flush=True)
-
-
-def _python(*args: str, env: dict[str, str] | None = None) -> int:
-    return subprocess.call(
-        [sys.executable, *args], cwd=PROJECT_ROOT, env={**os.environ, **(env or {})}
-    )
 
 
 def _cpu_per_call(run: dict[str, Any], cpu_s: float) -> None:
@@ -165,7 +154,9 @@ class Bench:
         self.slo = load_slo()
         self.progress = Progress(
             planned_steps(
-                _distinct_mix_path() is not None, len(_scaling_workers(default_http_workers()))
+                len(self.profiles.locust()),
+                _distinct_mix_path() is not None,
+                len(_scaling_workers(default_http_workers())),
             )
         )
         self.summary = BenchSummary(
@@ -175,10 +166,10 @@ class Bench:
             server_workers=default_http_workers(),
         )
         self.codes: dict[str, int] = {}
+        self._in_process: InProcessServer | None = None
         at_start = bar_factor(self.slo, self.summary.machine_at_start)
         print(f"calibration at the start: factor {at_start.value:g} ({at_start.note})")
         self.slo_start = write_slo(self.slo.scaled(at_start.value), self.out / "slo.start.yaml")
-        self.slo_hard = write_slo(self.slo.hard_only(), self.out / "slo.hard.yaml")
 
     def server(self, workers: int, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
         return running_server(workers=workers, env=env, log_path=self.out / "server.log")
@@ -187,7 +178,7 @@ class Bench:
         """One locust profile against ``url``: its summary (with server CPU per call) under
         ``key``; the raw exit code returned. On another mix than golden its records are named
         ``<profile>-<mix kind>`` (e.g. ``paced-distinct``)."""
-        settings = getattr(self.profiles, name)
+        settings = self.profiles.locust_settings(name)
         cpu_before = cpu_seconds(url.pid)
         run = run_profile(key, url, out, settings, quiet=True, slo_file=self.slo_start, mix=mix)
         _cpu_per_call(run.summary, cpu_seconds(url.pid) - cpu_before)
@@ -195,12 +186,13 @@ class Bench:
         return run.exit_code
 
     def load_profiles_and_parallel(self) -> None:
-        """latency, paced, saturation on the all-workers server, then the parallel guarantees."""
+        """Every locust profile (latency, paced, saturation, and any other entry of a locust kind)
+        on the all-workers server, then the parallel guarantees."""
         workers = self.summary.server_workers
         self.progress(f"starting the reference server with {workers} workers")
         with self.server(workers) as url:
-            for name in LOCUST_PROFILES:
-                seconds = getattr(self.profiles, name).time_s
+            for name in self.profiles.locust():
+                seconds = self.profiles.locust_settings(name).time_s
                 self.progress(f"{name} profile ({seconds:.0f} s) against {url}")
                 code = self.locust(url, name, self.out, name)
                 self.summary.locust_exit_codes[name] = code
@@ -268,33 +260,50 @@ class Bench:
             with self.server(fewer) as smaller:
                 self.locust(smaller, "saturation", self.out / key, key)
 
+    def in_process_server(self) -> InProcessServer:
+        """One warmed in-process server for the in-process steps (query-embedding cache off, so
+        repeated requests pay the full cost), in this process."""
+        if self._in_process is None:
+            self._in_process = InProcessServer(StageClock(), embed_cache_size=0)
+        return self._in_process
+
     def inprocess(self) -> None:
-        """pytest-benchmark in this process's machine, judged by the hard bars only."""
-        self.progress("in-process pytest-benchmark (tests/bench)")
+        """Per-tool latency through the in-memory MCP client (the `inprocess` profile): its
+        records judged with the rest, a tool error fails the step."""
+        self.progress("in-process latency (in-memory MCP client, embedding cache off)")
         host_before = cpu_times()
-        self.codes["inprocess"] = _python(
-            *("-m", "pytest", "-q", "-m", "bench", "--benchmark-enable", "--benchmark-only"),
-            *("tests/bench", "-p", "no:randomly"),
-            env={
-                "OCM_LATENCY_RECORDS": str(self.out / RECORDS_FILE),
-                SLO_FILE_ENV: str(self.slo_hard),
-            },
+        records, problems = inprocess_latency.measure(
+            self.in_process_server(), inprocess_latency.load_requests()
         )
-        self.summary.profiles["inprocess"] = {"machine_cpu": cpu_shares(host_before, cpu_times())}
+        write_records(self.out / RECORDS_FILE, records)
+        print(inprocess_latency.table(records))
+        for problem in problems[:10]:
+            print(f"  {problem}", file=sys.stderr)
+        self.codes["inprocess"] = 1 if problems else 0
+        self.summary.profiles["inprocess"] = {
+            "machine_cpu": cpu_shares(host_before, cpu_times()),
+            "tool_errors": len(problems),
+        }
 
     def cpu_per_distinct_call(self) -> None:
-        """CPU per distinct call per tool and kind (tests/bench_cpu), in this machine's process;
-        a call answered with a tool error fails the step."""
-        path = os.environ.get(DISTINCT_MIX_ENV, "")
-        if not path or not Path(path).is_file():
+        """CPU per distinct call per tool and kind, in this process; a call answered with a tool
+        error fails the step."""
+        path = _distinct_mix_path()
+        if path is None:
             return  # `distinct` already named the missing mix
-        self.progress("CPU per distinct call, in process (tests/bench_cpu)")
-        json_path = self.out / "cpu-per-distinct-call.json"
-        self.codes["cpu_per_call"] = _python(
-            *cpu_per_call.pytest_args(json_path),
-            env={DISTINCT_MIX_ENV: path, "OPENBLAS_NUM_THREADS": "1"},
+        self.progress("CPU per distinct call, in process")
+        figures, failed = cpu_per_call.measure(
+            self.in_process_server(), TaskMix.from_examples(path), reference_cpu_ms()
         )
-        self.summary.distinct_call_cpu = cpu_per_call.read_results(json_path)
+        for problem in failed[:10]:
+            print(f"  {problem}", file=sys.stderr)
+        self.codes["cpu_per_call"] = 1 if failed else 0
+        self.summary.distinct_call_cpu = figures
+
+    def close(self) -> None:
+        if self._in_process is not None:
+            self._in_process.close()
+            self._in_process = None
 
     def eval_and_gate(self) -> None:
         self.progress("golden eval and gate")
@@ -320,6 +329,8 @@ def run_bench(out_root: Path, steps: BenchSteps) -> int:
         print(f"\nbench step failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         bench.summary.harness_errors.append(f"{type(exc).__name__}: {exc}")
         bench.codes["harness"] = 2
+    finally:
+        bench.close()
     return _finish(bench)
 
 
@@ -328,7 +339,12 @@ def _finish(bench: Bench) -> int:
     summary.machine_at_end = _machine(reference_workload(bench.slo))
     records = read_records(out / RECORDS_FILE) if (out / RECORDS_FILE).exists() else []
     misses = judge_bench(
-        summary, records, bench.codes, bench.slo, calibrated=bench.profiles.judge_calibrated
+        summary,
+        records,
+        bench.codes,
+        bench.slo,
+        locust_profiles=bench.profiles.locust(),
+        calibrated=bench.profiles.judge_calibrated,
     )
     summary.elapsed_s = round(time.monotonic() - bench.progress.start, 1)
     head = header(
@@ -337,7 +353,11 @@ def _finish(bench: Bench) -> int:
         summary.exit_code,
         target="reference server (loopback HTTP) + in-process",
         settings={
-            "profiles": bench.profiles.model_dump(),
+            "profiles": {
+                name: entry.model_dump(exclude={"quick"})
+                for name, entry in bench.profiles.profiles.items()
+            },
+            "judge_calibrated": bench.profiles.judge_calibrated,
             "server_workers": summary.server_workers,
             "gate_target": bench.steps.gate_target,
         },

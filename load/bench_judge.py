@@ -5,12 +5,14 @@ what `judge_bench` decided (evals/read/bench_sections.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from load.bar_verdicts import bar_verdicts, setup_errors
 from load.calibrate import DEFAULT_WORKLOAD
 from load.calibration import Factor, factor
 from load.slo import (
+    LATENCY_METRICS,
     Miss,
     Slo,
     cpu_reference_ratio,
@@ -27,9 +29,14 @@ from ocm_common.bench_summary import (
 )
 from ocm_common.latency_records import LatencyRecord
 
+# the locust profiles of the default profiles file, for callers that judge without one
 LOCUST_PROFILES = ("latency", "paced", "saturation")
-# the profiles whose tight bars are shown raw and scaled per tool
-TIGHT_PROFILES = ("latency", "paced", "inprocess")
+
+
+def tight_profiles(slo: Slo) -> list[str]:
+    """The profiles with a latency bar of their own: their bars are shown raw and scaled per
+    tool."""
+    return [p for p, bars in slo.profiles.items() if any(m in LATENCY_METRICS for m in bars)]
 
 
 def reference_workload(slo: Slo) -> str:
@@ -52,7 +59,7 @@ def _bar_table(raw: Slo, scaled: Slo, tools: list[str]) -> dict[str, Any]:
             }
             for tool in tools
         }
-        for profile in TIGHT_PROFILES
+        for profile in tight_profiles(raw)
     }
     table["saturation"] = {
         metric: {"raw": bound, "calibrated": scaled.profiles.get("saturation", {}).get(metric)}
@@ -82,16 +89,18 @@ def _cpu_per_call_ratio(summary: BenchSummary, slo: Slo) -> None:
     )
 
 
-def _run_misses(summary: BenchSummary, records: list[LatencyRecord], slo: Slo) -> list[Miss]:
+def _run_misses(
+    summary: BenchSummary, records: list[LatencyRecord], slo: Slo, locust: Sequence[str]
+) -> list[Miss]:
     """What a locust run's own verdict held beyond its records: calls that failed before any
     tool (initialize, tools/list) and a run that recorded no tool at all."""
     misses = [
         Miss(name, "initialize/tools/list", "errors", setup, slo.max_errors)
-        for name, setup in setup_errors(summary, records, LOCUST_PROFILES).items()
+        for name, setup in setup_errors(summary, records, locust).items()
         if setup > slo.max_errors
     ]
     for name, run in summary.profiles.items():
-        if name.split("_")[0] not in LOCUST_PROFILES or not run:
+        if name.split("_")[0] not in locust or not run:
             continue
         if not run.get("calls"):
             misses.append(Miss(name, "all tools", "min_calls", 0, 1))
@@ -126,12 +135,13 @@ def judge_bench(
     codes: dict[str, int],
     raw_slo: Slo,
     *,
+    locust_profiles: Sequence[str] = LOCUST_PROFILES,
     calibrated: bool = True,
 ) -> list[Miss]:
     """Scale the bars by the bench's factor, judge every record and run, and set the
     figures and verdicts on ``summary``; the SLO misses returned for the console table.
     With ``calibrated`` off (short runs), only the absolute bars are judged; the calibrated
-    ones are reported."""
+    ones are reported. ``locust_profiles``: the profiles locust ran (each must have run clean)."""
     used = bar_factor(raw_slo, summary.machine_at_start, summary.machine_at_end)
     slo = raw_slo.scaled(used.value)
     judged = slo if calibrated else slo.hard_only()
@@ -142,7 +152,7 @@ def judge_bench(
         reference=cal.model_dump() if cal else None,
     )
     summary.bars = _bar_table(raw_slo, slo, sorted({r.tool for r in records}))
-    misses = evaluate(records, judged) + _run_misses(summary, records, slo)
+    misses = evaluate(records, judged) + _run_misses(summary, records, slo, locust_profiles)
     summary.saturation_rps = summary.profiles.get("saturation", {}).get("saturation_rps", 0.0)
     if calibrated:
         misses += evaluate_saturation(summary.saturation_rps, slo)
@@ -170,12 +180,18 @@ def judge_bench(
     summary.slo_pass = (
         not summary.misses
         and bool(parallel.get("passed"))
-        and all(codes.get(k, 1) == 0 for k in ("latency", "paced", "saturation", "inprocess"))
+        and all(codes.get(k, 1) == 0 for k in (*locust_profiles, "inprocess"))
         and codes.get("cpu_per_call", 0) == 0
     )
     summary.exit_codes = codes
     summary.verdicts = bar_verdicts(
-        summary, records, raw_slo, slo, codes, setup_profiles=LOCUST_PROFILES, calibrated=calibrated
+        summary,
+        records,
+        raw_slo,
+        slo,
+        codes,
+        setup_profiles=locust_profiles,
+        calibrated=calibrated,
     )
     exit_code = 0 if summary.slo_pass and summary.gate_pass else 1
     if summary.harness_errors and exit_code == 0:

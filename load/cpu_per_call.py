@@ -1,52 +1,63 @@
-"""The bench's CPU per distinct call: `tests/bench_cpu` under pytest-benchmark, read back.
+"""The bench's CPU per distinct call, as a function: per tool and kind, the process CPU of each
+call of the distinct-query mix (`make distinct-mix`) through FastMCP's in-memory client, its
+median and mean beside one query embedding timed in the same process (load/profile_calls.py's
+reference workload), so the figure is tracked run after run as a ratio that holds across
+machines.
 
-pytest-benchmark times each tool's distinct calls (free text and none apart) with the process
-clock and writes its JSON; this reads each benchmark's median, mean and the same session's
-reference workload into the bench summary, so the figure is tracked run after run as a ratio
-that holds across machines.
+Each call is the next of the tool's list, so none repeats an earlier one and the query-embedding
+cache does not flatter the figure. A tool whose list holds calls with free text (a question) and
+calls without (a DIN, a brand and strength, an id) is measured for each kind apart: only a
+question runs the embedding model, and a mix of the two would hide either.
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+import statistics
+import time
 from typing import Any
 
+from load.distinct_mix import TOOLS
+from load.profile_calls import Caller, has_free_text
+from load.taskmix import TaskMix
 from ocm_common.bench_summary import DistinctCallCpu
 
-TEST_PATH = "tests/bench_cpu"
+KINDS = ("free_text", "no_free_text")
+CALLS = 60
 
 
-def pytest_args(json_path: Path) -> list[str]:
-    """The pytest command line (after `python`) that measures and writes `json_path`."""
-    return [
-        *("-m", "pytest", "-q", "-m", "bench", "--benchmark-enable", "--benchmark-only"),
-        *("--benchmark-timer", "time.process_time", "--benchmark-json", str(json_path)),
-        *(TEST_PATH, "-p", "no:randomly"),
-    ]
+def calls_of_kind(mix: TaskMix, tool: str, kind: str, limit: int = CALLS) -> list[dict[str, Any]]:
+    """The tool's distinct calls of one kind, in the mix's order, at most `limit`."""
+    wanted = kind == "free_text"
+    calls = mix.calls.get(tool, [])
+    return [c.arguments for c in calls if has_free_text(c.arguments) == wanted][:limit]
 
 
-def read_results(json_path: Path) -> dict[str, DistinctCallCpu]:
-    """{"<tool> <kind>": figures} from pytest-benchmark's JSON (absent file: nothing)."""
-    if not json_path.is_file():
-        return {}
-    data: dict[str, Any] = json.loads(json_path.read_text())
+def measure(
+    server: Caller, mix: TaskMix, reference_ms: float, calls: int = CALLS
+) -> tuple[dict[str, DistinctCallCpu], list[str]]:
+    """({"<tool> <kind>": figures}, the calls answered with a tool error)."""
     out: dict[str, DistinctCallCpu] = {}
-    for bench in data.get("benchmarks", []):
-        extra, stats = bench.get("extra_info", {}), bench.get("stats", {})
-        tool = bench.get("params", {}).get("tool")
-        kind = extra.get("kind") or bench.get("params", {}).get("kind")
-        if not tool or not kind or "reference_cpu_ms" not in extra:
-            continue
-        reference = float(extra["reference_cpu_ms"])
-        median = float(stats["median"]) * 1000
-        out[f"{tool} {kind}"] = DistinctCallCpu(
-            tool=tool,
-            kind=kind,
-            calls=int(stats.get("rounds", 0)),
-            median_ms=round(median, 3),
-            mean_ms=round(float(stats["mean"]) * 1000, 3),
-            reference_ms=round(reference, 3),
-            median_ratio=round(median / reference, 3) if reference else None,
-        )
-    return out
+    failed: list[str] = []
+    for tool in TOOLS:
+        for kind in KINDS:
+            listed = calls_of_kind(mix, tool, kind, calls)
+            if not listed:
+                continue  # the mix has no call of this kind for the tool
+            times: list[float] = []
+            for args in listed:
+                start = time.process_time()
+                answered = server.call(tool, args)
+                times.append((time.process_time() - start) * 1000)
+                if not answered:
+                    failed.append(f"{tool} {args}: answered a tool error")
+            median = statistics.median(times)
+            out[f"{tool} {kind}"] = DistinctCallCpu(
+                tool=tool,
+                kind=kind,
+                calls=len(times),
+                median_ms=round(median, 3),
+                mean_ms=round(statistics.fmean(times), 3),
+                reference_ms=round(reference_ms, 3),
+                median_ratio=round(median / reference_ms, 3) if reference_ms else None,
+            )
+    return out, failed

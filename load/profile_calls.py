@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 # reference_server first: it limits BLAS to one thread before numpy loads, as in the server
 # (numpy loaded first, by load.calibrate, kept OpenBLAS's threads: 0.34 -> 7.1 CPU ms for one
@@ -102,6 +102,12 @@ def has_free_text(args: dict[str, Any]) -> bool:
     """Whether a call carries words in a sentence (a question, an item, a condition), not only
     names, ids, codes, strengths and options."""
     return any(isinstance(args.get(k), str) for k in NATURAL_LANGUAGE_ARGS)
+
+
+class Caller(Protocol):
+    """What the in-process steps call: one tool call, answered without a tool error or not."""
+
+    def call(self, tool: str, args: dict[str, Any]) -> bool: ...
 
 
 class InProcessServer:

@@ -163,7 +163,7 @@ class BenchSummary(BaseModel):
     # {profile: {tool: {stage: figure}}}: where each tool's time went, from the replies' timers
     stages: dict[str, dict[str, dict[str, StageFigure]]] = Field(default_factory=dict)
     transport_floor: TransportFloor | None = None
-    # {"<tool> <kind>": CPU per distinct call} from tests/bench_cpu (load/cpu_per_call.py)
+    # {"<tool> <kind>": CPU per distinct call} (load/cpu_per_call.py)
     distinct_call_cpu: dict[str, DistinctCallCpu] = Field(default_factory=dict)
     misses: list[str] = Field(default_factory=list)
     # every bar with its class (absolute, calibrated, reported), reading and margin

@@ -1,7 +1,7 @@
 """Latency records: one format for every run that measures latency.
 
 A record is one tool under one profile: sample count, percentiles, calls/s and errors. Locust
-runs, the pytest-benchmark run and `make bench` all write `latency.jsonl` (one record a line)
+runs, the in-process latency step and `make bench` all write `latency.jsonl` (one record a line)
 next to the eval run log, and the SLO check reads nothing else.
 """
 

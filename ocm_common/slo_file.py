@@ -3,6 +3,10 @@
 Load runs judge their records against it (`load/slo.py`), and the harness's reports draw the
 same targets (`evals/read/slo.py`); both read it here, so neither imports the other.
 `LOAD_SLO_FILE` names another SLO file for a process the bench starts.
+
+Each load profile's own bars live beside its settings, in its entry of `load/profiles.yaml`
+(`slo`; `LOAD_PROFILES` names another profiles file): an SLO file that does not name `profiles`
+itself takes them from there, read as plain YAML so this package imports nothing of `load`.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 SLO_FILE = Path(__file__).resolve().parent.parent / "load" / "slo.yaml"
 SLO_FILE_ENV = "LOAD_SLO_FILE"
+PROFILES_FILE = SLO_FILE.with_name("profiles.yaml")
+PROFILES_FILE_ENV = "LOAD_PROFILES"
 LATENCY_METRICS = ("p50_ms", "p95_ms", "p99_ms")
 # tight latency bars (scaled by the factor) and throughput floors (divided by it)
 SCALED_LATENCY = (*LATENCY_METRICS, "step_p95_ms")
@@ -171,10 +177,25 @@ class Slo(BaseModel):
 
 
 def load_slo(path: Path | None = None) -> Slo:
-    """`path`, else `$LOAD_SLO_FILE`, else `load/slo.yaml`."""
+    """`path`, else `$LOAD_SLO_FILE`, else `load/slo.yaml`; the profiles' bars from the profiles
+    file unless the SLO file names `profiles` itself."""
     path = path or Path(os.environ.get(SLO_FILE_ENV) or SLO_FILE)
     raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    if "profiles" not in raw:
+        raw = {**raw, "profiles": profile_bars()}
     return Slo.model_validate(raw)
+
+
+def profile_bars(path: Path | None = None) -> dict[str, dict[str, float]]:
+    """{profile: its `slo`} of every entry of the profiles file that has bars."""
+    path = path or Path(os.environ.get(PROFILES_FILE_ENV) or PROFILES_FILE)
+    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    entries = raw.get("profiles") or {}
+    return {
+        name: dict(entry["slo"])
+        for name, entry in entries.items()
+        if isinstance(entry, dict) and entry.get("slo")
+    }
 
 
 def write_slo(slo: Slo, path: Path) -> Path:

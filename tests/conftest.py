@@ -192,12 +192,3 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         scopes = {d.scope for defs in info.name2fixturedefs.values() for d in defs}
         if scopes & {"module", "class", "package"}:
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Print the per-tool latency table when the benchmarks ran."""
-    import sys
-
-    bench = sys.modules.get("tests.bench.conftest")
-    if bench is not None:
-        bench.write_summary(terminalreporter)

@@ -19,7 +19,6 @@ NAME = re.compile(r"\bOCM_[A-Z][A-Z0-9_]*[A-Z0-9]\b")
 def names_in_code() -> set[str]:
     files = [p for d in SOURCES for p in (ROOT / d).rglob("*.py")]
     files += [
-        *(ROOT / "tests" / "bench_cpu").rglob("*.py"),
         *(ROOT / "tests" / "bench").rglob("*.py"),
     ]
     files += [ROOT / "Makefile", *(ROOT / ".ci").glob("*")]

@@ -209,7 +209,7 @@ def distinct_cpu_section(doc: render.Document, summary: BenchSummary) -> None:
                 ]
                 for f in figures
             ],
-            note="In process (`tests/bench_cpu`, pytest-benchmark on the process clock): each "
+            note="In process (load/cpu_per_call.py, on the process clock): each "
             "call the next of the tool's distinct calls, with free text (a question) or without "
             "(a DIN, a brand and strength, an id), never repeated. The reference is the same "
             f"session's one query embedding ({figures[0].reference_ms:.2f} CPU ms): the ratio "

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from load.aa_spread import main, spread_table
-from load.bar_verdicts import CALIBRATED_LATENCY, SATURATION_KEY, key, spread_margin
+from load.bar_verdicts import SATURATION_KEY, calibrated_latency, key, spread_margin
 from load.slo import load_slo
 from ocm_common.slo_file import AaRuns, AaSpread
 
@@ -62,7 +62,7 @@ def test_every_calibrated_bar_in_the_slo_file_sits_beyond_its_aa_spread() -> Non
     slo = load_slo()
     spread = slo.aa_spread
     assert spread is not None and spread.machines, "load/slo.yaml records no A/A runs"
-    bars = {key(p, m): slo.profiles[p][m] for p, m in CALIBRATED_LATENCY}
+    bars = {key(p, m): slo.profiles[p][m] for p, m in calibrated_latency(slo)}
     bars[SATURATION_KEY] = slo.profiles["saturation"]["min_rps"]
     for name, bar in bars.items():
         measured = [m for m in spread.machines if len(m.readings.get(name, [])) >= spread.min_runs]

@@ -261,14 +261,11 @@ def test_short_runs_judge_the_absolute_bars_only() -> None:
     assert summary.exit_code == 1
 
 
-def test_the_quick_profiles_file_judges_absolute_bars_only_and_the_default_all() -> None:
-    from pathlib import Path
-
+def test_quick_runs_judge_absolute_bars_only_and_the_default_all() -> None:
     from load.profiles import load_profiles
 
-    here = Path(__file__).resolve().parents[2] / "load"
-    assert load_profiles(here / "profiles.quick.yaml").judge_calibrated is False
-    assert load_profiles(here / "profiles.yaml").judge_calibrated is True
+    assert load_profiles(quick=True).judge_calibrated is False
+    assert load_profiles(quick=False).judge_calibrated is True
 
 
 def test_the_fanout_bar_is_a_share_of_the_other_tools_time_above_a_slack() -> None:

@@ -1,52 +1,60 @@
-"""The bench's CPU per distinct call: pytest-benchmark's JSON read into the summary (median, mean,
-the session's reference and the ratio, per tool and kind) and shown in the bench report."""
+"""The bench's CPU per distinct call, a function: per tool and kind the median and mean of each
+call's process CPU, the same run's reference and the ratio, a tool error named; shown in the
+bench report. The clock and the server are described here, never read from the machine."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from load import cpu_per_call
+from load.taskmix import Call, TaskMix
 from tests.described_machines import AVX2_ONLY
 from tests.run_records import bench_markdown
 
 
-def benchmark_entry(tool: str, kind: str, median_s: float, mean_s: float, rounds: int) -> dict:
-    return {
-        "name": f"test_cpu_per_distinct_call[{tool}-{kind}]",
-        "params": {"tool": tool, "kind": kind},
-        "stats": {"median": median_s, "mean": mean_s, "rounds": rounds},
-        "extra_info": {"reference_cpu_ms": 8.0, "kind": kind},
-    }
+class DescribedServer:
+    """Each call advances the described process clock by the CPU ms given for its arguments;
+    a DIN of "0" answers a tool error."""
+
+    def __init__(self, clock: list[float], cost_ms: dict[str, float]) -> None:
+        self.clock, self.cost_ms, self.calls = clock, cost_ms, 0
+
+    def call(self, tool: str, args: dict[str, Any]) -> bool:
+        self.calls += 1
+        self.clock[0] += self.cost_ms["free" if "query" in args else "none"] / 1000
+        return args.get("din") != "0"
 
 
-def test_each_tool_and_kind_is_read_with_its_ratio_to_the_reference(tmp_path: Path) -> None:
-    path = tmp_path / "cpu.json"
-    data = {
-        "benchmarks": [
-            benchmark_entry("odb.get", "no_free_text", 0.004, 0.005, 60),
-            benchmark_entry("odb.get", "free_text", 0.012, 0.0125, 60),
-            {"name": "some other benchmark", "params": {}, "stats": {}, "extra_info": {}},
-        ]
-    }
-    path.write_text(json.dumps(data))
-    read = cpu_per_call.read_results(path)
-    assert set(read) == {"odb.get no_free_text", "odb.get free_text"}
-    no_text = read["odb.get no_free_text"]
-    assert (no_text.median_ms, no_text.mean_ms, no_text.calls) == (4.0, 5.0, 60)
-    assert no_text.median_ratio == 0.5  # 4 ms against an 8 ms reference
-    assert read["odb.get free_text"].median_ratio == 1.5
+def _mix(calls: list[dict[str, Any]]) -> TaskMix:
+    return TaskMix(
+        {"odb.get": [Call("odb.get", a, "described") for a in calls]}, source="described"
+    )
 
 
-def test_no_benchmark_file_reads_as_nothing_measured(tmp_path: Path) -> None:
-    assert cpu_per_call.read_results(tmp_path / "absent.json") == {}
+def test_each_kind_is_measured_apart_with_its_ratio_to_the_reference(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = [0.0]
+    monkeypatch.setattr(cpu_per_call.time, "process_time", lambda: clock[0])
+    server = DescribedServer(clock, {"free": 12.0, "none": 4.0})
+    calls = [{"query": f"statin {i}"} for i in range(5)] + [{"din": f"0223{i}"} for i in range(3)]
+    figures, failed = cpu_per_call.measure(server, _mix(calls), reference_ms=8.0, calls=4)
+    assert not failed and server.calls == 4 + 3  # at most 4 calls of a kind
+    free, none = figures["odb.get free_text"], figures["odb.get no_free_text"]
+    assert (free.calls, free.median_ms, free.mean_ms, free.median_ratio) == (4, 12.0, 12.0, 1.5)
+    assert (none.calls, none.median_ms, none.median_ratio) == (3, 4.0, 0.5)
+    assert set(figures) == {"odb.get free_text", "odb.get no_free_text"}  # other tools: no calls
 
 
-def test_the_pytest_command_times_the_process_clock_into_the_json(tmp_path: Path) -> None:
-    args = cpu_per_call.pytest_args(tmp_path / "cpu.json")
-    assert args[args.index("--benchmark-timer") + 1] == "time.process_time"
-    assert args[args.index("--benchmark-json") + 1] == str(tmp_path / "cpu.json")
-    assert cpu_per_call.TEST_PATH in args
+def test_a_call_answered_with_a_tool_error_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = [0.0]
+    monkeypatch.setattr(cpu_per_call.time, "process_time", lambda: clock[0])
+    server = DescribedServer(clock, {"free": 1.0, "none": 1.0})
+    _, failed = cpu_per_call.measure(server, _mix([{"din": "0"}]), reference_ms=8.0)
+    assert failed == ["odb.get {'din': '0'}: answered a tool error"]
 
 
 def test_the_bench_report_shows_each_tool_and_kind(tmp_path: Path) -> None:
