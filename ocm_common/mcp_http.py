@@ -4,8 +4,8 @@ The harness and the tests talk MCP through fastmcp's `Client` (in memory, stdio 
 load and scale runs post JSON-RPC themselves, because locust must own the HTTP connection to
 count each call, and a timed call should not include client-side validation. Everything such a
 client needs is here once: the request bodies and headers (`McpSession`), reading a JSON or
-event-stream reply, the per-call failure rules, and two small clients over httpx, one
-synchronous (`McpClient`) and one for asyncio (`AsyncMcpClient`).
+event-stream reply, the per-call failure rules, and the synchronous client over httpx
+(`McpClient`); its asyncio twin (`AsyncMcpClient`) is in `ocm_common.mcp_http_async`.
 
 The protocol version offered in `initialize` is the MCP SDK's newest revision that still has
 the `initialize` handshake and plain JSON-RPC requests (`LATEST_HANDSHAKE_VERSION`): the newer
@@ -25,7 +25,6 @@ deadline; the asyncio client cancels the request.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import itertools
 import json
@@ -236,12 +235,12 @@ class Reply:
     timed_out: bool = False  # no complete reply within the call's deadline
 
 
-def _failed(tool: str, latency_ms: float, exc: httpx.HTTPError) -> Reply:
+def failed_reply(tool: str, latency_ms: float, exc: httpx.HTTPError) -> Reply:
     timed_out = isinstance(exc, CallDeadlineError)
     return Reply(tool, latency_ms, None, {}, f"{type(exc).__name__}: {exc}", timed_out=timed_out)
 
 
-def _reply(
+def judged_reply(
     session: McpSession,
     tool: str,
     body: dict[str, Any],
@@ -365,9 +364,9 @@ class McpClient:
             response = self._post(body, deadline_s)
         except httpx.HTTPError as exc:
             latency = (time.perf_counter() - started) * 1000
-            return _failed(tool, latency, exc)
+            return failed_reply(tool, latency, exc)
         latency = (time.perf_counter() - started) * 1000
-        return _reply(self.session, tool, body, response, latency, schemas)
+        return judged_reply(self.session, tool, body, response, latency, schemas)
 
     def close(self) -> None:
         self.http.close()
@@ -377,54 +376,3 @@ class McpClient:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-class AsyncMcpClient:
-    """The same client for asyncio, over a shared `httpx.AsyncClient` (its connection pool);
-    a request not answered within `timeout_s` is cancelled."""
-
-    def __init__(
-        self,
-        url: str,
-        http: httpx.AsyncClient,
-        token: str | None = None,
-        timeout_s: float = CALL_DEADLINE_S,
-    ):
-        self.url, self.http = url, http
-        self.session = McpSession(token)
-        self.timeout_s = timeout_s
-
-    async def _post(self, body: dict[str, Any]) -> httpx.Response:
-        try:
-            async with asyncio.timeout(self.timeout_s):
-                return await self.http.post(
-                    self.url, content=json.dumps(body), headers=self.session.headers()
-                )
-        except TimeoutError as exc:
-            raise CallDeadlineError(self.timeout_s) from exc
-
-    async def initialize(self) -> AsyncMcpClient:
-        body = initialize_body()
-        response = await self._post(body)
-        self.session.read(
-            body,
-            response.status_code,
-            response.headers.get("content-type", ""),
-            response.text,
-            response.headers.get("mcp-session-id"),
-        )
-        await self._post(initialized_notification())
-        return self
-
-    async def call(
-        self, tool: str, arguments: dict[str, Any], schemas: OutputSchemas | None = None
-    ) -> Reply:
-        body = call_body(tool, arguments)
-        started = time.perf_counter()
-        try:
-            response = await self._post(body)
-        except httpx.HTTPError as exc:
-            latency = (time.perf_counter() - started) * 1000
-            return _failed(tool, latency, exc)
-        latency = (time.perf_counter() - started) * 1000
-        return _reply(self.session, tool, body, response, latency, schemas)

@@ -34,21 +34,20 @@ from typing import Any
 
 import httpx
 from rich.console import Console
-from rich.table import Table
 
 from ocm_common import golden
 from ocm_common.bench_summary import BenchSummary
-from ocm_common.bootstrap import percentile_interval
 from ocm_common.durations import duration_arg
 from ocm_common.launcher import running_server
-from ocm_common.mcp_http import AsyncMcpClient
-from ocm_common.percentiles import DEFINITION, pct, percentile
+from ocm_common.mcp_http_async import AsyncMcpClient
+from ocm_common.percentiles import pct
 from ocm_common.run_record import Clock, header, locate, read_record, write_record
 from reference_server.config import Settings
 from reference_server.index.synthetic import build_scaled, default_out_dir, dir_bytes
+from scale.bench_render import plot, render
+from scale.bench_targets import TARGETS, verdict
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
-TARGETS = {10: 2.0, 100: 4.0}  # max p95 ratio to 1x, from the issue
 Call = tuple[str, dict[str, Any]]
 
 
@@ -165,160 +164,6 @@ def build_indexes(factors: list[int], console: Console) -> tuple[dict[int, Path]
             "reused": manifest["skipped"],
         }
     return dirs, info
-
-
-def ratio_interval(
-    base_ms: list[float], scaled_ms: list[float], *, resamples: int = 2000
-) -> tuple[float, float] | None:
-    """95 % bootstrap interval of p95(scaled) / p95(base), each side resampled on its own.
-
-    A p95 from a few dozen calls moves by tens of percent between runs (the 1x figures moved
-    20-25 % between two runs on this machine), so a ratio near its target is read with this."""
-    if min(len(base_ms), len(scaled_ms)) < 10:
-        return None
-    low, high = percentile_interval(
-        (base_ms, scaled_ms),
-        lambda a, b, axis=-1: percentile(b, 95, axis) / percentile(a, 95, axis),
-        resamples=resamples,
-        seed=0,
-    )
-    return round(low, 2), round(high, 2)
-
-
-def verdict(scale: dict[str, Any]) -> dict[str, Any]:
-    """Per factor with a target: each tool's p95 ratio to 1x with its 95 % interval, the tools
-    whose ratio exceeds the target, and those whose interval still includes the target."""
-    out = {}
-    for factor, limit in TARGETS.items():
-        if str(factor) not in scale:
-            continue
-        rows = {
-            tool: row
-            for tool, row in scale[str(factor)].items()
-            if tool in scale["1"] and scale["1"][tool]["p95_ms"] > 0
-        }
-        ratios = {
-            tool: round(row["p95_ms"] / scale["1"][tool]["p95_ms"], 2) for tool, row in rows.items()
-        }
-        intervals = {
-            tool: interval
-            for tool, row in rows.items()
-            if (
-                interval := ratio_interval(
-                    scale["1"][tool].get("samples_ms", []), row.get("samples_ms", [])
-                )
-            )
-        }
-        out[str(factor)] = {
-            "limit": limit,
-            "ratios": ratios,
-            "intervals_95": intervals,
-            "missed": sorted(t for t, r in ratios.items() if r > limit),
-            "interval_includes_limit": sorted(
-                t for t, (low, high) in intervals.items() if low <= limit <= high
-            ),
-        }
-    return out
-
-
-def render(result: dict[str, Any], console: Console) -> str:
-    factors = sorted(int(f) for f in result["scale"])
-    table = Table(title="corpus scale: single-client p50/p95 (ms) and saturation calls/s per tool")
-    table.add_column("tool")
-    for f in factors:
-        table.add_column(f"{f}x p50", justify="right")
-        table.add_column(f"{f}x p95", justify="right")
-        table.add_column(f"{f}x rps", justify="right")
-        if f != 1:
-            table.add_column(f"p95 {f}x/1x", justify="right")
-            table.add_column(f"answer {f}x/1x", justify="right")
-    md = [
-        "| tool | "
-        + " | ".join(
-            f"{f}x p50 | {f}x p95 | {f}x calls/s"
-            + (f" | p95 {f}x/1x | answer {f}x/1x" if f != 1 else "")
-            for f in factors
-        )
-        + " |"
-    ]
-    md.append("|" + " --- |" * (1 + sum(5 if f != 1 else 3 for f in factors)))
-    checks = result["targets"]
-    for tool in sorted(result["scale"]["1"]):
-        cells = []
-        for f in factors:
-            row = result["scale"][str(f)][tool]
-            cells += [f"{row['p50_ms']:.1f}", f"{row['p95_ms']:.1f}", f"{row.get('rps', 0):.0f}"]
-            if f != 1:
-                ratio = checks.get(str(f), {}).get("ratios", {}).get(tool)
-                limit = checks.get(str(f), {}).get("limit")
-                interval = checks.get(str(f), {}).get("intervals_95", {}).get(tool)
-                mark = "" if ratio is None or limit is None or ratio <= limit else " MISSED"
-                shown = f" [{interval[0]:.2f}-{interval[1]:.2f}]" if interval else ""
-                cells.append(f"{ratio:.2f}{shown}{mark}" if ratio is not None else "-")
-                cells.append(_answer_growth(result["scale"], tool, f))
-        table.add_row(tool, *cells)
-        md.append(f"| {tool} | " + " | ".join(cells) + " |")
-    console.print(table)
-    note = (
-        f"p50/p95: {DEFINITION}. p95 Nx/1x: the ratio, with its 95 % bootstrap interval in brackets (each factor's calls "
-        "resampled on their own). answer Nx/1x: the reply's size against 1x. Tools that list matching records (a "
-        "condition's tools, a topic's IPAC sections, stale documents) keep the best n_results "
-        "(n_sections), so their answers grow with the corpus only up to that bound."
-    )
-    console.print(note)
-    md += ["", note]
-    index = Table(title="index per factor")
-    for col in ("factor", "chunks", "size MB", "build s"):
-        index.add_column(col, justify="right")
-    md += ["", "| factor | chunks | size MB | build s |", "| --- | --- | --- | --- |"]
-    for f in factors:
-        i = result["index"][str(f)]
-        cells = [f"{f}x", str(i["chunks"]), f"{i['bytes'] / 1e6:.0f}", str(i["build_s"])]
-        index.add_row(*cells)
-        md.append("| " + " | ".join(cells) + " |")
-    console.print(index)
-    return "\n".join(md) + "\n"
-
-
-def _answer_growth(scale: dict[str, Any], tool: str, factor: int) -> str:
-    base = scale["1"][tool].get("answer_bytes")
-    grown = scale[str(factor)][tool].get("answer_bytes")
-    return f"{grown / base:.1f}" if base and grown is not None else "-"
-
-
-def plot(result: dict[str, Any], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    factors = sorted(int(f) for f in result["scale"])
-    tools = sorted(result["scale"]["1"])
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 5))
-    # Twelve tools outnumber the default ten colours (two pairs of lines looked alike): each
-    # tool gets its own colour from tab20, and every other line is dashed.
-    palette = [plt.get_cmap("tab20")(k) for k in range(20)]
-    for i, tool in enumerate(tools):
-        style = {
-            "marker": "o",
-            "label": tool,
-            "color": palette[(2 * i) % 20 + (i >= 10)],
-            "linestyle": "--" if i % 2 else "-",
-        }
-        ax1.plot(factors, [result["scale"][str(f)][tool]["p95_ms"] for f in factors], **style)
-        ax2.plot(factors, [result["scale"][str(f)][tool].get("rps", 0) for f in factors], **style)
-    for ax, label in ((ax1, "single-client p95 (ms)"), (ax2, "saturation calls/s")):
-        ax.set_xscale("log")
-        ax.set_xticks(factors, [f"{f}x" for f in factors])
-        ax.set_xlabel("corpus size")
-        ax.set_ylabel(label)
-        ax.grid(alpha=0.3)
-    ax1.set_yscale("log")
-    ax2.legend(fontsize=7, loc="upper right")
-    fig.suptitle("How latency and throughput grow with the corpus (synthetic scale)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 def build_parser(prog: str = "python -m scale.bench") -> argparse.ArgumentParser:

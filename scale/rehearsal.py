@@ -38,7 +38,7 @@ from rich.table import Table
 from ocm_common.durations import duration_arg
 from ocm_common.latency_records import RECORDS_FILE, read_records
 from ocm_common.launcher import free_port, http_ok, mcp_ready, running, server_command
-from ocm_common.mcp_http import AsyncMcpClient
+from ocm_common.mcp_http_async import AsyncMcpClient
 from ocm_common.percentiles import pct
 from reference_server.config import Settings
 from reference_server.index.chroma_load import load_collections

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference_server.retrieval.opa_sections import SectionRow
+from reference_server.retrieval.opa_section_rows import SectionRow
 
 
 def section_row(section_id: str, **fields: Any) -> SectionRow:

@@ -11,7 +11,7 @@ from fastmcp import Client
 from mcp.shared.exceptions import MCPError
 
 from reference_server.server import INVALID_PARAMS, project_version
-from reference_server.tools.base import NON_BLANK
+from reference_server.tools.request_model import NON_BLANK
 from tests.conftest import call_error
 from tests.served_tools import SERVED
 

@@ -124,7 +124,8 @@ async def test_a_tool_overrunning_its_budget_is_a_clean_tool_error() -> None:
     from pydantic import BaseModel
 
     from reference_server.runtime import Runtime
-    from reference_server.tools.base import McpTool, StrictModel, Tool, ToolOutput
+    from reference_server.tools.base import McpTool, Tool, ToolOutput
+    from reference_server.tools.request_model import StrictModel
 
     class Req(StrictModel):
         pass

@@ -18,7 +18,8 @@ from fastmcp.tools.base import Tool, ToolResult
 from pydantic import BaseModel, Field
 
 from evals.run.fuzz import FuzzConfig, FuzzReport, run_fuzz
-from evals.run.fuzz_cli import known_inputs, render_edges, render_table
+from evals.run.fuzz_cli import known_inputs
+from evals.run.fuzz_render import render_edges, render_table
 from evals.run.id_lookup import resolve_args
 from evals.run.scenario import load_scenarios
 from evals.run.targets import make_target, server_target

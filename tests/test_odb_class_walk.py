@@ -7,7 +7,7 @@ import pytest
 
 from reference_server.config import Settings
 from reference_server.retrieval import odb_rows
-from reference_server.retrieval.odb_names import class_members
+from reference_server.retrieval.odb_classes import class_members
 from reference_server.retrieval.odb_rows import Found, Product, price_order
 from reference_server.retrieval.odb_selection import cheapest_per_ingredient, pick_primary
 from reference_server.retrieval.sql import SqlClient

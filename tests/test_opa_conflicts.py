@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from fastmcp import Client
 
-from reference_server.retrieval.opa_sections import IpacBlock
+from reference_server.retrieval.opa_section_rows import IpacBlock
 from reference_server.scoring.conflicts import (
     Statement,
     StatementIndex,

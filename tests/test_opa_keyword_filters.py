@@ -12,7 +12,7 @@ import pytest
 
 from reference_server.catalog import section_tag, section_tags
 from reference_server.config import Settings
-from reference_server.index.synthetic import Roles
+from reference_server.index.synthetic_values import Roles
 from reference_server.retrieval.opa_sections import Filters, keyword_search, required_tags
 from reference_server.retrieval.sql import SqlClient, fts_query
 

@@ -8,7 +8,7 @@ from datetime import date
 import pytest
 
 from reference_server import catalog
-from reference_server.retrieval import odb_names
+from reference_server.retrieval import odb_names, word_spans
 from reference_server.retrieval.ohip_schedule import (
     LINE_RE,
     described_overlaps,
@@ -158,7 +158,7 @@ def test_remembered_ingredient_key_is_the_catalogs(name: str, key: str) -> None:
 
 
 def test_spans_keep_a_name_ending_in_a_full_stop_and_the_sentences_words() -> None:
-    texts = [s.text for s in odb_names.spans("Is PMS-Sulfasalazine-E.C. covered?", most=2)]
+    texts = [s.text for s in word_spans.spans("Is PMS-Sulfasalazine-E.C. covered?", most=2)]
     # one word: trimmed of sentence punctuation, and (END) with the name's own full stop
     assert texts == [
         "PMS-Sulfasalazine-E.C",

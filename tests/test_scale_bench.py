@@ -9,7 +9,8 @@ import numpy as np
 from rich.console import Console
 
 from ocm_common.percentiles import pct
-from scale.bench import ratio_interval, render, verdict
+from scale.bench_render import render
+from scale.bench_targets import ratio_interval, verdict
 
 
 def _row(samples: np.ndarray) -> dict[str, Any]:

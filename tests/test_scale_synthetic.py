@@ -17,15 +17,13 @@ from rich.progress import Progress
 from evals.run.scenario import load_scenarios
 from reference_server.catalog import OHIP_FEES_BM25, OPA_SECTIONS_BM25
 from reference_server.config import Settings
-from reference_server.index.synthetic import (
+from reference_server.index.synthetic_chroma import scale_collections
+from reference_server.index.synthetic_sqlite import corpus_tables, scale_database, sql_roles
+from reference_server.index.synthetic_values import (
     PREFIX,
     ROWID_STRIDE,
     Roles,
-    corpus_tables,
     mutate_value,
-    scale_collections,
-    scale_database,
-    sql_roles,
     synthetic_id,
 )
 from reference_server.ranking import SCORE_DECIMALS

@@ -8,7 +8,7 @@ from datetime import date
 
 import pytest
 
-from reference_server.retrieval.opa_sections import SectionRow
+from reference_server.retrieval.opa_section_rows import SectionRow
 from reference_server.tools.section_merge import TOPIC_BOOST, SectionHit, boost, topic_coverage
 from tests.opa_rows import section_row
 

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from reference_server.tools.base import NON_BLANK, StrictModel
+from reference_server.tools.request_model import NON_BLANK, StrictModel
 
 Text = Annotated[str, StringConstraints(min_length=1, max_length=1000, pattern=NON_BLANK)]
 Name = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=NON_BLANK)]

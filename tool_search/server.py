@@ -2,8 +2,8 @@
 
 Each tool publishes its request model as `inputSchema` and its response model as
 `outputSchema`; arguments are validated as JSON types into one error listing every problem
-(field + allowed values, `reference_server.tools.base.input_error`), and anything unexpected is
-masked with an error id (`reference_server.errors.InternalError`).
+(field + allowed values, `reference_server.tools.input_schema.input_error`), and anything
+unexpected is masked with an error id (`reference_server.errors.InternalError`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from mcp.types import TextContent, ToolAnnotations
 from pydantic import BaseModel, ValidationError
 
 from reference_server.errors import InternalError, Problem, ToolInputError
-from reference_server.tools.base import input_error, published_input_schema
+from reference_server.tools.input_schema import input_error, published_input_schema
 from tool_search import models as m
 from tool_search.background import BackgroundService
 from tool_search.requests import CapabilityRequest, CategoriesRequest, DetailsRequest, SearchRequest

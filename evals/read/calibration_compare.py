@@ -30,8 +30,8 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats as scipy_stats
 
-from evals.read import calibration, stats
-from evals.read.calibration import Answer
+from evals.read import calibration, calibration_answers, stats
+from evals.read.calibration_answers import Answer
 from evals.run.runlog import RunLog
 
 OVERALL = calibration.OVERALL
@@ -205,10 +205,10 @@ def compare_answers(
 
 def compare_logs(a: RunLog, b: RunLog, *, alpha: float = 0.05) -> CalibrationComparison:
     """Each run's answers read through its own descriptors, then :func:`compare_answers`."""
-    path_a, _ = calibration.confidence_paths(a)
-    path_b, _ = calibration.confidence_paths(b)
-    answers_a, _ = calibration.answers(a.records, path_a)
-    answers_b, _ = calibration.answers(b.records, path_b)
+    path_a, _ = calibration_answers.confidence_paths(a)
+    path_b, _ = calibration_answers.confidence_paths(b)
+    answers_a, _ = calibration_answers.answers(a.records, path_a)
+    answers_b, _ = calibration_answers.answers(b.records, path_b)
     return compare_answers(answers_a, answers_b, alpha=alpha)
 
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evals import contract, registry
+from evals.contract_change import Change
 from evals.read import calibration_compare, diff, flips, paired_latency, stats
 from evals.run.interleaved import InterleavedLatency
 from evals.run.runlog import DEFAULT_MODE, RunLog, ScenarioRecord
@@ -99,7 +100,7 @@ class Comparison:
     alpha: float
     results: list[MetricResult] = field(default_factory=list)
     scopes: list[ScopeResult] = field(default_factory=list)
-    contract: list[contract.Change] | None = None
+    contract: list[Change] | None = None
     notes: list[str] = field(default_factory=list)
     movers: list[diff.ScenarioDelta] = field(default_factory=list)
     # (profile, tool) -> A and B latency records, when both runs have latency records

@@ -8,20 +8,15 @@ import shutil
 from pathlib import Path
 
 from evals import registry, render
-from evals.read import calibration_report, paired_latency, plots
+from evals.read import calibration_report, plots
 from evals.read.compare import OVERALL, Comparison, to_json
+from evals.read.compare_flips_report import flip_sections, flip_verdict
+from evals.read.compare_format import ms_text, p_text
+from evals.read.compare_latency_report import latency_section, latency_verdict
 from evals.read.findings import fmt
 from ocm_common.percentiles import DEFINITION
 
 HEADLINE = ("pass_rate", "nDCG@10", "R@5", "RR@10")
-
-
-def _p(value: float) -> str:
-    return "<0.0001" if value < 1e-4 else f"{value:.4f}"
-
-
-def _ms(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1f}"
 
 
 def _tone(verdict: str) -> render.Tone:
@@ -30,155 +25,6 @@ def _tone(verdict: str) -> render.Tone:
 
 def _ratio(a: float | None, b: float | None) -> str:
     return "-" if not a or b is None else f"{b / a:.2f}x"
-
-
-def _flip_verdict(c: Comparison) -> str:
-    parts = []
-    critical = c.flips.critical_failing
-    if critical:
-        parts.append(f"critical scenarios newly failing: {', '.join(f.scenario for f in critical)}")
-    for t in c.flips.significant:
-        parts.append(
-            f"{t.scope}: {t.newly_failing} newly failing, {t.newly_passing} newly passing "
-            f"(McNemar exact p {_p(t.p_adjusted)})"
-        )
-    return "; " + "; ".join(parts) if parts else ""
-
-
-def _latency_verdict(c: Comparison) -> str:
-    if c.latency and c.latency.error:
-        return f"; {c.latency.error}"
-    slower = [
-        f"{t.tool} {_ms(t.a_ms)} -> {_ms(t.b_ms)} ms ({paired_latency.ratio_text(t)}, "
-        f"Holm p {_p(t.p_slower_holm or 1.0)})"
-        for t in c.latency_regressions
-    ]
-    return "; slower: " + "; ".join(slower) if slower else ""
-
-
-def _latency_section(doc: render.Document, c: Comparison) -> None:
-    """Per tool: calls paired, A and B medians, the ratio and its interval, Holm p, verdict."""
-    lat = c.latency
-    if lat is None:
-        return
-    tone_of: dict[str, render.Tone] = {"slower": "bad", "faster": "good"}
-    if lat.judged:
-        how = (
-            f"Each tool's distinct golden calls, on A and B alternately on their own open "
-            f"sessions (ABBA), {lat.rounds} round(s) after one uncounted warm-up per tool and "
-            "target; a call's value is its median over the rounds."
-        )
-    else:
-        how = (
-            "The two runs were not interleaved (each ran alone, calls concurrent): one pair per "
-            "shared scenario answered on both; the verdicts are reported, not judged."
-        )
-    rule = (
-        f"Wilcoxon signed-rank on the per-call log(B/A), one-sided, exact for n <= "
-        f"{paired_latency.EXACT_MAX_N}, Holm across tools; slower when Holm p < {lat.alpha} and "
-        f"median ratio >= {lat.min_ratio:g}x and median difference >= {lat.min_diff_ms:g} ms "
-        "(faster: the mirror image, never an error). Ratio: median of per-call B/A with its "
-        "order-statistic interval (achieved coverage)."
-    )
-    wall = ""
-    if lat.a_calls_s is not None and lat.b_calls_s is not None:
-        wall = f" A's calls took {lat.a_calls_s:.1f} s, B's {lat.b_calls_s:.1f} s" + (
-            f" (wall clock {lat.wall_s:.1f} s)." if lat.wall_s is not None else "."
-        )
-    blocks: list[render.Block] = []
-    if lat.error:
-        blocks.append(render.Paragraph(lat.error, "bad"))
-    blocks.append(
-        render.Table(
-            ["tool", "n calls", "A median ms", "B median ms", "B/A", "p (Holm)", "verdict"],
-            [
-                [
-                    t.tool,
-                    str(t.n),
-                    _ms(t.a_ms),
-                    _ms(t.b_ms),
-                    paired_latency.ratio_text(t),
-                    "-" if t.p_holm is None else _p(t.p_holm),
-                    paired_latency.verdict_text(lat, t)
-                    + (f" ({t.reason})" if t.reason and t.verdict != "not measured" else ""),
-                ]
-                for t in lat.tools
-            ],
-            tones=[
-                tone_of.get(t.verdict, "neutral") if lat.judged else "neutral" for t in lat.tools
-            ],
-            note=how + " " + rule + wall,
-        )
-    )
-    doc.section(lat.title, *blocks)
-
-
-# The changed facts shown in the report (all of them are in compare.json)
-FACTS_SHOWN = 60
-
-
-def _flip_sections(doc: render.Document, c: Comparison) -> None:
-    """Newly failing scenarios by tool, the exact test per scope, and the facts that changed."""
-    f = c.flips
-    bad: render.Tone = "bad"
-    good: render.Tone = "good"
-    flip_tones = [bad] * len(f.newly_failing) + [good] * len(f.newly_passing)
-    doc.section(
-        "Scenarios that flipped",
-        render.Table(
-            ["scope", "pass -> fail", "fail -> pass", "McNemar exact p (one-sided)", "verdict"],
-            [
-                [
-                    t.scope,
-                    str(t.newly_failing),
-                    str(t.newly_passing),
-                    _p(t.p_adjusted) + (" (Holm)" if t.scope != OVERALL else ""),
-                    "worse" if t.significant else "-",
-                ]
-                for t in f.tests
-            ],
-            tones=["bad" if t.significant else "neutral" for t in f.tests],
-            note="Exact for few scenarios: a binomial test on the scenarios whose outcome "
-            "differs. Overall at alpha; tools Holm-corrected among themselves. Any newly "
-            "failing critical scenario is a regression on its own.",
-        ),
-        render.Table(
-            ["tool", "scenario", "critical", "what B failed"],
-            [
-                [x.tool, x.scenario, "yes" if x.critical else "", "; ".join(x.failures) or "-"]
-                for x in f.newly_failing
-            ]
-            + [
-                [x.tool, x.scenario, "yes" if x.critical else "", "(now passes)"]
-                for x in f.newly_passing
-            ],
-            tones=flip_tones,
-        )
-        if f.newly_failing or f.newly_passing
-        else render.Paragraph("No shared scenario changed outcome."),
-    )
-    if f.facts:
-        doc.section(
-            "Facts that changed",
-            render.Table(
-                ["tool", "scenario", "path", "A", "B"],
-                [
-                    [x.tool, x.scenario, x.path, _short(x.a), _short(x.b)]
-                    for x in f.facts[:FACTS_SHOWN]
-                ],
-                note=f"Values at the paths the scenarios' checks read; {len(f.facts)} in all"
-                + (
-                    f" (first {FACTS_SHOWN} shown; every one is in compare.json)"
-                    if len(f.facts) > FACTS_SHOWN
-                    else ""
-                ),
-            ),
-        )
-
-
-def _short(value: object, limit: int = 80) -> str:
-    text = json.dumps(value, default=str, ensure_ascii=False)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def document(c: Comparison) -> render.Document:
@@ -200,8 +46,8 @@ def document(c: Comparison) -> render.Document:
     if c.exit_code:
         worse = ", ".join(f"{r.scope} {r.label}" for r in c.regressions[:8])
         missing = f"; missing tools: {', '.join(c.missing_tools)}" if c.missing_tools else ""
-        flipped = _flip_verdict(c)
-        slower = _latency_verdict(c)
+        flipped = flip_verdict(c)
+        slower = latency_verdict(c)
         calibrated = calibration_report.verdict_text(c.calibration) if c.calibration else ""
         calibrated = f"; {calibrated}" if calibrated else ""
         text = f"{worse}{missing}{flipped}{slower}{calibrated}".removeprefix("; ") or "-"
@@ -228,7 +74,7 @@ def document(c: Comparison) -> render.Document:
             row.append(
                 "-"
                 if r is None
-                else f"{r.test.mean_a:.3f} -> {r.test.mean_b:.3f} (p {_p(r.p_perm_holm)})"
+                else f"{r.test.mean_a:.3f} -> {r.test.mean_b:.3f} (p {p_text(r.p_perm_holm)})"
             )
         row += [
             ", ".join(registry.label(m) for m in scope.better) or "-",
@@ -297,10 +143,10 @@ def document(c: Comparison) -> render.Document:
                     if r.test.ci_low is None
                     else f"[{r.test.ci_low:+.4f}, {r.test.ci_high:+.4f}]",
                     "-" if r.test.effect_size is None else f"{r.test.effect_size:+.2f}",
-                    _p(r.test.p_t),
-                    _p(r.test.p_perm),
-                    _p(r.p_t_holm),
-                    _p(r.p_perm_holm),
+                    p_text(r.test.p_t),
+                    p_text(r.test.p_perm),
+                    p_text(r.p_t_holm),
+                    p_text(r.p_perm_holm),
                     r.verdict,
                 ]
                 for r in c.results
@@ -311,17 +157,17 @@ def document(c: Comparison) -> render.Document:
         ),
     )
 
-    _latency_section(doc, c)
+    latency_section(doc, c)
     if c.calibration is not None:
         calibration_report.compare_section(doc, c.calibration)
     latency_rows = [
         [
             s.scope,
-            _ms(s.a.p50_ms),
-            _ms(s.b.p50_ms),
+            ms_text(s.a.p50_ms),
+            ms_text(s.b.p50_ms),
             _ratio(s.a.p50_ms, s.b.p50_ms),
-            _ms(s.a.p95_ms),
-            _ms(s.b.p95_ms),
+            ms_text(s.a.p95_ms),
+            ms_text(s.b.p95_ms),
             _ratio(s.a.p95_ms, s.b.p95_ms),
         ]
         for s in c.scopes
@@ -344,10 +190,10 @@ def document(c: Comparison) -> render.Document:
                     [
                         profile,
                         tool,
-                        _ms(ra.p50_ms),
-                        _ms(rb.p50_ms),
-                        _ms(ra.p95_ms),
-                        _ms(rb.p95_ms),
+                        ms_text(ra.p50_ms),
+                        ms_text(rb.p50_ms),
+                        ms_text(ra.p95_ms),
+                        ms_text(rb.p95_ms),
                         _ratio(ra.p95_ms, rb.p95_ms),
                     ]
                     for profile, tool, ra, rb in c.latency_records
@@ -410,7 +256,7 @@ def document(c: Comparison) -> render.Document:
                 "or /<tool>/outputSchema.",
             ),
         )
-    _flip_sections(doc, c)
+    flip_sections(doc, c)
     if c.movers:
         doc.section(
             "Largest per-scenario changes",

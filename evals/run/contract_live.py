@@ -32,6 +32,7 @@ from typing import Any
 from evals import contract
 from evals.cli_options import out_dir, spec
 from evals.console import log_console
+from evals.contract_change import Change
 from evals.render import Bullets, Document, Paragraph, Table, write
 from evals.run.targets import TargetError, make_target
 from ocm_common.run_record import Clock, RecordHeader, Status, header, status_for, write_record
@@ -67,7 +68,7 @@ class ContractDiff:
     b: str
     tools_a: list[str] = field(default_factory=list)
     tools_b: list[str] = field(default_factory=list)
-    changes: list[contract.Change] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
     error: str | None = None
     deadline_s: float | None = None
     # cut short at the deadline: each side not read, {side, spec, stage}
@@ -84,18 +85,18 @@ class ContractDiff:
         return [side for side in ("A", "B") if side not in unread] if not self.error else []
 
     @property
-    def breaking(self) -> list[contract.Change]:
+    def breaking(self) -> list[Change]:
         return [c for c in self.changes if c.breaking]
 
     @property
-    def suspicious(self) -> list[contract.Change]:
+    def suspicious(self) -> list[Change]:
         return [c for c in self.changes if c.suspicious]
 
     @property
-    def for_review(self) -> list[contract.Change]:
+    def for_review(self) -> list[Change]:
         return [c for c in self.changes if c.review]
 
-    def marked(self, concern: str) -> list[contract.Change]:
+    def marked(self, concern: str) -> list[Change]:
         return [c for c in self.changes if c.concern == concern]
 
     @property

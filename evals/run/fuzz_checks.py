@@ -26,7 +26,7 @@ from evals.conformance.calls import (
 from evals.conformance.canary import key_matches
 from evals.conformance.grading import TABLE
 from evals.run.outcome import ToolInfo
-from evals.run.targets import UNREADABLE_REPLY
+from evals.run.target_contract import UNREADABLE_REPLY
 from ocm_common.findings import FAILING_GRADES, GRADES, Grade, fails
 from ocm_common.registry import Registry
 

@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 from evals.run.extract import retrieved_ids
-from evals.run.runner import with_depth
 from evals.run.scenario import Scenario, load_scenarios
+from evals.run.scenario_runner import with_depth
 from evals.run.targets import Target, make_target
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -39,7 +39,7 @@ from fastmcp.client.transports import ClientTransport
 from fastmcp.client.transports.base import TransportOptions
 from mcp.shared.message import SessionMessage
 
-from evals.run.targets import HARNESS_MARK, UNREADABLE_REPLY
+from evals.run.target_contract import HARNESS_MARK, UNREADABLE_REPLY
 
 HARNESS_ENCODE = -32018  # a request the harness could not encode (a lone surrogate in it)
 STDERR_LINES = 20

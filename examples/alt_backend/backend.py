@@ -7,10 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from examples.alt_backend.adp import AdpAnswer, AdpRequest, Manuals
+from examples.alt_backend.adp import Manuals
+from examples.alt_backend.adp_answer import AdpAnswer, AdpRequest
 from examples.alt_backend.config import active_defects, check_data, data_dir
-from examples.alt_backend.odb import Formulary, OdbAnswer, OdbRequest
-from examples.alt_backend.schedule import Schedule, ScheduleAnswer
+from examples.alt_backend.odb import Formulary
+from examples.alt_backend.odb_answer import OdbAnswer, OdbRequest
+from examples.alt_backend.schedule import Schedule
+from examples.alt_backend.schedule_answer import ScheduleAnswer
 from examples.alt_backend.store import PassageStore
 from examples.alt_backend.text import highlight
 

@@ -11,16 +11,18 @@ section references and page numbers:
   social-assistance funding (OW/ODSP/ACSD), and "no funding for repairs/batteries" become rows
   with client_share_percent / adp_share_percent / max_contribution / covered. Items the
   extraction marks `llm_extracted` are not used: they are counted (and how many state a
-  percentage that the section text confirms) in MANIFEST.json.
+  percentage that the section text confirms) in MANIFEST.json. Sentence patterns and wording:
+  `adp_funding`.
 - exclusions: a fixed vocabulary (batteries, repairs/maintenance, education/work/recreation
   only, alternative transport / car substitute, backup/spare/duplicate, cosmetic, therapy or
   training only, bought before approval, unregistered or out-of-province supplier, warranties
-  and fees, used devices, other payer) matched in not-funded contexts.
+  and fees, used devices, other payer) matched in not-funded contexts (`adp_exclusions`).
 - descriptive rules: rows of the rule table that say who does what (equipment pool, leases,
   suppliers, repairs, service agreements, social-assistance co-payment), one own-words sentence
   per topic (`adp_descriptive`).
 - sections: heading, part, page, manual title, topics, amounts found, and a summary made by
-  `textrules.summarise` (no 8-word run of the manual survives).
+  `textrules.summarise` (no 8-word run of the manual survives); the text is read by
+  `adp_manual_text`.
 """
 
 from __future__ import annotations
@@ -34,8 +36,24 @@ from pathlib import Path
 from typing import Any
 
 from .adp_descriptive import descriptive_rules
-from .dates import MONTH
-from .textrules import guarding, keep_label, norm_words, summarise
+from .adp_exclusions import (
+    CSV_EXCLUSION_KEYS,
+    EXCLUSIONS,
+    GENERAL_NOT_FUNDED,
+    NOT_FUNDED,
+    NOT_FUNDED_TITLE,
+)
+from .adp_funding import SOCIAL_ASSISTANCE, funding_from_sentence, funding_summary
+from .adp_manual_text import (
+    AMOUNT,
+    MANUAL_FOOTER,
+    clean_text,
+    heading,
+    percentages,
+    section_kind,
+    sentences,
+)
+from .textrules import guarding, norm_words, summarise
 
 CATEGORIES: dict[str, str] = {
     "mobility": "Mobility devices",
@@ -51,175 +69,6 @@ CATEGORIES: dict[str, str] = {
     "core_manual": "ADP general policies (core manual)",
 }
 
-# exclusion key -> (pattern, our own description)
-EXCLUSIONS: dict[str, tuple[re.Pattern[str], str]] = {
-    "batteries": (
-        re.compile(r"batter(?:y|ies)", re.I),
-        "Replacement batteries are the client's cost; ADP does not pay for them.",
-    ),
-    "repairs_maintenance": (
-        re.compile(r"\brepairs?\b|maintenance", re.I),
-        "Repairs and upkeep of a funded device are not paid by ADP.",
-    ),
-    "education_work_recreation_only": (
-        re.compile(
-            r"(?:school|education|work|employment|sports?|recreation|leisure|social activit)[^.;]{0,60}\b(?:only|purpose)|one purpose such as|solely for (?:school|work|recreation|sport)",
-            re.I,
-        ),
-        "A device needed only for school, a job, sport or leisure does not qualify.",
-    ),
-    "alternative_transport": (
-        re.compile(
-            r"alternat\w* (?:means of )?transport|car substitute|substitute for a car|outdoor use only|intermittent(?:ly)? use",
-            re.I,
-        ),
-        "Devices meant to replace a car or used only now and then (e.g. outdoors) are not funded.",
-    ),
-    "backup_spare_duplicate": (
-        re.compile(r"back-?up|spare|duplicate", re.I),
-        "A second, spare or back-up device is not funded.",
-    ),
-    "cosmetic": (
-        re.compile(r"cosmetic", re.I),
-        "Items chosen for appearance rather than function are not funded.",
-    ),
-    "therapy_training_only": (
-        re.compile(
-            r"(?:training|exercise|therapy|therapeutic|treatment)\s+(?:purposes?\s+)?only|used for (?:treatment|therapy|exercise|training)|for treatment purposes",
-            re.I,
-        ),
-        "Devices used only for therapy, exercise or training are outside ADP.",
-    ),
-    "bought_before_approval": (
-        re.compile(
-            r"(?:purchased|leased|bought|authorized)[^.;]{0,40}before[^.;]{0,40}(?:authori[sz]ed|approved)",
-            re.I,
-        ),
-        "Devices bought or leased before ADP approval cannot be reimbursed.",
-    ),
-    "unregistered_supplier": (
-        re.compile(r"not registered|out-of-province|outside (?:of )?ontario", re.I),
-        "Devices from a supplier not registered with ADP, or outside Ontario, are not funded.",
-    ),
-    "warranty_fees": (
-        re.compile(r"extended warrant|service plans?|handling fees?", re.I),
-        "Extended warranties, service plans and handling fees are not covered.",
-    ),
-    "used_devices": (
-        re.compile(r"used devices|previously used|rebuilt", re.I),
-        "Used or rebuilt devices are not eligible for ADP funding.",
-    ),
-    "other_payer": (
-        re.compile(
-            r"WSIB|Workplace Safety|Veterans Affairs|National Defence|Non-Insured Health Benefits|Correctional",
-            re.I,
-        ),
-        "Not funded when another payer (e.g. WSIB, Veterans Affairs, federal programs) is responsible.",
-    ),
-}
-CSV_EXCLUSION_KEYS = {
-    "education/work/recreation only": "education_work_recreation_only",
-    "training/exercise/therapy only": "therapy_training_only",
-    "alternative transport / intermittent use": "alternative_transport",
-    "backup/spare/duplicate": "backup_spare_duplicate",
-    "general": "general_not_funded",
-}
-GENERAL_NOT_FUNDED = "The section lists items that the ADP does not fund."
-_NEG = re.compile(
-    r"not (?:be )?(?:funded|covered|eligible)|does not (?:provide|fund|cover)|will not (?:fund|pay|provide)|"
-    r"no funding|not provide (?:any )?(?:adp )?(?:funding|coverage)|ineligible|non-eligible|excluded|exclusion",
-    re.I,
-)
-_NOT_FUNDED_TITLE = re.compile(
-    r"not funded|ineligible|non-eligible|repairs/batteries|exclusion", re.I
-)
-_FOOTER = re.compile(
-    r"(?:[A-Z][A-Za-z-]*\s)+(?:and\s(?:[A-Z][A-Za-z-]*\s)+)?(?:Policy and Administration Manual|"
-    r"Policies and Procedures Manual for the Assistive Devices Program)\s+(?:\d+\s+)?"
-    rf"{MONTH}\s+(?:\d{{1,2}},\s+)?\d{{4}}(?:\s+\d+\b)?"
-)
-# a running footer names the manual the page belongs to
-_MANUAL = re.compile(
-    r"((?:[A-Z][A-Za-z-]*[ \t]+)+(?:and\s+(?:[A-Z][A-Za-z-]*[ \t]+)+)?Policy and Administration Manual|"
-    r"Policies and Procedures Manual for the Assistive Devices Program)\s+(?:\d+\s*)?"
-    rf"{MONTH}\s+(?:\d{{1,2}},\s+)?\d{{4}}"
-)
-_DOTS = re.compile(r"\.{4,}\s*\d*")
-_PAGE = re.compile(r"---\s*Page\s+\d+\s*---")
-_SOCIAL = re.compile(
-    r"Ontario Works|\bODSP\b|Ontario Disability Support|\bACSD\b|social assistance", re.I
-)
-_AMOUNT = re.compile(r"\$\s?(\d{1,3}(?:,\d{3})*(?:\.\d{2})?)")
-_HEAD_STOP = {
-    "the",
-    "of",
-    "for",
-    "and",
-    "or",
-    "to",
-    "a",
-    "an",
-    "by",
-    "in",
-    "with",
-    "on",
-    "real-time",
-}
-_SENTENCE_START = re.compile(
-    r"^(?:The|If|In|An|A|For|To|When|Where|Unless|This|These|All|Each|Any|Clients?|Applicants?)\b"
-)
-
-
-def clean_text(text: str) -> str:
-    """Drop page markers and running footers, flatten bullets and whitespace."""
-    t = _PAGE.sub(" ", text or "")
-    t = _FOOTER.sub(" ", t)
-    t = _DOTS.sub(" ", t)
-    t = re.sub(r"\s*•\s*", " • ", t)
-    return re.sub(r"\s+", " ", t).strip()
-
-
-def sentences(text: str) -> list[str]:
-    parts = re.split(r"(?<=[.;])\s+|\s•\s", text)
-    return [p.strip(" •") for p in parts if p.strip(" •")]
-
-
-def heading(title: str, raw: str) -> str:
-    """A real heading is kept; a sentence fragment is reduced to a short label."""
-    t = re.sub(r"\.{3,}.*$", "", title or "").strip()
-    t = re.sub(r"^(?:Added|Revised|Updated)\s*(?:\d+(?:\.\d+)*)?:\s*", "", t).strip()
-    first_line = (raw or "").strip().split("\n", 1)[0].strip()
-    words = t.split()
-    looks_heading = 0 < len(words) <= 9 and not _SENTENCE_START.match(t) and not t.endswith(",")
-    if (
-        looks_heading
-        and words[-1].lower() in _HEAD_STOP | {"by", "to"}
-        and first_line
-        and len(first_line.split()) <= 5
-    ):
-        t = f"{t} {first_line}".strip()
-    if looks_heading:
-        return keep_label(t, max_words=12)
-    return summarise(f"{t} {first_line}", max_words=8)
-
-
-def _kind(x: dict[str, Any], raw: str) -> str:
-    """'toc' for table-of-contents / amendment-log fragments, else 'policy'."""
-    title = x.get("title") or ""
-    if (
-        _DOTS.search(title)
-        or _DOTS.search(raw)
-        or re.search(r"Table of Contents|Section Change Date|^\d+(?:\.\d+)*:", f"{title} {raw}")
-    ):
-        return "toc"
-    if re.search(rf"\b{MONTH}\s+\d{{4}}\b", title) and (x.get("page_num") or 99) <= 5:
-        return "toc"
-    return "policy"
-
-
-def _pct(text: str) -> list[int]:
-    return [int(x) for x in re.findall(r"(\d{1,3})\s*(?:percent|%)", text, re.I)]
-
 
 @dataclass
 class AdpResult:
@@ -228,124 +77,6 @@ class AdpResult:
     sections: list[dict[str, Any]]
     meta: dict[str, Any] = field(default_factory=dict)
     descriptive: list[dict[str, Any]] = field(default_factory=list)
-
-
-FUNDING_COLUMNS = [
-    "rule_id",
-    "adp_doc",
-    "device_category",
-    "section_ref",
-    "policy_uid",
-    "page_num",
-    "scenario",
-    "client_share_percent",
-    "adp_share_percent",
-    "max_contribution",
-    "covered",
-    "summary",
-    "evidence",
-]
-EXCLUSION_COLUMNS = [
-    "exclusion_id",
-    "adp_doc",
-    "device_category",
-    "section_ref",
-    "policy_uid",
-    "page_num",
-    "exclusion",
-    "description",
-    "evidence",
-]
-
-
-def _funding_from_sentence(s: str, social_context: bool) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    low = s.lower()
-    scenario = "lease" if re.search(r"\blease", low) else "purchase"
-    social = bool(_SOCIAL.search(s)) or social_context
-    if m := re.search(
-        r"client(?:'s|’s)?\s+portion\s*(?:\(|is\s+|must be\s+)?(?:at least\s+)?(\d{1,3})\s*(?:percent|%)",
-        low,
-    ):
-        c = int(m.group(1))
-        out.append({"scenario": scenario, "client": c, "adp": 100 - c})
-    elif m := re.search(r"collects from the applicant,?\s*(\d{1,3})\s*percent", low):
-        c = int(m.group(1))
-        out.append({"scenario": scenario, "client": c, "adp": 100 - c, "vendor_price": True})
-    elif m := re.search(
-        r"(?:adp|program|ministry)\s+(?:will\s+)?(?:only\s+)?pays?\s+(?:up to\s+)?(\d{1,3})\s*(?:percent|%)",
-        low,
-    ):
-        a = int(m.group(1))
-        item = re.search(
-            r"\bfor ([a-z][\w &/-]{3,60}?),?\s+(?:the\s+)?(?:adp|program)\s+(?:will\s+)?pays?", low
-        )
-        out.append(
-            {
-                # 100% funding in a section about OW/ODSP/ACSD recipients is their rule, item or not.
-                "scenario": "social_assistance" if social and a == 100 else scenario,
-                "client": 100 - a,
-                "adp": a,
-                "item": item.group(1) if item else "",
-                "vendor_price": "vendor" in low,
-                "max": "maximum contribution" in low or "maximum amount" in low,
-            }
-        )
-    elif social and (m := re.match(r"(?:[a-d]\.\s*)?(100)%\s+(?:of|up to)", low)):
-        out.append(
-            {
-                "scenario": "social_assistance",
-                "client": 0,
-                "adp": 100,
-                "max": "maximum contribution" in low,
-            }
-        )
-    if re.search(
-        r"(?:not provide|no)\s+(?:any\s+)?(?:adp\s+)?(?:funding|coverage)(?:\s+assistance)?\s+(?:towards|for)\s+the\s+cost\s+of\s+(?:the\s+)?repairs",
-        low,
-    ):
-        out.append({"scenario": "repair", "client": 100, "adp": 0, "covered": False})
-        if "batter" in low:
-            out.append({"scenario": "batteries", "client": 100, "adp": 0, "covered": False})
-    amounts = _AMOUNT.findall(s)
-    if amounts and re.search(r"grant", low):
-        labels = re.findall(r"([A-Z][a-z]+(?:\s[A-Z][a-z]+)*)\s*\(each\)", s)
-        for i, amt in enumerate(amounts):
-            out.append(
-                {
-                    "scenario": "grant_social_assistance" if social else "grant",
-                    "max_value": float(amt.replace(",", "")),
-                    "item": labels[i] if i < len(labels) and len(labels) == len(amounts) else "",
-                }
-            )
-    return out
-
-
-def _summary(cat: str, r: dict[str, Any]) -> str:
-    label = CATEGORIES.get(cat, cat)
-    sc = r["scenario"]
-    if sc in ("repair", "batteries"):
-        what = "Repairs and maintenance" if sc == "repair" else "Batteries"
-        return f"{label}: {what} are not paid for by ADP; the client bears the full cost."
-    if sc.startswith("grant"):
-        who = "Clients on OW/ODSP/ACSD" if sc.endswith("social_assistance") else "Eligible clients"
-        item = f" per {r['item'].lower()}" if r.get("item") else ""
-        return f"{label}: {who} receive a grant of ${r['max_value']:.2f}{item}."
-    if sc == "social_assistance":
-        cap = " (up to the approved maximum)" if r.get("max") else ""
-        what = f" of {r['item']}" if r.get("item") else ""
-        return (
-            f"{label}: for clients receiving Ontario Works, ODSP or ACSD, ADP covers "
-            f"{r['adp']}%{what}{cap}, so the client share is {r['client']}%."
-        )
-    base = "the vendor's price" if r.get("vendor_price") else "the ADP approved price"
-    cap = "; the ADP share is capped at an approved maximum amount" if r.get("max") else ""
-    verb = "leased" if sc == "lease" else "purchased"
-    what = r["item"] if r.get("item") else f"{verb} devices"
-    return (
-        f"{label}: for {what} ADP pays {r['adp']}% of {base} and the client pays "
-        f"{r['client']}%{cap}."
-    )
 
 
 def load(extraction: Path, funding_csv: Path | None, exclusion_csv: Path | None) -> AdpResult:
@@ -383,15 +114,13 @@ def _load(data: dict[str, Any], funding_csv: Path | None, exclusion_csv: Path | 
         seen[uid] += 1
         sec_id = uid if seen[uid] == 1 else f"{uid}-{seen[uid]}"
         raw = x.get("raw_text") or ""
-        for m in _MANUAL.finditer(raw):
+        for m in MANUAL_FOOTER.finditer(raw):
             name = re.sub(r"\s+", " ", m.group(1)).strip()
             name = re.sub(r"^(?:Refer to|See|Introduction to)\s+(?:the\s+)?", "", name)
             manual_by_doc[doc] = name
             first_manual.setdefault(doc, name)
         text = clean_text(f"{x.get('title', '')} {raw}")
-        amounts = sorted(
-            {a for a in _AMOUNT.findall(text)}, key=lambda a: float(a.replace(",", ""))
-        )
+        amounts = sorted({a for a in AMOUNT.findall(text)}, key=lambda a: float(a.replace(",", "")))
         sec = {
             "id": sec_id,
             "policy_uid": uid,
@@ -403,10 +132,10 @@ def _load(data: dict[str, Any], funding_csv: Path | None, exclusion_csv: Path | 
             "heading": heading(x.get("title", ""), raw),
             "page_num": x.get("page_num"),
             "topics": sorted(set(x.get("topics") or [])),
-            "percentages": sorted(set(_pct(text))),
+            "percentages": sorted(set(percentages(text))),
             "amounts": [f"${a}" for a in amounts],
             "exclusions": [],
-            "kind": _kind(x, raw),
+            "kind": section_kind(x, raw),
             "summary": summarise(text, max_words=35, first_clause=False)
             if len(norm_words(text)) > 3
             else "",
@@ -449,20 +178,20 @@ def _load(data: dict[str, Any], funding_csv: Path | None, exclusion_csv: Path | 
             "adp_share_percent": r.get("adp"),
             "max_contribution": r.get("max_value"),
             "covered": (covered if covered is not None else True),
-            "summary": _summary(doc, r),
+            "summary": funding_summary(CATEGORIES.get(doc, doc), r),
             "evidence": evidence,
         }
 
     social_majors = {
         (s["adp_doc"], s["manual"], s["section_ref"].split(".")[0])
         for s in sections
-        if _SOCIAL.search(s["_text"])
+        if SOCIAL_ASSISTANCE.search(s["_text"])
     }
     for sec in sections:
         major = (sec["adp_doc"], sec["manual"], sec["section_ref"].split(".")[0])
-        social_ctx = bool(_SOCIAL.search(sec["_text"])) or major in social_majors
+        social_ctx = bool(SOCIAL_ASSISTANCE.search(sec["_text"])) or major in social_majors
         for s in sentences(sec["_text"]):
-            for r in _funding_from_sentence(s, social_ctx):
+            for r in funding_from_sentence(s, social_ctx):
                 add_rule(sec["adp_doc"], sec["section_ref"], r, "manual_text", sec)
     for x in raw_sections:
         for f in x.get("funding") or []:
@@ -471,12 +200,14 @@ def _load(data: dict[str, Any], funding_csv: Path | None, exclusion_csv: Path | 
                 p = str(f.get("client_share_percent") or "").rstrip("%")
                 if p.replace(".", "").isdigit():
                     t = f"{x.get('title', '')} {x.get('raw_text', '')}"
-                    if int(float(p)) in _pct(t):
+                    if int(float(p)) in percentages(t):
                         stats["llm_funding_items_percent_in_text"] += 1
                 continue
             stats["plain_funding_items"] += 1
             for s in sentences(clean_text(f.get("details") or "")):
-                for r in _funding_from_sentence(s, bool(_SOCIAL.search(x.get("raw_text") or ""))):
+                for r in funding_from_sentence(
+                    s, bool(SOCIAL_ASSISTANCE.search(x.get("raw_text") or ""))
+                ):
                     add_rule(
                         x.get("adp_doc", ""), str(x.get("section_id") or ""), r, "extraction_rule"
                     )
@@ -488,16 +219,19 @@ def _load(data: dict[str, Any], funding_csv: Path | None, exclusion_csv: Path | 
         social_sections = {
             (row.get("adp_doc", ""), row.get("section_ref", ""))
             for row in rows
-            if _SOCIAL.search(row.get("details") or "")
+            if SOCIAL_ASSISTANCE.search(row.get("details") or "")
         }
         if rows:
             for row in rows:
                 stats["csv_funding_rows"] += 1
                 doc, sid = row.get("adp_doc", ""), row.get("section_ref", "")
                 secs = by_uid.get((doc, sid)) or []
-                ctx = any(_SOCIAL.search(s["_text"]) for s in secs) or (doc, sid) in social_sections
+                ctx = (
+                    any(SOCIAL_ASSISTANCE.search(s["_text"]) for s in secs)
+                    or (doc, sid) in social_sections
+                )
                 for s in sentences(clean_text(row.get("details") or "")):
-                    for r in _funding_from_sentence(s, ctx):
+                    for r in funding_from_sentence(s, ctx):
                         add_rule(doc, sid, r, "rules_csv")
 
     # ---- descriptive rules: rows that say who does what, not what share is paid ----------
@@ -528,9 +262,9 @@ def _load(data: dict[str, Any], funding_csv: Path | None, exclusion_csv: Path | 
                 s["exclusions"].append(key)
 
     for sec in sections:
-        title_neg = bool(_NOT_FUNDED_TITLE.search(sec["heading"]))
+        title_neg = bool(NOT_FUNDED_TITLE.search(sec["heading"]))
         for s in sentences(sec["_text"]):
-            if not (title_neg or _NEG.search(s)):
+            if not (title_neg or NOT_FUNDED.search(s)):
                 continue
             for key, (rx, _) in EXCLUSIONS.items():
                 if rx.search(s):

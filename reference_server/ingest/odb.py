@@ -33,6 +33,7 @@ from typing import Any
 from reference_server.catalog import ingredient_key
 
 from .dpd import AtcInfo
+from .odb_notes import ProductNotes
 from .textrules import guarding, summarise
 
 # XML attribute -> column; attributes not listed here are added in snake_case automatically.
@@ -99,61 +100,6 @@ class OdbResult:
     flag_columns: list[str] = field(default_factory=list)
 
 
-NOTE_WORDS = 30  # product notes are summarised to at most this many words
-
-
-class _Notes:
-    """The extract's <note> elements (clinical criteria, availability, interactions) at every
-    level of the formulary tree, each tied to the products under it. Each distinct note text
-    becomes one row whose `summary` is `textrules.summarise` of it (never the text itself)."""
-
-    LEVELS = ("drug", "group", "ingredient", "subclass")  # most specific first
-
-    def __init__(self) -> None:
-        self._by_text: dict[str, dict[str, Any]] = {}
-
-    def open(self, level: str, element: ET.Element) -> list[dict[str, Any]]:
-        """The note records of `element` (created on first sight, in document order)."""
-        out = []
-        for note in element.findall("note"):
-            text = " ".join((note.text or "").split())
-            if not text:
-                continue
-            rec = self._by_text.get(text)
-            if rec is None:
-                rec = {"text": text, "levels": set(), "dins": [], "groups": [], "ingredients": []}
-                self._by_text[text] = rec
-            rec["levels"].add(level)
-            out.append(rec)
-        return out
-
-    @staticmethod
-    def apply(records: list[dict[str, Any]], din: str, group: str, ingredient: str) -> None:
-        for rec in records:
-            for key, value in (("dins", din), ("groups", group), ("ingredients", ingredient)):
-                if value and value not in rec[key]:
-                    rec[key].append(value)
-
-    def rows(self) -> list[dict[str, Any]]:
-        rows = []
-        for i, rec in enumerate(self._by_text.values(), start=1):
-            if not rec["dins"]:
-                continue
-            scope = next(level for level in self.LEVELS if level in rec["levels"])
-            rows.append(
-                {
-                    "note_id": f"N{i:03d}",
-                    "scope": scope,
-                    "summary": summarise(rec["text"], max_words=NOTE_WORDS, first_clause=False),
-                    "n_dins": len(rec["dins"]),
-                    "dins": ";".join(sorted(rec["dins"])),
-                    "group_ids": ";".join(sorted(rec["groups"])),
-                    "ingredients": ";".join(sorted(rec["ingredients"])),
-                }
-            )
-        return rows
-
-
 def parse(path: Path, atc: dict[str, AtcInfo] | None = None) -> OdbResult:
     """Parse the extract; rewording avoids 8-word runs of any note text in the file."""
     root = ET.parse(path).getroot()
@@ -182,7 +128,7 @@ def _parse(root: ET.Element, atc: dict[str, AtcInfo] | None) -> OdbResult:
     lu_dins: dict[str, list[str]] = defaultdict(list)
     lu_groups: dict[str, list[str]] = defaultdict(list)
     lu_generic: dict[str, list[str]] = defaultdict(list)
-    notes = _Notes()
+    notes = ProductNotes()
 
     for pcg2 in formulary.findall("pcg2"):
         tclass = (pcg2.findtext("name") or "").strip()
@@ -398,9 +344,6 @@ LU_COLUMNS = [
     "group_ids",
     "generic_names",
 ]
-
-
-NOTE_COLUMNS = ["note_id", "scope", "summary", "n_dins", "dins", "group_ids", "ingredients"]
 
 
 def drug_columns(result: OdbResult) -> list[str]:

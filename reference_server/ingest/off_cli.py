@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from . import act, adp, adp_descriptive, dpd, odb, ohip
+from . import act, adp, adp_descriptive, adp_exclusions, adp_funding, dpd, odb, odb_notes, ohip
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared" / "data"
@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "notes": "indication = textrules.summarise(first clause of the criteria, 20 words); "
             "period from the 'LU Authorization Period' note.",
         }
-        n = write_csv(out / "odb_notes.csv", odb.NOTE_COLUMNS, res.notes)
+        n = write_csv(out / "odb_notes.csv", odb_notes.NOTE_COLUMNS, res.notes)
         files["odb_notes.csv"] = {
             **src,
             "rows_in": n,
@@ -212,7 +212,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "extraction_date": res_a.meta["extraction_date"],
             "manuals": res_a.meta["manuals"],
         }
-        n = write_csv(out / "adp_funding_rule.csv", adp.FUNDING_COLUMNS, res_a.funding)
+        n = write_csv(out / "adp_funding_rule.csv", adp_funding.FUNDING_COLUMNS, res_a.funding)
         files["adp_funding_rule.csv"] = {
             **src,
             "rows_in": {
@@ -231,7 +231,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             },
             "notes": "Rules re-derived by pattern from manual text, plain extraction items and the CSV details.",
         }
-        n = write_csv(out / "adp_exclusion.csv", adp.EXCLUSION_COLUMNS, res_a.exclusions)
+        n = write_csv(out / "adp_exclusion.csv", adp_exclusions.EXCLUSION_COLUMNS, res_a.exclusions)
         files["adp_exclusion.csv"] = {
             **src,
             "rows_in": {

@@ -17,13 +17,8 @@ import re
 
 from reference_server.catalog import OFF_COLLECTIONS
 from reference_server.retrieval import drug_strength
-from reference_server.retrieval.odb_names import (
-    WORD,
-    class_members,
-    ingredient_key,
-    longest_name,
-    resolve,
-)
+from reference_server.retrieval.odb_classes import class_members
+from reference_server.retrieval.odb_names import WORD, ingredient_key, longest_name, resolve
 from reference_server.retrieval.odb_rows import (
     GROUP,
     DrugQuery,

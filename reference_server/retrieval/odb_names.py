@@ -3,13 +3,13 @@ class (ATC prefix, class name or synonym), FTS5, or a misspelling of a listed na
 strength and dosage form written around the name.
 
 Name look-ups go through the SQL indexes; what every call would read again (class names, a
-class's members, the spelling index) is read once per index and process (`db.derived`).
+class's members: `odb_classes`; the spelling index) is read once per index and process
+(`db.derived`). The runs of words a name is looked up among are `word_spans`'.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
 
@@ -17,21 +17,13 @@ from reference_server import catalog
 from reference_server.retrieval import drug_form, drug_strength
 from reference_server.retrieval.drug_form import FormWord
 from reference_server.retrieval.drug_spelling import SpellingIndex
-from reference_server.retrieval.odb_rows import (
-    DrugQuery,
-    Found,
-    Homonym,
-    Product,
-    price_order,
-    products,
-)
+from reference_server.retrieval.odb_classes import class_members, class_named_in
+from reference_server.retrieval.odb_rows import DrugQuery, Found, Homonym, Product, products
 from reference_server.retrieval.sql import SqlClient, as_rows, fts_query, select_list
+from reference_server.retrieval.word_spans import Span, spans
 
 WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-]*")
-RUN = re.compile(r"\S+")
-LETTER = re.compile("[A-Za-z]")
 SPACES = re.compile(r"\s+")
-NOT_ALNUM = re.compile(r"[^a-z0-9]+")
 # `catalog.ingredient_key` remembered per process: it is pure, and a question's every run of
 # words goes through its regular expressions (about 70 a coverage.answer call, twice: routing,
 # then odb.get). Distinct runs remembered:
@@ -51,70 +43,6 @@ def split_strength(text: str) -> tuple[str, str | None, FormWord | None]:
     return name, mention.text if mention else None, form.form if form else None
 
 
-def _class_of(db: SqlClient, text: str) -> str | None:
-    """A drug class named by class name, label or synonym (drug_classes.yaml via odb_drug_class):
-    the longest name found as whole words (a trailing plural 's' allowed)."""
-    t = " " + NOT_ALNUM.sub(" ", text.lower()) + " "
-    best: tuple[int, str] | None = None
-    for name, class_name in db.derived.get("odb_class_names", lambda: _class_names(db)):
-        if (f" {name} " in t or f" {name}s " in t) and (best is None or len(name) > best[0]):
-            best = (len(name), class_name)
-    return best[1] if best else None
-
-
-def _class_names(db: SqlClient) -> tuple[tuple[str, str], ...]:
-    """(normalised name, class) for every class name, label and synonym, read once per index:
-    compiling a pattern per name on every call cost 10% of odb.get at 10x (more names than
-    Python's pattern cache holds)."""
-    out = []
-    for r in db.query("SELECT DISTINCT class_name, label, synonyms FROM odb_drug_class"):
-        for n in [r["class_name"], r["label"] or "", *(r["synonyms"] or "").split(";")]:
-            name = re.sub(r"[^a-z0-9]+", " ", n.lower()).strip()
-            if len(name) > 2:
-                out.append((name, r["class_name"]))
-    return tuple(out)
-
-
-def class_members(db: SqlClient, name: str) -> list[Product]:
-    """Products whose ATC code is in the class, plus same-ingredient products without an ATC
-    code, cheapest first (`price_order`).
-
-    A class's members are reference data of a read-only index, and they grow with the
-    formulary (statins: 304 products at 1x, 30,400 at 100x): they are read and sorted once per
-    class and process, so a call walks them from the cheapest instead of copying and comparing
-    them all (the cheapest-statin question: 158 ms at 100x before). Callers share the rows and
-    must not edit them.
-    """
-    return db.derived.get(
-        f"odb_formulary.class_members:{name}",
-        lambda: sorted(_read_class_members(db, name), key=price_order),
-    )
-
-
-def _read_class_members(db: SqlClient, name: str) -> list[Product]:
-    """The class is matched against the few distinct `drug_class` values (an index scan) and
-    rows are then fetched through the `drug_class` and `ingredient` indexes, not by scanning
-    every product with LIKE."""
-    values = [
-        r["drug_class"]
-        for r in db.query("SELECT DISTINCT drug_class FROM odb_drugs WHERE drug_class != ''")
-        if name in r["drug_class"].split(";")
-    ]
-    if not values:
-        return []
-    marks = ",".join("?" * len(values))
-    members = products(db, f"WHERE drug_class IN ({marks})", values)
-    ingredients = sorted({r.ingredient for r in members})
-    marks = ",".join("?" * len(ingredients))
-    # coalesce() keeps the planner on the ingredient index: with `atc_code IS NULL OR
-    # atc_code = ''` it read every product without an ATC code through the atc_code index
-    # (6.3 ms at 1x, 18.9 ms at 10x; now 0.3 and 0.5 ms, same rows).
-    unclassified = products(
-        db, f"WHERE ingredient IN ({marks}) AND coalesce(atc_code, '') = ''", ingredients
-    )
-    return members + unclassified
-
-
 def _by_name(db: SqlClient, name: str, spelt: bool = True) -> Found:
     brand = products(db, "WHERE brand_name = ? COLLATE NOCASE", (name,))
     key = ingredient_key(name)
@@ -131,7 +59,7 @@ def _by_name(db: SqlClient, name: str, spelt: bool = True) -> Found:
         if brand:
             return Found("brand", rows, name=brand[0].brand_name, tiers=tiers)
         return Found("ingredient", rows, name=key, tiers=tiers)
-    cls = _class_of(db, name)
+    cls = class_named_in(db, name)
     if cls:
         return Found("class", class_members(db, cls), class_name=cls, name=cls)
     if spelt and WORD.fullmatch(name):  # one word that names no drug: misspelt, or a word
@@ -173,44 +101,6 @@ def _brand_or_generic(name: str, brand: list[Product], generic: list[Product], k
     found = Found("ingredient", [*generic, *brand], name=key, tiers=[generic, brand])
     found.homonym = Homonym(name, other, brand)
     return found
-
-
-@dataclass(frozen=True)
-class Span:
-    """Words of a question, as written, and where they are."""
-
-    text: str
-    start: int
-    end: int
-
-
-SPAN_WORDS = 14  # generic names run to 12 words ('soybean oil & medium chain triglycerides & ...')
-EDGE = " \t\"'?!.,;:"
-END = " \t\"'?!,;:"  # a name can end with '.' ('PMS-Sulfasalazine-E.C.', 'Jamteki I.V.')
-
-
-def spans(q: str, most: int = SPAN_WORDS) -> list[Span]:
-    """Every run of 1..`most` words of `q` as written ('Ratio-Tecnal C1/2', 'Teva-Lisinopril
-    (Type P)', 'Drospirenone&Ethinyl Estradiol USP 21'), trimmed of sentence punctuation."""
-    words = [(m.start(), m.end()) for m in RUN.finditer(q)]
-    out: dict[str, Span] = {}
-    for n in range(1, most + 1):
-        for i in range(len(words) - n + 1):
-            start, end = words[i][0], words[i + n - 1][1]
-            text = q[start:end]
-            # the edges differ only by '.': without one, END trims as EDGE did
-            for edge in (EDGE, END) if "." in text else (EDGE,):
-                trimmed = text.strip(edge)
-                if trimmed.count("(") < trimmed.count(")"):
-                    trimmed = trimmed.rstrip(")").strip(edge)
-                if trimmed.count("(") > trimmed.count(")"):
-                    trimmed = trimmed.lstrip("(").strip(edge)
-                # three letters name brands ('Yaz', '3TC', 'PTU'); shorter runs are words
-                if len(trimmed) < 3 or not LETTER.search(trimmed):
-                    continue
-                offset = start + text.index(trimmed)
-                out.setdefault(trimmed.lower(), Span(trimmed, offset, offset + len(trimmed)))
-    return list(out.values())
 
 
 def name_in(db: SqlClient, q: str) -> Span | None:
@@ -256,7 +146,7 @@ def _from_question(db: SqlClient, q: str) -> tuple[Found, str]:
         found = _by_name(db, span.text)
         if found.kind != "none":
             return found, q[: span.start] + " " + q[span.end :]
-    cls = _class_of(db, q)
+    cls = class_named_in(db, q)
     if cls:
         return Found("class", class_members(db, cls), class_name=cls, name=cls), q
     return _misspelt(db, q)
@@ -352,7 +242,7 @@ def resolve(db: SqlClient, query: DrugQuery) -> Found:
             named, strength, form = text.strip(), strength or s, form or f
             break
     if found.kind == "none" and query.drug_class:
-        cls = _class_of(db, query.drug_class)
+        cls = class_named_in(db, query.drug_class)
         if cls:
             found = Found("class", class_members(db, cls), class_name=cls, name=cls)
     if query.q:

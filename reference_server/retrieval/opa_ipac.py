@@ -23,7 +23,8 @@ import numpy as np
 from reference_server.catalog import OPA_SECTIONS_BM25
 from reference_server.retrieval import opa_sections
 from reference_server.retrieval.bm25_impacts import Bm25Impacts
-from reference_server.retrieval.opa_sections import SECTION_COLUMNS, Filters, IpacBlock, SectionRow
+from reference_server.retrieval.opa_section_rows import SECTION_COLUMNS, IpacBlock, SectionRow
+from reference_server.retrieval.opa_sections import Filters
 from reference_server.retrieval.sql import SqlClient, fts_words
 from reference_server.retrieval.vector import VectorClient, VectorHit
 from reference_server.scoring.conflicts import StatementIndex, statements_from_text

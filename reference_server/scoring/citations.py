@@ -69,7 +69,7 @@ def format_citation(
 
 
 class SectionLike(Protocol):
-    """What an OPA section citation reads from a section row (`retrieval.opa_sections.SectionRow`)."""
+    """What an OPA section citation reads from a section row (`retrieval.opa_section_rows.SectionRow`)."""
 
     @property
     def section_id(self) -> str: ...

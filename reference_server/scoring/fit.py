@@ -21,7 +21,7 @@ Per family (the tools' `confidence_family`), a logistic regression on its few FA
 (scikit-learn, lbfgs, L2 with C, features standardised for the fit and stored back in raw units),
 fitted on every answer of the fit half: the main run and each single-path run (what a failed or
 timed-out path leaves), so single-path answers have data of their own. "Right": every check
-passed but the checks on the confidence itself (as evals/read/calibration.py counts it).
+passed but the checks on the confidence itself (as evals/read/calibration_answers.py counts it).
 
 One coefficient is not fitted from the derived answers: `default_rule` (ADP, the split is the
 core manual's general rule because the device's manual states none). Whether such a split is
@@ -116,7 +116,7 @@ class Answer:
 
 def is_right(record: dict[str, Any]) -> bool:
     """Every check passed, the checks on the confidence itself left aside (the rule of
-    evals/read/calibration.py's `is_right`)."""
+    evals/read/calibration_answers.py's `is_right`)."""
     if record.get("status") == "passed":
         return True
     failed = [c for c in record.get("checks", []) if not c.get("passed")]

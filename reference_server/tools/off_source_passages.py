@@ -22,8 +22,8 @@ from reference_server.retrieval import passages as by_id
 from reference_server.retrieval.dual_path import DualResult, PathName
 from reference_server.runtime import Runtime
 from reference_server.scoring.conflicts import Conflict, compare
-from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.pipeline import DualPathTool, Fields, Score
+from reference_server.tools.request_model import NON_BLANK, StrictModel
 
 NAME = "source.passages"
 CONTEXT_CHARS = 50

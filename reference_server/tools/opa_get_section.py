@@ -9,19 +9,15 @@ from pydantic import BaseModel, Field
 
 from reference_server.errors import NotFoundError, PathsFailedError
 from reference_server.retrieval.dual_path import DualResult
-from reference_server.retrieval.opa_sections import (
-    SectionRow,
-    SectionTree,
-    sql_lookup,
-    vector_lookup,
-)
+from reference_server.retrieval.opa_section_rows import SectionRow
+from reference_server.retrieval.opa_sections import SectionTree, sql_lookup, vector_lookup
 from reference_server.retrieval.vector import VectorHit
 from reference_server.runtime import Runtime
 from reference_server.scoring.citations import SectionCitation, format_section_citation
 from reference_server.scoring.conflicts import Conflict, compare
-from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Path, SourceOrg
 from reference_server.tools.pipeline import DualPathTool, Fields, Score
+from reference_server.tools.request_model import NON_BLANK, StrictModel
 
 NAME = "opa.get_section"
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 from reference_server.retrieval import opa_ipac
 from reference_server.retrieval.dual_path import DualResult
 from reference_server.retrieval.opa_ipac import SqlFound, section_settings, source_label
-from reference_server.retrieval.opa_sections import IpacChecklist, SectionRow
+from reference_server.retrieval.opa_section_rows import IpacChecklist, SectionRow
 from reference_server.retrieval.vector import VectorHit
 from reference_server.runtime import Runtime
 from reference_server.scoring.citations import Citation, section_citation
@@ -21,9 +21,9 @@ from reference_server.scoring.conflicts import (
     level_conflicts,
 )
 from reference_server.scoring.features import Signals
-from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Evidence
 from reference_server.tools.pipeline import DualPathTool, Fields, Score
+from reference_server.tools.request_model import NON_BLANK, StrictModel
 from reference_server.tools.section_merge import (
     SectionHit,
     fused_and_reranked,

@@ -9,19 +9,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from reference_server.retrieval.dual_path import DualResult
-from reference_server.retrieval.opa_sections import (
-    Filters,
-    PolicyLevel,
-    SectionRow,
-    keyword_search,
-    vector_search,
-)
+from reference_server.retrieval.opa_section_rows import PolicyLevel, SectionRow
+from reference_server.retrieval.opa_sections import Filters, keyword_search, vector_search
 from reference_server.retrieval.vector import VectorHit
 from reference_server.runtime import Runtime
 from reference_server.scoring.citations import Citation, section_citation
-from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Evidence
 from reference_server.tools.pipeline import DualPathTool, Fields, Score
+from reference_server.tools.request_model import NON_BLANK, StrictModel
 from reference_server.tools.section_ambiguity import (
     AMBIGUITY_DESCRIPTION,
     Candidate,

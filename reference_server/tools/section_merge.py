@@ -21,7 +21,7 @@ from typing import Any
 from reference_server import ranking
 from reference_server.config import Fusion, Settings
 from reference_server.retrieval import rerank
-from reference_server.retrieval.opa_sections import SectionRow
+from reference_server.retrieval.opa_section_rows import SectionRow
 from reference_server.retrieval.sql import STOPWORDS
 from reference_server.retrieval.vector import VectorHit
 from reference_server.scoring.confidence import OPA, Counts

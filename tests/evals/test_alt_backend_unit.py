@@ -21,7 +21,7 @@ from jsonschema import Draft202012Validator
 
 from examples.alt_backend.backend import Backend, NotFound
 from examples.alt_backend.config import DataMissing, active_defects, check_data, data_dir
-from examples.alt_backend.odb import find_strength, strength_matches, strength_parts
+from examples.alt_backend.odb_terms import find_strength, strength_matches, strength_parts
 from examples.alt_backend.server import build_server, load_schemas, validate_arguments
 from examples.alt_backend.text import highlight
 

@@ -23,10 +23,10 @@ from jsonschema import Draft202012Validator
 from examples.alt_opa.corpus import (
     Corpus,
     CorpusError,
-    _repair_words,
     data_folder,
     load_corpus,
 )
+from examples.alt_opa.pho_pdfs import _repair_words
 from examples.alt_opa.search import Bm25, SectionSearch, tokens, topic_matches
 from examples.alt_opa.server import Backend, build_server, load_schemas, parse_defects
 

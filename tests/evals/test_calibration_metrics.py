@@ -11,8 +11,15 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from evals.read import calibration as cal
-from evals.read import calibration_compare, compare, compare_report, gate, report
-from evals.read.calibration import Answer
+from evals.read import (
+    calibration_answers,
+    calibration_compare,
+    compare,
+    compare_report,
+    gate,
+    report,
+)
+from evals.read.calibration_answers import Answer
 from evals.run.runlog import CheckOutcome, RunLog, RunSummary, ScenarioRecord
 
 TOOL = "odb.get"
@@ -168,7 +175,7 @@ def test_what_counts_as_an_answer_and_as_right() -> None:
         rec("harness", 0.9, status="error"),
         rec("silent", None, tool=SILENT),
     ]
-    found, aside = cal.answers(records)
+    found, aside = calibration_answers.answers(records)
     assert {a.scenario: a.right for a in found} == {
         "ok": True,
         "wrong": False,
@@ -191,12 +198,14 @@ def test_confidence_path_from_a_tools_sidecar(tmp_path: Path) -> None:
     record = rec("a", None, tool="their.tool").model_copy(
         update={"result": {"meta": {"certainty": 0.25}, "confidence": "high"}}
     )
-    found, _ = cal.answers([record], cal.confidence_paths(log_of([record], str(tmp_path)))[0])
+    found, _ = calibration_answers.answers(
+        [record], calibration_answers.confidence_paths(log_of([record], str(tmp_path)))[0]
+    )
     assert found[0].confidence == 0.25
     # the default path holds text here: no confidence, never 0
-    assert cal.read_confidence(record.result) is None
-    assert cal.read_confidence({"confidence": True}) is None
-    assert cal.read_confidence({"confidence": 1.5}) is None
+    assert calibration_answers.read_confidence(record.result) is None
+    assert calibration_answers.read_confidence({"confidence": True}) is None
+    assert calibration_answers.read_confidence({"confidence": 1.5}) is None
 
 
 # ----------------------------------------------------------------------------- report

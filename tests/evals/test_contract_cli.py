@@ -10,7 +10,8 @@ from pathlib import Path
 from security_servers import stdio
 
 from evals.__main__ import main
-from evals.contract import Change, diff_surfaces
+from evals.contract import diff_surfaces
+from evals.contract_change import Change
 from evals.run.contract_live import ContractDiff
 from tests.run_records import assert_record
 

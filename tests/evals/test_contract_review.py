@@ -20,7 +20,8 @@ import pytest
 from security_servers import stdio
 
 from evals.__main__ import main
-from evals.contract import Change, diff_surfaces
+from evals.contract import diff_surfaces
+from evals.contract_change import Change
 from evals.contract_text import (
     ASKS_FOR_CONVERSATION,
     ASKS_FOR_FILES,

@@ -13,7 +13,8 @@ import pytest
 from evals.derive.build import derive
 from evals.derive.corpus import Corpus
 from evals.derive.families.adp_paraphrase import SYNONYMS
-from evals.derive.families.odb_paraphrase import misspelling_plan, rewrite_strength
+from evals.derive.families.odb_misspelling import misspelling_plan
+from evals.derive.families.odb_paraphrase import rewrite_strength
 from evals.derive.misspell import RULES, misspell
 
 ODB = Path(__file__).resolve().parents[2] / "reference_server" / "corpus" / "off" / "odb_drugs.csv"

@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 from security_servers import stdio
 
-from evals.run.fuzz import REPLAY, FuzzConfig, FuzzReport, run_fuzz
+from evals.run.fuzz import FuzzConfig, FuzzReport, run_fuzz
 from evals.run.fuzz_cli import main
+from evals.run.fuzz_session import REPLAY
 from evals.run.fuzz_survival import smaller_args
 from evals.run.stdio_process import read_line, request_id
 from evals.run.targets import TargetError, make_target

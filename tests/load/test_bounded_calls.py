@@ -23,7 +23,8 @@ from load.profiles import LocustProfile
 from load.run import run_profile, wall_clock_bound
 from load.taskmix import TaskMix
 from ocm_common.launcher import free_port, mcp_ready, running
-from ocm_common.mcp_http import AsyncMcpClient, McpClient
+from ocm_common.mcp_http import McpClient
+from ocm_common.mcp_http_async import AsyncMcpClient
 
 SERVERS = Path(__file__).parents[1] / "fixtures" / "servers"
 HANGS_ON_LARGE = SERVERS / "hangs_on_large.py"

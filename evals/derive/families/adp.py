@@ -1,9 +1,10 @@
-"""ADP cases: every share rule, every exclusion, the co-payment of social-assistance clients,
-prices that are not incomes, and every descriptive (who-does-what) rule.
+"""ADP cases on what ADP pays: every share rule, every exclusion, and the co-payment of
+social-assistance clients (the CEP income check and the descriptive rules have their own modules:
+adp_cep.py, adp_descriptive.py); the vocabulary they share (devices by category, citations).
 
 Expected values come from the corpus rows (adp_funding_rule.csv, adp_exclusion.csv,
-adp_descriptive_rule.csv, adp_cep.yaml), never from adp.get; the questions name a device of the
-row's category in the words a clinician uses.
+adp_descriptive_rule.csv), never from adp.get; the questions name a device of the row's category
+in the words a clinician uses.
 """
 
 from __future__ import annotations
@@ -12,8 +13,6 @@ import re
 import zlib
 from collections.abc import Iterator
 from typing import Any
-
-import yaml
 
 from evals.derive.case import derived_case
 from evals.derive.corpus import Corpus
@@ -26,7 +25,6 @@ TOOL = "adp.get"
 FUNDING = "adp_funding_rule.csv"
 EXCLUSIONS = "adp_exclusion.csv"
 DESCRIPTIVE = "adp_descriptive_rule.csv"
-CEP = "adp_cep.yaml"
 CORE = "core_manual"
 OFFICIAL = "../shared/data/adp (adp_funding_rule.csv, adp_exclusion.csv, adp_extraction.json)"
 
@@ -61,13 +59,6 @@ def _num(value: str) -> float | None:
 
 def _source(corpus: Corpus, name: str, rows: str) -> str:
     return f"corpus {name} {rows}, ingested from {corpus.edition(name)} ({OFFICIAL})"
-
-
-def _cep_source(what: str) -> str:
-    return (
-        f"corpus {CEP} {what}: written by hand from the project's Dr. OFF tools specification "
-        "(adp.get CEP routing); the ADP manuals state no income thresholds"
-    )
 
 
 def _cited(doc: str, section: str) -> dict[str, Any]:
@@ -360,229 +351,3 @@ def social_assistance(corpus: Corpus) -> Iterator[Scenario]:
                     corpus, FUNDING, f"purchase rules of {doc} (e.g. rule_id {standard['rule_id']})"
                 ),
             )
-
-
-# ------------------------------------------------------------------------------ price vs income
-PRICE_QUESTIONS = (
-    "Is a ${price:,} {device} covered by ADP?",
-    "The {device} costs ${price:,} - what does ADP pay?",
-    "Quote for a {device} is ${price:,}; funding?",
-    "My patient needs a {device} priced at ${price:,}.",
-)
-INCOME_QUESTIONS = (
-    "A ${price:,} {device} for a patient with an income of ${income:,}{household}?",
-    "Patient earns ${income:,} a year{household} and needs a {device} that costs ${price:,}.",
-    "{device} (${price:,}) for a client who makes ${income:,} a year{household}.",
-    "{device} for a patient{household}, annual income ${income:,}; price ${price:,}.",
-)
-PRICES = (900, 2400, 3150, 8700, 24500)
-INCOMES = (
-    ("single", 19000),
-    ("single", 28000),
-    ("single", 31500),
-    ("family", 39000),
-    ("family", 45000),
-    ("family", 26000),
-)
-HOUSEHOLD_WORDS = {"single": " (lives alone)", "family": " (married, two children)"}
-
-
-def _thresholds(corpus: Corpus) -> dict[str, float]:
-    data = yaml.safe_load((corpus.root / CEP).read_text(encoding="utf-8"))
-    return {k: float(v) for k, v in data["thresholds"].items()}
-
-
-@family("adp.price_not_income", tool=TOOL)
-def price_not_income(corpus: Corpus) -> Iterator[Scenario]:
-    """A device question with a price only: no CEP check; with a stated income: CEP on it."""
-    thresholds = _thresholds(corpus)
-    for doc, devices in DEVICES.items():
-        for i, device in enumerate(devices):
-            price = PRICES[(i + len(doc)) % len(PRICES)]
-            template = PRICE_QUESTIONS[(i + len(doc)) % len(PRICE_QUESTIONS)]
-            question = template.format(device=device, price=price)
-            yield derived_case(
-                "adp.price_not_income",
-                f"{doc}-{device}-price",
-                tool=TOOL,
-                args={"query": question[:1].upper() + question[1:]},
-                expect=[{"check": "equals", "path": "cep", "value": None}],
-                title=f"A ${price:,} price is not income: no CEP check ({device})",
-                source=f"the question states a price only; {_cep_source('thresholds')}",
-                critical=True,
-            )
-            household, income = INCOMES[(i + len(doc)) % len(INCOMES)]
-            template = INCOME_QUESTIONS[(i * 3 + len(doc)) % len(INCOME_QUESTIONS)]
-            question = template.format(
-                device=device, price=price, income=income, household=HOUSEHOLD_WORDS[household]
-            )
-            threshold = thresholds[household]
-            yield derived_case(
-                "adp.price_not_income",
-                f"{doc}-{device}-income",
-                tool=TOOL,
-                args={"query": question[:1].upper() + question[1:]},
-                expect=[
-                    {
-                        "check": "equals",
-                        "path": "cep.income_threshold",
-                        "value": threshold,
-                        "tolerance": 0.001,
-                    },
-                    {"check": "equals", "path": "cep.eligible", "value": income <= threshold},
-                ],
-                title=f"{household} income ${income:,} vs ${threshold:,.0f}, price ${price:,} ignored",
-                source=_cep_source(f"thresholds.{household} = {threshold:,.0f}"),
-            )
-
-
-# ------------------------------------------------------------------------------ descriptive rules
-TOPIC_QUESTIONS: dict[str, tuple[str, ...]] = {
-    "pool_supply": (
-        "Can my patient get a recycled {device} at a discount through ADP?",
-        "Does ADP's equipment pool offer new or recycled {device}s at reduced prices?",
-    ),
-    "pool_support": (
-        "Does the equipment pool give loaner equipment or emergency service for a {device}?",
-        "Is technical support for a CEP {device} free of charge?",
-    ),
-    "pool_operator": (
-        "Who operates the Central Equipment Pool for a {device}?",
-        "Which company runs the equipment pool that supplies a {device}?",
-    ),
-    "pool_application": (
-        "Where does a patient needing a {device} with power tilt apply?",
-        "How does my patient apply for a {device} with tilt and recline?",
-    ),
-    "pool_service_only": (
-        "Who may service or modify a {device} that belongs to the CEP?",
-        "Can any vendor do modifications on a CEP {device}?",
-    ),
-    "device_replacement": (
-        "When can ADP replace a {device} damaged beyond repair?",
-        "The {device} keeps breaking and repairs add up - can it be replaced?",
-    ),
-    "social_assistance_copay": (
-        "Who pays the co-payment for a {device} when the client is on ODSP?",
-        "My patient receives Ontario Works - does she pay the 25% for a {device}?",
-    ),
-    "service_agreements": (
-        "Must a {device} vendor that does not repair on its premises file service agreements?",
-        "What must a {device} vendor without in-house repairs give ADP?",
-    ),
-    "lease_fee_payment": (
-        "Does the client pay an annual lease fee for a leased {device}?",
-        "What does a client pay to lease a {device}?",
-    ),
-    "repair_quotes": (
-        "Who gets repair quotes for a {device}?",
-        "Who obtains the quotation when a {device} needs repair?",
-    ),
-    "valve_no_approved_price": (
-        "Is there an ADP approved price for a {device}?",
-        "How is a {device} priced when ADP sets no approved price?",
-    ),
-    "vendor_after_sale": (
-        "What after-sale service must a {device} vendor provide?",
-        "Does the vendor have to honour the manufacturer's warranty on a {device}?",
-    ),
-    "lease_order": (
-        "Who orders a leased {device} from the equipment pool?",
-        "Does the AAC clinic order the {device} from the CEP?",
-    ),
-    "lease_order_fill": (
-        "Who fills the AAC clinic's orders for a leased {device}?",
-        "Where do AAC clinics send orders for a {device} to lease?",
-    ),
-    "pool_lease": (
-        "Where is a {device} leased from?",
-        "Can my patient lease a {device} instead of buying it?",
-    ),
-    "lease_writing_aid": (
-        "Should a {device} be leased or bought?",
-        "When is a {device} leased rather than purchased?",
-    ),
-    "lease_preliminary": (
-        "What is the first lease a client gets for a {device} from the CEP?",
-        "How does leasing a {device} from the CEP start?",
-    ),
-    "lease_reapplication": (
-        "A leased {device} cost $650 - does the authorizer need a new application?",
-        "Does a {device} that cost $500 or more need a new application form to the CEP?",
-    ),
-    "lease_to_purchase": (
-        "Can a leased {device} be converted to a purchase?",
-        "Can my patient buy the {device} she has been leasing?",
-    ),
-    "lease_fee_basis": (
-        "How are the equipment pool's fees for a {device} calculated?",
-        "What are CEP fees for a {device} based on?",
-    ),
-    "funding_period": (
-        "What is the designated funding period for a {device}?",
-        "How long should a {device} stay in good repair?",
-    ),
-    "invoice_over_approved_price": (
-        "Will ADP pay an invoice for a {device} that costs more than the approved price?",
-        "The {device} price exceeds the approved price - does ADP still pay the invoice?",
-    ),
-    "supplier_choice": (
-        "Can my patient buy a {device} from any Ontario supplier?",
-        "Where can a client buy a {device}?",
-    ),
-    "authorizer_qualifications": (
-        "Who can be an authorizer for a {device}?",
-        "Which professionals are ADP authorizers for a {device}?",
-    ),
-    "vendor_staffing": (
-        "What staff must a vendor of a {device} employ?",
-        "What are the staffing requirements for a {device} vendor?",
-    ),
-}
-# The device a topic's question names in each manual.
-TOPIC_DEVICES: dict[str, dict[str, str]] = {
-    "mobility": {"default": "power wheelchair", "device_replacement": "walker"},
-    "comm_aids": {
-        "default": "communication aid",
-        "valve_no_approved_price": "speaking valve",
-        "lease_writing_aid": "writing aid",
-        "supplier_choice": "computer-based communication aid",
-    },
-}
-
-
-@family("adp.descriptive_rule", tool=TOOL)
-def descriptive_rules(corpus: Corpus) -> Iterator[Scenario]:
-    """Every descriptive rule asked about its topic (two phrasings): its section cited."""
-    for row in corpus.rows(DESCRIPTIVE):
-        doc, topic = row["adp_doc"], row["topic"]
-        words = TOPIC_DEVICES[doc]
-        device = words.get(topic, words["default"])
-        for n, template in enumerate(TOPIC_QUESTIONS[topic]):
-            yield _descriptive_case(corpus, row, template.format(device=device), n)
-
-
-def _descriptive_case(corpus: Corpus, row: dict[str, str], question: str, n: int) -> Scenario:
-    doc, topic, section = row["adp_doc"], row["topic"], row["section_ref"]
-    question = question[:1].upper() + question[1:]
-    return derived_case(
-        "adp.descriptive_rule",
-        f"{row['rule_id']}-{n}",
-        tool=TOOL,
-        args={"query": question},
-        expect=[
-            _cited(doc, section),
-            {
-                "check": "any_item",
-                "path": "policy_rules",
-                "item": {"check": "contains", "path": "$", "value": loc(doc, section)},
-            },
-        ],
-        title=f"{row['rule_id']} {doc} {section} {topic}: {question}",
-        source=_source(
-            corpus,
-            DESCRIPTIVE,
-            f"rule_id {row['rule_id']} ({doc} {section}, {topic}; official rule_id "
-            f"{row['source_rule']})",
-        ),
-    )

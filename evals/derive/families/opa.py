@@ -1,10 +1,12 @@
-"""OPA guidance cases over whatever documents the OPA corpus holds: every section heading (as
-written and paraphrased) found by search, every section read back by id, every CPSO section's
-expectation/advice level, each document found by its subject, and document types and dates.
+"""OPA search cases over whatever documents the OPA corpus holds: every section heading (as
+written and paraphrased) found by search, and each document found by its subject; the vocabulary
+the OPA families share (document lists, heading words, public section names). Sections read by id,
+document freshness and CPSO policy levels have their own modules (opa_by_id.py,
+opa_policy_level.py).
 
 Expected values come from the corpus files (corpus/opa/<org>/*.yaml, their `derived_from`
 official file named in each case's source), never from the tools' answers. Rows that cannot make
-a fair case (a heading several documents share, a CPSO section the source words neither way) are
+a fair case (a heading several documents share, a document whose topics another shares) are
 skipped with a counted reason (`registry.skip`).
 """
 
@@ -23,12 +25,9 @@ from evals.run.public_keys import SECTION_SIGN
 from evals.run.scenario import Scenario
 
 SEARCH = "opa.search_sections"
-GET = "opa.get_section"
 POLICY = "opa.policy_check"
-FRESHNESS = "opa.freshness_probe"
 SEARCHED_ORGS = ("cpso", "cep", "pho")  # the publishers whose section headings are searched
 TOP = 5
-POLICY_RESULTS = 20
 TOPIC_WORDS = 3
 STOPWORDS = frozenset(
     [
@@ -218,133 +217,6 @@ def section_paraphrase(corpus: Corpus) -> Iterator[Scenario]:
     return _heading_cases(corpus, "opa.section_paraphrase", phrase=True)
 
 
-# ------------------------------------------------------------------------------ by id
-def _date(value: Any) -> str | None:
-    return None if value in (None, "") else str(value)
-
-
-def _lookup_query(title: str, section: OpaSection) -> str:
-    """What a reader who holds the source would type to find one section: the document's
-    title, the section's heading and the opening words of its text (a heading alone is often
-    shared by many sections: "Background", "Policy")."""
-    opening = " ".join(str(section.data.get("text") or "").split()[:25])
-    return f"{title}: {section.heading}. {opening}"[:900]
-
-
-@family("opa.section_by_id", tool=GET)
-def section_by_id(corpus: Corpus) -> Iterator[Scenario]:
-    """Every section of every document read back by its id: the id is the backend's own, found
-    by asking its search for the document's title and the heading (the section whose document
-    has the official URL and whose heading is the source's); then its heading, its document's
-    URL, type and dates as the source states them."""
-    for doc in corpus.opa_documents():
-        url = doc.data["source_url"]
-        for section in doc.sections:
-            expect: list[dict[str, Any]] = [
-                {
-                    "check": "equals",
-                    "path": "section.section_heading",
-                    "value": section.heading,
-                    "ignore_case": True,
-                },
-                {"check": "equals", "path": "document.source_url", "value": url},
-                {
-                    "check": "equals",
-                    "path": "document.document_type",
-                    "value": doc.data["document_type"],
-                },
-            ]
-            for field in ("updated_date", "effective_date", "published_date"):
-                expect.append(
-                    {
-                        "check": "equals",
-                        "path": f"document.{field}",
-                        "value": _date(doc.data[field]),
-                    }
-                )
-            lookup = {
-                "tool": SEARCH,
-                "args": {
-                    "query": _lookup_query(doc.data["title"], section),
-                    "source_org": doc.data["source_org"],
-                    "include_superseded": True,
-                    "n_results": 20,
-                },
-                "path": "sections[*]",
-                "key": [url, section.heading],
-                "id": "section_id",
-                "into": "section_id",
-            }
-            yield derived_case(
-                "opa.section_by_id",
-                section.section_id,
-                tool=GET,
-                args={},
-                ids_from=lookup,
-                expect=expect,
-                title=f"The section '{section.heading}' of {doc.data['title']} reads back by id",
-                source=doc.source(
-                    f"source_url, sections[{section.position}].heading, document_type, "
-                    "updated_date, effective_date, published_date"
-                ),
-            )
-
-
-# ------------------------------------------------------------------------------ policy level
-def expected_level(doc: OpaDocument, section: OpaSection) -> str | None:
-    """The level the source gives a CPSO section: every section of an Advice to the Profession
-    document is advice; a policy section carries the level its source wording gave it
-    (`policy_level`, from 'must'/'shall' -> expectation, 'should'/'advised' -> advice); None when
-    the source words it neither way."""
-    if doc.data["document_type"] == "advice":
-        return "advice"
-    level = section.data.get("policy_level")
-    return str(level) if level in ("expectation", "advice") else None
-
-
-@family("opa.policy_level", tool=POLICY)
-def policy_level(corpus: Corpus) -> Iterator[Scenario]:
-    """Every CPSO section asked by its heading and document: listed with the level its source
-    wording gives it (expectation or advice)."""
-    name = "opa.policy_level"
-    for doc in documents(corpus, ("cpso",)):
-        if doc.data.get("is_superseded"):
-            skip(name, "superseded document (policy_check answers current policy)")
-            continue
-        levels: dict[str, set[str | None]] = defaultdict(set)
-        for section in doc.sections:
-            levels[_norm(section.heading)].add(expected_level(doc, section))
-        for section in doc.sections:
-            level = expected_level(doc, section)
-            if level is None:
-                skip(name, "policy section worded neither as expectation nor as advice")
-                continue
-            if len(levels[_norm(section.heading)]) > 1:
-                skip(name, "heading repeated in its document with another level")
-                continue
-            title = str(doc.data["title"])
-            query = f"{section.heading} ({title})"
-            yield derived_case(
-                name,
-                section.section_id,
-                tool=POLICY,
-                args={"query": query, "n_results": POLICY_RESULTS},
-                expect=[
-                    {
-                        "check": "contains_record",
-                        "path": "policies",
-                        "value": {
-                            "policy_title": title,
-                            "section_heading": section.heading,
-                            "policy_level": level,
-                        },
-                    }
-                ],
-                title=f"{section.section_id} '{section.heading}' is {level}",
-                source=doc.source(f"document_type, sections[{section.position}].policy_level"),
-            )
-
-
 # ------------------------------------------------------------------------------ subject
 def _companions(docs: list[OpaDocument]) -> dict[str, set[str]]:
     """Each document with its companions (a policy and its Advice to the Profession share a
@@ -402,50 +274,4 @@ def document_topic(corpus: Corpus) -> Iterator[Scenario]:
             expect=[{"check": "mentions", "path": "sections[0].source_url", "value": [urls]}],
             title=f"'{query}' answers {doc.document_id} first",
             source=doc.source("topics") + (f"; companions {ids}" if len(ids) > 1 else ""),
-        )
-
-
-# ------------------------------------------------------------------------------ freshness
-@family("opa.document_freshness", tool=FRESHNESS)
-def document_freshness(corpus: Corpus) -> Iterator[Scenario]:
-    """Each document checked by id: one document checked; when listed as stale, the last-updated
-    date the corpus states; a superseded document always listed as superseded, with its
-    successor."""
-    for doc in corpus.opa_documents():
-        updated = _date(doc.data.get("updated_date"))
-        expect: list[dict[str, Any]] = [
-            {"check": "equals", "path": "documents_checked", "value": 1},
-            {
-                "check": "every_item",
-                "path": "stale_documents",
-                "allow_empty": True,
-                "item": {"check": "equals", "path": "last_updated", "value": updated},
-            },
-            {
-                "check": "every_item",
-                "path": "stale_documents",
-                "allow_empty": True,
-                "item": {"check": "equals", "path": "document_id", "value": doc.document_id},
-            },
-        ]
-        if doc.data.get("is_superseded"):
-            expect.append(
-                {
-                    "check": "contains_record",
-                    "path": "stale_documents",
-                    "value": {
-                        "document_id": doc.document_id,
-                        "staleness": "superseded",
-                        "superseded_by": doc.data.get("superseded_by"),
-                    },
-                }
-            )
-        yield derived_case(
-            "opa.document_freshness",
-            doc.document_id,
-            tool=FRESHNESS,
-            args={"document_ids": [doc.document_id]},
-            expect=expect,
-            title=f"{doc.document_id} ({doc.data['document_type']}) last updated {updated}",
-            source=doc.source("updated_date, is_superseded, superseded_by"),
         )

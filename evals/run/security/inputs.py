@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from evals.contract import resolve
+from evals.json_pointer import resolve
 
 HUGE_INT = 10**12
 HUGE_NUMBER = 1e308

@@ -27,7 +27,7 @@ from typing import Any
 
 import jsonschema
 
-from evals.contract import resolve
+from evals.json_pointer import resolve
 from evals.run.edge_text import anchored_width, fitted
 from evals.run.schema_edges import SchemaEdges, schema_edges
 from evals.run.security.inputs import STRING_CANDIDATES, base_args, kind, plain

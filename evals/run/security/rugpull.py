@@ -7,7 +7,8 @@ one session, and reports every difference (the contract diff's JSON-pointer path
 from __future__ import annotations
 
 from evals.conformance.grading import grade_of
-from evals.contract import Change, diff_surfaces
+from evals.contract import diff_surfaces
+from evals.contract_change import Change
 from evals.run.security.findings import LIST_CHANGED, Finding
 from evals.run.security.probe import probe_call
 from evals.run.security.registry import Context, family

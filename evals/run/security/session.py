@@ -24,10 +24,11 @@ from typing import Any, Literal
 
 import psutil
 
+from evals.run.mcp_target import McpTarget
 from evals.run.security.files import FileChange, changes, snapshot
 from evals.run.security.sandbox import Sandbox
 from evals.run.security.surface import ToolSurface
-from evals.run.targets import McpTarget, TargetError, make_target
+from evals.run.targets import TargetError, make_target
 from ocm_common.client_session import record_results_as_they_come
 
 Status = Literal["ok", "tool-error", "protocol-error", "timeout", "crash"]

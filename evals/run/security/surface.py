@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from evals.contract import escape
+from evals.json_pointer import escape
 
 
 @dataclass(frozen=True)

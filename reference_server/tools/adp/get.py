@@ -27,10 +27,7 @@ from reference_server.tools.adp.merge import (
     Cep,
     Eligibility,
     Funding,
-    Lead,
-    Summary,
     cep_check,
-    citations_of,
     context,
     eligibility_of,
     exclusion_lines,
@@ -39,8 +36,8 @@ from reference_server.tools.adp.merge import (
     loc,
     share_conflicts,
     split_basis,
-    summary,
 )
+from reference_server.tools.adp.rule_citations import citations_of
 from reference_server.tools.adp.select import (
     Selection,
     SqlSelection,
@@ -48,10 +45,11 @@ from reference_server.tools.adp.select import (
     select_passages,
     select_sql,
 )
+from reference_server.tools.adp.summary import Lead, Summary, summary
 from reference_server.tools.adp.terms import Basis
-from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Evidence
 from reference_server.tools.pipeline import DualPathTool, Fields, Score
+from reference_server.tools.request_model import NON_BLANK, StrictModel
 
 NAME = "adp.get"
 Category = Literal[

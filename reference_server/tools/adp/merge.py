@@ -1,15 +1,14 @@
 """adp.get's merge and score helpers: check CEP, compare the SQL rules with the passages, and word
-the eligibility, funding, citations, summary and context from the selected rules (`select`)."""
+the eligibility, funding and context from the selected rules (`select`). What the answer cites
+is `rule_citations`; its one-line answer is `summary`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from reference_server.catalog import ADP_CEP_ID
 from reference_server.retrieval.adp_manuals import (
     CepThreshold,
     DescriptiveRule,
@@ -20,16 +19,12 @@ from reference_server.retrieval.adp_manuals import (
     Section,
     rules_in,
 )
-from reference_server.scoring.citations import Citation
 from reference_server.scoring.conflicts import Conflict, compare
 from reference_server.tools.adp.language import EXCLUSION_LABELS, Parsed
 from reference_server.tools.adp.select import SectionIndex, Selection, pick_funding
 from reference_server.tools.adp.terms import (
-    GENERAL_MANUAL,
     Basis,
     basis_of,
-    general_rule_sentence,
-    own_terms_sentence,
 )
 
 
@@ -73,12 +68,6 @@ class Cep(BaseModel):
     client_share: float = Field(description="Client share in percent under the CEP check.")
 
 
-# What adp.get's one-line answer leads with: a who-does-what rule, the device could not be told,
-# a use ADP does not fund (car substitute), or the device's funding. coverage.answer decides
-# eligibility and its follow-up questions from it.
-Lead = Literal["policy_rules", "unknown_device", "not_eligible", "device"]
-
-
 def manual_of(row: Row, index: SectionIndex) -> str:
     same = index.by_uid.get(row.policy_uid, [])
     best = next((s for s in same if s.page_num == row.page_num), same[0] if same else None)
@@ -88,11 +77,6 @@ def manual_of(row: Row, index: SectionIndex) -> str:
         manuals = index.manuals.get(row.adp_doc, set())
         name = next(iter(manuals)) if len(manuals) == 1 else None
     return f"ADP {name}" if name else f"ADP {row.adp_doc} manual"
-
-
-def _manual_is(row: Row, index: SectionIndex, manuals: tuple[str | None, ...]) -> bool:
-    name = manual_of(row, index)
-    return any(m is not None and m in name for m in manuals)
 
 
 def loc(row: Row) -> str:
@@ -254,191 +238,6 @@ def fast_track_note(found: list[Section]) -> str:
     return (
         "No fast-track or expedited process is described in the indexed ADP manual "
         "sections; the standard authorizer assessment and application apply."
-    )
-
-
-def citations_of(
-    sel: Selection, corroborating: list[Passage], cep: Cep | None, basis: Basis | None = None
-) -> list[Citation]:
-    """The SQL rows used (rules, the general rule when the device's manual states no split, the
-    manual's own terms, flagged exclusions, device sections), then the top passages."""
-    own = [s for _, s in basis.own_terms if s is not None] if basis else []
-    shares = sel.share_rules[:3]
-    general: list[Row] = []
-    if basis is not None and basis.general_rule:
-        # the general rule's own rows, not another manual's split (Orthotic Devices 115.01)
-        shares = [r for r in shares if _manual_is(r, sel.index, (GENERAL_MANUAL, basis.manual))]
-        cited = {loc(r) for r in shares}
-        general = [s for s in basis.general if loc(s) not in cited]
-    rows: list[Row] = [  # the rule the split comes from leads: a social-assistance client's
-        *sel.assistance_rules[:3],
-        *shares,
-        *general,
-        *own,
-        *sel.descriptive,
-        *sel.repair_rules[:2],
-        *[r for r in sel.exclusions if r.exclusion in sel.flagged][:3],
-        *sel.device_sections,
-        *sel.requirement_sections[:1],
-    ]
-    out: list[Citation] = []
-    seen: set[str] = set()
-    for r in rows:
-        if r.passage_id not in seen:
-            seen.add(r.passage_id)
-            out.append(
-                Citation(
-                    source=manual_of(r, sel.index),
-                    loc=loc(r),
-                    page=r.page_num,
-                    chunk_id=r.passage_id,
-                )
-            )
-    for h in corroborating[:3]:
-        if h.id not in seen:
-            seen.add(h.id)
-            out.append(
-                Citation(
-                    source=f"ADP {h.manual}" if h.manual else f"ADP {h.adp_doc} manual",
-                    loc=f"adp:{h.adp_doc}:Section {h.section}",
-                    page=h.page,
-                    chunk_id=h.id,
-                )
-            )
-    if cep is not None:
-        out.append(
-            Citation(
-                source="CEP income thresholds (project specification)",
-                loc=ADP_CEP_ID,
-                chunk_id=ADP_CEP_ID,
-            )
-        )
-    return out
-
-
-@dataclass(frozen=True)
-class Summary:
-    text: str
-    lead: Lead
-
-
-def summary(
-    p: Parsed,
-    sel: Selection,
-    cep: Cep | None,
-    fast_track: str | None,
-    basis: Basis | None = None,
-) -> Summary:
-    """The one-line answer, and what it leads with: a split the device's manual does not state
-    is said to be the general rule, and the manual's own terms follow."""
-    general = basis is not None and basis.general_rule
-    share_rules, flagged, not_covered = sel.share_rules, sel.flagged, sel.repair_rules
-    device = device_label(p)
-    rules = [f"{r.summary} ({loc(r)})" for r in sel.descriptive if r.topic in p.topics]
-    if p.category is None and rules:
-        return Summary(" ".join(rules), "policy_rules")
-    if p.category is None:
-        return Summary(
-            "Could not tell which device is meant; name it (e.g. walker, power wheelchair, CPAP, "
-            "hearing aid) or give device.category.",
-            "unknown_device",
-        )
-    parts: list[str] = []
-    if "alternative_transport" in flagged:
-        parts.append(
-            f"Not eligible: ADP does not fund a {device} used as a car substitute or only "
-            "intermittently/outdoors; it must meet a basic daily mobility need."
-        )
-    uncovered = [k for k in ("batteries", "repairs_maintenance") if k in flagged]
-    if uncovered:
-        what = " and ".join("batteries" if k == "batteries" else "repairs" for k in uncovered)
-        where = loc(not_covered[0]) if not_covered else "the ADP manual"
-        parts.append(f"ADP does not cover {what} for a {device}; the client pays ({where}).")
-    others = [k for k in flagged if k not in ("alternative_transport", *uncovered)]
-    if others:
-        parts.append("Flagged exclusions: " + ", ".join(k.replace("_", " ") for k in others) + ".")
-    if share_rules and "alternative_transport" not in flagged:
-        top = share_rules[0]
-        if sel.assistance_rules:
-            parts.append(assistance_sentence(p, sel, device, general))
-        elif general and basis is not None and top.client_share_percent is not None:
-            share = (top.adp_share_percent or 75.0, top.client_share_percent)
-            parts.append(general_rule_sentence(device, basis, share))
-        elif top.client_share_percent is not None:
-            rule = basis.rule if basis is not None and basis.rule is not None else top
-            parts.append(
-                f"ADP funds a {device}: ADP pays {rule.adp_share_percent:g}% of the approved price "
-                f"and the client {rule.client_share_percent:g}% ({loc(rule)})."
-            )
-        elif top.max_contribution:
-            parts.append(f"ADP pays a grant towards a {device} ({loc(top)}).")
-    terms = (
-        own_terms_sentence(basis)
-        if basis is not None and "alternative_transport" not in flagged
-        else None
-    )
-    if terms:
-        parts.append(terms)
-    if cep is not None:
-        if cep.eligible:
-            parts.append(
-                f"Income ${p.income:,.0f} is at or below the ${cep.income_threshold:,.0f} "
-                f"{p.household} CEP threshold: CEP-eligible, client share 0%."
-            )
-        else:
-            parts.append(
-                f"Income ${p.income:,.0f} is above the ${cep.income_threshold:,.0f} {p.household} "
-                f"CEP threshold: standard client share {cep.client_share:g}%."
-            )
-    if fast_track is not None:
-        parts.append(fast_track)
-    # A who-does-what question is answered first; the device's split follows.
-    lead: Lead = (
-        "policy_rules"
-        if rules
-        else "not_eligible"
-        if "alternative_transport" in flagged
-        else "device"
-    )
-    return Summary(" ".join(rules + parts) or f"No ADP funding rule found for a {device}.", lead)
-
-
-PROGRAM_NAMES = {
-    "ontario_works": "Ontario Works",
-    "odsp": "ODSP",
-    "acsd": "ACSD",
-    "social_assistance": "social assistance",
-}
-
-
-def assistance_sentence(p: Parsed, sel: Selection, device: str, general: bool = False) -> str:
-    """The split for a client on OW/ODSP/ACSD: the standard rule (said to be the general rule
-    when the device's manual states none), and why the client pays nothing."""
-    rule, top = sel.assistance_rules[0], sel.share_rules[0]
-    program = PROGRAM_NAMES.get(p.assistance_program or "", "social assistance")
-    copay = [
-        loc(r)
-        for r in sel.descriptive
-        if r.topic == "social_assistance_copay" and loc(r) != loc(rule)
-    ]
-    usual = (
-        "Its manual states no split of its own; under the general rule (unless noted otherwise, "
-        "adp:core_manual:Section 305.01) the split"
-        if general
-        else "The usual split"
-    )
-    standard = (
-        f"{usual} for a {device} is ADP {top.adp_share_percent:g}% / client "
-        f"{top.client_share_percent:g}% ({loc(top)}); "
-        if top.client_share_percent is not None
-        else ""
-    )
-    return (
-        f"{standard}for a client on {program} the co-payment is not the client's: program "
-        f"funding for Ontario Works, ODSP and ACSD recipients is {rule.adp_share_percent:g}% "
-        f"and the client's own share {rule.client_share_percent:g}% ({loc(rule)}"
-        + (f"; co-payment section {', '.join(copay)}" if copay else "")
-        + ")."
     )
 
 

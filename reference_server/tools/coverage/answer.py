@@ -27,7 +27,6 @@ from reference_server.runtime import Runtime
 from reference_server.scoring.conflicts import Conflict
 from reference_server.tools.adp import get as adp_get
 from reference_server.tools.adp.language import assistance_of
-from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import ConfidenceBasis, Evidence
 from reference_server.tools.coverage.patient import Patient, with_stated_context
 from reference_server.tools.coverage.routing import (
@@ -54,6 +53,7 @@ from reference_server.tools.coverage.synthesis import (
 )
 from reference_server.tools.odb import get as odb_get
 from reference_server.tools.pipeline import ComposedTool, SubCall
+from reference_server.tools.request_model import NON_BLANK, StrictModel
 from reference_server.tools.schedule import get as schedule_get
 from reference_server.tools.schedule.get import Code
 

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from reference_server.tools.base import StrictModel
+from reference_server.tools.request_model import StrictModel
 
 Setting = Literal["acute", "community", "ltc"]
 Plan = Literal["ODB", "private", "none"]

@@ -29,7 +29,6 @@ from reference_server.retrieval.opa_freshness import (
 )
 from reference_server.runtime import Runtime
 from reference_server.scoring.conflicts import Conflict
-from reference_server.tools.base import StrictModel, TextItem
 from reference_server.tools.common import Path, SourceOrg
 from reference_server.tools.freshness.report import (
     Checked,
@@ -48,6 +47,7 @@ from reference_server.tools.freshness.review import (
     reviewed,
 )
 from reference_server.tools.pipeline import DualPathTool, Fields, Score
+from reference_server.tools.request_model import StrictModel, TextItem
 
 NAME = "opa.freshness_probe"
 

@@ -22,7 +22,6 @@ from reference_server.runtime import Runtime
 from reference_server.scoring.citations import Citation
 from reference_server.scoring.confidence import OFF, Counts
 from reference_server.scoring.features import Signals
-from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Evidence
 from reference_server.tools.odb.intents import INTENTS, Check
 from reference_server.tools.odb.merge import (
@@ -44,6 +43,7 @@ from reference_server.tools.odb.score import (
     group_conflicts,
 )
 from reference_server.tools.pipeline import DualPathTool, Fields, Score
+from reference_server.tools.request_model import NON_BLANK, StrictModel
 
 NAME = "odb.get"
 DEFAULT_CHECKS: list[Check] = ["coverage", "interchangeable", "lowest_cost"]

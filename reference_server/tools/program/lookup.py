@@ -34,7 +34,6 @@ from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import OPA, Counts
 from reference_server.scoring.conflicts import Conflict
 from reference_server.scoring.features import Signals
-from reference_server.tools.base import NON_BLANK, StrictModel, TextItem
 from reference_server.tools.common import CONFIDENCE_DESCRIPTION, ConfidenceBasis, Path
 from reference_server.tools.pipeline import DualPathTool, Fields, Score
 from reference_server.tools.program.facts import (
@@ -52,6 +51,7 @@ from reference_server.tools.program.facts import (
     sources_of,
     unverified_facts,
 )
+from reference_server.tools.request_model import NON_BLANK, StrictModel, TextItem
 
 NAME = "opa.program_lookup"
 QueryType = Literal["intervals", "eligibility", "pathway", "referral"]

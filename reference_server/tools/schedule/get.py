@@ -11,7 +11,7 @@ read from the schedule passages). Each item lists every fee component column the
 fee most source tables give, `fee_variants` every listing, and `conflicts` names both; limits
 and requirements that the fee table and the schedule passages state differently are conflicts
 too. Codes are accepted in any case; when every requested code is unknown the answer says so
-(`unknown_codes`, `needs_more_info`) instead of failing. The merge lives in `schedule_merge.py`.
+(`unknown_codes`, `needs_more_info`) instead of failing. The merge lives in `merge.py`, the code order in `code_ranking.py`.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from reference_server.retrieval.ohip_schedule import SqlFound, VectorFound, code
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import SCHEDULE, Counts
 from reference_server.scoring.features import Signals
-from reference_server.tools.base import NON_BLANK, StrictModel
 from reference_server.tools.common import Citation, Evidence
 from reference_server.tools.pipeline import DualPathTool, Fields, Score
+from reference_server.tools.request_model import NON_BLANK, StrictModel
 from reference_server.tools.schedule.merge import Built, ScheduleItem, build_items
 
 NAME = "schedule.get"
