@@ -197,8 +197,24 @@ def instrument(clock: StageClock) -> Iterator[None]:
 
 
 def instrument_embedder(clock: StageClock, runtime: Any) -> None:
-    """Time the runtime's query embedder, and count the texts its model embeds."""
-    embedder = runtime.embedder
+    """Time the runtime's query embedders (each family's model, made now), and count the texts
+    their models embed."""
+    embedders = runtime.embedder
+    for_collection = getattr(embedders, "for_collection", None)
+    if for_collection is None:
+        _instrument(clock, embedders)
+        return
+    from reference_server.catalog import ALL_COLLECTIONS
+
+    seen: set[int] = set()
+    for name in ALL_COLLECTIONS:
+        embedder = for_collection(name)
+        if id(embedder) not in seen:
+            seen.add(id(embedder))
+            _instrument(clock, embedder)
+
+
+def _instrument(clock: StageClock, embedder: Any) -> None:
     timed = clock.sync("query embedding", embedder.embed)
 
     def looked_up(texts: list[str]) -> Any:

@@ -18,6 +18,17 @@ OPA_COLLECTIONS: dict[str, str] = {org: f"opa_{org}_corpus" for org in OPA_ORGS}
 # Dr. OFF chunk-id prefix -> Chroma collection
 OFF_COLLECTIONS: dict[str, str] = {"ohip": "ohip_chunks", "adp": "adp_v1", "odb": "odb_documents"}
 ALL_COLLECTIONS: tuple[str, ...] = (*OFF_COLLECTIONS.values(), *OPA_COLLECTIONS.values())
+# The tool families that may each embed with their own model (`Settings.static_embedding`): the
+# collections a family's tools search, and tool search's catalogue of tool descriptions.
+EMBEDDING_FAMILIES: tuple[str, ...] = ("opa", "schedule", "adp", "odb", "tool_search")
+_COLLECTION_FAMILY = {"ohip_chunks": "schedule", "adp_v1": "adp", "odb_documents": "odb"}
+
+
+def embedding_family(collection: str) -> str:
+    """The family whose model embeds a collection and the queries searching it."""
+    return _COLLECTION_FAMILY.get(collection, "opa")
+
+
 # OPA section ids start with the organisation's slug ('cpso-virtual-care:s01')
 OPA_ID_PREFIXES: dict[str, str] = {
     "ontario-health-": "ontario_health",

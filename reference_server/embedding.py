@@ -13,14 +13,17 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
 from reference_server.blas_threads import enforce_blas_threads
+from reference_server.catalog import embedding_family
 from reference_server.config import Settings
-from reference_server.embedding_model import ModelFiles, model_name, resolve_model
+from reference_server.embedding_model import ModelFiles, model_name, packaged_files, resolve_model
 from reference_server.stage_timer import EMBED, EMBED_CACHED, EMBED_STORED, stage
+from reference_server.static_embedding import STATIC_NAME, StaticEmbedder, table_path
 from reference_server.stored_query_vectors import StoredQueryVectors
 
 MAX_TOKENS = 256
@@ -79,6 +82,20 @@ class LocalMiniLM:
         encodings = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        return self._pooled(ids, mask)
+
+    def embed_ids(self, sequences: Sequence[Sequence[int]]) -> np.ndarray:
+        """Token id sequences (special tokens included) embedded as `embed` embeds a text: what
+        a static model is distilled from (static_embedding.py)."""
+        width = max(len(s) for s in sequences)
+        ids = np.zeros((len(sequences), width), dtype=np.int64)
+        mask = np.zeros((len(sequences), width), dtype=np.int64)
+        for row, sequence in enumerate(sequences):
+            ids[row, : len(sequence)] = sequence
+            mask[row, : len(sequence)] = 1
+        return self._pooled(ids, mask)
+
+    def _pooled(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         with self._lock:
             hidden = self._session.run(None, feeds)[0]
@@ -164,20 +181,55 @@ class CachedEmbedder:
                 self._cache.popitem(last=False)
 
 
+def static_embedder(index_dir: Path) -> StaticEmbedder:
+    """The static model the index at `index_dir` was built with."""
+    table = table_path(index_dir)
+    if not table.is_file():
+        raise FileNotFoundError(
+            f"no static embedding table at {table}: build the index with the same "
+            "OCM_STATIC_EMBEDDING families (`make index`)"
+        )
+    return StaticEmbedder(table, packaged_files()[1])
+
+
 def embedder_name(settings: Settings) -> str:
-    """The name of the model these settings embed with, as an index built with it records."""
+    """The name of the models these settings embed with, as an index built with them records:
+    the local model, and the corpus families that embed with the static table distilled from
+    it (tool search keys its own vectors by `family_embedder_name`)."""
     if settings.embedding == "openai":
         return "openai:" + settings.openai_embedding_model
-    return model_name(settings.embed_model, settings.model_dir)
+    name = model_name(settings.embed_model, settings.model_dir)
+    # tool search's own vectors are not the corpus index's: only the corpus families name it
+    families = [f for f in settings.static_embedding if f != "tool_search"]
+    if families:
+        name += f"+{STATIC_NAME}[{','.join(families)}]"
+    return name
 
 
-def make_embedder(settings: Settings, for_queries: bool = True) -> Embedder:
-    """The embedder for index builds, or the server's query embedder (cached, and concurrent
-    misses batched); making the latter also sets BLAS to the package's thread count, whatever
-    loaded numpy first."""
+def family_embedder_name(settings: Settings, family: str) -> str:
+    """The model one family embeds with (tool search keys its vector cache by it)."""
+    if settings.embeds_static(family):
+        return STATIC_NAME
+    return embedder_name(settings.model_copy(update={"static_embedding": ()}))
+
+
+def make_embedder(
+    settings: Settings,
+    for_queries: bool = True,
+    *,
+    static: bool = False,
+    index_dir: Path | None = None,
+) -> Embedder:
+    """The embedder for index builds, or a query embedder (cached, and concurrent misses
+    batched); making the latter also sets BLAS to the package's thread count, whatever loaded
+    numpy first. `static`: the table distilled into the index at `index_dir` (default the
+    settings' index) instead of the model."""
     inner: Embedder
     if for_queries:
         enforce_blas_threads()
+    if static:
+        inner = static_embedder(index_dir or settings.index_dir)
+        return CachedEmbedder(inner, settings.embed_cache_size) if for_queries else inner
     if settings.embedding == "openai":
         inner = OpenAIEmbedder(settings.openai_embedding_model)
     else:
@@ -194,3 +246,58 @@ def make_embedder(settings: Settings, for_queries: bool = True) -> Embedder:
 
         inner = BatchingEmbedder(inner, settings.embed_max_batch)
     return CachedEmbedder(inner, settings.embed_cache_size, stored)
+
+
+class CollectionEmbedders:
+    """The server's query embedders: per collection, the static table when its family is one
+    `static_embedding` names, else the model; each made on first use, so a server whose
+    families are all static never loads the model. As an `Embedder` it is the model's (or the
+    table's, when every family is static), for callers that need one."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._made: dict[bool, Embedder] = {}
+        self._lock = threading.Lock()
+        self._default_static = all(
+            settings.embeds_static(f) for f in ("opa", "schedule", "adp", "odb")
+        )
+
+    def _get(self, static: bool) -> Embedder:
+        with self._lock:
+            if static not in self._made:
+                self._made[static] = make_embedder(self._settings, for_queries=True, static=static)
+            return self._made[static]
+
+    def for_collection(self, collection: str) -> Embedder:
+        return self._get(self._settings.embeds_static(embedding_family(collection)))
+
+    def parts(self) -> list[Embedder]:
+        """The embedders made so far."""
+        with self._lock:
+            return list(self._made.values())
+
+    @property
+    def name(self) -> str:
+        return embedder_name(self._settings)
+
+    @property
+    def dimension(self) -> int:
+        return self._get(self._default_static).dimension
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return self._get(self._default_static).embed(texts)
+
+    def _count(self, attribute: str) -> int:
+        return sum(int(getattr(e, attribute, 0)) for e in self.parts())
+
+    @property
+    def hits(self) -> int:
+        return self._count("hits")
+
+    @property
+    def misses(self) -> int:
+        return self._count("misses")
+
+    @property
+    def stored_hits(self) -> int:
+        return self._count("stored_hits")

@@ -17,7 +17,7 @@ from functools import cached_property
 
 from reference_server.catalog import ALL_COLLECTIONS
 from reference_server.config import Faults, Settings
-from reference_server.embedding import Embedder, make_embedder
+from reference_server.embedding import CollectionEmbedders
 from reference_server.retrieval import opa_freshness
 from reference_server.retrieval.sql import SqlClient
 from reference_server.retrieval.vector import VectorClient
@@ -48,9 +48,9 @@ class Runtime:
         return SqlClient(self.settings.ohip_db)
 
     @cached_property
-    def embedder(self) -> Embedder:
+    def embedder(self) -> CollectionEmbedders:
         with self._lock:
-            return make_embedder(self.settings, for_queries=True)
+            return CollectionEmbedders(self.settings)
 
     @cached_property
     def vectors(self) -> VectorClient:
@@ -104,20 +104,21 @@ class Runtime:
         `process` tells apart the processes of a multi-worker server, whose counts are separate.
         """
         embedder = self.__dict__.get("embedder")
-        batcher = getattr(embedder, "inner", None)  # concurrent misses share model calls
+        parts = embedder.parts() if embedder is not None else []
+        # concurrent misses share model calls (each part's model, when batching is on)
+        batchers = [getattr(p, "inner", None) for p in parts]
         return {
             "process": PROCESS_ID,
             "embed_hits": int(getattr(embedder, "hits", 0)),
             "embed_misses": int(getattr(embedder, "misses", 0)),
             "embed_stored": int(getattr(embedder, "stored_hits", 0)),  # misses needing no model
-            "embed_batches": int(getattr(batcher, "batches", 0)),
-            "embed_batched_texts": int(getattr(batcher, "batched_texts", 0)),
+            "embed_batches": sum(int(getattr(b, "batches", 0)) for b in batchers),
+            "embed_batched_texts": sum(int(getattr(b, "batched_texts", 0)) for b in batchers),
         }
 
     def warm_up(self) -> None:
         """Load the model and open the stores now rather than on the first call."""
         self.calibration  # noqa: B018 - read now: a broken file stops the start, not a call
-        self.embedder.embed(["warm up"])
         self.opa_sql.one("SELECT 1 AS ok")
         self.ohip_sql.one("SELECT 1 AS ok")
         for name in ALL_COLLECTIONS:

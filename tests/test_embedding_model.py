@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from reference_server.config import Settings
-from reference_server.embedding import LocalMiniLM, embedder_name
+from reference_server.embedding import LocalMiniLM, embedder_name, family_embedder_name
 from reference_server.embedding_model import MODEL_NAMES, derived_dynamic_int8, packaged_files
 from reference_server.index.fingerprint import corpus_hash, index_problem
 
@@ -42,7 +42,9 @@ def test_the_derived_model_is_made_once_and_reused(int8_settings: Settings) -> N
 def test_the_default_model_is_the_packaged_float_one(settings: Settings) -> None:
     """The default must be the model whose vectors do not depend on the CPU (embedding_model)."""
     assert Settings().embed_model == "packaged"
-    assert embedder_name(settings) == MODEL_NAMES["packaged"]
+    assert family_embedder_name(settings, "opa") == MODEL_NAMES["packaged"]
+    # the static table's vectors are a weighted mean summed in a fixed order: CPU-free too
+    assert embedder_name(settings).startswith(MODEL_NAMES["packaged"] + "+static")
 
 
 def test_derived_vectors_stay_close_to_the_packaged_models(
@@ -60,12 +62,13 @@ def test_derived_vectors_stay_close_to_the_packaged_models(
 
 
 def test_each_model_names_its_index(settings: Settings, tmp_path: Path) -> None:
+    minilm_only = settings.model_copy(update={"static_embedding": ()})
     names = {
-        embedder_name(settings.model_copy(update={"embed_model": variant}))
+        embedder_name(minilm_only.model_copy(update={"embed_model": variant}))
         for variant in MODEL_NAMES
     }
     assert names == set(MODEL_NAMES.values())
-    custom = embedder_name(settings.model_copy(update={"model_dir": tmp_path}))
+    custom = embedder_name(minilm_only.model_copy(update={"model_dir": tmp_path}))
     assert str(tmp_path) in custom
     assert len({corpus_hash(tmp_path, name) for name in [*names, custom]}) == 3
     # An index built with the default model is refused by a server set to the other one.

@@ -22,8 +22,9 @@ from evals.run.scenario import load_scenarios
 from evals.run.targets import server_target
 from ocm_common.machine import one_line
 from reference_server.config import Settings
-from reference_server.embedding import embedder_name
+from reference_server.embedding import family_embedder_name
 from reference_server.server import build_server
+from reference_server.static_embedding import STATIC_NAME
 from tests.conftest import make_settings, share_stores
 
 REWRITE = "re-record it deliberately: .venv/bin/python -m evals.run.reproducibility --write"
@@ -48,9 +49,14 @@ def test_the_fixture_covers_enough_golden_texts_and_calls(fixture: dict[str, Any
 
 
 def test_the_fixture_was_recorded_with_this_model_and_index(fixture: dict[str, Any]) -> None:
-    model = embedder_name(Settings.from_env())
+    settings = Settings.from_env()
+    model = family_embedder_name(settings, "opa")
     assert fixture["model"] == model, (
         f"fixture made with {fixture['model']}, not {model}: {REWRITE}"
+    )
+    static = STATIC_NAME if settings.static_embedding else None
+    assert fixture.get("static_model") == static, (
+        f"fixture made with static model {fixture.get('static_model')}, not {static}: {REWRITE}"
     )
     fingerprint = index_fingerprint()
     assert fixture["index_fingerprint"] == fingerprint, (
@@ -62,7 +68,14 @@ def test_the_fixture_was_recorded_with_this_model_and_index(fixture: dict[str, A
 def test_query_vectors_equal_the_fixture_within_the_tolerance(fixture: dict[str, Any]) -> None:
     texts = [v["text"] for v in fixture["vectors"]]
     model, vectors = repro.embed(texts)
-    observed = repro.Observed(model, dict(zip(texts, vectors, strict=True)), {})
+    static_model, static = repro.embed(texts, static=True) if repro.uses_static() else (None, None)
+    observed = repro.Observed(
+        model,
+        dict(zip(texts, vectors, strict=True)),
+        {},
+        static_model,
+        None if static is None else dict(zip(texts, static, strict=True)),
+    )
     fixture_vectors_only = {**fixture, "calls": []}
     problems = repro.differences(fixture_vectors_only, observed)
     assert not problems, (
@@ -76,8 +89,11 @@ def test_the_tolerance_would_catch_a_saturating_kernel(fixture: dict[str, Any]) 
     entry = fixture["vectors"][0]
     moved = repro.decode(entry["float32_le_base64"]).copy()
     moved[7] += 5e-3
-    observed = repro.Observed(fixture["model"], {entry["text"]: moved}, {})
-    problems = repro.differences({**fixture, "vectors": [entry], "calls": []}, observed)
+    observed = repro.Observed(
+        fixture["model"], {entry["text"]: moved}, {}, fixture.get("static_model"), {}
+    )
+    only = {**fixture, "vectors": [entry], "static_vectors": [], "calls": []}
+    problems = repro.differences(only, observed)
     assert problems and "differs by 5.00e-03" in problems[0]
 
 
@@ -99,8 +115,8 @@ async def test_top_ids_of_golden_retrieval_calls_equal_the_fixture(
     path_errors: dict[str, dict[str, str]] = {}
     ids = await repro.top_ids(scenarios, server_target(patient, timeout_s=600), path_errors)
     assert not path_errors, f"paths failed or were cut, so rankings are partial: {path_errors}"
-    observed = repro.Observed(fixture["model"], {}, ids)
-    problems = repro.differences({**fixture, "vectors": []}, observed)
+    observed = repro.Observed(fixture["model"], {}, ids, fixture.get("static_model"), {})
+    problems = repro.differences({**fixture, "vectors": [], "static_vectors": []}, observed)
     assert not problems, (
         f"on {one_line()} (fixture recorded on {one_line(fixture['recorded_on'])}):\n"
         + "\n".join(problems)

@@ -11,11 +11,17 @@ import numpy as np
 import pytest
 
 from reference_server.config import Settings
-from reference_server.embedding import CachedEmbedder, LocalMiniLM, make_embedder
+from reference_server.embedding import (
+    CachedEmbedder,
+    CollectionEmbedders,
+    LocalMiniLM,
+    make_embedder,
+)
 from reference_server.index.known_queries import drug_queries, embed_alone, known_texts
 from reference_server.retrieval.odb_formulary import vector_query
 from reference_server.stage_timer import StageTimes, collecting
-from reference_server.stored_query_vectors import StoredQueryVectors, write
+from reference_server.static_embedding import StaticEmbedder
+from reference_server.stored_query_vectors import TEXTS_FILE, StoredQueryVectors, write
 
 
 def lowercase_words(texts: Sequence[str]) -> list[tuple[int, ...]]:
@@ -140,6 +146,13 @@ def test_token_ids_leave_padding_out_and_ignore_case(model: LocalMiniLM) -> None
 
 
 def test_the_server_embedder_uses_the_index_vectors_when_built(settings: Settings) -> None:
+    """The stored texts are odb.get's; when odb embeds with the static table (the default), a
+    query there costs no model run anyway, and the index stores none."""
+    if settings.embeds_static("odb"):
+        assert not (settings.index_dir / TEXTS_FILE).exists()
+        odb = CollectionEmbedders(settings).for_collection("odb_documents")
+        assert isinstance(odb, CachedEmbedder) and isinstance(odb.inner, StaticEmbedder)
+        return
     embedder = make_embedder(settings)
     assert isinstance(embedder, CachedEmbedder)
     assert embedder.stored is not None, "a current local-model index stores query vectors"

@@ -56,7 +56,9 @@ def test_flat_search_matches_brute_force_on_a_real_collection(server: FastMCP) -
     where = {"policy_level": "expectation"}
     hits = vectors.search("opa_cpso_corpus", "consent for a minor", 15, where)
     flat = vectors._flat["opa_cpso_corpus"]
-    query = np.asarray(vectors.embed_query("consent for a minor"), dtype=np.float32)
+    query = np.asarray(
+        vectors.embed_query("consent for a minor", "opa_cpso_corpus"), dtype=np.float32
+    )
     query /= np.linalg.norm(query)
     allowed = [
         row
@@ -120,7 +122,7 @@ def test_a_selective_filter_is_searched_on_its_kept_rows_with_the_same_answer(
     flat = vectors._flat[collection]
     rows = vectors._rows_where(collection, flat, where)
     assert 0 < len(rows) * 2 < len(flat.ids)
-    in_place = flat.nearest(vectors.embed_query(query), 12, rows)
+    in_place = flat.nearest(vectors.embed_query(query, collection), 12, rows)
     assert [(h.id, h.similarity) for h in hits] == [(i, max(0.0, s)) for i, s in in_place]
     wanted = [flat.ids[r] for r in rows]  # other tests of this process keep subsets of their own
 

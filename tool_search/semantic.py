@@ -101,16 +101,19 @@ def shared_embedder() -> Any:
             from reference_server.config import Settings
             from reference_server.embedding import make_embedder
 
-            _EMBEDDER = make_embedder(Settings.from_env(), for_queries=True)
+            settings = Settings.from_env()
+            _EMBEDDER = make_embedder(
+                settings, for_queries=True, static=settings.embeds_static("tool_search")
+            )
         return _EMBEDDER
 
 
 def shared_name() -> str:
     """The shared embedder's model name, without loading the model."""
     from reference_server.config import Settings
-    from reference_server.embedding import embedder_name
+    from reference_server.embedding import family_embedder_name
 
-    return embedder_name(Settings.from_env())
+    return family_embedder_name(Settings.from_env(), "tool_search")
 
 
 def preload() -> None:

@@ -1,7 +1,8 @@
 """The reproducibility fixture: what the reference server computes must not depend on the CPU.
 
 A committed file (`tests/fixtures/reproducibility.json`) holds the local model's vectors for
-the golden query texts and the top-10 ids of the golden retrieval calls, recorded on one
+the golden query texts (and the static table's, for the families that embed with it: the
+table is distilled on the machine that builds the index), and the top-10 ids of the golden retrieval calls, recorded on one
 machine. `tests/test_reproducibility.py` recomputes both on whatever machine runs the suite:
 ids must be equal, vectors within `VECTOR_TOLERANCE`. A CPU whose kernels change an answer then
 fails `make test` there, with the texts and calls that moved, instead of a gate failing on
@@ -65,13 +66,20 @@ def retrieval_scenarios(scenarios: Sequence[Scenario]) -> list[Scenario]:
     return [s for s in scenarios if s.relevant]
 
 
-def embed(texts: list[str]) -> tuple[str, np.ndarray]:
-    """(model name, vectors) from the configured local model, as the index builder uses it."""
+def embed(texts: list[str], static: bool = False) -> tuple[str, np.ndarray]:
+    """(model name, vectors) from the configured local model, or the index's static table, as
+    the index builder uses it."""
     from reference_server.config import Settings
     from reference_server.embedding import make_embedder
 
-    embedder = make_embedder(Settings.from_env(), for_queries=False)
+    embedder = make_embedder(Settings.from_env(), for_queries=False, static=static)
     return embedder.name, np.concatenate([embedder.embed([t]) for t in texts])
+
+
+def uses_static() -> bool:
+    from reference_server.config import Settings
+
+    return bool(Settings.from_env().static_embedding)
 
 
 async def top_ids(
@@ -109,13 +117,22 @@ class Observed:
     model: str
     vectors: dict[str, np.ndarray]
     ids: dict[str, list[str]]
+    static_model: str | None = None
+    static_vectors: dict[str, np.ndarray] | None = None
 
 
 def observe(scenarios: Sequence[Scenario]) -> Observed:
     texts = query_texts(scenarios)
     model, vectors = embed(texts)
+    static_model, static_vectors = embed(texts, static=True) if uses_static() else (None, None)
     ids = asyncio.run(top_ids(retrieval_scenarios(scenarios)))
-    return Observed(model, dict(zip(texts, vectors, strict=True)), ids)
+    return Observed(
+        model,
+        dict(zip(texts, vectors, strict=True)),
+        ids,
+        static_model,
+        None if static_vectors is None else dict(zip(texts, static_vectors, strict=True)),
+    )
 
 
 def record(observed: Observed, index_fingerprint: str | None) -> dict[str, Any]:
@@ -132,6 +149,11 @@ def record(observed: Observed, index_fingerprint: str | None) -> dict[str, Any]:
         "vectors": [
             {"text": t, "float32_le_base64": encode(v)} for t, v in observed.vectors.items()
         ],
+        "static_model": observed.static_model,
+        "static_vectors": [
+            {"text": t, "float32_le_base64": encode(v)}
+            for t, v in (observed.static_vectors or {}).items()
+        ],
         "calls": [{"scenario": sid, "top_ids": ids} for sid, ids in observed.ids.items()],
     }
 
@@ -141,15 +163,26 @@ def differences(fixture: dict[str, Any], observed: Observed) -> list[str]:
     problems = []
     if observed.model != fixture["model"]:
         return [f"model {observed.model!r} is not the fixture's {fixture['model']!r}"]
+    if fixture.get("static_model") != observed.static_model:
+        return [
+            f"static model {observed.static_model!r} is not the fixture's "
+            f"{fixture.get('static_model')!r}"
+        ]
     tolerance = float(fixture["vector_tolerance"])
-    for entry in fixture["vectors"]:
-        text = entry["text"]
-        if text not in observed.vectors:
-            problems.append(f"query text no longer in the golden set: {text!r}")
-            continue
-        gap = float(np.max(np.abs(observed.vectors[text] - decode(entry["float32_le_base64"]))))
-        if gap > tolerance:
-            problems.append(f"vector of {text!r} differs by {gap:.2e} (tolerance {tolerance:g})")
+    for key, seen, what in (
+        ("vectors", observed.vectors, "vector"),
+        ("static_vectors", observed.static_vectors or {}, "static vector"),
+    ):
+        for entry in fixture.get(key) or []:
+            text = entry["text"]
+            if text not in seen:
+                problems.append(f"query text no longer in the golden set: {text!r}")
+                continue
+            gap = float(np.max(np.abs(seen[text] - decode(entry["float32_le_base64"]))))
+            if gap > tolerance:
+                problems.append(
+                    f"{what} of {text!r} differs by {gap:.2e} (tolerance {tolerance:g})"
+                )
     for call in fixture["calls"]:
         sid, expected = call["scenario"], call["top_ids"]
         got = observed.ids.get(sid)

@@ -18,11 +18,14 @@ from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from reference_server.catalog import EMBEDDING_FAMILIES, embedding_family
 from reference_server.config import CORPUS_DIR, Settings
-from reference_server.embedding import LocalMiniLM, embedder_name, make_embedder
+from reference_server.embedding import Embedder, LocalMiniLM, embedder_name, make_embedder
+from reference_server.embedding_model import packaged_files
 from reference_server.index import known_queries, off_tables, off_vector_docs, opa_builder
 from reference_server.index.fingerprint import corpus_hash
 from reference_server.index.types import VectorDoc
+from reference_server.static_embedding import STATIC_NAME, StaticEmbedder, distill, table_path
 
 BATCH = 32
 # Long tabular documents (drug groups, fee subsections) lead with what they are about; their
@@ -53,14 +56,20 @@ def _write_collections(
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 
-    embedder = make_embedder(settings, for_queries=False)
+    models: dict[bool, Embedder] = {}
     client = chromadb.PersistentClient(
         path=str(chroma_dir), settings=ChromaSettings(anonymized_telemetry=False)
     )
     total = sum(len(docs) for docs in collections.values())
     task = progress.add_task("embedding chunks", total=total)
     for name, docs in collections.items():
-        if isinstance(embedder, LocalMiniLM):
+        static = settings.embeds_static(embedding_family(name))
+        if static not in models:
+            models[static] = make_embedder(
+                settings, for_queries=False, static=static, index_dir=chroma_dir.parent
+            )
+        embedder = models[static]
+        if isinstance(embedder, LocalMiniLM | StaticEmbedder):
             embedder.set_max_tokens(MAX_TOKENS.get(name, DEFAULT_MAX_TOKENS))
         collection = client.create_collection(
             name, metadata={"hnsw:space": "cosine", "embedder": embedder.name}
@@ -77,6 +86,16 @@ def _write_collections(
                 embeddings=vectors.tolist(),  # type: ignore[arg-type]
             )
             progress.advance(task, len(batch))
+
+
+def _distill_static(
+    settings: Settings, index_dir: Path, collections: dict[str, list[VectorDoc]]
+) -> dict[str, object]:
+    """The static table (static_embedding.py) distilled from the packaged MiniLM over the
+    tokenizer's pieces and this corpus's words, written into the index being built."""
+    minilm = LocalMiniLM.from_settings(settings.model_copy(update={"embed_model": "packaged"}), 2)
+    texts = [d.text for docs in collections.values() for d in docs]
+    return distill(minilm, packaged_files()[1], texts, table_path(index_dir), STATIC_NAME)
 
 
 def build_index(
@@ -108,6 +127,10 @@ def build_index(
             **opa_builder.vector_documents(corpus_dir),
             **off_vector_docs.vector_documents(corpus_dir / "off"),
         }
+        static = None
+        if any(settings.embeds_static(f) for f in EMBEDDING_FAMILIES):
+            progress.add_task("distilling the static embedding table from MiniLM", total=None)
+            static = _distill_static(settings, tmp, collections)
         _write_collections(tmp / "chroma", collections, settings, progress)
         progress.add_task("embedding known query texts", total=None)
         known = known_queries.build(tmp, settings)
@@ -118,6 +141,7 @@ def build_index(
         "tables": {**opa_counts, **off_counts},
         "collections": {name: len(docs) for name, docs in collections.items()},
         "known_query_vectors": known,
+        **({"static_embedding": static} if static else {}),
         "seconds": round(time.perf_counter() - started, 1),
     }
     conn = sqlite3.connect(tmp / "opa.db")

@@ -33,6 +33,7 @@ CODE_FILES = (
     _PACKAGE / "ingest" / "opa_cpso.py",
     _PACKAGE / "index" / "bm25_impacts.py",
     _PACKAGE / "index" / "known_queries.py",
+    _PACKAGE / "static_embedding.py",
 )
 
 

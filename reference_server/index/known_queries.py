@@ -70,8 +70,8 @@ def embed_alone(settings: Settings, texts: list[str]) -> np.ndarray:
 
 def build(index_dir: Path, settings: Settings) -> int:
     """Store the known query texts' vectors next to the index's databases; how many."""
-    if settings.embedding != "local":
-        return 0  # a paid API: queries are embedded when asked
+    if settings.embedding != "local" or settings.embeds_static("odb"):
+        return 0  # a paid API, or odb's static table: queries are embedded when asked
     texts = known_texts(index_dir / "ohip.db")
     write(index_dir, embedder_name(settings), texts, embed_alone(settings, texts))
     return len(texts)

@@ -187,7 +187,7 @@ def vector_search(
 ) -> list[VectorHit]:
     """Chunks naming the drug, the nearest formulary chunks, and the best two policy notes."""
     text = vector_query(query)
-    vec = vectors.embed_query(text)
+    vec = vectors.embed_query(text, COLLECTION)
     hits = _named(vectors, query) + vectors.search(
         COLLECTION, text, n_results=limit, where=FORMULARY_DOCS, query_vector=vec
     )

@@ -25,7 +25,7 @@ import numpy as np
 
 from reference_server import ranking
 from reference_server.config import Settings
-from reference_server.embedding import Embedder
+from reference_server.embedding import CollectionEmbedders, Embedder
 from reference_server.retrieval import chroma_client
 from reference_server.retrieval.derived import DerivedValues
 
@@ -116,7 +116,7 @@ class VectorClient:
     """One Chroma client (embedded or a server, see `chroma_client`), shared; collections and
     their payloads are loaded once."""
 
-    def __init__(self, settings: Settings, embedder: Embedder):
+    def __init__(self, settings: Settings, embedder: Embedder | CollectionEmbedders):
         self.settings = settings
         self.embedder = embedder
         self._client: Any = None
@@ -152,8 +152,15 @@ class VectorClient:
                 self._collections[name] = collection
             return self._collections[name]
 
-    def embed_query(self, text: str) -> list[float]:
-        return self.embedder.embed([text])[0].tolist()
+    def embedder_for(self, collection: str) -> Embedder:
+        """The query embedder of a collection (its family's model, `CollectionEmbedders`; a
+        plain embedder serves every collection)."""
+        if isinstance(self.embedder, CollectionEmbedders):
+            return self.embedder.for_collection(collection)
+        return self.embedder
+
+    def embed_query(self, text: str, collection: str) -> list[float]:
+        return self.embedder_for(collection).embed([text])[0].tolist()
 
     def search(
         self,
@@ -164,7 +171,7 @@ class VectorClient:
         query_vector: list[float] | None = None,
     ) -> list[VectorHit]:
         """Nearest chunks matching `where`: exact on a flat index, else `_search_large`."""
-        vector = query_vector if query_vector is not None else self.embed_query(query)
+        vector = query_vector if query_vector is not None else self.embed_query(query, collection)
         chroma = self._collection(collection)
         payloads = self._payloads[collection]
         if not payloads:
@@ -283,12 +290,19 @@ class VectorClient:
         n_results: int = 10,
         where: dict[str, Any] | None = None,
     ) -> list[VectorHit]:
-        """Search several collections concurrently with one query embedding; merged by similarity."""
-        vector = self.embed_query(query)
+        """Search several collections concurrently with one query embedding per model they
+        embed with; merged by similarity."""
+        by_model: dict[int, list[float]] = {}
+        vectors: dict[str, list[float]] = {}
+        for name in collections:
+            model = self.embedder_for(name)
+            if id(model) not in by_model:
+                by_model[id(model)] = model.embed([query])[0].tolist()
+            vectors[name] = by_model[id(model)]
         if len(collections) == 1:
-            return self.search(collections[0], query, n_results, where, vector)
+            return self.search(collections[0], query, n_results, where, vectors[collections[0]])
         parts = _FANOUT.map(
-            lambda name: self.search(name, query, n_results, where, vector), collections
+            lambda name: self.search(name, query, n_results, where, vectors[name]), collections
         )
         hits = [h for part in parts for h in part]
         return ranking.best_first(hits, lambda h: h.similarity, lambda h: h.id)[:n_results]
