@@ -158,3 +158,22 @@ def test_collections_get_marked_copies_with_nearby_vectors(tmp_path: Path) -> No
     assert meta["source_org"] == "cpso" and meta["n"] == 7
     cosine = float(np.dot(copy["embeddings"][0], vectors[7]))  # type: ignore[index]
     assert 0.8 < cosine < 0.99
+
+
+def test_a_scaled_index_keeps_the_query_models_of_the_one_it_copies(tmp_path: Path) -> None:
+    """The copies' vectors are the originals', so the scaled index serves with the same models:
+    the static table (and stored query vectors) go with it, unchanged."""
+    from reference_server import static_embedding, stored_query_vectors
+    from reference_server.index.synthetic import build_scaled
+
+    source = tmp_path / "index"
+    chromadb.PersistentClient(
+        path=str(source / "chroma"), settings=ChromaSettings(anonymized_telemetry=False)
+    )
+    (source / "manifest.json").write_text(json.dumps({"corpus_hash": "described"}))
+    kept = (static_embedding.TABLE_FILE, stored_query_vectors.TEXTS_FILE)
+    for name in kept:
+        (source / name).write_bytes(b"described " + name.encode())
+    build_scaled(source, 2, tmp_path / "index-x2")
+    for name in kept:
+        assert (tmp_path / "index-x2" / name).read_bytes() == (source / name).read_bytes()

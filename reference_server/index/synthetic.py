@@ -40,7 +40,7 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from reference_server import stored_query_vectors
+from reference_server import static_embedding, stored_query_vectors
 from reference_server.config import Settings
 from reference_server.index.synthetic_chroma import scale_collections
 from reference_server.index.synthetic_sqlite import scale_database, sql_roles
@@ -109,8 +109,13 @@ def build_scaled(
                 tables.update(scale_database(tmp / db.name, factor, progress))
         collections = scale_collections(source_dir, tmp, factor, Roles(roles), progress)
         # The real products' stored query vectors (a synthetic copy's texts go to the model):
-        # the same calls find them at every factor, so factors differ only in corpus size.
-        for name in (stored_query_vectors.TEXTS_FILE, stored_query_vectors.VECTORS_FILE):
+        # the same calls find them at every factor, so factors differ only in corpus size. The
+        # static table too: the copies' vectors are the originals', so their model is the same.
+        for name in (
+            stored_query_vectors.TEXTS_FILE,
+            stored_query_vectors.VECTORS_FILE,
+            static_embedding.TABLE_FILE,
+        ):
             if (source_dir / name).exists():
                 shutil.copy2(source_dir / name, tmp / name)
     manifest = {
