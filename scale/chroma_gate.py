@@ -1,20 +1,22 @@
 """`make gate-chroma`: the golden gate with the vector path served by a Chroma server.
 
 Starts `chroma run` on a free loopback port over a scratch directory, copies the built
-collections into it (`index.chroma_load`), runs the same eval + gate as `make gate` with
-`OCM_CHROMA_URL` pointing at it, and stops the Chroma server whatever happens. The exit code
-is the gate's.
+collections into it (`index.chroma_load`), runs the same eval + gate as `make gate`
+(evals/steps.py's `golden_eval_and_gate`, called as a function) with `OCM_CHROMA_URL` pointing
+at it, and stops the Chroma server whatever happens. The exit code is the gate's.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+from evals.steps import golden_eval_and_gate
 from reference_server.config import Settings
 from reference_server.index.chroma_load import load_collections
 from scale.procs import chroma_server
@@ -24,8 +26,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m scale.chroma_gate", description=__doc__)
     parser.add_argument("--target", required=True, help="eval target, e.g. inprocess:...")
     parser.add_argument("--out", type=Path, default=Path("reports/runs/gate-chroma"))
-    parser.add_argument("--config", default="evals/gate.yaml")
-    parser.add_argument("--baseline", default="evals/baseline.json")
     args = parser.parse_args(argv)
     index_dir = Settings.from_env().index_dir
     with tempfile.TemporaryDirectory(prefix="ocm-chroma-") as scratch:
@@ -35,16 +35,23 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"Chroma server {url}: loaded {sum(counts.values())} chunks in {len(counts)} collections"
             )
-            env = {**os.environ, "OCM_CHROMA_URL": url}
-            py = sys.executable
-            run = [py, "-m", "evals", "run", "--target", args.target, "--golden", "golden"]
-            run += ["--out", str(args.out), "--ablation", "--concurrency", "2"]
-            code = subprocess.call(run, env=env)
-            if code != 0:
-                return code
-            gate = [py, "-m", "evals", "gate", "--run", str(args.out), "--config", args.config]
-            gate += ["--baseline", args.baseline, "--require-baseline"]
-            return subprocess.call(gate, env=env)
+            with _environment("OCM_CHROMA_URL", url):
+                return golden_eval_and_gate(args.target, args.out)
+
+
+@contextmanager
+def _environment(name: str, value: str) -> Iterator[None]:
+    """`name` set to `value` while the block runs (in-process targets read their settings from
+    the environment), then as it was."""
+    before = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
 
 
 if __name__ == "__main__":
