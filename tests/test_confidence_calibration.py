@@ -228,6 +228,32 @@ def test_a_flags_ceiling_is_the_rate_of_its_most_confident_quarter() -> None:
     assert fit._ceilings(("margin",), coefficients, 0.0, answers) == {}
 
 
+def test_clinician_questions_with_a_doubt_flag_cap_every_flags_ceiling() -> None:
+    """The quarter rule gives unsettled (11 + 1) / (12 + 2) = 0.8571 over twelve derived answers
+    at one margin (eleven right). Ten flagged clinician questions, four right, cap it at
+    (4 + 1) / (10 + 2) = 0.4167; nine (below MIN_CLINICIAN_FLAGGED) leave it alone, and a
+    clinician question without a flag, or one path, counts for nothing."""
+    assert fit.MIN_CLINICIAN_FLAGGED == 10
+    flagged = _features(margin=0.5, unsettled=1.0, both_paths=1.0)
+    derived = [fit.Answer(f"d{i}", "t", "f", flagged, i > 0, "r") for i in range(12)]
+
+    def clinician(n: int) -> list[fit.Answer]:
+        return [fit.Answer(f"clinician.f.{i:03d}", "t", "f", flagged, i < 4, "r") for i in range(n)]
+
+    bystanders = [
+        fit.Answer("clinician.f.900", "t", "f", _features(margin=0.5, both_paths=1.0), True, "r"),
+        fit.Answer("clinician.f.901", "t", "f", _features(margin=0.5, unsettled=1.0), True, "r"),
+    ]
+    names = ("margin", "unsettled")
+    coefficients = {"margin": 2.0, "unsettled": -1.0}
+    assert fit._ceilings(names, coefficients, 0.0, derived) == {"unsettled": 0.8571}
+    # the quarter now holds the clinician questions too, tied at the same logit: 15 of 22 right
+    capped = fit._ceilings(names, coefficients, 0.0, derived + clinician(10) + bystanders)
+    assert capped == {"unsettled": 0.4167}
+    uncapped = fit._ceilings(names, coefficients, 0.0, derived + clinician(9) + bystanders)
+    assert uncapped == {"unsettled": round((11 + 4 + 1) / (21 + 2), 4)}
+
+
 def test_features_are_named_plain_floats_in_one_order() -> None:
     values = features(
         Signals(top_scores=(4.0, 3.0), shared=4, default_rule=True), None, 2, ["sql"], 0.6

@@ -96,8 +96,16 @@ BOTH_PATHS_ONLY = frozenset({"opa_search", "opa_policy"})
 # ECE together (search 0.046 -> 0.040, policy 0.033 -> 0.020) and left policy no wrong answer
 # at >= 0.9 (5.4 before). Ambiguous answers are right about half the time at any fitted value, so
 # a ceiling drawn from a few dozen of them moved with the sample.
+# The slopes that rank flagged answers are learnt from derived cases, worded from the guidance
+# itself; on clinicians' own wording they do not hold (new clinician questions, written apart
+# from the fitted ones: policy answers flagged unsettled stood at the 0.83 ceiling and were
+# wrong 5 times in 9). So where a family's fit half holds at least MIN_CLINICIAN_FLAGGED
+# clinician questions with a doubt flag, no flag's ceiling exceeds the rate, Laplace-smoothed,
+# at which they were right: the flag's meaning for the questions the server is asked.
 DOUBT_FLAGS = ("unsettled", "no_answer")
 TOP_SHARE = 0.25
+MIN_CLINICIAN_FLAGGED = 10
+CLINICIAN_PREFIX = "clinician."
 CONFIDENCE_CHECKS = frozenset({"confidence_range"})
 HIGH = 0.9
 
@@ -229,7 +237,8 @@ def _ceilings(
     answers: Sequence[Answer],
 ) -> dict[str, float]:
     """Each doubt flag's ceiling (DOUBT_FLAGS): the Laplace-smoothed rate at which the most
-    confident TOP_SHARE of the flagged answers both paths gave were right, by fitted probability."""
+    confident TOP_SHARE of the flagged answers both paths gave were right, by fitted probability,
+    and at most the rate of the family's flagged clinician questions (MIN_CLINICIAN_FLAGGED)."""
     out: dict[str, float] = {}
     for flag in DOUBT_FLAGS:
         if flag not in names:
@@ -243,8 +252,23 @@ def _ceilings(
         # the top share by fitted logit, with every answer tied at its edge (order-free)
         edge = sorted(z, reverse=True)[max(1, int(len(z) * TOP_SHARE)) - 1]
         top = [a for value, a in zip(z, flagged, strict=True) if value >= edge - 1e-9]
-        out[flag] = round((sum(a.right for a in top) + 1) / (len(top) + 2), 4)
+        out[flag] = _laplace(top)
+    clinician = [
+        a
+        for a in answers
+        if a.case_id.startswith(CLINICIAN_PREFIX)
+        and a.features.get("both_paths")
+        and any(a.features.get(flag, 0.0) > 0 for flag in out)
+    ]
+    if len(clinician) >= MIN_CLINICIAN_FLAGGED:
+        cap = _laplace(clinician)
+        out = {flag: min(value, cap) for flag, value in out.items()}
     return out
+
+
+def _laplace(answers: Sequence[Answer]) -> float:
+    """The rate at which the answers were right, Laplace-smoothed, as the file stores it."""
+    return round((sum(a.right for a in answers) + 1) / (len(answers) + 2), 4)
 
 
 def fit(runs: Sequence[Path], seed: int = SEED, c: float = C) -> dict[str, Any]:
