@@ -112,7 +112,7 @@ distinct-mix: index $(DISTINCT_MIX)
 
 $(DISTINCT_MIX): $(MIX_INPUTS) | index
 	$(OCM) derive --out build/mix/cases
-	$(PY) -m load.distinct_mix --cases build/mix/cases --out $@ --calls $(MIX_CALLS) --seed $(MIX_SEED)
+	$(OCM) mix --cases build/mix/cases --out $@ --calls $(MIX_CALLS) --seed $(MIX_SEED)
 
 # The bench's in-process steps on their own (tests/bench calls load/inprocess_latency.py and
 # load/cpu_per_call.py, the functions `make bench` calls): per-tool latency, and CPU per distinct
@@ -190,13 +190,13 @@ report: install
 
 # The same gate with the vector path served by a Chroma server (`chroma run`, started and stopped here).
 gate-chroma: index
-	$(PY) -m scale.chroma_gate --target $(GATE_TARGET) --out reports/runs/gate-chroma
+	$(OCM) gate-chroma --target $(GATE_TARGET) --out reports/runs/gate-chroma
 
 # Two replicas sharing one Chroma server behind nginx (Debian's package, run as our own process);
 # one replica is stopped mid-run; exits 1 if the client saw a failed call.
 rehearsal: index
 	@command -v nginx >/dev/null || test -x /usr/sbin/nginx || { echo "nginx missing: apt-get install -y nginx"; exit 2; }
-	$(PY) -m scale.rehearsal --clients $(or $(USERS),8) --seconds $(or $(TIME),30) --out reports/rehearsal/latest
+	$(OCM) rehearsal --clients $(or $(USERS),8) --seconds $(or $(TIME),30) --out reports/rehearsal/latest
 
 baseline: index
 	$(OCM) run --target $(GATE_TARGET) --golden golden --out reports/runs/baseline --ablation --concurrency 2
@@ -205,7 +205,7 @@ baseline: index
 # Re-record the reproducibility fixture (query vectors and top-10 ids that tests/test_reproducibility.py
 # compares on every machine) after a deliberate change of corpus, model or ranking; review its diff.
 fixture: index
-	$(PY) -m evals.run.reproducibility --write
+	$(OCM) fixture --write
 
 # The reference index is built only when the target is the in-process server.
 fuzz: $(if $(filter inprocess%,$(FUZZ_TARGET)),index,install)

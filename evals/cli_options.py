@@ -1,4 +1,4 @@
-"""What every ``python -m evals`` command shares: the target and output options (argparse
+"""What every eval command of ``ocm`` shares: the target and output options (argparse
 parent parsers), the UTC timestamp of a default report directory, and reading a bare
 configuration name as the in-process reference server in that configuration."""
 

@@ -31,11 +31,11 @@ Run logs' ``tools.json`` surfaces carry only the schemas, so their diffs cover t
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
-from dataclasses import asdict
 from typing import Any, Literal
 
-from evals.contract_change import Change, added_entry, change_kind, text_change
+from evals.contract_change import Change, ChangeJson, added_entry, change_kind, text_change
 from evals.contract_schema import added_texts, schema_changes
 from evals.json_pointer import escape, resolve
 
@@ -158,5 +158,19 @@ def diff_surfaces(
     return changes
 
 
-def to_json(changes: list[Change]) -> list[dict[str, Any]]:
-    return [asdict(c) for c in changes]
+def to_json(changes: list[Change]) -> list[ChangeJson]:
+    """Each change's fields in order, its values copied (as ``dataclasses.asdict`` does)."""
+    return [
+        {
+            "pointer": c.pointer,
+            "kind": c.kind,
+            "what": c.what,
+            "before": copy.deepcopy(c.before),
+            "after": copy.deepcopy(c.after),
+            "breaking": c.breaking,
+            "concern": c.concern,
+            "note": c.note,
+            "suspicious": c.suspicious,
+        }
+        for c in changes
+    ]

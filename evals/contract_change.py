@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from evals.contract_text import name_words, suspicion
 
@@ -50,6 +50,20 @@ class Change:
         marks += ["for review"] if self.review else []
         marks += ["suspicious"] if self.suspicious else []
         return ", ".join(marks)
+
+
+class ChangeJson(TypedDict):
+    """A :class:`Change` as JSON: its fields in order (``dataclasses.asdict``)."""
+
+    pointer: str
+    kind: Kind
+    what: str
+    before: Any  # the schema fragment or text before (JSON value), None when added
+    after: Any
+    breaking: bool
+    concern: Concern
+    note: str
+    suspicious: bool
 
 
 def change_kind(a: Any, b: Any) -> Kind:

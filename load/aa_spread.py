@@ -1,6 +1,6 @@
 """A/A spread: how much the calibrated bars' readings move between benches of unchanged code.
 
-`python -m load aa-spread <bench folder> ...` reads the bench records of the same code benched
+`ocm load aa-spread <bench folder> ...` reads the bench records of the same code benched
 several times on one machine, restates each calibrated bar's reading for the calibration machine
 (a latency divided by the run's factor, calls/s multiplied by it: what the bar is compared with
 before scaling), and prints per bar the mean, standard deviation, worst reading and how many

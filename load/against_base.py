@@ -38,7 +38,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict
 
 from load.base_conditions import (
     CONDITION_ROUNDS,
@@ -55,21 +55,77 @@ from load.client import warm_up
 from load.hoststat import cpu_shares, cpu_times
 from load.parallel import interleaved_calls
 from load.profiles import load_profiles
-from load.regression import CONDITION_MARGINS, CONDITION_RATIOS, Verdict, judge, table
+from load.regression import (
+    CONDITION_MARGINS,
+    CONDITION_RATIOS,
+    Verdict,
+    VerdictJson,
+    judge,
+    table,
+)
 from load.run import run_profile
-from load.saturation_pair import SERVER_WORKERS, run_pairs, summarise
+from load.saturation_pair import (
+    SERVER_WORKERS,
+    SaturationSection,
+    StepBar,
+    run_pairs,
+    summarise,
+)
 from load.saturation_pair import lines as saturation_lines
 from load.slo import load_slo, write_slo
 from load.taskmix import TaskMix
 from load.worktree import BaseTree, WorktreeError, build_index, check_imports, checkout
 from ocm_common.latency_records import LatencyRecord
 from ocm_common.launcher import running_server
-from ocm_common.machine import describe
+from ocm_common.machine import MachineDescription, describe
 from ocm_common.run_record import Clock, header, write_record
 
 ROUNDS = 100  # calls per tool and side: ~1 min on this 2-core machine
 MIX = "golden"  # or examples:<file>, e.g. the distinct-query mix (load/taskmix.py from_source)
 SIDES = ("working", "base")
+
+
+class ConditionSummary(TypedDict):
+    """One condition in the regression record: what it is, its verdict, each side's failed
+    calls, its context figures, the machine's CPU shares over it and every paired sample."""
+
+    title: str
+    env: dict[str, str]
+    regression: VerdictJson
+    problems: dict[str, list[str]]
+    measurements: dict[str, dict[str, float]]
+    machine_cpu: dict[str, float] | None
+    # {subject: {side: ms per call}}
+    samples_ms: dict[str, dict[str, list[float]]]
+
+
+class RegressionBody(TypedDict):
+    """The regression record's body (`make bench BASE=`): what ran, then each figure and verdict
+    as it is measured (a run stopped early has only what came before)."""
+
+    timestamp: str
+    kind: Literal["regression"]
+    base_rev: str
+    machine: MachineDescription
+    rounds: int
+    mix: str
+    condition_rounds: int
+    harness_errors: list[str]
+    base_sha: NotRequired[str]
+    # the machine's CPU shares over the interleaved calls (load/hoststat.py)
+    machine_cpu: NotRequired[dict[str, float] | None]
+    # {side: the server's query-embedding cache hit rate}
+    cache_hit_rate: NotRequired[dict[str, float | None]]
+    saturation: NotRequired[SaturationSection]
+    regression: NotRequired[VerdictJson]
+    hard_failures: NotRequired[list[str]]
+    base_problems: NotRequired[list[str]]
+    # {side: {tool: ms per call}}
+    samples_ms: NotRequired[dict[str, dict[str, list[float]]]]
+    conditions: NotRequired[dict[str, ConditionSummary]]
+    slower_under_conditions: NotRequired[list[str]]
+    exit_code: NotRequired[int]
+    elapsed_s: NotRequired[float]
 
 
 @dataclass
@@ -145,7 +201,9 @@ def judge_condition(measured: ConditionSamples) -> Verdict:
     )
 
 
-def condition_summary(measured: ConditionSamples, verdict: Verdict, cpu: Any) -> dict[str, Any]:
+def condition_summary(
+    measured: ConditionSamples, verdict: Verdict, cpu: dict[str, float] | None
+) -> ConditionSummary:
     c = measured.condition
     return {
         "title": c.title,
@@ -161,7 +219,7 @@ def condition_summary(measured: ConditionSamples, verdict: Verdict, cpu: Any) ->
     }
 
 
-def compare_saturation(base: BaseTree, out: Path, mix: str, pairs: int) -> dict[str, Any]:
+def compare_saturation(base: BaseTree, out: Path, mix: str, pairs: int) -> SaturationSection:
     """The saturation profile (settings from the profiles file the bench uses) on each side in
     ABBA order, a fresh server of `SERVER_WORKERS` workers per run (load/saturation_pair.py).
     Both sides get the same step bar, scaled to the machine now as `make bench` scales it (a
@@ -173,7 +231,7 @@ def compare_saturation(base: BaseTree, out: Path, mix: str, pairs: int) -> dict[
     scale = factor([reading["ms"] if reading else None], slo.calibration)
     scaled = slo.scaled(scale.value)
     slo_file = write_slo(scaled, out / "slo.saturation.yaml")
-    step_bar = {
+    step_bar: StepBar = {
         "step_p95_ms": scaled.saturation.step_p95_ms,
         "factor": scale.value,
         "note": scale.note,
@@ -221,7 +279,7 @@ def run_against_base(
     started = time.monotonic()
     clock = Clock()
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    summary: dict[str, Any] = {
+    summary: RegressionBody = {
         "timestamp": stamp,
         "kind": "regression",
         "base_rev": rev,
@@ -246,7 +304,7 @@ def run_against_base(
         print(
             f"[2/{steps}] starting both servers (one worker each) and warming them up", flush=True
         )
-        measured: list[tuple[ConditionSamples, Any]] = []
+        measured: list[tuple[ConditionSamples, dict[str, float] | None]] = []
         with ExitStack() as stack:
             urls = start_pair(stack, base, out)
             print(

@@ -144,9 +144,9 @@ def setup_errors(
     tools/list): the run's errors less its tools' errors."""
     wanted = set(profiles)
     return {
-        name: int(run.get("errors") or 0) - sum(r.errors for r in records if r.profile == name)
-        for name, run in summary.profiles.items()
-        if name in wanted and run
+        name: int(run.errors or 0) - sum(r.errors for r in records if r.profile == name)
+        for name, run in summary.locust_runs().items()
+        if name in wanted and not run.is_empty
     }
 
 
@@ -166,7 +166,7 @@ def absolute_rows(
         for metric, bound in raw.ceiling(r.tool).items()
     ]
     worst_ceiling = max(ceilings, key=lambda c: c[1] / c[2]) if ceilings else None
-    parallel = summary.profiles.get("parallel") or {}
+    parallel = summary.parallel_run()
     rows = [
         BarVerdict(
             name="errors (every profile, tools and set-up)",
@@ -191,7 +191,7 @@ def absolute_rows(
         BarVerdict(
             name="parallel guarantees (a)-(d)",
             bar_class="absolute",
-            passed=bool(parallel.get("passed")) if parallel else None,
+            passed=bool(parallel.passed) if parallel else None,
             note="" if parallel else "the parallel profile did not run",
         ),
     ]

@@ -26,7 +26,6 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from load.parallel import CHEAP_TOOL, SLOW_TOOL, interleaved_calls, lag_probe
 from load.taskmix import TaskMix
@@ -91,7 +90,8 @@ class ConditionSamples:
     pairs: dict[str, tuple[list[float], list[float]]]
     unjudged: dict[str, str] = field(default_factory=dict)
     problems: dict[str, list[str]] = field(default_factory=dict)
-    measurements: dict[str, Any] = field(default_factory=dict)
+    # {side: {figure: ms}}: the lag condition's cheap call alone and under the slow callers
+    measurements: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 def measure_calls(

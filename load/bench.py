@@ -51,7 +51,10 @@ from load.transport_floor import TOOL as FLOOR_TOOL
 from ocm_common.bench_summary import (
     DISTINCT_KIND,
     BenchSummary,
+    InProcessResult,
+    LocustResult,
     MachineLoad,
+    ToolFigures,
     TransportFloor,
 )
 from ocm_common.latency_records import RECORDS_FILE, read_records, write_records
@@ -68,7 +71,7 @@ DISTINCT_MIX_ENV = "OCM_DISTINCT_MIX"
 # locust's exit codes that are a verdict (re-judged here with the scaled bars); others: harness
 VERDICT_CODES = (0, 1)
 # the bare constant-returning FastMCP server (same HTTP stack) whose latency is the floor
-FLOOR_COMMAND = (sys.executable, "-m", "load.transport_floor")
+FLOOR_COMMAND = (sys.executable, "-m", "ocm_cli", "transport-floor")
 
 
 def planned_steps(locust_profiles: int, distinct_mix: bool, scaling_workers: int) -> int:
@@ -102,12 +105,12 @@ class Progress:
         print(f"\n{prefix} {time.monotonic() - self.start:5.0f}s  {message}", flush=True)
 
 
-def _cpu_per_call(run: dict[str, Any], cpu_s: float) -> None:
+def _cpu_per_call(run: LocustResult, cpu_s: float) -> None:
     """Server CPU per call (all its processes): what a call costs whatever else the machine runs
     (includes the warm-up calls, so it errs high)."""
-    calls = run.get("calls") or 0
-    run["server_cpu_s"] = round(cpu_s, 2)
-    run["server_cpu_ms_per_call"] = round(cpu_s * 1000 / calls, 2) if calls else None
+    calls = run.calls or 0
+    run.server_cpu_s = round(cpu_s, 2)
+    run.server_cpu_ms_per_call = round(cpu_s * 1000 / calls, 2) if calls else None
 
 
 def _machine(workload: str) -> MachineLoad:
@@ -181,8 +184,9 @@ class Bench:
         settings = self.profiles.locust_settings(name)
         cpu_before = cpu_seconds(url.pid)
         run = run_profile(key, url, out, settings, quiet=True, slo_file=self.slo_start, mix=mix)
-        _cpu_per_call(run.summary, cpu_seconds(url.pid) - cpu_before)
-        self.summary.profiles[key] = run.summary
+        result = LocustResult.model_validate(run.summary)
+        _cpu_per_call(result, cpu_seconds(url.pid) - cpu_before)
+        self.summary.profiles[key] = result
         return run.exit_code
 
     def load_profiles_and_parallel(self) -> None:
@@ -212,7 +216,7 @@ class Bench:
                 progress=lambda m: self.progress(m, new_step=False),
             )
             print(report.table())
-            self.summary.profiles["parallel"] = report.to_json()
+            self.summary.profiles["parallel"] = report.result()
             self.codes["parallel"] = 0 if report.passed else 1
 
     def distinct(self, url: Any) -> None:
@@ -242,14 +246,14 @@ class Bench:
             run = run_profile("latency", url, out, self.profiles.latency, quiet=True, mix="schema")
         if run.exit_code not in VERDICT_CODES:
             self.summary.harness_errors.append(f"transport floor: locust exit {run.exit_code}")
-        record = (run.summary.get("tools") or {}).get(FLOOR_TOOL) or {}
+        record = LocustResult.model_validate(run.summary).tools.get(FLOOR_TOOL) or ToolFigures()
         self.summary.transport_floor = TransportFloor(
             profile="latency",
             workers=workers,
-            calls=int(record.get("n") or 0),
-            errors=int(record.get("errors") or 0),
-            p50_ms=record.get("p50_ms"),
-            p95_ms=record.get("p95_ms"),
+            calls=int(record.n or 0),
+            errors=int(record.errors or 0),
+            p50_ms=record.p50_ms,
+            p95_ms=record.p95_ms,
         )
 
     def scaling_ratio(self) -> None:
@@ -280,10 +284,9 @@ class Bench:
         for problem in problems[:10]:
             print(f"  {problem}", file=sys.stderr)
         self.codes["inprocess"] = 1 if problems else 0
-        self.summary.profiles["inprocess"] = {
-            "machine_cpu": cpu_shares(host_before, cpu_times()),
-            "tool_errors": len(problems),
-        }
+        self.summary.profiles["inprocess"] = InProcessResult(
+            machine_cpu=cpu_shares(host_before, cpu_times()), tool_errors=len(problems)
+        )
 
     def cpu_per_distinct_call(self) -> None:
         """CPU per distinct call per tool and kind, in this process; a call answered with a tool

@@ -6,7 +6,6 @@ what `judge_bench` decided (evals/read/bench_sections.py)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from load.bar_verdicts import bar_verdicts, setup_errors
 from load.calibrate import DEFAULT_WORKLOAD
@@ -20,10 +19,13 @@ from load.slo import (
     evaluate_saturation,
 )
 from ocm_common.bench_summary import (
+    BarPair,
     BenchSummary,
     CalibrationUsed,
     CpuPerCall,
+    LocustResult,
     MachineLoad,
+    ProfileBars,
     StageFigure,
     ToolLatency,
 )
@@ -49,12 +51,12 @@ def bar_factor(slo: Slo, *machines: MachineLoad | None) -> Factor:
     return factor([m.reference_ms if m else None for m in machines], slo.calibration)
 
 
-def _bar_table(raw: Slo, scaled: Slo, tools: list[str]) -> dict[str, Any]:
+def _bar_table(raw: Slo, scaled: Slo, tools: list[str]) -> dict[str, ProfileBars]:
     """{profile: {tool: {metric: {raw, calibrated}}}} for the tight profiles, and saturation."""
-    table: dict[str, Any] = {
+    table: dict[str, ProfileBars] = {
         profile: {
             tool: {
-                metric: {"raw": bound, "calibrated": scaled.bars(profile, tool)[metric]}
+                metric: BarPair(raw=bound, calibrated=scaled.bars(profile, tool)[metric])
                 for metric, bound in raw.bars(profile, tool).items()
             }
             for tool in tools
@@ -62,7 +64,7 @@ def _bar_table(raw: Slo, scaled: Slo, tools: list[str]) -> dict[str, Any]:
         for profile in tight_profiles(raw)
     }
     table["saturation"] = {
-        metric: {"raw": bound, "calibrated": scaled.profiles.get("saturation", {}).get(metric)}
+        metric: BarPair(raw=bound, calibrated=scaled.profiles.get("saturation", {}).get(metric))
         for metric, bound in raw.profiles.get("saturation", {}).items()
     }
     return table
@@ -79,8 +81,8 @@ def _cpu_per_call_ratio(summary: BenchSummary, slo: Slo) -> None:
         if m is not None and m.reference_ms
     ]
     reference = round(sum(readings) / len(readings), 3) if readings else None
-    run = summary.profiles.get(slo.cpu_per_call.profile) or {}
-    cpu = run.get("server_cpu_ms_per_call")
+    run = summary.locust_run(slo.cpu_per_call.profile)
+    cpu = run.server_cpu_ms_per_call if run else None
     summary.cpu_per_call = CpuPerCall(
         profile=slo.cpu_per_call.profile,
         server_cpu_ms=cpu,
@@ -99,10 +101,10 @@ def _run_misses(
         for name, setup in setup_errors(summary, records, locust).items()
         if setup > slo.max_errors
     ]
-    for name, run in summary.profiles.items():
-        if name.split("_")[0] not in locust or not run:
+    for name, run in summary.locust_runs().items():
+        if name.split("_")[0] not in locust or run.is_empty:
             continue
-        if not run.get("calls"):
+        if not run.calls:
             misses.append(Miss(name, "all tools", "min_calls", 0, 1))
     return misses
 
@@ -149,19 +151,19 @@ def judge_bench(
     summary.calibration = CalibrationUsed(
         factor=used.to_json(),
         workload=reference_workload(raw_slo),
-        reference=cal.model_dump() if cal else None,
+        reference=cal.as_json() if cal else None,
     )
     summary.bars = _bar_table(raw_slo, slo, sorted({r.tool for r in records}))
     misses = evaluate(records, judged) + _run_misses(summary, records, slo, locust_profiles)
-    summary.saturation_rps = summary.profiles.get("saturation", {}).get("saturation_rps", 0.0)
+    summary.saturation_rps = _saturation_rps(summary.locust_run("saturation"))
     if calibrated:
         misses += evaluate_saturation(summary.saturation_rps, slo)
     _cpu_per_call_ratio(summary, raw_slo)
     summary.saturation_rps_by_workers = {
         str(summary.server_workers): summary.saturation_rps,
         **{
-            key.split("_")[1]: run.get("saturation_rps", 0.0)
-            for key, run in summary.profiles.items()
+            key.split("_")[1]: _saturation_rps(run)
+            for key, run in summary.locust_runs().items()
             if key.startswith("saturation_") and key.endswith("_worker")
         },
     }
@@ -169,17 +171,20 @@ def judge_bench(
     for miss in misses:
         if miss.tool in summary.tools:
             summary.tools[miss.tool].missed = True
+    for figures in summary.tools.values():
+        if figures.errors:  # an error in any profile marks the tool's row (ToolLatency.missed)
+            figures.missed = True
     summary.cache_hit_rate = {
-        name: p.get("cache_hit_rate")
-        for name, p in summary.profiles.items()
-        if "cache_hit_rate" in p
+        name: p.cache_hit_rate
+        for name, p in summary.locust_runs().items()
+        if p.wrote_cache_hit_rate
     }
-    summary.stages = stage_table(summary.profiles)
-    parallel = summary.profiles.get("parallel", {})
+    summary.stages = stage_table(summary.locust_runs())
+    parallel = summary.parallel_run()
     summary.misses = [m.text for m in misses] + parallel_misses(summary)
     summary.slo_pass = (
         not summary.misses
-        and bool(parallel.get("passed"))
+        and bool(parallel and parallel.passed)
         and all(codes.get(k, 1) == 0 for k in (*locust_profiles, "inprocess"))
         and codes.get("cpu_per_call", 0) == 0
     )
@@ -202,21 +207,22 @@ def judge_bench(
     return misses
 
 
-def stage_table(profiles: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def stage_table(
+    runs: dict[str, LocustResult],
+) -> dict[str, dict[str, dict[str, StageFigure]]]:
     """{profile: {tool: {stage: figure}}} from the locust runs that saw stage timers."""
-    return {
-        name: {
-            tool: {stage: StageFigure(**f) for stage, f in stages.items()}
-            for tool, stages in run["stages"].items()
-        }
-        for name, run in profiles.items()
-        if run.get("stages")
-    }
+    return {name: run.stages for name, run in runs.items() if run.stages}
+
+
+def _saturation_rps(run: LocustResult | None) -> float:
+    """A saturation run's highest sustained calls/s, 0 when it has none."""
+    return run.saturation_rps if run and run.saturation_rps is not None else 0.0
 
 
 def parallel_misses(summary: BenchSummary) -> list[str]:
+    parallel = summary.parallel_run()
     return [
-        f"parallel ({f['check']}) {f['subject']}: {f['detail']}"
-        for f in summary.profiles.get("parallel", {}).get("findings", [])
-        if not f["passed"]
+        f"parallel ({f.check}) {f.subject}: {f.detail}"
+        for f in (parallel.findings if parallel else [])
+        if not f.passed
     ]

@@ -42,6 +42,8 @@ from typing import Any
 
 import numpy as np
 
+from ocm_common.bench_summary import ReferenceReading
+
 QUERY = "Is a continuous glucose monitor covered for a patient with type 1 diabetes in Ontario?"
 ROUNDS = 40
 SEED = 20260523
@@ -145,7 +147,7 @@ WORKLOADS: dict[str, Callable[[int], dict[str, float] | None]] = {
 DEFAULT_WORKLOAD = "embedding"
 
 
-def measure(workload: str = DEFAULT_WORKLOAD, rounds: int = ROUNDS) -> dict[str, Any] | None:
+def measure(workload: str = DEFAULT_WORKLOAD, rounds: int = ROUNDS) -> ReferenceReading | None:
     """{workload, ms (the sum of the parts' medians), parts}, or None when the model cannot load
     (the bench still runs; it only loses this reading and scales nothing)."""
     if workload not in WORKLOADS:

@@ -32,9 +32,9 @@ Readings missing (the model cannot load): factor 1, stated in the report.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
+from ocm_common.bench_summary import FactorJson
 from ocm_common.slo_file import Calibration
 
 __all__ = ["Calibration", "Factor", "factor"]
@@ -51,10 +51,15 @@ class Factor:
     readings_ms: tuple[float | None, ...]
     note: str
 
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["readings_ms"] = list(self.readings_ms)
-        return data
+    def to_json(self) -> FactorJson:
+        return {
+            "value": self.value,
+            "raw": self.raw,
+            "used_ms": self.used_ms,
+            "reference_ms": self.reference_ms,
+            "readings_ms": list(self.readings_ms),
+            "note": self.note,
+        }
 
 
 def factor(readings_ms: list[float | None], calibration: Calibration | None) -> Factor:

@@ -3,7 +3,7 @@
 The golden mix is about 180 calls, repeated; the server's query-embedding cache then answers
 half of them and every other per-process cache is warm. This mix is what clinicians' traffic
 looks like instead: for each of the twelve tools, `per_tool` distinct argument sets, from the
-derived cases (`python -m evals derive`) and the golden calls first, then, for tools whose
+derived cases (`ocm derive`) and the golden calls first, then, for tools whose
 cases are fewer than that, more calls of the same shapes:
 
 - free text (`query`, `q`, `question`): the golden mix's neutral lead-ins and tails
@@ -26,11 +26,12 @@ import argparse
 import json
 import random
 import sqlite3
-import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
+
+from pydantic import JsonValue
 
 from load.taskmix import FREE_TEXT_ARGS, variants
 from ocm_common.golden import GOLDEN_DIR, golden_calls
@@ -44,8 +45,36 @@ IPAC_SETTINGS = ("office", "clinic", "procedure_room")
 PROGRAM_QUERY_TYPES = (None, "intervals", "eligibility", "pathway", "referral")
 CEP_FEATURES = (None, "algorithm", "calculator", "checklist")
 
+# One call's arguments, as JSON (what the examples file holds per call)
+Arguments = dict[str, JsonValue]
+# The mix: {tool: [arguments, ...]}, the examples format
+Mix = dict[str, list[Arguments]]
 
-def canonical(args: dict[str, Any]) -> str:
+
+class ToolMixStats(TypedDict):
+    """One tool's part of the mix: calls, distinct argument sets, how many came from the derived
+    cases and golden calls (and how many those held), distinct texts."""
+
+    calls: int
+    distinct_arguments: int
+    from_cases_and_golden: int
+    cases_and_golden_available: int
+    distinct_texts: int
+
+
+class MixStats(TypedDict, total=False):
+    """The mix's statistics (`<name>.stats.json`), in the order they are written; `bytes` is
+    added when the file is."""
+
+    seed: int
+    per_tool_target: int
+    tools: dict[str, ToolMixStats]
+    calls: int
+    distinct_arguments: int
+    bytes: int
+
+
+def canonical(args: Arguments) -> str:
     return json.dumps(args, sort_keys=True, separators=(",", ":"))
 
 
@@ -85,20 +114,20 @@ def ipac_items(blocks: list[str]) -> list[str]:
 # Each yields more calls of a tool's shape, given its distinct originals; duplicates are dropped
 # by the caller, so an expansion may repeat itself.
 
-Expansion = Callable[[list[dict[str, Any]], IndexIds, random.Random], Iterator[dict[str, Any]]]
+Expansion = Callable[[list[Arguments], IndexIds, random.Random], Iterator[Arguments]]
 
 
 def text_variants(
-    originals: list[dict[str, Any]], ids: IndexIds, rng: random.Random
-) -> Iterator[dict[str, Any]]:
+    originals: list[Arguments], ids: IndexIds, rng: random.Random
+) -> Iterator[Arguments]:
     """Each original's free text with a lead-in and a tail (variant k of every call, then k+1)."""
     texts = [(args, key) for args in originals for key in FREE_TEXT_ARGS if key in args]
     for k in range(1, len(variants("x"))):
         for args, key in texts:
-            yield {**args, key: variants(args[key])[k]}
+            yield {**args, key: variants(str(args[key]))[k]}
 
 
-def id_groups(pool: list[str], key: str, rng: random.Random) -> Iterator[dict[str, Any]]:
+def id_groups(pool: list[str], key: str, rng: random.Random) -> Iterator[Arguments]:
     """Every id alone (in a seeded order), then seeded pairs and triples."""
     alone = list(pool)
     rng.shuffle(alone)
@@ -109,15 +138,16 @@ def id_groups(pool: list[str], key: str, rng: random.Random) -> Iterator[dict[st
 
 
 def section_reads(
-    originals: list[dict[str, Any]], ids: IndexIds, rng: random.Random
-) -> Iterator[dict[str, Any]]:
+    originals: list[Arguments], ids: IndexIds, rng: random.Random
+) -> Iterator[Arguments]:
     """Every section of the index, then with its parent, children or document metadata."""
-    options: tuple[dict[str, Any], ...] = (
+    options: tuple[Arguments, ...] = (
         {},
         {"include_children": True},
         {"include_parent": True},
+        {"include_document_metadata": False},
     )
-    for extra in (*options, {"include_document_metadata": False}):
+    for extra in options:
         order = list(ids.section_ids)
         rng.shuffle(order)
         for section_id in order:
@@ -125,45 +155,45 @@ def section_reads(
 
 
 def passage_reads(
-    originals: list[dict[str, Any]], ids: IndexIds, rng: random.Random
-) -> Iterator[dict[str, Any]]:
+    originals: list[Arguments], ids: IndexIds, rng: random.Random
+) -> Iterator[Arguments]:
     """Dr. OFF passages and OPA sections by chunk id, alone and two or three together."""
     yield from id_groups(ids.passage_ids + ids.section_ids, "chunk_ids", rng)
 
 
 def freshness_checks(
-    originals: list[dict[str, Any]], ids: IndexIds, rng: random.Random
-) -> Iterator[dict[str, Any]]:
+    originals: list[Arguments], ids: IndexIds, rng: random.Random
+) -> Iterator[Arguments]:
     """Documents by id, alone and two or three together."""
     yield from id_groups(ids.document_ids, "document_ids", rng)
 
 
 def program_questions(
-    originals: list[dict[str, Any]], ids: IndexIds, rng: random.Random
-) -> Iterator[dict[str, Any]]:
+    originals: list[Arguments], ids: IndexIds, rng: random.Random
+) -> Iterator[Arguments]:
     """Each program asked about at every age and with every question type."""
-    programs = sorted({args["program"] for args in originals if "program" in args})
+    programs = sorted({str(args["program"]) for args in originals if "program" in args})
     for age in range(121):
         for program in programs:
             for query_type in PROGRAM_QUERY_TYPES:
-                args: dict[str, Any] = {"program": program, "patient_age": age}
+                args: Arguments = {"program": program, "patient_age": age}
                 if query_type:
                     args["query_type"] = query_type
                 yield args
 
 
 def ipac_questions(
-    originals: list[dict[str, Any]], ids: IndexIds, rng: random.Random
-) -> Iterator[dict[str, Any]]:
+    originals: list[Arguments], ids: IndexIds, rng: random.Random
+) -> Iterator[Arguments]:
     """Every topic and setting, about each item the golden calls or IPAC sections name."""
     items = sorted(
-        {a["specific_item"] for a in originals if "specific_item" in a} | set(ids.ipac_items)
+        {str(a["specific_item"]) for a in originals if "specific_item" in a} | set(ids.ipac_items)
     )
     rng.shuffle(items)
     for item in [None, *items]:
         for topic in IPAC_TOPICS:
             for setting in IPAC_SETTINGS:
-                args: dict[str, Any] = {"topic": topic, "setting": setting}
+                args: Arguments = {"topic": topic, "setting": setting}
                 if item:
                     args["specific_item"] = item
                 yield args
@@ -171,15 +201,15 @@ def ipac_questions(
 
 
 def cep_questions(
-    originals: list[dict[str, Any]], ids: IndexIds, rng: random.Random
-) -> Iterator[dict[str, Any]]:
+    originals: list[Arguments], ids: IndexIds, rng: random.Random
+) -> Iterator[Arguments]:
     """Each CEP question with every feature type, with and without the tool's sections, for
     more results."""
     for n_results in (None, 10, 20):
         for feature in CEP_FEATURES:
             for sections in (False, True):
                 for args in originals:
-                    extra: dict[str, Any] = {"feature_type": feature} if feature else {}
+                    extra: Arguments = {"feature_type": feature} if feature else {}
                     if sections:
                         extra["include_sections"] = True
                     if n_results:
@@ -208,9 +238,9 @@ TOOLS: tuple[str, ...] = tuple(sorted(EXPANSIONS))
 # ----------------------------------------------------------------------------- the mix
 
 
-def originals_by_tool(cases: Path, golden: Path) -> dict[str, list[dict[str, Any]]]:
+def originals_by_tool(cases: Path, golden: Path) -> Mix:
     """Each tool's distinct arguments: derived cases first, then golden calls, first seen kept."""
-    seen: dict[str, dict[str, dict[str, Any]]] = {tool: {} for tool in TOOLS}
+    seen: dict[str, dict[str, Arguments]] = {tool: {} for tool in TOOLS}
     for root in (cases, golden):
         for call in golden_calls(root):
             if call.tool in seen:
@@ -220,11 +250,11 @@ def originals_by_tool(cases: Path, golden: Path) -> dict[str, list[dict[str, Any
 
 def tool_calls(
     tool: str,
-    originals: list[dict[str, Any]],
+    originals: list[Arguments],
     ids: IndexIds,
     per_tool: int,
     rng: random.Random,
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[Arguments], int]:
     """`per_tool` distinct calls (fewer only when the expansions run out), shuffled; and how
     many of them are originals."""
     if len(originals) >= per_tool:
@@ -233,7 +263,7 @@ def tool_calls(
     keys = {canonical(a) for a in originals}
     chosen = list(originals)
     expansion = EXPANSIONS[tool]
-    extra: list[dict[str, Any]] = []
+    extra: list[Arguments] = []
     limit = 20 * per_tool  # candidates considered (the id groups never end)
     for n, args in enumerate(expansion(originals, ids, rng)):
         if n >= limit:
@@ -249,23 +279,24 @@ def tool_calls(
     return chosen, len(originals)
 
 
-def distinct_texts(calls: Iterable[dict[str, Any]]) -> int:
+def distinct_texts(calls: Iterable[Arguments]) -> int:
     return len({str(a[k]) for a in calls for k in TEXT_ARGS if isinstance(a.get(k), str)})
 
 
 def build(
     cases: Path, golden: Path, index: Path, calls: int = DEFAULT_CALLS, seed: int = 0
-) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
+) -> tuple[Mix, MixStats]:
     """The mix (`{tool: [arguments, ...]}`) and its statistics."""
     per_tool = -(-calls // len(TOOLS))
     ids = IndexIds.read(index)
     originals = originals_by_tool(cases, golden)
-    mix: dict[str, list[dict[str, Any]]] = {}
-    stats: dict[str, Any] = {"seed": seed, "per_tool_target": per_tool, "tools": {}}
+    mix: Mix = {}
+    tools: dict[str, ToolMixStats] = {}
+    stats: MixStats = {"seed": seed, "per_tool_target": per_tool, "tools": tools}
     for tool in TOOLS:
         rng = random.Random(f"{seed}:{tool}")
         mix[tool], from_cases = tool_calls(tool, originals[tool], ids, per_tool, rng)
-        stats["tools"][tool] = {
+        tools[tool] = {
             "calls": len(mix[tool]),
             "distinct_arguments": len({canonical(a) for a in mix[tool]}),
             "from_cases_and_golden": from_cases,
@@ -273,11 +304,11 @@ def build(
             "distinct_texts": distinct_texts(mix[tool]),
         }
     stats["calls"] = sum(len(v) for v in mix.values())
-    stats["distinct_arguments"] = sum(t["distinct_arguments"] for t in stats["tools"].values())
+    stats["distinct_arguments"] = sum(t["distinct_arguments"] for t in tools.values())
     return mix, stats
 
 
-def write(mix: dict[str, list[dict[str, Any]]], stats: dict[str, Any], out: Path) -> Path:
+def write(mix: Mix, stats: MixStats, out: Path) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(mix, separators=(",", ":")), encoding="utf-8")
     stats = {**stats, "bytes": out.stat().st_size}
@@ -286,15 +317,20 @@ def write(mix: dict[str, list[dict[str, Any]]], stats: dict[str, Any], out: Path
     return stats_path
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m load.distinct_mix", description=__doc__)
+def build_parser(prog: str = "ocm mix") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("--cases", type=Path, required=True, help="`evals derive --out` folder")
     parser.add_argument("--golden", type=Path, default=GOLDEN_DIR)
     parser.add_argument("--index", type=Path, default=Path("build/index"))
     parser.add_argument("--out", type=Path, default=Path("build/mix/distinct.json"))
     parser.add_argument("--calls", type=int, default=DEFAULT_CALLS)
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
+    parser.set_defaults(func=run_command)
+    return parser
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Build the mix, write it and its statistics, print a line per tool."""
     mix, stats = build(args.cases, args.golden, args.index, args.calls, args.seed)
     stats_path = write(mix, stats, args.out)
     print(f"{stats['calls']} calls ({stats['distinct_arguments']} distinct) in {args.out}")
@@ -310,7 +346,3 @@ def main(argv: list[str] | None = None) -> int:
         )
     print(f"statistics in {stats_path}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -12,7 +12,6 @@ Linux only (`/proc/stat`); None elsewhere.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 PROC_STAT = Path("/proc/stat")
 # /proc/stat's aggregate "cpu" line: user nice system idle iowait irq softirq steal guest guest_nice
@@ -31,7 +30,7 @@ def cpu_times(stat: Path = PROC_STAT) -> list[int] | None:
     return [int(x) for x in first[1:9]]
 
 
-def cpu_shares(before: list[int] | None, after: list[int] | None) -> dict[str, Any] | None:
+def cpu_shares(before: list[int] | None, after: list[int] | None) -> dict[str, float] | None:
     """Busy and steal shares of all CPU time between two readings (0..1), or None."""
     if before is None or after is None:
         return None

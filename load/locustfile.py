@@ -1,6 +1,6 @@
 """Locust user that speaks MCP over streamable HTTP; each tool call is reported under its name.
 
-Run through `python -m load run ...` (or `make load`), which passes the profile and the output
+Run through `ocm load run ...` (or `make load`), which passes the profile and the output
 directory; at exit the run's per-tool records are checked against `load/slo.yaml`, the table of
 misses is printed and the exit code is non-zero if anything missed.
 
@@ -19,7 +19,7 @@ import os
 import random
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import gevent
 import gevent.lock
@@ -32,6 +32,13 @@ from load.safety import require_loopback
 from load.slo import Miss, evaluate, evaluate_saturation, load_slo, miss_table
 from load.stage_stats import StageSamples
 from load.taskmix import TaskMix
+from ocm_common.bench_summary import (
+    CallFailure,
+    LocustResult,
+    SaturationStep,
+    StageFigure,
+    ToolFigures,
+)
 from ocm_common.durations import duration_arg
 from ocm_common.latency_records import RECORDS_FILE, LatencyRecord, write_records
 from ocm_common.mcp_http import (
@@ -39,6 +46,8 @@ from ocm_common.mcp_http import (
     McpCallError,
     McpSession,
     OutputSchemas,
+    RpcNotification,
+    RpcRequest,
     call_body,
     check_tool_result,
     initialize_body,
@@ -111,7 +120,8 @@ class CacheCounts:
         self.first.setdefault(cache["process"], counts)
         self.last[cache["process"]] = counts
 
-    def merge(self, data: dict[str, Any]) -> None:
+    def merge(self, data: dict[str, dict[str, list[int]]]) -> None:
+        """A worker's `dump` (its tuples arrive as lists)."""
         for proc, counts in data.get("first", {}).items():
             old = self.first.get(proc)
             self.first[proc] = tuple(counts) if old is None else min(old, tuple(counts))  # type: ignore[assignment]
@@ -119,7 +129,7 @@ class CacheCounts:
             old = self.last.get(proc)
             self.last[proc] = tuple(counts) if old is None else max(old, tuple(counts))  # type: ignore[assignment]
 
-    def dump(self) -> dict[str, Any]:
+    def dump(self) -> dict[str, dict[str, tuple[int, ...]]]:
         return {"first": dict(self.first), "last": dict(self.last)}
 
     def hit_rate(self) -> float | None:
@@ -193,7 +203,7 @@ class McpUser(FastHttpUser):
         reply = self._post(body, "initialize")
         if reply is None:
             return
-        self._post(initialized_notification(), "notifications/initialized", expect_reply=False)
+        self._notify(initialized_notification(), "notifications/initialized")
         self._list_tools()
         self._desynchronise()
 
@@ -217,7 +227,7 @@ class McpUser(FastHttpUser):
         if rate > 0:
             gevent.sleep(random.uniform(0, 1 / rate))
 
-    def _send(self, body: dict[str, Any], name: str) -> Any:
+    def _send(self, body: RpcRequest | RpcNotification, name: str) -> Any:
         """POST `body` (catch_response); None after reporting a call that hit its deadline
         (a tool call's, or for the session's setup requests at least the default one: a slow
         start is not a hung tool)."""
@@ -256,19 +266,24 @@ class McpUser(FastHttpUser):
             context={},
         )
 
-    def _post(
-        self, body: dict[str, Any], name: str, expect_reply: bool = True
-    ) -> dict[str, Any] | None:
+    def _notify(self, body: RpcNotification, name: str) -> None:
+        """POST a notification: any reply below HTTP 400 takes it."""
+        sent = self._send(body, name)
+        if sent is None:
+            return
+        with sent as response:
+            if (response.status_code or 0) >= 400:
+                response.failure(f"HTTP {response.status_code}")
+            else:
+                response.success()
+
+    def _post(self, body: RpcRequest, name: str) -> dict[str, Any] | None:
+        """The result of one request, or None after reporting why there is none."""
         sent = self._send(body, name)
         if sent is None:
             return None
         with sent as response:
             try:
-                if not expect_reply:
-                    if (response.status_code or 0) >= 400:
-                        raise McpCallError(f"HTTP {response.status_code}")
-                    response.success()
-                    return None
                 headers = response.headers or {}
                 result = self.mcp.read(
                     body,
@@ -318,6 +333,13 @@ class McpUser(FastHttpUser):
                 response.failure(f"{exc} [{call.scenario}]")
 
 
+class StatsSnapshot(NamedTuple):
+    """Locust's statistics at one moment: per tool (response-time histogram, calls, failures)."""
+
+    t: float
+    tools: dict[str, tuple[dict[int, int], int, int]]
+
+
 class SaturationShape(LoadTestShape):
     """Steps the user count up; stops after a step where a tool's p95 passes the step bar or an
     error appears. Each step's calls/s and per-tool p95 come from locust's stats histogram."""
@@ -330,32 +352,32 @@ class SaturationShape(LoadTestShape):
         self.step_time = 8.0
         self.step_p95_ms = 250.0
         self.index = 0
-        self.results: list[dict[str, Any]] = []
-        self._snapshot: dict[str, Any] | None = None
+        self.results: list[SaturationStep] = []
+        self._snapshot: StatsSnapshot | None = None
         self._step_started = 0.0
         self._stopped = False
 
-    def _take_snapshot(self) -> dict[str, Any]:
+    def _take_snapshot(self) -> StatsSnapshot:
         stats = self.runner.stats  # type: ignore[union-attr]
-        return {
-            "t": time.monotonic(),
-            "tools": {
+        return StatsSnapshot(
+            time.monotonic(),
+            {
                 name: (dict(entry.response_times), entry.num_requests, entry.num_failures)
                 for (name, _method), entry in stats.entries.items()
                 if name not in NON_TOOL_NAMES
             },
-        }
+        )
 
     def _close_step(self) -> bool:
         """Record the step that just ended; True if it was sustained."""
         now = self._take_snapshot()
-        before = self._snapshot or {"t": now["t"], "tools": {}}
-        elapsed = max(now["t"] - before["t"], 1e-6)
+        before = self._snapshot or StatsSnapshot(now.t, {})
+        elapsed = max(now.t - before.t, 1e-6)
         calls = errors = 0
         worst_p95 = 0.0
         worst_tool = ""
-        for name, (hist, n, fails) in now["tools"].items():
-            old_hist, old_n, old_fails = before["tools"].get(name, ({}, 0, 0))
+        for name, (hist, n, fails) in now.tools.items():
+            old_hist, old_n, old_fails = before.tools.get(name, ({}, 0, 0))
             delta = {
                 k: v - old_hist.get(k, 0) for k, v in hist.items() if v - old_hist.get(k, 0) > 0
             }
@@ -367,14 +389,14 @@ class SaturationShape(LoadTestShape):
         rps = round(calls / elapsed, 2)
         sustained = errors == 0 and worst_p95 <= self.step_p95_ms and calls > 0
         self.results.append(
-            {
-                "users": self.steps[self.index],
-                "rps": rps,
-                "errors": errors,
-                "worst_p95_ms": worst_p95,
-                "worst_tool": worst_tool,
-                "sustained": sustained,
-            }
+            SaturationStep(
+                users=self.steps[self.index],
+                rps=rps,
+                errors=errors,
+                worst_p95_ms=worst_p95,
+                worst_tool=worst_tool,
+                sustained=sustained,
+            )
         )
         log.warning(
             "saturation step %d users: %.1f calls/s, worst p95 %.0f ms (%s), %d errors%s",
@@ -409,9 +431,9 @@ class SaturationShape(LoadTestShape):
 NON_TOOL_NAMES = {"initialize", "notifications/initialized", "tools/list", "Aggregated"}
 
 
-def saturation_rps(results: list[dict[str, Any]]) -> float:
+def saturation_rps(results: list[SaturationStep]) -> float:
     """The highest calls/s over the sustained steps (0 if none was)."""
-    return max((r["rps"] for r in results if r["sustained"]), default=0.0)
+    return max((r.rps for r in results if r.sustained), default=0.0)
 
 
 @events.init.add_listener
@@ -485,44 +507,51 @@ def _verdict(environment: Environment, **_: Any) -> None:
     slo = load_slo(Path(_opt(environment, "slo_file")) if _opt(environment, "slo_file") else None)
     misses = evaluate(records, slo)
     shape = environment.shape_class
-    steps: list[dict[str, Any]] = shape.results if isinstance(shape, SaturationShape) else []
-    summary: dict[str, Any] = {
-        "profile": profile,
-        "calls": sum(r.n for r in records),
-        "errors": sum(r.errors for r in records) + setup_failures,
-        "rps": round(sum(r.n for r in records) / duration, 2),
-        "cache_hit_rate": CACHE.hit_rate(),
-        "embed_mean_batch": CACHE.mean_batch(),
-        "stages": STAGES.summary(),
-        "tools": {r.tool: r.model_dump(exclude={"profile", "tool", "source"}) for r in records},
-        "failures": [
-            {"name": e.name, "error": str(e.error), "count": e.occurrences}
+    steps = shape.results if isinstance(shape, SaturationShape) else []
+    summary = LocustResult(
+        profile=profile,
+        calls=sum(r.n for r in records),
+        errors=sum(r.errors for r in records) + setup_failures,
+        rps=round(sum(r.n for r in records) / duration, 2),
+        cache_hit_rate=CACHE.hit_rate(),
+        embed_mean_batch=CACHE.mean_batch(),
+        stages={
+            tool: {stage: StageFigure.model_validate(f) for stage, f in stages.items()}
+            for tool, stages in STAGES.summary().items()
+        },
+        tools={
+            r.tool: ToolFigures.model_validate(r.model_dump(exclude={"profile", "tool", "source"}))
+            for r in records
+        },
+        failures=[
+            CallFailure(name=e.name, error=str(e.error), count=e.occurrences)
             for e in list(stats.errors.values())[:20]
         ],
-    }
+    )
     if isinstance(shape, SaturationShape):
-        summary["steps"] = steps
-        summary["saturation_rps"] = saturation_rps(steps)
-        misses += evaluate_saturation(summary["saturation_rps"], slo)
+        summary.steps = steps
+        summary.saturation_rps = saturation_rps(steps)
+        misses += evaluate_saturation(summary.saturation_rps, slo)
     if setup_failures:
         misses.append(
             Miss(profile, "initialize/tools/list", "errors", setup_failures, slo.max_errors)
         )
     if not records:
         misses.append(Miss(profile, "all tools", "min_calls", 0, 1))
-    summary["misses"] = [m.text for m in misses]
-    summary["slo_pass"] = not misses
+    summary.misses = [m.text for m in misses]
+    summary.slo_pass = not misses
     out = _opt(environment, "out_dir")
     if out:
         out_dir = Path(out)
         write_records(out_dir / RECORDS_FILE, records)
-        (out_dir / f"{profile}.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+        written = json.dumps(summary.model_dump(mode="json"), indent=2)
+        (out_dir / f"{profile}.json").write_text(written, encoding="utf-8")
     print(
-        f"\n{profile}: {summary['calls']} calls, {summary['rps']} calls/s, "
-        f"{summary['errors']} errors, server cache hit rate {summary['cache_hit_rate']}, "
-        f"mean embedding batch {summary['embed_mean_batch']}"
+        f"\n{profile}: {summary.calls} calls, {summary.rps} calls/s, "
+        f"{summary.errors} errors, server cache hit rate {summary.cache_hit_rate}, "
+        f"mean embedding batch {summary.embed_mean_batch}"
     )
     if isinstance(shape, SaturationShape):
-        print(f"saturation: highest sustained {summary['saturation_rps']} calls/s")
+        print(f"saturation: highest sustained {summary.saturation_rps} calls/s")
     print(miss_table(misses, title=f"SLO ({profile})"))
     environment.process_exit_code = 1 if misses else 0

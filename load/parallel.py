@@ -31,6 +31,13 @@ from load.client import McpClient, Reply
 from load.profiles import ParallelProfile
 from load.slo import Slo, load_slo
 from load.taskmix import TaskMix
+from ocm_common.bench_summary import (
+    DelayPair,
+    LagFigures,
+    ParallelFinding,
+    ParallelMeasurements,
+    ParallelResult,
+)
 from ocm_common.findings import Event, EventStream, Finding
 
 ServerFactory = Callable[[dict[str, str]], AbstractContextManager[str]]
@@ -52,7 +59,7 @@ class Guarantee:
 @dataclass
 class ParallelReport:
     findings: list[Guarantee] = field(default_factory=list)
-    measurements: dict[str, Any] = field(default_factory=dict)
+    measurements: ParallelMeasurements = field(default_factory=ParallelMeasurements)
     events: EventStream = field(default_factory=EventStream)
 
     @property
@@ -83,12 +90,13 @@ class ParallelReport:
         )
         return "\n".join(lines)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "passed": self.passed,
-            "findings": [f.__dict__ for f in self.findings],
-            "measurements": self.measurements,
-        }
+    def result(self) -> ParallelResult:
+        """The profile's result: the verdict made here, each finding and the measurements."""
+        return ParallelResult(
+            passed=self.passed,
+            findings=[ParallelFinding(**f.__dict__) for f in self.findings],
+            measurements=self.measurements,
+        )
 
 
 def _p50(values: list[float]) -> float:
@@ -187,10 +195,9 @@ def check_delay(
         p50 = _p50(sides["delayed"].latencies_ms[tool])
         errors = sides["delayed"].errors_of(tool)
         added = p50 - base
-        report.measurements.setdefault("delay", {})[tool] = {
-            "healthy_p50_ms": base,
-            "delayed_p50_ms": p50,
-        }
+        if report.measurements.delay is None:
+            report.measurements.delay = {}
+        report.measurements.delay[tool] = DelayPair(healthy_p50_ms=base, delayed_p50_ms=p50)
         report.add(
             "a",
             tool,
@@ -275,11 +282,9 @@ def check_lag(
     )["server"]
     slow_errors = lag.slow_errors
     p_alone, p_loaded = _p50(lag.alone_ms), _p50(lag.loaded_ms)
-    report.measurements["lag"] = {
-        "alone_p50_ms": p_alone,
-        "under_slow_load_p50_ms": p_loaded,
-        "slow_users": prof.slow_users,
-    }
+    report.measurements.lag = LagFigures(
+        alone_p50_ms=p_alone, under_slow_load_p50_ms=p_loaded, slow_users=prof.slow_users
+    )
     bar = p_alone + slo.parallel.lag_slack_ms
     report.add(
         "d",
@@ -329,8 +334,8 @@ def check_fanout(url: str, mix: TaskMix, slo: Slo, report: ParallelReport) -> No
     finally:
         client.close()
     _, gap, bar = worst
-    report.measurements["fanout_gap_ms"] = round(gap, 2)
-    report.measurements["fanout_bar_ms"] = round(bar, 2)
+    report.measurements.fanout_gap_ms = round(gap, 2)
+    report.measurements.fanout_bar_ms = round(bar, 2)
     if not detail and not errors:
         report.add("c", SLOW_TOOL, False, "no golden question made coverage.answer call two tools")
         return

@@ -1,6 +1,6 @@
 """Where a call's CPU goes: distinct calls against golden ones repeated, per tool and stage.
 
-`python -m load.profile_calls --mix build/mix/distinct-30000-0.json --calls 100` builds the
+`ocm profile-calls --mix build/mix/distinct-30000-0.json --calls 100` builds the
 reference server in this process (warmed as at start-up), then, per tool:
 
 1. golden calls as the bench makes them (the golden mix's picks, free text varied), first
@@ -28,9 +28,9 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, TypedDict
 
 # reference_server first: it limits BLAS to one thread before numpy loads, as in the server
 # (numpy loaded first, by load.calibrate, kept OpenBLAS's threads: 0.34 -> 7.1 CPU ms for one
@@ -65,6 +65,87 @@ def reference_cpu_ms(rounds: int = REFERENCE_ROUNDS) -> float:
     return statistics.median(times)
 
 
+class FiguresSummary(TypedDict):
+    """One tool's figures as profile.json writes them: the fields, less the calls' CPU times,
+    then their median, mean and 90th percentile (None below three calls)."""
+
+    tool: str
+    kind: str
+    calls: int
+    stage_ms: dict[str, float]
+    embedded_per_call: float
+    cache_hit_rate: float | None
+    no_text_calls: int
+    no_text_embedded: int
+    errors: int
+    median_ms: float
+    mean_ms: float
+    p90_ms: float | None
+
+
+class FunctionRow(TypedDict):
+    """One function in a cProfile top list, per call made: where, how often, cum and own ms."""
+
+    function: str
+    calls_per_call: float
+    cum_ms: float
+    own_ms: float
+
+
+SortBy = Literal["cum_ms", "own_ms"]
+
+
+class ToolRow(TypedDict, total=False):
+    """One tool's part of the report: the golden and distinct figures (a kind the tool has no
+    calls of is absent) and, with distinct calls, the top functions by cumulative and own time."""
+
+    golden: ToolFigures
+    distinct: ToolFigures
+    top: list[FunctionRow]
+    top_own: list[FunctionRow]
+
+
+class ToolRowJson(TypedDict, total=False):
+    """A `ToolRow` as profile.json writes it (figures as their summaries)."""
+
+    golden: FiguresSummary
+    distinct: FiguresSummary
+    top: list[FunctionRow]
+    top_own: list[FunctionRow]
+
+
+class ReferenceCpu(TypedDict):
+    """The reference workload's median CPU ms before and after the calls, and their mean."""
+
+    before: float
+    after: float
+    mean: float
+
+
+@dataclass
+class ProfileReport:
+    """What one profiling run found (`to_json`: as profile.json holds it)."""
+
+    mix: str
+    calls_per_tool: int
+    tools: dict[str, ToolRow]
+    bare_tool_cpu_ms: float
+    reference_cpu_ms: ReferenceCpu
+    # the server's query-embedding cache counts at the end (Runtime.cache_stats)
+    embed_cache: dict[str, int | str]
+
+
+class ProfileJson(TypedDict):
+    """profile.json, in its key order."""
+
+    mix: str
+    calls_per_tool: int
+    bare_tool_cpu_ms: float
+    reference_cpu_ms: ReferenceCpu
+    embed_cache: dict[str, int | str]
+    tools: dict[str, ToolRowJson]
+
+
 @dataclass
 class ToolFigures:
     """One tool's calls of one kind (distinct or golden): CPU per call and its stages."""
@@ -88,14 +169,25 @@ class ToolFigures:
     def mean_ms(self) -> float:
         return statistics.fmean(self.cpu_ms) if self.cpu_ms else 0.0
 
-    def summary(self) -> dict[str, Any]:
-        out = asdict(self)
-        out.pop("cpu_ms")
-        out["median_ms"], out["mean_ms"] = round(self.median_ms, 3), round(self.mean_ms, 3)
-        out["p90_ms"] = (
-            round(statistics.quantiles(self.cpu_ms, n=10)[-1], 3) if len(self.cpu_ms) > 2 else None
-        )
-        return out
+    def summary(self) -> FiguresSummary:
+        return {
+            "tool": self.tool,
+            "kind": self.kind,
+            "calls": self.calls,
+            "stage_ms": dict(self.stage_ms),
+            "embedded_per_call": self.embedded_per_call,
+            "cache_hit_rate": self.cache_hit_rate,
+            "no_text_calls": self.no_text_calls,
+            "no_text_embedded": self.no_text_embedded,
+            "errors": self.errors,
+            "median_ms": round(self.median_ms, 3),
+            "mean_ms": round(self.mean_ms, 3),
+            "p90_ms": (
+                round(statistics.quantiles(self.cpu_ms, n=10)[-1], 3)
+                if len(self.cpu_ms) > 2
+                else None
+            ),
+        }
 
 
 def has_free_text(args: dict[str, Any]) -> bool:
@@ -203,10 +295,10 @@ def profile(server: InProcessServer, tool: str, calls: list[dict[str, Any]]) -> 
 
 
 def top_functions(
-    stats: pstats.Stats, calls: int, n: int = TOP_FUNCTIONS, by: str = "cum_ms"
-) -> list[dict[str, Any]]:
+    stats: pstats.Stats, calls: int, n: int = TOP_FUNCTIONS, by: SortBy = "cum_ms"
+) -> list[FunctionRow]:
     """The functions with the most cumulative (or own) time per call, plumbing left out."""
-    rows = []
+    rows: list[FunctionRow] = []
     for (path, line, name), (_, ncalls, tottime, cumtime, _) in stats.stats.items():  # type: ignore[attr-defined]
         where = f"{_short(path)}:{line}({name})"
         if any(p in path for p in PLUMBING) or path == "~":
@@ -244,16 +336,16 @@ def instrumented_server(clock: StageClock) -> Iterator[InProcessServer]:
             server.close()
 
 
-def run(mix_path: Path, n: int, tools: list[str] | None, seed: int) -> dict[str, Any]:
+def run(mix_path: Path, n: int, tools: list[str] | None, seed: int) -> ProfileReport:
     reference_before = reference_cpu_ms()
     distinct = TaskMix.from_examples(mix_path)
     golden = TaskMix.from_golden(seed=seed)
     chosen = tools or sorted(set(distinct.tools) | set(golden.tools))
-    report: dict[str, Any] = {"mix": str(mix_path), "calls_per_tool": n, "tools": {}}
+    rows: dict[str, ToolRow] = {}
     clock = StageClock()
     with instrumented_server(clock) as server:
         for tool in chosen:
-            row: dict[str, Any] = {}
+            row: ToolRow = {}
             if tool in golden.tools:
                 for args in golden_calls(golden, tool, GOLDEN_WARM_ROUNDS * n):
                     server.call(tool, args)
@@ -264,46 +356,66 @@ def run(mix_path: Path, n: int, tools: list[str] | None, seed: int) -> dict[str,
                 stats = profile(server, tool, pool[n : 2 * n])
                 row["top"] = top_functions(stats, len(pool[n : 2 * n]))
                 row["top_own"] = top_functions(stats, len(pool[n : 2 * n]), by="own_ms")
-            report["tools"][tool] = row
+            rows[tool] = row
             print(f"  {tool}: done", file=sys.stderr)
         cache = server.server.runtime.cache_stats()
-    report["bare_tool_cpu_ms"] = round(bare_tool_cpu_ms(n), 3)
+    bare_ms = round(bare_tool_cpu_ms(n), 3)
     reference_after = reference_cpu_ms()
-    report["reference_cpu_ms"] = {
-        "before": round(reference_before, 3),
-        "after": round(reference_after, 3),
-        "mean": round((reference_before + reference_after) / 2, 3),
-    }
-    report["embed_cache"] = cache
-    return report
+    return ProfileReport(
+        mix=str(mix_path),
+        calls_per_tool=n,
+        tools=rows,
+        bare_tool_cpu_ms=bare_ms,
+        reference_cpu_ms={
+            "before": round(reference_before, 3),
+            "after": round(reference_after, 3),
+            "mean": round((reference_before + reference_after) / 2, 3),
+        },
+        embed_cache=cache,
+    )
 
 
-def to_json(report: dict[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in report.items() if k != "tools"}
-    out["tools"] = {
-        tool: {k: (v.summary() if isinstance(v, ToolFigures) else v) for k, v in row.items()}
-        for tool, row in report["tools"].items()
-    }
+def _row_json(row: ToolRow) -> ToolRowJson:
+    out: ToolRowJson = {}
+    if "golden" in row:
+        out["golden"] = row["golden"].summary()
+    if "distinct" in row:
+        out["distinct"] = row["distinct"].summary()
+    if "top" in row:
+        out["top"] = row["top"]
+    if "top_own" in row:
+        out["top_own"] = row["top_own"]
     return out
 
 
-def tables(report: dict[str, Any]) -> str:
+def to_json(report: ProfileReport) -> ProfileJson:
+    return {
+        "mix": report.mix,
+        "calls_per_tool": report.calls_per_tool,
+        "bare_tool_cpu_ms": report.bare_tool_cpu_ms,
+        "reference_cpu_ms": report.reference_cpu_ms,
+        "embed_cache": report.embed_cache,
+        "tools": {tool: _row_json(row) for tool, row in report.tools.items()},
+    }
+
+
+def tables(report: ProfileReport) -> str:
     """Markdown: CPU per call and ratios, the stage split, the top functions."""
-    ref = report["reference_cpu_ms"]["mean"]
+    ref = report.reference_cpu_ms["mean"]
     lines = [
         f"Reference workload (one query embedding, CPU): {ref:.2f} ms "
-        f"(before {report['reference_cpu_ms']['before']:.2f}, after "
-        f"{report['reference_cpu_ms']['after']:.2f}); {report['calls_per_tool']} calls per "
+        f"(before {report.reference_cpu_ms['before']:.2f}, after "
+        f"{report.reference_cpu_ms['after']:.2f}); {report.calls_per_tool} calls per "
         "tool and kind; CPU ms per call, median (mean). A bare FastMCP tool returning a "
-        f"constant: {report['bare_tool_cpu_ms']:.2f} ms "
-        f"({report['bare_tool_cpu_ms'] / ref:.2f} x the reference).",
+        f"constant: {report.bare_tool_cpu_ms:.2f} ms "
+        f"({report.bare_tool_cpu_ms / ref:.2f} x the reference).",
         "",
         "| tool | golden, repeated | distinct | distinct / golden | golden / ref | "
         "distinct / ref | model texts per distinct call | no-text calls that embedded | "
         "embedding cache hits: golden, distinct |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for tool, row in report["tools"].items():
+    for tool, row in report.tools.items():
         g, d = row.get("golden"), row.get("distinct")
         gm = f"{g.median_ms:.2f} ({g.mean_ms:.2f})" if g else "-"
         dm = f"{d.median_ms:.2f} ({d.mean_ms:.2f})" if d else "-"
@@ -314,17 +426,22 @@ def tables(report: dict[str, Any]) -> str:
         nt = f"{d.no_text_embedded}/{d.no_text_calls}" if d else "-"
         hits = ", ".join(_rate(f.cache_hit_rate if f else None) for f in (g, d))
         lines.append(f"| `{tool}` | {gm} | {dm} | {ratio} | {gr} | {dr} | {emb} | {nt} | {hits} |")
-    for kind in ("distinct", "golden"):
+    kinds: tuple[Literal["distinct", "golden"], ...] = ("distinct", "golden")
+    for kind in kinds:
         lines += ["", f"Stage split, {kind} calls (CPU ms per call, mean):", ""]
         lines.append("| tool | " + " | ".join(STAGES) + " |")
         lines.append("|---|" + "---:|" * len(STAGES))
-        for tool, row in report["tools"].items():
+        for tool, row in report.tools.items():
             fig = row.get(kind)
             if fig:
                 cells = " | ".join(f"{fig.stage_ms.get(s, 0):.2f}" for s in STAGES)
                 lines.append(f"| `{tool}` | {cells} |")
-    for tool, row in report["tools"].items():
-        for key, what in (("top", "cumulative"), ("top_own", "own")):
+    tops: tuple[tuple[Literal["top", "top_own"], str], ...] = (
+        ("top", "cumulative"),
+        ("top_own", "own"),
+    )
+    for tool, row in report.tools.items():
+        for key, what in tops:
             if not row.get(key):
                 continue
             lines += ["", f"`{tool}`, distinct calls (cProfile, CPU): top functions by {what}", ""]
@@ -340,14 +457,19 @@ def _rate(rate: float | None) -> str:
     return "-" if rate is None else f"{rate:.0%}"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m load.profile_calls", description=__doc__)
+def build_parser(prog: str = "ocm profile-calls") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("--mix", type=Path, required=True, help="the distinct-query mix file")
     parser.add_argument("--calls", type=int, default=100, help="calls per tool and kind")
     parser.add_argument("--tool", action="append", help="only this tool (repeatable)")
     parser.add_argument("--seed", type=int, default=0, help="the golden mix's seed")
     parser.add_argument("--out", type=Path, default=Path("build/profile"))
-    args = parser.parse_args(argv)
+    parser.set_defaults(func=run_command)
+    return parser
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Profile the calls, write profile.json and profile.md, print the tables."""
     report = run(args.mix, args.calls, args.tool, args.seed)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "profile.json").write_text(json.dumps(to_json(report), indent=2) + "\n")
@@ -355,7 +477,3 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "profile.md").write_text(text)
     print(text)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -39,8 +39,8 @@ docs/history/2026-11-27-base-concurrency.md.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TypedDict
 
 import numpy as np
 
@@ -59,6 +59,37 @@ CONDITION_RATIOS = ("p50", "paired")
 CONDITION_MARGINS = {"delay": 0.25, "lag": 0.5, "deadline": 0.5}
 
 
+class RatioJson(TypedDict):
+    """A `Ratio` as the record holds it."""
+
+    working_ms: float
+    base_ms: float
+    ratio: float
+    low: float
+    high: float
+
+
+class ToolVerdictJson(TypedDict):
+    """A `ToolVerdict` as the record holds it, under its tool's name."""
+
+    pairs: int
+    ratios: dict[str, RatioJson]
+    slower: bool
+    note: str
+
+
+class VerdictJson(TypedDict):
+    """A `Verdict` as the record holds it: margin, confidence, how the figures were made, the
+    tools judged slower and every tool's verdict."""
+
+    margin: float
+    confidence: float
+    percentile: str
+    bootstrap: str
+    slower: list[str]
+    tools: dict[str, ToolVerdictJson]
+
+
 @dataclass(frozen=True)
 class Ratio:
     """One percentile of one tool: working / base with its bootstrap interval."""
@@ -68,6 +99,15 @@ class Ratio:
     ratio: float
     low: float
     high: float
+
+    def to_json(self) -> RatioJson:
+        return {
+            "working_ms": self.working_ms,
+            "base_ms": self.base_ms,
+            "ratio": self.ratio,
+            "low": self.low,
+            "high": self.high,
+        }
 
 
 @dataclass(frozen=True)
@@ -96,7 +136,7 @@ class Verdict:
     def slower(self) -> list[ToolVerdict]:
         return [t for t in self.tools if t.slower]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> VerdictJson:
         return {
             "margin": self.margin,
             "confidence": self.confidence,
@@ -104,7 +144,13 @@ class Verdict:
             "bootstrap": f"paired percentile bootstrap, {RESAMPLES} resamples, seed {SEED}",
             "slower": [t.tool for t in self.slower],
             "tools": {
-                t.tool: {k: v for k, v in asdict(t).items() if k != "tool"} for t in self.tools
+                t.tool: {
+                    "pairs": t.pairs,
+                    "ratios": {name: r.to_json() for name, r in t.ratios.items()},
+                    "slower": t.slower,
+                    "note": t.note,
+                }
+                for t in self.tools
             },
         }
 

@@ -33,6 +33,7 @@ from load.client import WARM_UP_DEADLINE_S, WarmUp, warm_up
 from load.hoststat import cpu_shares, cpu_times
 from load.profiles import LocustProfile, SaturationProfile
 from load.safety import require_loopback
+from ocm_common.bench_summary import CutShort, WarmUpSummary
 from ocm_common.durations import locust_time
 from ocm_common.launcher import free_port, stop
 from ocm_common.mcp_http import CALL_DEADLINE_S, McpCallError
@@ -48,6 +49,8 @@ STOP_GRACE_S = 2.0  # past a call's deadline, for a user to record its last call
 class LocustRun:
     profile: str
     exit_code: int
+    # the profile's summary as locust wrote it (JSON read back, not validated), with what this
+    # run added (warm-up, cut short, call deadline, CPU shares)
     summary: dict[str, Any]
     cut_short: bool = False  # stopped at its overall deadline (summary["cut_short"] says how)
 
@@ -76,18 +79,18 @@ def default_deadline(
 
 def _cut_short(
     deadline_s: float, started: float, during: str, not_done: str, bound: str = "overall"
-) -> dict[str, Any]:
-    return {
-        "deadline_s": deadline_s,
-        "bound": bound,
-        "elapsed_s": round(time.monotonic() - started, 3),
-        "during": during,
-        "not_done": not_done,
-    }
+) -> CutShort:
+    return CutShort(
+        deadline_s=deadline_s,
+        bound=bound,
+        elapsed_s=round(time.monotonic() - started, 3),
+        during=during,
+        not_done=not_done,
+    )
 
 
-def _warm_up_summary(warmed: WarmUp) -> dict[str, Any]:
-    return {**asdict(warmed), "blamed": warmed.blamed, "lines": warmed.lines()}
+def _warm_up_summary(warmed: WarmUp) -> WarmUpSummary:
+    return WarmUpSummary(**asdict(warmed), blamed=warmed.blamed, lines=warmed.lines())
 
 
 def _locust() -> list[str]:
@@ -185,14 +188,14 @@ def run_profile(
             profile,
             2,
             {
-                "warm_up": _warm_up_summary(warmed),
+                "warm_up": _warm_up_summary(warmed).model_dump(),
                 "aborted": f"the server answered nothing after {tool}'s warm-up call hung",
             },
         )
     if remaining() <= 0:
         print(f"{profile}: cut short at its {overall:g} s deadline in the warm-up", file=sys.stderr)
         early = _cut_short(overall, started, "warm-up", "the locust run (not started)")
-        body = {"warm_up": _warm_up_summary(warmed), "cut_short": early}
+        body = {"warm_up": _warm_up_summary(warmed).model_dump(), "cut_short": early.model_dump()}
         return LocustRun(profile, 2, body, cut_short=True)
     host_before = cpu_times()
     if isinstance(settings, SaturationProfile):
@@ -247,7 +250,7 @@ def run_profile(
     procs: list[subprocess.Popen[bytes]] = []
     own_bound = time_s + wall_clock_bound(call_deadline_s)
     limit = own_bound
-    cut: dict[str, Any] | None = None
+    cut: CutShort | None = None
     try:
         if workers > 0:
             port = free_port()
@@ -313,9 +316,9 @@ def run_profile(
     if not summary and code == 0:
         code = 2  # locust exited without a verdict: a harness problem, never a pass
     if cut is not None:
-        summary["cut_short"] = cut
+        summary["cut_short"] = cut.model_dump()
     if summary:
-        summary["warm_up"] = _warm_up_summary(warmed)
+        summary["warm_up"] = _warm_up_summary(warmed).model_dump()
         summary["call_deadline_s"] = call_deadline_s
         summary["machine_cpu"] = shares = cpu_shares(host_before, cpu_times())
         summary_file.write_text(json.dumps(summary, indent=2), encoding="utf-8")

@@ -13,9 +13,9 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from load.profiles import SaturationProfile
 from ocm_common.run_record import REGRESSION_SATURATION_VERSION
@@ -37,6 +37,58 @@ def abba_order(pairs: int) -> list[tuple[int, str]]:
     return order
 
 
+class StepFigures(TypedDict):
+    """One load step of a saturation run, as its locust summary gave it (None: not written)."""
+
+    users: int | None
+    rps: float | None
+    worst_p95_ms: float | None
+    sustained: bool | None
+
+
+class SaturationRunJson(TypedDict):
+    """A `SaturationRun` as the record holds it (its fields, in order)."""
+
+    pair: int
+    side: str
+    calls_per_s: float
+    calls: int
+    errors: int
+    exit_code: int
+    cache_hit_rate: float | None
+    out_dir: str
+    steps: tuple[StepFigures, ...]
+
+
+class StepBar(TypedDict):
+    """The p95 bar a load step had to stay under (both sides alike), the factor it was scaled
+    by and how that factor was found."""
+
+    step_p95_ms: float
+    factor: float
+    note: str
+
+
+class SaturationSection(TypedDict):
+    """The regression record's `saturation` part (its own `version`)."""
+
+    version: int
+    mix: str
+    server_workers: int
+    order: list[str]
+    # the SaturationProfile both sides ran, as its model_dump writes it
+    profile: dict[str, Any]
+    step_bar: StepBar | None
+    runs: list[SaturationRunJson]
+    pair_ratios: list[float | None]
+    median_ratio: float | None
+    min_ratio: float | None
+    max_ratio: float | None
+    errors: int
+    # the machine's CPU shares over the whole comparison (load/hoststat.py), added after it
+    machine_cpu: NotRequired[dict[str, float] | None]
+
+
 @dataclass(frozen=True)
 class SaturationRun:
     """One locust saturation run on one side: its figure, its errors and where it wrote."""
@@ -50,7 +102,20 @@ class SaturationRun:
     cache_hit_rate: float | None
     out_dir: str
     # per load step: users, calls/s, worst tool's p95 and whether it was sustained
-    steps: tuple[dict[str, Any], ...] = ()
+    steps: tuple[StepFigures, ...] = ()
+
+    def to_json(self) -> SaturationRunJson:
+        return {
+            "pair": self.pair,
+            "side": self.side,
+            "calls_per_s": self.calls_per_s,
+            "calls": self.calls,
+            "errors": self.errors,
+            "exit_code": self.exit_code,
+            "cache_hit_rate": self.cache_hit_rate,
+            "out_dir": self.out_dir,
+            "steps": tuple(StepFigures(**step) for step in self.steps),
+        }
 
 
 def pair_ratios(runs: list[SaturationRun]) -> list[float | None]:
@@ -73,8 +138,8 @@ def summarise(
     workers: int,
     profile: SaturationProfile,
     mix: str,
-    step_bar: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+    step_bar: StepBar | None = None,
+) -> SaturationSection:
     """The record's saturation section: every run, the per-pair ratios, their median and range;
     `step_bar`: the p95 bar a load step had to stay under (the same on both sides) and its
     scaling."""
@@ -87,7 +152,7 @@ def summarise(
         "order": [run.side for run in runs],
         "profile": profile.model_dump(),
         "step_bar": step_bar,
-        "runs": [asdict(run) for run in runs],
+        "runs": [run.to_json() for run in runs],
         "pair_ratios": [round(r, 4) if r is not None else None for r in ratios],
         "median_ratio": round(statistics.median(known), 4) if known else None,
         "min_ratio": round(min(known), 4) if known else None,
@@ -129,7 +194,12 @@ def run_pairs(
                 cache_hit_rate=summary.get("cache_hit_rate"),
                 out_dir=run_dir.name,
                 steps=tuple(
-                    {k: step.get(k) for k in ("users", "rps", "worst_p95_ms", "sustained")}
+                    StepFigures(
+                        users=step.get("users"),
+                        rps=step.get("rps"),
+                        worst_p95_ms=step.get("worst_p95_ms"),
+                        sustained=step.get("sustained"),
+                    )
                     for step in summary.get("steps") or []
                 ),
             )
@@ -141,7 +211,7 @@ def run_pairs(
     return runs
 
 
-def lines(section: dict[str, Any]) -> list[str]:
+def lines(section: SaturationSection) -> list[str]:
     """The console summary of a saturation section (a run that sustained no step reads 0)."""
     out = [
         f"saturation, {section['server_workers']} workers per side, mix {section['mix']}:",

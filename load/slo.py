@@ -1,7 +1,7 @@
 """The SLO file (`load/slo.yaml`) and its verdicts: which tool missed which bar, by how much.
 
 Every run that measures latency ends with `miss_table` and exits non-zero if anything missed.
-`python -m load slo --records latency.jsonl` checks recorded statistics after the fact.
+`ocm load slo --records latency.jsonl` checks recorded statistics after the fact.
 
 Two kinds of bar: the hard ones (errors, the spec ceilings, the parallel guarantees) hold on
 any machine; the tight ones (the `profiles` bars) were set on the machine `calibration:` names

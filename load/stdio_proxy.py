@@ -7,7 +7,10 @@ reaches it through that one subprocess and its one MCP session, as a host with o
 would; concurrent calls are multiplexed by JSON-RPC id. Latencies therefore include the
 proxy's hop (HTTP in, stdio out), which a bare stdio client would not pay.
 
-    python -m load.stdio_proxy --port 8123 -- python tests/fixtures/servers/well_behaved.py
+    ocm stdio-proxy --port 8123 -- python tests/fixtures/servers/well_behaved.py
+
+`ocm stdio-proxy` is internal: `serving` (`ocm load run --target stdio:<cmd>`) starts it as a
+child process.
 """
 
 from __future__ import annotations
@@ -20,9 +23,12 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from ocm_common.cli_errors import usage_error
 from ocm_common.launcher import PROJECT_ROOT, free_port, mcp_ready, running
 
 STDIO_PREFIX = "stdio:"
+# the proxy as a child process: the `ocm` program's internal subcommand
+PROXY_COMMAND = (sys.executable, "-m", "ocm_cli", "stdio-proxy")
 
 
 def command_argv(command_line: str) -> list[str]:
@@ -55,7 +61,7 @@ def serving(
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     with running(
-        [sys.executable, "-m", "load.stdio_proxy", "--port", str(port), "--", *argv],
+        [*PROXY_COMMAND, "--port", str(port), "--", *argv],
         ready=mcp_ready(url),
         what=f"stdio proxy for {' '.join(argv)}",
         log=log,
@@ -65,17 +71,18 @@ def serving(
         yield url
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m load.stdio_proxy", description=__doc__)
+def build_parser(prog: str = "ocm stdio-proxy") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("--port", type=int, required=True, help="loopback port to serve on")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- <stdio server command>")
-    args = parser.parse_args(argv)
+    parser.set_defaults(func=run_command)
+    return parser
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Serve the proxy in front of the command after `--` until stopped; none is exit 2."""
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
-        parser.error("give the stdio server's command after --")
+        return usage_error("give the stdio server's command after --")
     serve(command, args.port)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -2,9 +2,10 @@
 own HTTP stack (the same secured, stateless, JSON-response app, connection limit and uvicorn
 workers), so a bench can say how much of a call's latency no tool work can remove.
 
-    python -m load.transport_floor --transport http --host 127.0.0.1 --port P --workers N
+    ocm transport-floor --transport http --host 127.0.0.1 --port P --workers N
 
 (the arguments `ocm_common.launcher.server_command` passes to any server it starts).
+`ocm transport-floor` is internal: the bench starts it (`load.bench.FLOOR_COMMAND`).
 """
 
 from __future__ import annotations
@@ -56,16 +57,24 @@ def create_app() -> Starlette:
     return app
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Replace this process with uvicorn's own command line over `create_app` (uvicorn's
-    worker processes cannot re-import a module run with `-m` as their main: they die silently)."""
-    parser = argparse.ArgumentParser(prog="python -m load.transport_floor")
+def build_parser(prog: str = "ocm transport-floor") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="(internal: the bench starts it) the transport floor's server: a bare "
+        "constant-returning MCP tool over the reference server's HTTP stack",
+    )
     parser.add_argument("--transport", choices=["http"], default="http")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--path", default=DEFAULT_PATH)
-    args = parser.parse_args(argv)
+    parser.set_defaults(func=run_command)
+    return parser
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Replace this process with uvicorn's own command line over `create_app` (uvicorn's
+    worker processes cannot re-import a module run with `-m` as their main: they die silently)."""
     os.environ["OCM_HTTP_PATH"] = args.path
     os.environ[HOST_ENV] = args.host
     command = [
@@ -75,7 +84,3 @@ def main(argv: list[str] | None = None) -> int:
     ]
     os.execv(sys.executable, command)
     return 0  # not reached: execv does not return
-
-
-if __name__ == "__main__":
-    sys.exit(main())

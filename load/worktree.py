@@ -3,7 +3,7 @@ index, and the commands and environment that make the base's code (not the worki
 
 The worktree is `build/bench-base/<sha12>` (build/ is git-ignored), kept and reused while its
 sha is asked for again: building an index takes minutes, checking that it is current seconds
-(`python -m reference_server.index` skips a build whose corpus and builder hashes match). A new
+(`ocm index` skips a build whose corpus and builder hashes match). A new
 worktree starts from a copy of the working tree's index (`seed_build`), kept only if current.
 `git worktree prune` forgets worktrees whose folder is gone (`make clean` removes build/).
 
@@ -50,7 +50,11 @@ class BaseTree:
         return (sys.executable, "-m", "reference_server")
 
     def index_command(self) -> list[str]:
-        return [sys.executable, "-m", "reference_server.index"]
+        """The base's own index build: `python -m reference_server.index` in trees from before
+        the one `ocm` program, `python -m ocm_cli index` after it."""
+        if (self.path / "reference_server" / "index" / "__main__.py").exists():
+            return [sys.executable, "-m", "reference_server.index"]
+        return [sys.executable, "-m", "ocm_cli", "index"]
 
     def env(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:
         return base_env(self.path, os.environ if environ is None else environ)

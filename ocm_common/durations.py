@@ -1,6 +1,6 @@
 """Durations the way locust users write them: `20s`, `1m30s`, `2h`, or bare seconds (`90`).
 
-Every command that takes a time (`make load TIME=`, `python -m load run --time`, the scale
+Every command that takes a time (`make load TIME=`, `ocm load run --time`, the scale
 runs' `--seconds`) reads it here, so one spelling works everywhere and a typo is refused with
 the accepted forms named.
 """

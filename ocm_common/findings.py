@@ -19,8 +19,8 @@ up there instead of writing their own.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Literal, TypedDict
 
 from ocm_common.event_stream import Stream
 
@@ -33,6 +33,25 @@ Level = Literal["error", "warning"]
 def fails(grade: str, *, house_rules: bool = False) -> bool:
     """Whether a finding of this grade fails the run (house rules only where enforced)."""
     return grade in FAILING_GRADES or (house_rules and grade == "house")
+
+
+class FindingJson(TypedDict):
+    """A `Finding` as reports write it: every field, in order."""
+
+    check: str
+    grade: str
+    message: str
+    tool: str | None
+    family: str
+    level: str
+    where: str | None
+    evidence: str | None
+    reference: str | None
+    reproduction: str | None
+    kind: str
+    args: str
+    seed: int | None
+    call: str
 
 
 @dataclass
@@ -77,8 +96,23 @@ class Finding:
         again = f"; reproduce: {self.reproduction}" if self.reproduction else ""
         return f"[{self.grade}: {self.check}] {self.tool or ''}{how}: {self.message}{tail}{again}"
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_json(self) -> FindingJson:
+        return {
+            "check": self.check,
+            "grade": self.grade,
+            "message": self.message,
+            "tool": self.tool,
+            "family": self.family,
+            "level": self.level,
+            "where": self.where,
+            "evidence": self.evidence,
+            "reference": self.reference,
+            "reproduction": self.reproduction,
+            "kind": self.kind,
+            "args": self.args,
+            "seed": self.seed,
+            "call": self.call,
+        }
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,13 @@
 """What machine a result was computed on: CPU model, the instruction sets that pick
 onnxruntime's and BLAS's kernels, cores, and the numeric libraries' versions.
 
-One function, `describe()`, returning a plain dict that run logs, baselines, the reproducibility
-fixture and bench summaries store as is. The flags listed are the ones that change which kernels
-run, so both how fast the server's work is and, for integer models, what it computes: AVX2,
-FMA, AVX-512, VNNI (AVX-512 and AVX forms), AMX on x86, the dot-product extension on ARM. A
-latency bar or a vector from one of these machines says little about another without it.
-Linux reads `/proc/cpuinfo`; elsewhere the model is `platform.processor()` and the flags are
-unknown (all False).
+One function, `describe()`, returning a `MachineDescription` (a plain dict of plain values) that
+run logs, baselines, the reproducibility fixture and bench summaries store as is. The flags
+listed are the ones that change which kernels run, so both how fast the server's work is and,
+for integer models, what it computes: AVX2, FMA, AVX-512, VNNI (AVX-512 and AVX forms), AMX on
+x86, the dot-product extension on ARM. A latency bar or a vector from one of these machines says
+little about another without it. Linux reads `/proc/cpuinfo`; elsewhere the model is
+`platform.processor()` and the flags are unknown (all False).
 """
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ import platform
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from pydantic import ConfigDict, with_config
+from typing_extensions import TypedDict
 
 CPUINFO = Path("/proc/cpuinfo")
 # our names -> the kernel's flag names (any one present counts)
@@ -77,9 +80,25 @@ def read_cpuinfo(path: Path = CPUINFO) -> tuple[str | None, set[str]]:
     return model, flags
 
 
+@with_config(ConfigDict(extra="allow"))
+class MachineDescription(TypedDict, total=False):
+    """What `describe()` gives, in its key order. Every key is there in a description made now;
+    a stored one may lack some (a test's, or one written by other code) and is read as it is,
+    any other key kept."""
+
+    cpu_model: str | None
+    # {our flag name: present} for every name in FLAGS
+    flags: dict[str, bool]
+    arch: str | None
+    cores: int | None
+    onnxruntime: str | None
+    numpy: str | None
+    python: str | None
+
+
 def describe(
     cpuinfo: Path = CPUINFO, *, arch: str | None = None, cores: int | None = None
-) -> dict[str, Any]:
+) -> MachineDescription:
     """{cpu_model, flags: {avx2, fma, avx512f, avx512_vnni, avx_vnni, amx, asimddp}, arch, cores,
     onnxruntime, numpy, python}: plain values only. `arch` and `cores` default to this machine's;
     a test describing another machine gives its cpuinfo file, arch and cores."""
@@ -103,7 +122,7 @@ X86_FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx_vnni", "amx")
 ARM_FLAGS = ("asimddp",)
 
 
-def relevant_flags(machine: dict[str, Any]) -> dict[str, bool]:
+def relevant_flags(machine: MachineDescription | dict[str, Any]) -> dict[str, bool]:
     """The flags that can exist on the machine's architecture: an ARM machine is not said to
     lack AVX2, nor an x86 one the ARM dot product (unknown architecture: every flag)."""
     flags = machine.get("flags") or {}
@@ -112,7 +131,7 @@ def relevant_flags(machine: dict[str, Any]) -> dict[str, bool]:
     return {name: bool(flags.get(name)) for name in names if name in flags}
 
 
-def one_line(machine: dict[str, Any] | None = None) -> str:
+def one_line(machine: MachineDescription | dict[str, Any] | None = None) -> str:
     """`AMD EPYC (x86_64), 2 cores, avx2, fma (no avx512f, avx512_vnni, avx_vnni, amx),
     onnxruntime 1.31.1`."""
     machine = machine if machine is not None else describe()
@@ -128,7 +147,9 @@ def one_line(machine: dict[str, Any] | None = None) -> str:
     return text + f", onnxruntime {machine.get('onnxruntime') or '-'}"
 
 
-def lacking(machine: dict[str, Any], other_flags: dict[str, bool]) -> tuple[list[str], list[str]]:
+def lacking(
+    machine: MachineDescription | dict[str, Any], other_flags: dict[str, bool]
+) -> tuple[list[str], list[str]]:
     """(flags this machine has that the other lacks, flags the other has that this one lacks),
     among those both record: kernels that differ make the same work take other times."""
     mine = relevant_flags(machine)

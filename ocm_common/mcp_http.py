@@ -33,7 +33,7 @@ import socket
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 import httpx
 from jsonschema import Draft202012Validator
@@ -41,8 +41,54 @@ from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 PROTOCOL_VERSION: str = LATEST_HANDSHAKE_VERSION
 CALL_DEADLINE_S = 30.0
-CLIENT_INFO = {"name": "ocm-bench-client", "version": "1"}
+
+
+class ClientInfo(TypedDict):
+    name: str
+    version: str
+
+
+CLIENT_INFO: ClientInfo = {"name": "ocm-bench-client", "version": "1"}
 _ids = itertools.count(1)
+
+
+class ClientCapabilities(TypedDict):
+    """None declared: these clients list no roots and take no sampling requests."""
+
+
+class InitializeParams(TypedDict):
+    protocolVersion: str
+    capabilities: ClientCapabilities
+    clientInfo: ClientInfo
+
+
+class CallParams(TypedDict):
+    name: str
+    # the tool's arguments, as the server's inputSchema (not this code) defines them
+    arguments: dict[str, Any]
+
+
+class NoParams(TypedDict):
+    """`tools/list` without a cursor: the first (with the reference server, only) page."""
+
+
+RpcParams = InitializeParams | CallParams | NoParams
+
+
+class RpcRequest(TypedDict):
+    """A JSON-RPC request these clients send (its reply is matched by `id`)."""
+
+    jsonrpc: Literal["2.0"]
+    id: int
+    method: str
+    params: RpcParams
+
+
+class RpcNotification(TypedDict):
+    """A JSON-RPC notification (no `id`, no reply)."""
+
+    jsonrpc: Literal["2.0"]
+    method: str
 
 
 class McpCallError(Exception):
@@ -56,22 +102,22 @@ class CallDeadlineError(httpx.TimeoutException):
         super().__init__(f"no complete reply within the {deadline_s:g} s deadline")
 
 
-def rpc(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+def rpc(method: str, params: RpcParams | None = None) -> RpcRequest:
     return {"jsonrpc": "2.0", "id": next(_ids), "method": method, "params": params or {}}
 
 
-def initialize_body() -> dict[str, Any]:
+def initialize_body() -> RpcRequest:
     return rpc(
         "initialize",
         {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": CLIENT_INFO},
     )
 
 
-def initialized_notification() -> dict[str, Any]:
+def initialized_notification() -> RpcNotification:
     return {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
-def call_body(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+def call_body(tool: str, arguments: dict[str, Any]) -> RpcRequest:
     return rpc("tools/call", {"name": tool, "arguments": arguments})
 
 
@@ -208,7 +254,7 @@ class McpSession:
 
     def read(
         self,
-        body: dict[str, Any],
+        body: RpcRequest,
         status: int,
         content_type: str,
         text: str,
@@ -243,7 +289,7 @@ def failed_reply(tool: str, latency_ms: float, exc: httpx.HTTPError) -> Reply:
 def judged_reply(
     session: McpSession,
     tool: str,
-    body: dict[str, Any],
+    body: RpcRequest,
     response: httpx.Response,
     latency_ms: float,
     schemas: OutputSchemas | None,
@@ -324,7 +370,9 @@ class McpClient:
             self.http.close()
             raise
 
-    def _post(self, body: dict[str, Any], deadline_s: float | None = None) -> httpx.Response:
+    def _post(
+        self, body: RpcRequest | RpcNotification, deadline_s: float | None = None
+    ) -> httpx.Response:
         return post_within(
             self.http,
             self.url,
@@ -333,7 +381,7 @@ class McpClient:
             deadline_s if deadline_s is not None else self.timeout_s,
         )
 
-    def _request(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _request(self, body: RpcRequest) -> dict[str, Any]:
         response = self._post(body)
         return self.session.read(
             body,

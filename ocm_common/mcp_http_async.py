@@ -20,6 +20,8 @@ from ocm_common.mcp_http import (
     McpSession,
     OutputSchemas,
     Reply,
+    RpcNotification,
+    RpcRequest,
     call_body,
     failed_reply,
     initialize_body,
@@ -43,7 +45,7 @@ class AsyncMcpClient:
         self.session = McpSession(token)
         self.timeout_s = timeout_s
 
-    async def _post(self, body: dict[str, Any]) -> httpx.Response:
+    async def _post(self, body: RpcRequest | RpcNotification) -> httpx.Response:
         try:
             async with asyncio.timeout(self.timeout_s):
                 return await self.http.post(

@@ -16,7 +16,8 @@ import os
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, with_config
+from typing_extensions import TypedDict
 
 SLO_FILE = Path(__file__).resolve().parent.parent / "load" / "slo.yaml"
 SLO_FILE_ENV = "LOAD_SLO_FILE"
@@ -26,6 +27,23 @@ LATENCY_METRICS = ("p50_ms", "p95_ms", "p99_ms")
 # tight latency bars (scaled by the factor) and throughput floors (divided by it)
 SCALED_LATENCY = (*LATENCY_METRICS, "step_p95_ms")
 SCALED_RATE = ("min_rps",)
+
+
+@with_config(ConfigDict(extra="allow"))
+class CalibrationJson(TypedDict, total=False):
+    """A `Calibration` as its `model_dump` writes it, in its field order (a stored one may hold an
+    older calibration's keys, kept as they are)."""
+
+    workload: str
+    reference_ms: float
+    parts_ms: dict[str, float]
+    cpu_model: str
+    flags: dict[str, bool]
+    cores: int | None
+    onnxruntime: str | None
+    embed_model: str | None
+    recorded: str
+    min_factor: float
 
 
 class Calibration(BaseModel):
@@ -43,6 +61,13 @@ class Calibration(BaseModel):
     embed_model: str | None = None
     recorded: str = ""
     min_factor: float = Field(default=1.0, gt=0)
+
+    def as_json(self) -> CalibrationJson:
+        """This calibration as a bench record stores it (its `model_dump`)."""
+        return _CALIBRATION_JSON.validate_python(self.model_dump())
+
+
+_CALIBRATION_JSON = TypeAdapter(CalibrationJson)
 
 
 class Ceiling(BaseModel):

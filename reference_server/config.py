@@ -177,7 +177,7 @@ class Settings(BaseModel):
     calibration_file: Path | None = Field(
         default=None,
         description="The fitted calibration models (default: reference_server/scoring/"
-        "calibration.yaml); `python -m reference_server.scoring.fit` writes it.",
+        "calibration.yaml); `ocm confidence fit` writes it.",
     )
     sql_timeout_ms: float = 500.0
     vector_timeout_ms: float = 1000.0

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from fastmcp import FastMCP
 from starlette.applications import Starlette
@@ -32,6 +32,14 @@ HOST_ENV = "OCM_HTTP_HOST"  # the bound address, set by `python -m reference_ser
 
 def _split(value: str | None) -> tuple[str, ...]:
     return tuple(p.strip() for p in (value or "").split(",") if p.strip())
+
+
+class HttpAppOptions(TypedDict):
+    """The security keyword arguments of `FastMCP.http_app(...)`."""
+
+    host_origin_protection: bool
+    allowed_hosts: list[str]
+    allowed_origins: list[str]
 
 
 @dataclass(frozen=True)
@@ -52,7 +60,7 @@ class HttpSecurity:
             _split(env.get(HOSTS_ENV)),
         )
 
-    def app_options(self) -> dict[str, Any]:
+    def app_options(self) -> HttpAppOptions:
         """Keyword arguments for `FastMCP.http_app(...)` / `FastMCP.run(transport="http", ...)`.
 
         Strict mode validates every request whatever the bind address; the allowed hosts are

@@ -1,4 +1,4 @@
-"""`make bench SCALE=10` (or `python -m scale.bench --factors 1,10`): how latency, throughput
+"""`make bench SCALE=10` (or `ocm scale --factors 1,10`): how latency, throughput
 and index size grow with the corpus.
 
 For each factor it builds (or reuses) the synthetic index (`index.synthetic`), starts one HTTP
@@ -24,13 +24,12 @@ import asyncio
 import contextlib
 import json
 import statistics
-import sys
 import time
 from collections import defaultdict
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import httpx
 from rich.console import Console
@@ -45,7 +44,14 @@ from ocm_common.run_record import Clock, header, locate, read_record, write_reco
 from reference_server.config import Settings
 from reference_server.index.synthetic import build_scaled, default_out_dir, dir_bytes
 from scale.bench_render import plot, render
-from scale.bench_targets import TARGETS, verdict
+from scale.bench_targets import (
+    TARGETS,
+    IndexInfo,
+    LatencyRow,
+    ScaleFigures,
+    ScaleResult,
+    verdict,
+)
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 Call = tuple[str, dict[str, Any]]
@@ -55,7 +61,9 @@ def golden_calls() -> list[Call]:
     return [(c.tool, c.arguments) for c in golden.golden_calls(GOLDEN)]
 
 
-async def single_client(urls: dict[int, str], calls: list[Call], rounds: int) -> dict[int, Any]:
+async def single_client(
+    urls: dict[int, str], calls: list[Call], rounds: int
+) -> dict[int, dict[str, LatencyRow]]:
     """Per factor and tool: sequential latencies, factors alternating call by call."""
     samples: dict[int, dict[str, list[float]]] = {f: defaultdict(list) for f in urls}
     errors: dict[int, dict[str, int]] = {f: defaultdict(int) for f in urls}
@@ -90,12 +98,21 @@ async def single_client(urls: dict[int, str], calls: list[Call], rounds: int) ->
     }
 
 
-async def saturation(url: str, calls: list[Call], clients: int, seconds: float) -> dict[str, Any]:
+class SaturationRow(TypedDict):
+    """One tool's saturation step: calls/s over the step and the calls that failed."""
+
+    rps: float
+    errors: int
+
+
+async def saturation(
+    url: str, calls: list[Call], clients: int, seconds: float
+) -> dict[str, SaturationRow]:
     """Per tool: `clients` concurrent callers of that tool's golden calls for `seconds`."""
     by_tool: dict[str, list[Call]] = defaultdict(list)
     for tool, args in calls:
         by_tool[tool].append((tool, args))
-    out: dict[str, Any] = {}
+    out: dict[str, SaturationRow] = {}
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     async with httpx.AsyncClient(timeout=30, limits=limits) as http:
         for tool, mix in sorted(by_tool.items()):
@@ -141,9 +158,12 @@ def servers(dirs: dict[int, Path], workers: int, logs: Path) -> Iterator[dict[in
         yield urls
 
 
-def build_indexes(factors: list[int], console: Console) -> tuple[dict[int, Path], dict[int, Any]]:
+def build_indexes(
+    factors: list[int], console: Console
+) -> tuple[dict[int, Path], dict[int, IndexInfo]]:
     base = Settings.from_env().index_dir
-    dirs, info = {}, {}
+    dirs: dict[int, Path] = {}
+    info: dict[int, IndexInfo] = {}
     for factor in factors:
         if factor == 1:
             manifest = json.loads((base / "manifest.json").read_text())
@@ -166,7 +186,7 @@ def build_indexes(factors: list[int], console: Console) -> tuple[dict[int, Path]
     return dirs, info
 
 
-def build_parser(prog: str = "python -m scale.bench") -> argparse.ArgumentParser:
+def build_parser(prog: str = "ocm scale") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("--factors", default="1,10", help="comma-separated; 1 is always added")
     parser.add_argument("--rounds", type=int, default=10, help="single-client passes")
@@ -186,10 +206,6 @@ def build_parser(prog: str = "python -m scale.bench") -> argparse.ArgumentParser
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    return run(build_parser().parse_args(argv))
-
-
 def run(args: argparse.Namespace) -> int:
     """Build each factor's index, serve it, measure latency and saturation side by side."""
     clock = Clock()
@@ -206,31 +222,30 @@ def run(args: argparse.Namespace) -> int:
             f"factors {factors} alternating"
         )
         latency = asyncio.run(single_client(urls, calls, args.rounds))
-        sat = {}
+        sat: dict[int, dict[str, SaturationRow]] = {}
         for factor, url in urls.items():
             console.print(
                 f"[bold]saturation[/] at {factor}x: {args.clients} clients, "
                 f"{args.seconds:.0f} s per tool"
             )
             sat[factor] = asyncio.run(saturation(url, calls, args.clients, args.seconds))
-    scale = {
+    scale: ScaleFigures = {
         str(f): {
             tool: {
                 **row,
-                "rps": sat[f].get(tool, {}).get("rps"),
-                "saturation_errors": sat[f].get(tool, {}).get("errors"),
+                "rps": sat_row["rps"] if (sat_row := sat[f].get(tool)) else None,
+                "saturation_errors": sat_row["errors"] if sat_row else None,
             }
             for tool, row in latency[f].items()
         }
         for f in factors
     }
-    result = {
+    result: ScaleResult = {
         "scale": scale,
         "index": {str(f): i for f, i in index.items()},
-        "targets": {},
+        "targets": verdict(scale),
         "settings": vars(args) | {"out": str(out), "factors": factors},
     }
-    result["targets"] = verdict(scale)
     md = render(result, console)
     plot(result, out / "scale.png")
     (out / "scale.md").write_text(md)
@@ -266,7 +281,7 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
-def add_to_bench(where: Path, scale: dict[str, dict[str, dict[str, Any]]]) -> Path:
+def add_to_bench(where: Path, scale: ScaleFigures) -> Path:
     """Put the per-factor p50/p95 into the bench record's summary (its header kept)."""
     path = locate(where, "bench")
     record = read_record(path)
@@ -276,7 +291,3 @@ def add_to_bench(where: Path, scale: dict[str, dict[str, dict[str, Any]]]) -> Pa
         for f, rows in scale.items()
     }
     return write_record(path.parent, record.header, summary, record.files)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -6,15 +6,15 @@ Reads the result `scale.bench` measured (figures, index sizes, targets); measure
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
 from ocm_common.percentiles import DEFINITION
+from scale.bench_targets import ScaleFigures, ScaleResult
 
 
-def render(result: dict[str, Any], console: Console) -> str:
+def render(result: ScaleResult, console: Console) -> str:
     factors = sorted(int(f) for f in result["scale"])
     table = Table(title="corpus scale: single-client p50/p95 (ms) and saturation calls/s per tool")
     table.add_column("tool")
@@ -42,9 +42,10 @@ def render(result: dict[str, Any], console: Console) -> str:
             row = result["scale"][str(f)][tool]
             cells += [f"{row['p50_ms']:.1f}", f"{row['p95_ms']:.1f}", f"{row.get('rps', 0):.0f}"]
             if f != 1:
-                ratio = checks.get(str(f), {}).get("ratios", {}).get(tool)
-                limit = checks.get(str(f), {}).get("limit")
-                interval = checks.get(str(f), {}).get("intervals_95", {}).get(tool)
+                check = checks.get(str(f))
+                ratio = check["ratios"].get(tool) if check else None
+                limit = check["limit"] if check else None
+                interval = check["intervals_95"].get(tool) if check else None
                 mark = "" if ratio is None or limit is None or ratio <= limit else " MISSED"
                 shown = f" [{interval[0]:.2f}-{interval[1]:.2f}]" if interval else ""
                 cells.append(f"{ratio:.2f}{shown}{mark}" if ratio is not None else "-")
@@ -73,13 +74,13 @@ def render(result: dict[str, Any], console: Console) -> str:
     return "\n".join(md) + "\n"
 
 
-def _answer_growth(scale: dict[str, Any], tool: str, factor: int) -> str:
+def _answer_growth(scale: ScaleFigures, tool: str, factor: int) -> str:
     base = scale["1"][tool].get("answer_bytes")
     grown = scale[str(factor)][tool].get("answer_bytes")
     return f"{grown / base:.1f}" if base and grown is not None else "-"
 
 
-def plot(result: dict[str, Any], path: Path) -> None:
+def plot(result: ScaleResult, path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")

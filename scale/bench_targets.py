@@ -6,12 +6,67 @@ A tool misses when its p95 ratio exceeds the factor's limit (`TARGETS`); each ra
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from ocm_common.bootstrap import percentile_interval
 from ocm_common.percentiles import percentile
 
 TARGETS = {10: 2.0, 100: 4.0}  # max p95 ratio to 1x, from the issue
+
+
+class LatencyRow(TypedDict):
+    """One tool at one factor, single client: p50/p95 (ms), calls, failed calls, the mean
+    answer size (bytes) and every call's latency."""
+
+    p50_ms: float
+    p95_ms: float
+    calls: int
+    errors: int
+    answer_bytes: int
+    samples_ms: list[float]
+
+
+class ScaleRow(LatencyRow):
+    """A `LatencyRow` with the tool's saturation calls/s and failed calls beside (None: the
+    saturation step made no call of it)."""
+
+    rps: float | None
+    saturation_errors: int | None
+
+
+# {factor: {tool: row}}, "1" always there
+ScaleFigures = dict[str, dict[str, ScaleRow]]
+
+
+class IndexInfo(TypedDict):
+    """One factor's index: build seconds, size on disk, chunks, and whether a current synthetic
+    index was reused."""
+
+    build_s: float | None
+    bytes: int
+    chunks: int
+    reused: NotRequired[bool]
+
+
+class ScaleVerdict(TypedDict):
+    """One factor's verdict: its p95 ratio limit, each tool's ratio to 1x and its 95 % interval,
+    the tools over the limit and those whose interval still includes it."""
+
+    limit: float
+    ratios: dict[str, float]
+    intervals_95: dict[str, tuple[float, float]]
+    missed: list[str]
+    interval_includes_limit: list[str]
+
+
+class ScaleResult(TypedDict):
+    """The scale bench's result (the body of scale.record.json)."""
+
+    scale: ScaleFigures
+    index: dict[str, IndexInfo]
+    targets: dict[str, ScaleVerdict]
+    # the command's arguments, as given
+    settings: dict[str, Any]
 
 
 def ratio_interval(
@@ -32,10 +87,10 @@ def ratio_interval(
     return round(low, 2), round(high, 2)
 
 
-def verdict(scale: dict[str, Any]) -> dict[str, Any]:
+def verdict(scale: ScaleFigures) -> dict[str, ScaleVerdict]:
     """Per factor with a target: each tool's p95 ratio to 1x with its 95 % interval, the tools
     whose ratio exceeds the target, and those whose interval still includes the target."""
-    out = {}
+    out: dict[str, ScaleVerdict] = {}
     for factor, limit in TARGETS.items():
         if str(factor) not in scale:
             continue

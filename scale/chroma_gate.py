@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,11 +21,16 @@ from reference_server.index.chroma_load import load_collections
 from scale.procs import chroma_server
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scale.chroma_gate", description=__doc__)
+def build_parser(prog: str = "ocm gate-chroma") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("--target", required=True, help="eval target, e.g. inprocess:...")
     parser.add_argument("--out", type=Path, default=Path("reports/runs/gate-chroma"))
-    args = parser.parse_args(argv)
+    parser.set_defaults(func=run_command)
+    return parser
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """The golden eval and gate with the vector path on a Chroma server; the gate's exit code."""
     index_dir = Settings.from_env().index_dir
     with tempfile.TemporaryDirectory(prefix="ocm-chroma-") as scratch:
         data = Path(scratch)
@@ -52,7 +56,3 @@ def _environment(name: str, value: str) -> Iterator[None]:
             os.environ.pop(name, None)
         else:
             os.environ[name] = before
-
-
-if __name__ == "__main__":
-    sys.exit(main())

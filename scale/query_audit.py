@@ -1,4 +1,4 @@
-"""`python -m scale.query_audit --factor 10`: which queries get slower as the corpus grows.
+"""`ocm query-audit --factor 10`: which queries get slower as the corpus grows.
 
 Runs every golden call that expects an answer in-process against the real index and the
 `factor`x synthetic index (same process, alternating, so machine noise hits both alike),
@@ -20,13 +20,13 @@ import asyncio
 import json
 import re
 import statistics
-import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from fastmcp import Client
 from rich.console import Console
@@ -37,11 +37,107 @@ from reference_server.config import Settings
 from reference_server.index.synthetic import build_scaled, default_out_dir
 from reference_server.retrieval.sql import SqlClient
 from reference_server.retrieval.vector import VectorClient
-from reference_server.server import build_server
+from reference_server.server import ReferenceServer, build_server
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 VECTOR_METHODS = ("search", "get", "get_where", "ids_by", "search_many")
 Samples = dict[str, list[float]]
+# the audit's JSON rows carry the factor in their keys (`p50_10x`, `mean_ms_10x`)
+SqlRowJson = dict[str, str | int | float | list[str]]
+
+
+@dataclass(frozen=True)
+class ScaleSamples:
+    """What one scale's server did over the timed passes: ms per tool call, per SQL statement
+    and per vector-store call, and each statement's database and first parameters."""
+
+    tools: Samples
+    sql: Samples
+    vector: Samples
+    sql_args: dict[str, tuple[str, Any]]
+
+
+@dataclass(frozen=True)
+class ToolRow:
+    """One tool's median latency over the golden calls at 1x and at the factor."""
+
+    p50_1x: float
+    p50_big: float
+
+
+@dataclass(frozen=True)
+class SqlRow:
+    """One SQL statement at the factor: calls, mean ms at both scales, total ms, the lines of
+    its query plan that scan a whole table, and the plan."""
+
+    sql: str
+    db: str
+    calls: int
+    mean_ms_1x: float
+    mean_ms_big: float
+    total_ms_big: float
+    full_scan: list[str]
+    plan: list[str]
+
+    def to_json(self, factor: int) -> SqlRowJson:
+        return {
+            "sql": self.sql,
+            "db": self.db,
+            "calls": self.calls,
+            "mean_ms_1x": self.mean_ms_1x,
+            f"mean_ms_{factor}x": self.mean_ms_big,
+            f"total_ms_{factor}x": self.total_ms_big,
+            "full_scan": self.full_scan,
+            "plan": self.plan,
+        }
+
+
+@dataclass(frozen=True)
+class VectorRow:
+    """One vector-store method (and collection): calls at the factor, mean ms at both scales."""
+
+    calls: int
+    mean_ms_1x: float
+    mean_ms_big: float
+
+
+class AuditJson(TypedDict):
+    """The audit as `--out` holds it."""
+
+    factor: int
+    tools: dict[str, dict[str, float]]
+    sql: list[SqlRowJson]
+    vector: dict[str, dict[str, int | float]]
+
+
+@dataclass(frozen=True)
+class Audit:
+    """Which queries got slower at `factor`x: per tool, per SQL statement (most total time
+    first) and per vector-store call."""
+
+    factor: int
+    tools: dict[str, ToolRow]
+    sql: list[SqlRow]
+    vector: dict[str, VectorRow]
+
+    def to_json(self) -> AuditJson:
+        f = self.factor
+        return {
+            "factor": f,
+            "tools": {
+                tool: {"p50_1x": row.p50_1x, f"p50_{f}x": row.p50_big}
+                for tool, row in self.tools.items()
+            },
+            "sql": [row.to_json(f) for row in self.sql],
+            "vector": {
+                name: {
+                    "calls": row.calls,
+                    "mean_ms_1x": row.mean_ms_1x,
+                    f"mean_ms_{f}x": row.mean_ms_big,
+                }
+                for name, row in self.vector.items()
+            },
+        }
 
 
 class Recorder:
@@ -102,7 +198,7 @@ def golden_calls() -> list[tuple[str, str, dict[str, Any]]]:
 
 
 async def _time_interleaved(
-    servers: dict[str, Any],
+    servers: dict[str, ReferenceServer],
     calls: list[tuple[str, str, dict[str, Any]]],
     repeat: int,
     recorder: Recorder | None,
@@ -143,7 +239,7 @@ def explain(db: str, sql: str, params: Any) -> list[str]:
 FULL_SCAN = re.compile(r"^SCAN (?!.*VIRTUAL TABLE)(?!.*USING (COVERING )?INDEX)")
 
 
-def audit(factor: int, repeat: int) -> dict[str, Any]:
+def audit(factor: int, repeat: int) -> Audit:
     base = Settings.from_env(sql_timeout_ms=60000, vector_timeout_ms=60000, tool_timeout_ms=120000)
     build_scaled(base.index_dir, factor)
     dirs = {"1": base.index_dir, str(factor): default_out_dir(base.index_dir, factor)}
@@ -157,105 +253,104 @@ def audit(factor: int, repeat: int) -> dict[str, Any]:
     with recorder.patched():
         tools = asyncio.run(_time_interleaved(servers, calls, repeat, recorder))
     results = {
-        label: {
-            "tools": tools[label],
-            "sql": recorder.sql[label],
-            "vector": recorder.vector[label],
-            "sql_args": recorder.sql_args[label],
-        }
+        label: ScaleSamples(
+            tools=tools[label],
+            sql=recorder.sql[label],
+            vector=recorder.vector[label],
+            sql_args=recorder.sql_args[label],
+        )
         for label in dirs
     }
     return summarise(results, str(factor))
 
 
-def summarise(results: dict[str, dict[str, Any]], factor: str) -> dict[str, Any]:
+def summarise(results: dict[str, ScaleSamples], factor: str) -> Audit:
     one, big = results["1"], results[factor]
 
     def mean(xs: list[float]) -> float:
         return statistics.fmean(xs) if xs else float("nan")
 
     tools = {
-        tool: {
-            "p50_1x": statistics.median(one["tools"][tool]),
-            f"p50_{factor}x": statistics.median(big["tools"][tool]),
-        }
-        for tool in sorted(one["tools"])
+        tool: ToolRow(
+            p50_1x=statistics.median(one.tools[tool]),
+            p50_big=statistics.median(big.tools[tool]),
+        )
+        for tool in sorted(one.tools)
     }
     sql = []
-    for stmt, samples in big["sql"].items():
-        db, params = big["sql_args"][stmt]
+    for stmt, samples in big.sql.items():
+        db, params = big.sql_args[stmt]
         plan = explain(db, stmt, params)
         sql.append(
-            {
-                "sql": stmt,
-                "db": Path(db).name,
-                "calls": len(samples),
-                "mean_ms_1x": mean(one["sql"].get(stmt, [])),
-                f"mean_ms_{factor}x": mean(samples),
-                f"total_ms_{factor}x": sum(samples),
-                "full_scan": [line for line in plan if FULL_SCAN.search(line)],
-                "plan": plan,
-            }
+            SqlRow(
+                sql=stmt,
+                db=Path(db).name,
+                calls=len(samples),
+                mean_ms_1x=mean(one.sql.get(stmt, [])),
+                mean_ms_big=mean(samples),
+                total_ms_big=sum(samples),
+                full_scan=[line for line in plan if FULL_SCAN.search(line)],
+                plan=plan,
+            )
         )
-    sql.sort(key=lambda r: -r[f"total_ms_{factor}x"])
+    sql.sort(key=lambda r: -r.total_ms_big)
     vector = {
-        name: {
-            "calls": len(xs),
-            "mean_ms_1x": mean(one["vector"].get(name, [])),
-            f"mean_ms_{factor}x": mean(xs),
-        }
-        for name, xs in sorted(big["vector"].items())
+        name: VectorRow(
+            calls=len(xs), mean_ms_1x=mean(one.vector.get(name, [])), mean_ms_big=mean(xs)
+        )
+        for name, xs in sorted(big.vector.items())
     }
-    return {"factor": int(factor), "tools": tools, "sql": sql, "vector": vector}
+    return Audit(factor=int(factor), tools=tools, sql=sql, vector=vector)
 
 
-def render(report: dict[str, Any], console: Console, top: int) -> None:
-    f = report["factor"]
+def render(report: Audit, console: Console, top: int) -> None:
+    f = report.factor
     table = Table(title=f"tool latency, median over golden calls: 1x vs {f}x")
     for col in ("tool", "1x ms", f"{f}x ms", "ratio"):
         table.add_column(col, justify="right" if col != "tool" else "left")
-    for tool, row in report["tools"].items():
-        a, b = row["p50_1x"], row[f"p50_{f}x"]
+    for tool, row in report.tools.items():
+        a, b = row.p50_1x, row.p50_big
         table.add_row(tool, f"{a:.1f}", f"{b:.1f}", f"{b / a:.2f}")
     console.print(table)
     table = Table(title=f"SQL statements by total time at {f}x (top {top})")
     for col in ("db", "calls", "1x ms", f"{f}x ms", "ratio", "full scan", "statement"):
         table.add_column(col, overflow="fold")
-    for row in report["sql"][:top]:
-        a, b = row["mean_ms_1x"], row[f"mean_ms_{f}x"]
+    for srow in report.sql[:top]:
+        a, b = srow.mean_ms_1x, srow.mean_ms_big
         table.add_row(
-            row["db"],
-            str(row["calls"]),
+            srow.db,
+            str(srow.calls),
             f"{a:.2f}",
             f"{b:.2f}",
             f"{b / a:.1f}" if a else "-",
-            "; ".join(row["full_scan"]),
-            row["sql"][:160],
+            "; ".join(srow.full_scan),
+            srow.sql[:160],
         )
     console.print(table)
     table = Table(title=f"vector-store calls: 1x vs {f}x")
     for col in ("call", "calls", "1x ms", f"{f}x ms", "ratio"):
         table.add_column(col)
-    for name, row in report["vector"].items():
-        a, b = row["mean_ms_1x"], row[f"mean_ms_{f}x"]
-        table.add_row(name, str(row["calls"]), f"{a:.2f}", f"{b:.2f}", f"{b / a:.1f}" if a else "-")
+    for name, vrow in report.vector.items():
+        a, b = vrow.mean_ms_1x, vrow.mean_ms_big
+        table.add_row(name, str(vrow.calls), f"{a:.2f}", f"{b:.2f}", f"{b / a:.1f}" if a else "-")
     console.print(table)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scale.query_audit", description=__doc__)
+def build_parser(prog: str = "ocm query-audit") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("--factor", type=int, default=10)
     parser.add_argument("--repeat", type=int, default=3, help="timed passes over the calls")
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--out", type=Path, default=Path("reports/scale/query_audit.json"))
-    args = parser.parse_args(argv)
+    parser.set_defaults(func=run_command)
+    return parser
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Audit the queries at 1x and `--factor`x, write the JSON copy, print the tables."""
     report = audit(args.factor, args.repeat)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2, default=str))
+    args.out.write_text(json.dumps(report.to_json(), indent=2, default=str))
     render(report, Console(), args.top)
     print(f"written {args.out}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -28,8 +28,9 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 import httpx
 from rich.console import Console
@@ -80,6 +81,50 @@ http {{
 """
 
 
+class ToolLoad(TypedDict):
+    """One tool's calls through the load balancer: how many, how many failed (and with what
+    error, the first 120 characters), p50 and p95 in ms."""
+
+    calls: int
+    failures: int
+    failure_kinds: dict[str, int]
+    p50_ms: float
+    p95_ms: float
+
+
+class LoadResult(TypedDict):
+    """What the client saw over the run, and when replica A was stopped (epoch seconds); the
+    locust runner also names itself and its exit code (first), and its failures are -1 when
+    locust wrote no statistics."""
+
+    runner: NotRequired[str]
+    exit_code: NotRequired[int]
+    tools: dict[str, ToolLoad]
+    calls: int
+    failures: int
+    rps: float
+    seconds: float
+    stopped_at_epoch: float
+
+
+class UpstreamCounts(TypedDict):
+    """Requests each replica (upstream address) answered before and after the stop, and how
+    many nginx passed on to the other replica."""
+
+    before_stop: dict[str, int]
+    after_stop: dict[str, int]
+    retried_by_nginx: int
+
+
+class RehearsalResult(TypedDict):
+    """rehearsal.json."""
+
+    load: LoadResult
+    upstreams: UpstreamCounts
+    # {"A": address (stopped mid-run), "B": address}
+    replicas: dict[str, str]
+
+
 def nginx_binary() -> str | None:
     return shutil.which("nginx") or next(
         (p for p in ("/usr/sbin/nginx",) if Path(p).exists()), None
@@ -97,8 +142,13 @@ def write_nginx_conf(tmp: Path, port: int, upstreams: list[int]) -> Path:
 
 
 async def drive(
-    url: str, calls: list[Call], clients: int, seconds: float, stop_at: float, stop: Any
-) -> dict[str, Any]:
+    url: str,
+    calls: list[Call],
+    clients: int,
+    seconds: float,
+    stop_at: float,
+    stop: Callable[[], None],
+) -> LoadResult:
     """`clients` concurrent callers for `seconds`; `stop()` runs once at `stop_at` seconds."""
     latencies: dict[str, list[float]] = defaultdict(list)
     failures: dict[str, Counter[str]] = defaultdict(Counter)
@@ -127,7 +177,7 @@ async def drive(
         await asyncio.gather(*(worker(i) for i in range(clients)))
         stopped_at = await stop_task
     elapsed = time.perf_counter() - started
-    tools: dict[str, dict[str, Any]] = {
+    tools: dict[str, ToolLoad] = {
         tool: {
             "calls": len(xs),
             "failures": sum(failures[tool].values()),
@@ -155,9 +205,9 @@ def locust_available() -> bool:
 
 
 def drive_locust(
-    url: str, users: int, seconds: float, stop_at: float, stop: Any, out: Path
-) -> dict[str, Any]:
-    """`make load`'s runner (`python -m load run --profile paced`) through nginx; `stop()` runs
+    url: str, users: int, seconds: float, stop_at: float, stop: Callable[[], None], out: Path
+) -> LoadResult:
+    """`make load`'s runner (`ocm load run --profile paced`) through nginx; `stop()` runs
     at `stop_at` seconds. Per tool requests and failures come from locust's own CSV, p50/p95
     from the run's latency records (the one percentile definition, ocm_common.percentiles)."""
     import csv
@@ -167,6 +217,7 @@ def drive_locust(
     cmd = [
         sys.executable,
         "-m",
+        "ocm_cli",
         "load",
         "run",
         "--profile",
@@ -194,7 +245,7 @@ def drive_locust(
     finally:
         timer.cancel()
     (out / "locust-output.txt").write_text(proc.stdout + proc.stderr)
-    tools: dict[str, dict[str, Any]] = {}
+    tools: dict[str, ToolLoad] = {}
     stats = out / "paced_stats.csv"
     rows = list(csv.DictReader(stats.open())) if stats.exists() else []
     records = out / RECORDS_FILE
@@ -216,7 +267,7 @@ def drive_locust(
             if row["Name"] in tools:
                 tools[row["Name"]]["failure_kinds"][row["Error"][:120]] = int(row["Occurrences"])
     return {
-        "runner": "locust (python -m load run --profile paced)",
+        "runner": "locust (ocm load run --profile paced)",
         "exit_code": proc.returncode,
         "tools": tools,
         "calls": total,
@@ -227,7 +278,7 @@ def drive_locust(
     }
 
 
-def upstream_counts(access_log: Path, stopped_at: float) -> dict[str, Any]:
+def upstream_counts(access_log: Path, stopped_at: float) -> UpstreamCounts:
     """Per upstream address: requests answered before and after the stop; retried requests."""
     before: Counter[str] = Counter()
     after: Counter[str] = Counter()
@@ -242,7 +293,7 @@ def upstream_counts(access_log: Path, stopped_at: float) -> dict[str, Any]:
     return {"before_stop": dict(before), "after_stop": dict(after), "retried_by_nginx": retried}
 
 
-def render(result: dict[str, Any], console: Console) -> None:
+def render(result: RehearsalResult, console: Console) -> None:
     table = Table(title="client through nginx (2 replicas, replica A stopped mid-run)")
     for col in ("tool", "calls", "failures", "p50 ms", "p95 ms"):
         table.add_column(col, justify="left" if col == "tool" else "right")
@@ -263,8 +314,8 @@ def render(result: dict[str, Any], console: Console) -> None:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scale.rehearsal", description=__doc__)
+def build_parser(prog: str = "ocm rehearsal") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument(
         "--seconds", type=duration_arg, default=30.0, help="how long: 30s, 1m or bare seconds"
@@ -275,7 +326,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="drive load with this module's asyncio MCP client instead of locust (`make load`)",
     )
-    args = parser.parse_args(argv)
+    parser.set_defaults(func=run_command)
+    return parser
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Replicas behind nginx sharing one Chroma server, one stopped mid-run; exit 1 on a failed
+    call at the client, 2 without nginx."""
     nginx = nginx_binary()
     if nginx is None:
         print("nginx is not installed (Debian: apt-get install -y nginx)", file=sys.stderr)
@@ -355,7 +412,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         upstreams = upstream_counts(tmp / "access.log", load["stopped_at_epoch"])
         shutil.copy2(tmp / "access.log", args.out / "nginx-access.log")
-    result = {
+    result: RehearsalResult = {
         "load": load,
         "upstreams": upstreams,
         "replicas": {"A": f"127.0.0.1:{ports[0]} (stopped mid-run)", "B": f"127.0.0.1:{ports[1]}"},
@@ -367,7 +424,3 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     console.print("0 failed calls at the client")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

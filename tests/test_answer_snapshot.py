@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evals.run.answer_snapshot import changed_answers, main, read_snapshot, without_wall_clock
+from evals.run.answer_snapshot import changed_answers, read_snapshot, without_wall_clock
+from ocm_cli.program import main
 
 
 def _write(path: Path, records: list[dict[str, object]]) -> Path:
@@ -39,8 +40,8 @@ def test_compare_reports_only_the_changed_call(tmp_path: Path) -> None:
     assert [key.split()[0] for key, _ in changes] == ["b"]
     diff = "\n".join(changes[0][1])
     assert '-  "share": 75' in diff and '+  "share": 100' in diff
-    assert main(["--compare", str(before), str(after)]) == 1
-    assert main(["--compare", str(before), str(before)]) == 0
+    assert main(["snapshot", "--compare", str(before), str(after)]) == 1
+    assert main(["snapshot", "--compare", str(before), str(before)]) == 0
 
 
 def test_a_call_on_one_side_only_is_a_change(tmp_path: Path) -> None:
@@ -55,5 +56,5 @@ def test_an_ignored_field_is_left_out_of_the_comparison(tmp_path: Path) -> None:
     new = {**old, "answer": {"summary": "s", "lead": "device"}}
     before = _write(tmp_path / "before.jsonl", [old])
     after = _write(tmp_path / "after.jsonl", [new])
-    assert main(["--compare", str(before), str(after)]) == 1
-    assert main(["--compare", str(before), str(after), "--ignore-field", "lead"]) == 0
+    assert main(["snapshot", "--compare", str(before), str(after)]) == 1
+    assert main(["snapshot", "--compare", str(before), str(after), "--ignore-field", "lead"]) == 0

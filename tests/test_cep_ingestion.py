@@ -120,6 +120,4 @@ def test_reingesting_the_crawl_leaves_the_authored_corpus_unchanged(tmp_path: Pa
     changed = [
         p.name for p in CORPUS.glob("*.yaml") if p.read_bytes() != (out / p.name).read_bytes()
     ]
-    assert not changed, (
-        f"derived facts are stale in {changed}: run `python -m reference_server.ingest cep`"
-    )
+    assert not changed, f"derived facts are stale in {changed}: run `ocm ingest cep`"

@@ -49,7 +49,7 @@ def test_ingestion_rewrites_the_committed_corpus(tmp_path: Path) -> None:
     ]
     assert not differ, (
         f"corpus files differ from a fresh ingestion of {SHARED}: {differ}; run "
-        "`python -m reference_server.ingest off` and review the diff"
+        "`ocm ingest off` and review the diff"
     )
 
 

@@ -79,9 +79,9 @@ def test_the_session_keeps_the_version_and_session_the_server_answered() -> None
 
 @pytest.mark.parametrize("time", ["20s", "1m30s", "45"])
 def test_make_load_takes_time_as_locust_users_write_it(time: str) -> None:
-    from load.__main__ import main
+    from ocm_cli.program import main
 
     # Parsed (argparse would raise SystemExit), then refused for its non-loopback URL.
-    assert main(["run", "--time", time, "--url", "http://10.0.0.1:8000/mcp"]) == 2
+    assert main(["load", "run", "--time", time, "--url", "http://10.0.0.1:8000/mcp"]) == 2
     with pytest.raises(SystemExit):
-        main(["run", "--time", "soon", "--url", "http://10.0.0.1:8000/mcp"])
+        main(["load", "run", "--time", "soon", "--url", "http://10.0.0.1:8000/mcp"])

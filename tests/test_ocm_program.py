@@ -87,13 +87,13 @@ def test_help_of_a_nested_command_names_the_program(capsys: pytest.CaptureFixtur
 
 
 def test_the_makefile_calls_the_program_not_the_packages() -> None:
-    """Recipes reach the mounted packages through `$(OCM)`, never `python -m <package>`."""
+    """Recipes reach the project's packages through `$(OCM)`, never `python -m <module>`."""
     text = (ROOT / "Makefile").read_text(encoding="utf-8")
-    modules = {m.module.removesuffix(".__main__") for m in MOUNTED} | {"evals"}
+    packages = {m.module.split(".")[0] for m in MOUNTED} | {"evals", "ocm_common"}
     direct = [
         line.strip()
         for line in text.splitlines()
-        if (m := re.search(r"\$\(PY\) -m ([\w.]+)", line)) and m.group(1) in modules
+        if (m := re.search(r"\$\(PY\) -m ([\w.]+)", line)) and m.group(1).split(".")[0] in packages
     ]
     assert not direct, f"recipes bypassing ocm: {direct}"
     assert "OCM := $(PY) -m ocm_cli" in text
@@ -101,15 +101,16 @@ def test_the_makefile_calls_the_program_not_the_packages() -> None:
 
 def test_the_bench_gets_the_eval_harness_as_functions() -> None:
     """`ocm bench` hands load the eval steps as Python (ocm_cli/bench_steps.py); load's own
-    `python -m load bench` has none and says to use `ocm bench` (exit 2)."""
-    from load.__main__ import main as load_main
+    parser alone has none, and its bench says to use `ocm bench` (exit 2)."""
     from load.bench import BenchSteps
+    from load.cli import build_parser as load_parser
+    from load.cli import dispatch
 
     args = build_parser("bench").parse_args(["bench"])
     steps = args.bench_steps()
     assert isinstance(steps, BenchSteps)
     assert steps.eval_and_gate.__module__ == "evals.steps"
-    assert load_main(["bench"]) == 2
+    assert dispatch(load_parser().parse_args(["bench"])) == 2
 
 
 def test_the_gate_target_is_written_once(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,7 +1,7 @@
 """adp.get on the real corpus: the spec's five device scenarios, options, errors and degraded paths.
 
 Expected values come from reference_server/corpus/off/ (adp_funding_rule.csv, adp_exclusion.csv,
-adp_sections.jsonl, adp_cep.yaml), derived by `python -m reference_server.ingest off` from
+adp_sections.jsonl, adp_cep.yaml), derived by `ocm ingest off` from
 ../shared/data/adp/ (adp_funding_rule.csv, adp_exclusion.csv, adp_extraction.json); each value
 below names the corpus row and the shared-data row it was checked against.
 """

@@ -142,5 +142,5 @@ def test_cpso_ingestion_rewrites_the_committed_corpus(tmp_path: Path) -> None:
 def test_committed_ingestion_report_is_current() -> None:
     fresh = report.render(report.reports(SHARED, report.CORPUS))
     assert report.REPORT.read_text(encoding="utf-8") == fresh, (
-        "corpus/opa/INGESTION.md is stale: run `python -m reference_server.ingest report`"
+        "corpus/opa/INGESTION.md is stale: run `ocm ingest report`"
     )

@@ -27,7 +27,7 @@ from reference_server.server import build_server
 from reference_server.static_embedding import STATIC_NAME
 from tests.conftest import make_settings, share_stores
 
-REWRITE = "re-record it deliberately: .venv/bin/python -m evals.run.reproducibility --write"
+REWRITE = "re-record it deliberately: .venv/bin/ocm fixture --write"
 
 
 @pytest.fixture(scope="module")

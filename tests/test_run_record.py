@@ -1,5 +1,6 @@
-"""The run record's envelope: it round-trips, refuses a schema version it does not read with a
-clear error, names every kind of command, and every command that runs something writes one."""
+"""The run record's envelope: it round-trips, migrates an older schema version and refuses a newer
+one with a clear error, reads a body as its kind's type, names every kind of command, and every
+command that runs something writes one."""
 
 from __future__ import annotations
 
@@ -8,11 +9,14 @@ import re
 from pathlib import Path
 
 import pytest
+from typing_extensions import TypedDict
 
 from ocm_common import run_record
+from ocm_common.bench_summary import BenchSummary
 from ocm_common.run_record import (
     KINDS,
     SCHEMA_VERSION,
+    RecordBodyError,
     RunRecord,
     RunRecordError,
     find_records,
@@ -121,3 +125,99 @@ def test_the_header_reads_commit_and_machine_when_not_given(
     head = run_record.header("scale", run_record.Clock(), 2, target="t", settings={"out": tmp_path})
     assert (head.commit, head.dirty, head.machine["cores"]) == ("abc123", True, 8)
     assert head.status == "error" and head.settings == {"out": str(tmp_path)}
+
+
+# A record as the schema-version-1 code wrote it (commit 92380ee), byte for byte.
+V1_RECORD = """{
+  "header": {
+    "kind": "derived",
+    "schema_version": 1,
+    "commit": "0123456789abcdef0123456789abcdef01234567",
+    "dirty": false,
+    "machine": {},
+    "target": "http://127.0.0.1:8000/mcp",
+    "settings": {
+      "profile": "latency"
+    },
+    "started": "2026-11-27T12:00:00+00:00",
+    "duration_s": 61.5,
+    "status": "complete",
+    "exit_code": 0
+  },
+  "body": {
+    "cases": {
+      "schedule.code_fee": 3
+    },
+    "skipped": {
+      "schedule.code_fee": {}
+    },
+    "ratio": 0.00001
+  },
+  "files": [
+    "cases.yaml"
+  ]
+}
+"""
+
+
+def test_every_older_version_has_a_migration_step() -> None:
+    assert sorted(run_record.MIGRATIONS) == list(range(1, SCHEMA_VERSION))
+
+
+def test_migration_1_to_2_changes_only_the_version() -> None:
+    data = json.loads(V1_RECORD)
+    migrated = run_record.MIGRATIONS[1](data)
+    assert migrated["header"]["schema_version"] == 2
+    assert data["header"]["schema_version"] == 1  # the raw JSON it was given is left as it was
+    migrated["header"]["schema_version"] = 1
+    assert migrated == data
+
+
+def test_a_version_1_record_is_read_migrated(tmp_path: Path) -> None:
+    path = tmp_path / "derived.record.json"
+    path.write_text(V1_RECORD)
+    record = read_record(path)
+    assert record.header.schema_version == SCHEMA_VERSION
+    assert record.body == json.loads(V1_RECORD)["body"] and record.files == ["cases.yaml"]
+
+
+def test_a_record_written_now_is_the_version_1_bytes_but_its_version(tmp_path: Path) -> None:
+    old = json.loads(V1_RECORD)
+    path = write_record(tmp_path, record_header("derived"), old["body"], old["files"])
+    assert path.read_text() == V1_RECORD.replace(
+        '"schema_version": 1', f'"schema_version": {SCHEMA_VERSION}'
+    )
+
+
+def test_a_version_with_no_way_to_it_is_refused(tmp_path: Path) -> None:
+    data = json.loads(V1_RECORD)
+    data["header"]["schema_version"] = 0
+    path = tmp_path / "derived.record.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(RunRecordError, match=r"schema version 0.*migrates none older than 1"):
+        read_record(path)
+
+
+class _Derived(TypedDict):
+    cases: dict[str, int]
+    skipped: dict[str, dict[str, int]]
+
+
+def test_the_typed_reader_gives_the_body_as_its_type(tmp_path: Path) -> None:
+    path = write_record(tmp_path, record_header("bench"), {"timestamp": "t", "elapsed_s": 3})
+    record = read_record(path, BenchSummary)
+    assert isinstance(record.body, BenchSummary) and record.body.elapsed_s == 3.0
+    derived = write_record(tmp_path, record_header("derived"), {"cases": {"a": 2}, "skipped": {}})
+    assert read_record(derived, _Derived).body == {"cases": {"a": 2}, "skipped": {}}
+
+
+def test_the_typed_reader_refuses_another_kind_and_a_body_not_of_its_type(
+    tmp_path: Path,
+) -> None:
+    path = write_record(tmp_path, record_header("fuzz"), {"timestamp": "t"})
+    with pytest.raises(RunRecordError, match="a fuzz record; a BenchSummary is the body of bench"):
+        read_record(path, BenchSummary)
+    bad = write_record(tmp_path, record_header("derived"), {"cases": {"a": "two"}, "skipped": {}})
+    with pytest.raises(RecordBodyError, match="invalid derived body") as caught:
+        read_record(bad, _Derived)
+    assert caught.value.cause.errors()[0]["loc"] == ("cases", "a")

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from ocm_cli.program import main
 from scale.procs import chroma_binary
-from scale.rehearsal import main, nginx_binary, upstream_counts
+from scale.rehearsal import nginx_binary, upstream_counts
 
 
 # A load run with extra server processes: `make test-load` (and `make rehearsal`), not the default suite.
@@ -19,7 +20,7 @@ from scale.rehearsal import main, nginx_binary, upstream_counts
 @pytest.mark.skipif(nginx_binary() is None, reason="nginx is not installed (apt-get install nginx)")
 @pytest.mark.skipif(chroma_binary() is None, reason="the `chroma` command is not installed")
 def test_two_replicas_behind_nginx_lose_no_call_when_one_stops(tmp_path: Path) -> None:
-    code = main(["--clients", "4", "--seconds", "12", "--out", str(tmp_path)])
+    code = main(["rehearsal", "--clients", "4", "--seconds", "12", "--out", str(tmp_path)])
     result = json.loads((tmp_path / "rehearsal.json").read_text())
     assert code == 0 and result["load"]["failures"] == 0, result["load"]
     assert result["load"]["calls"] > 0

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
 
+from reference_server.errors import Problem
+from tool_search import models as m
+from tool_search.requests import CapabilityRequest, DetailsRequest, SearchRequest
 from tool_search.service import ToolSearchService
 
 
@@ -38,17 +40,17 @@ class BackgroundService:
         assert self._service is not None
         return self._service
 
-    def search(self, request: Any) -> dict[str, Any]:
+    def search(self, request: SearchRequest) -> m.SearchResponse:
         return self.get().search(request)
 
-    def details(self, request: Any) -> dict[str, Any]:
+    def details(self, request: DetailsRequest) -> m.ToolDetailsResponse:
         return self.get().details(request)
 
-    def categories(self) -> dict[str, Any]:
+    def categories(self) -> m.CategoriesResponse:
         return self.get().categories()
 
-    def capability(self, request: Any) -> dict[str, Any]:
+    def capability(self, request: CapabilityRequest) -> m.CapabilityResponse:
         return self.get().capability(request)
 
-    def category_problem(self, value: str) -> Any:
+    def category_problem(self, value: str) -> Problem | None:
         return self.get().category_problem(value)

@@ -13,11 +13,11 @@ import os
 import statistics
 import time
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import yaml
 
-from ocm_common.machine import describe, one_line
+from ocm_common.machine import MachineDescription, describe, one_line
 from tool_search.requests import SearchRequest
 from tool_search.service import ToolSearchService
 
@@ -25,6 +25,31 @@ QUESTION_ARGS = ("question", "q", "query")
 
 # libyaml's parser when built (much faster on the golden files), else the Python one
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class LatencyStats(TypedDict):
+    """Percentiles and mean of one timing, in milliseconds (2 decimals)."""
+
+    p50: float
+    p95: float
+    p99: float
+    mean: float
+
+
+class BenchRecord(TypedDict):
+    """The bench's record, written as JSON in this key order."""
+
+    kind: str
+    catalogue: list[str]
+    tools: int
+    calls: int
+    search_mcp_tools_ms: LatencyStats
+    query_embedding_ms: LatencyStats
+    ranking_with_vector_ms: LatencyStats
+    load_average: tuple[float, float, float]
+    machine: MachineDescription  # as ocm_common.machine.describe gives it
+    machine_line: str
+    note: str
 
 
 def golden_questions(root: Path) -> list[str]:
@@ -45,7 +70,7 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
-def _stats(values: list[float]) -> dict[str, float]:
+def _stats(values: list[float]) -> LatencyStats:
     return {
         "p50": round(percentile(values, 0.5), 2),
         "p95": round(percentile(values, 0.95), 2),
@@ -54,7 +79,7 @@ def _stats(values: list[float]) -> dict[str, float]:
     }
 
 
-def run(specs: list[str], golden: Path, rounds: int = 3, warm_up: int = 10) -> dict[str, Any]:
+def run(specs: list[str], golden: Path, rounds: int = 3, warm_up: int = 10) -> BenchRecord:
     service = ToolSearchService.from_specs(specs, golden=None)
     queries = golden_questions(golden)
     embedder = service.index.semantic.embedder

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from tool_search.bm25 import FieldBM25
+from tool_search.models import MatchReason
 from tool_search.ranking_config import RankingConfig
 from tool_search.records import ToolRecord
 from tool_search.semantic import SemanticIndex
@@ -185,11 +185,11 @@ def confidence_band(similarity: float | None) -> str:
     return "medium" if similarity >= MEDIUM_SIMILARITY else "low"
 
 
-def describe_hit(index: ToolIndex, hit: Hit, query: str) -> dict[str, Any]:
+def describe_hit(index: ToolIndex, hit: Hit, query: str) -> MatchReason:
     """The 'why it matched' of a hit."""
-    return {
-        "fields": index.matched_fields(hit.row, query),
-        "keyword_rank": hit.keyword_rank,
-        "semantic_rank": hit.semantic_rank,
-        "similarity": hit.similarity,
-    }
+    return MatchReason(
+        fields=index.matched_fields(hit.row, query),
+        keyword_rank=hit.keyword_rank,
+        semantic_rank=hit.semantic_rank,
+        similarity=hit.similarity,
+    )

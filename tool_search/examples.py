@@ -5,11 +5,10 @@ in answers, never indexed for ranking (the routing evaluation asks golden questi
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import yaml
 
-from tool_search.records import ToolRecord
+from tool_search.records import ToolCallExample, ToolRecord
 
 MAX_EXAMPLES = 3
 
@@ -17,10 +16,10 @@ MAX_EXAMPLES = 3
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def golden_examples(root: Path) -> dict[str, list[dict[str, Any]]]:
+def golden_examples(root: Path) -> dict[str, list[ToolCallExample]]:
     """tool name -> [{arguments, source}], the first scenarios of each tool with distinct
     argument names (so the examples show different ways to call it)."""
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[ToolCallExample]] = {}
     shapes: dict[str, set[tuple[str, ...]]] = {}
     for path in sorted(root.glob("**/*.yaml")):
         data = yaml.load(path.read_text(encoding="utf-8"), Loader=_YAML_LOADER) or {}
@@ -40,12 +39,10 @@ def golden_examples(root: Path) -> dict[str, list[dict[str, Any]]]:
 
 
 def attach_examples(tools: list[ToolRecord], golden: Path | None, server: str) -> None:
-    """File examples as they are; golden examples for the tools of `server`."""
+    """File examples as they are (`sources.tool_from_definition` reads them); golden examples
+    for the tools of `server` that have none."""
     found = golden_examples(golden) if golden is not None and golden.is_dir() else {}
     for tool in tools:
-        tool.examples = [
-            e if "arguments" in e else {"arguments": e, "source": f"catalogue {tool.source}"}
-            for e in tool.examples[:MAX_EXAMPLES]
-        ]
+        tool.examples = tool.examples[:MAX_EXAMPLES]
         if tool.server == server and not tool.examples:
             tool.examples = found.get(tool.name, [])

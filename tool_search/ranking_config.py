@@ -1,5 +1,5 @@
 """The ranking's settings in one place, so the routing evaluation can compare variants on one
-half of its cases and report the other half (`python -m evals routing-tune`).
+half of its cases and report the other half (`ocm routing-tune`).
 
 Name expansion: a dotted name's prefix is often an acronym the tool's own title or description
 spells out (`odb` -> "Ontario Drug Benefit"); the spelled-out words are added to the name, so

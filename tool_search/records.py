@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 TOOL_TYPES = ("system", "custom", "third_party")
 
@@ -22,6 +22,22 @@ class Parameter:
     enum: tuple[Any, ...] = ()
 
 
+class ToolCallExample(TypedDict):
+    """One example call shown with a tool: its arguments (for the tool's own schema) and where
+    the example comes from (a golden scenario, a catalogue file)."""
+
+    arguments: dict[str, Any]
+    source: str
+
+
+def catalogue_example(entry: dict[str, Any], source: str) -> ToolCallExample:
+    """An example as a tool-definition file gives it: bare arguments, or already an example
+    (`{arguments, source}`; KeyError when it has no source)."""
+    if "arguments" in entry:
+        return {"arguments": entry["arguments"], "source": entry["source"]}
+    return {"arguments": entry, "source": f"catalogue {source}"}
+
+
 @dataclass
 class ToolRecord:
     """A tool in the catalogue; `tool_id` (`server/tool`) is unique across every source."""
@@ -35,7 +51,7 @@ class ToolRecord:
     category: str = "general"
     tool_type: str = "custom"
     annotations: dict[str, Any] = field(default_factory=dict)
-    examples: list[dict[str, Any]] = field(default_factory=list)
+    examples: list[ToolCallExample] = field(default_factory=list)
     output_schema: dict[str, Any] | None = None
 
     @property

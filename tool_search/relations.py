@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from tool_search.engine import ToolIndex
+from tool_search.models import Relationships
 from tool_search.records import ToolRecord
 from tool_search.text import split_name, stem, words
 
@@ -52,7 +53,7 @@ def _provides(producer: ToolRecord, consumer: ToolRecord) -> list[str]:
     return sorted(n for n in needs - own if n in produced or (not produced and f" {n} " in said))
 
 
-def relationships(index: ToolIndex, row: int, limit: int = 3) -> dict[str, Any]:
+def relationships(index: ToolIndex, row: int, limit: int = 3) -> Relationships:
     tool = index.tools[row]
     same_server = [t for t in index.tools if t.server == tool.server and t is not tool]
     reasons: dict[str, str] = {}
@@ -88,8 +89,6 @@ def relationships(index: ToolIndex, row: int, limit: int = 3) -> dict[str, Any]:
         reasons[other.tool_id] = f"a similar purpose (similarity {float(sims[i]):.2f})"
         if len(alternatives) >= limit:
             break
-    return {
-        "alternatives": alternatives,
-        "complements": complements[: limit * 2],
-        "reasons": reasons,
-    }
+    return Relationships(
+        alternatives=alternatives, complements=complements[: limit * 2], reasons=reasons
+    )

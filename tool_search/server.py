@@ -58,7 +58,7 @@ class SearchTool(Tool):
 
     async def run(self, arguments: dict[str, Any]) -> ToolResult:
         try:
-            structured = self.answer(self.parse(arguments))
+            structured = self.answer(self.parse(arguments)).model_dump(mode="json")
         except ToolError:
             raise
         except Exception as exc:
@@ -75,7 +75,7 @@ def _tool(
     description: str,
     request: type[BaseModel],
     response: type[BaseModel],
-    answer: Callable[[Any], dict[str, Any]],
+    answer: Callable[[Any], BaseModel],
     extra_problems: Callable[[dict[str, Any]], list[Problem | None]] | None = None,
 ) -> SearchTool:
     return SearchTool(

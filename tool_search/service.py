@@ -7,8 +7,9 @@ import json
 import threading
 import time
 from collections import Counter, OrderedDict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from pydantic import BaseModel
 
@@ -24,6 +25,8 @@ from tool_search.sources import REFERENCE_SERVER, read_sources
 from tool_search.text import terms
 
 CACHE_SIZE = 512
+# One of the four tools' typed responses (models.py); each has a last field `cached`.
+Answer = TypeVar("Answer", bound=BaseModel)
 
 
 class ResponseCache:
@@ -31,21 +34,23 @@ class ResponseCache:
 
     def __init__(self, size: int = CACHE_SIZE):
         self._size = size
-        self._items: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._items: OrderedDict[str, BaseModel] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = self.misses = 0
 
-    def get(self, key: str) -> dict[str, Any] | None:
+    def get(self, key: str, kind: type[Answer]) -> Answer | None:
+        """The answer stored under `key` (keys start with the tool's name, so each key holds
+        answers of one kind)."""
         with self._lock:
             value = self._items.get(key)
-            if value is None:
+            if not isinstance(value, kind):
                 self.misses += 1
                 return None
             self._items.move_to_end(key)
             self.hits += 1
             return value
 
-    def put(self, key: str, value: dict[str, Any]) -> None:
+    def put(self, key: str, value: BaseModel) -> None:
         with self._lock:
             self._items[key] = value
             while len(self._items) > self._size:
@@ -74,14 +79,18 @@ class ToolSearchService:
 
     # ------------------------------------------------------------------ shared
 
-    def cached(self, tool: str, request: BaseModel, answer: Any) -> dict[str, Any]:
-        key = tool + json.dumps(request.model_dump(mode="json"), sort_keys=True)
-        hit = self.cache.get(key)
+    def cached(self, key: str, kind: type[Answer], answer: Callable[[], Answer]) -> Answer:
+        """The answer stored under `key` marked `cached`, else a new one (stored)."""
+        hit = self.cache.get(key, kind)
         if hit is not None:
-            return {**hit, "cached": True}
-        value = answer().model_dump(mode="json")
+            return hit.model_copy(update={"cached": True})
+        value = answer()
         self.cache.put(key, value)
         return value
+
+    @staticmethod
+    def request_key(tool: str, request: BaseModel) -> str:
+        return tool + json.dumps(request.model_dump(mode="json"), sort_keys=True)
 
     def categories_known(self) -> list[str]:
         return sorted({t.category for t in self.tools})
@@ -109,8 +118,9 @@ class ToolSearchService:
 
     # ------------------------------------------------------------------ the four tools
 
-    def search(self, req: SearchRequest) -> dict[str, Any]:
-        return self.cached("search", req, lambda: self._search(req))
+    def search(self, req: SearchRequest) -> m.SearchResponse:
+        key = self.request_key("search", req)
+        return self.cached(key, m.SearchResponse, lambda: self._search(req))
 
     def _search(self, req: SearchRequest) -> m.SearchResponse:
         start = time.perf_counter()
@@ -130,7 +140,7 @@ class ToolSearchService:
                     tool_type=tool.tool_type,  # type: ignore[arg-type]
                     score=hit.score,
                     rank=rank,
-                    matched=m.MatchReason(**describe_hit(self.index, hit, req.query)),
+                    matched=describe_hit(self.index, hit, req.query),
                     required_parameters=tool.required,
                     examples=_examples(tool) if req.include_examples else [],
                 )
@@ -180,9 +190,10 @@ class ToolSearchService:
         out.append("list_tool_categories() shows every category and server.")
         return out
 
-    def details(self, req: DetailsRequest) -> dict[str, Any]:
+    def details(self, req: DetailsRequest) -> m.ToolDetailsResponse:
         row = self.resolve(req.tool_id)
-        return self.cached("details", req, lambda: self._details(req, row))
+        key = self.request_key("details", req)
+        return self.cached(key, m.ToolDetailsResponse, lambda: self._details(req, row))
 
     def _details(self, req: DetailsRequest, row: int) -> m.ToolDetailsResponse:
         tool = self.tools[row]
@@ -218,9 +229,7 @@ class ToolSearchService:
             input_schema=tool.input_schema if req.include_schema else None,
             output_schema=tool.output_schema if req.include_schema else None,
             examples=_examples(tool) if req.include_examples else None,
-            relationships=m.Relationships(**relationships(self.index, row))
-            if req.include_relationships
-            else None,
+            relationships=relationships(self.index, row) if req.include_relationships else None,
             usage_guidance=self._guidance(tool) if req.include_usage_guidance else None,
             cached=False,
         )
@@ -251,15 +260,14 @@ class ToolSearchService:
             out.append("May reach outside services; answers can change over time.")
         return out
 
-    def categories(self) -> dict[str, Any]:
-        key = "categories"
-        hit = self.cache.get(key)
-        if hit is not None:
-            return {**hit, "cached": True}
+    def categories(self) -> m.CategoriesResponse:
+        return self.cached("categories", m.CategoriesResponse, self._categories)
+
+    def _categories(self) -> m.CategoriesResponse:
         groups: dict[str, list[ToolRecord]] = {}
         for tool in self.tools:
             groups.setdefault(tool.category, []).append(tool)
-        value = m.CategoriesResponse(
+        return m.CategoriesResponse(
             categories=[
                 m.CategorySummary(
                     name=name,
@@ -273,12 +281,11 @@ class ToolSearchService:
             total_tools=len(self.tools),
             servers=dict(sorted(Counter(t.server for t in self.tools).items())),
             cached=False,
-        ).model_dump(mode="json")
-        self.cache.put(key, value)
-        return value
+        )
 
-    def capability(self, req: CapabilityRequest) -> dict[str, Any]:
-        return self.cached("capability", req, lambda: self._capability(req))
+    def capability(self, req: CapabilityRequest) -> m.CapabilityResponse:
+        key = self.request_key("capability", req)
+        return self.cached(key, m.CapabilityResponse, lambda: self._capability(req))
 
     def _capability(self, req: CapabilityRequest) -> m.CapabilityResponse:
         start = time.perf_counter()
@@ -300,7 +307,7 @@ class ToolSearchService:
                 score=h.score,
                 rank=rank,
                 parameter_matches=matches,
-                matched=m.MatchReason(**describe_hit(self.index, h, req.capability_description)),
+                matched=describe_hit(self.index, h, req.capability_description),
             )
             for rank, (h, matches) in enumerate(found, 1)
         ]

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tool_search.records import ToolRecord
+from tool_search.examples import MAX_EXAMPLES
+from tool_search.records import ToolRecord, catalogue_example
 
 REFERENCE_SERVER = "reference"
 _NAME_PREFIX = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]{0,63})=(?P<rest>.+)$")
@@ -62,6 +63,13 @@ def tool_from_definition(entry: dict[str, Any], server: str, source: str) -> Too
         raise SourceError(f"{source}: tool {body['name']!r} has a schema that is not an object")
     examples = body.get("examples") or body.get("input_examples") or []
     annotations = body.get("annotations") if isinstance(body.get("annotations"), dict) else {}
+    given = [e for e in examples if isinstance(e, dict)][:MAX_EXAMPLES]
+    try:
+        shown = [catalogue_example(e, source) for e in given]
+    except KeyError:
+        raise SourceError(
+            f"{source}: tool {body['name']!r} has an example with arguments but no source"
+        ) from None
     return ToolRecord(
         server=server,
         name=str(body["name"]),
@@ -70,7 +78,7 @@ def tool_from_definition(entry: dict[str, Any], server: str, source: str) -> Too
         input_schema=schema,
         output_schema=body.get("outputSchema"),
         annotations=dict(annotations or {}),
-        examples=[e for e in examples if isinstance(e, dict)],
+        examples=shown,
         source=source,
     )
 

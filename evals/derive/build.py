@@ -11,9 +11,28 @@ import random
 from collections.abc import Iterable
 from pathlib import Path
 
+from typing_extensions import TypedDict
+
 from evals.derive.corpus import Corpus
-from evals.derive.registry import SKIPPED, all_families
+from evals.derive.registry import SKIPPED, all_families, skipped
 from evals.run.scenario import Scenario
+from ocm_common.run_record import record_body
+
+
+@record_body("derived")
+class DerivedBody(TypedDict):
+    """The derived record's body: cases written and source rows skipped (reason -> count),
+    per family."""
+
+    cases: dict[str, int]
+    skipped: dict[str, dict[str, int]]
+
+
+def record_of(cases: dict[str, list[Scenario]]) -> DerivedBody:
+    return {
+        "cases": {name: len(c) for name, c in cases.items()},
+        "skipped": {name: skipped(name) for name in cases},
+    }
 
 
 def sample(cases: list[Scenario], size: int | None, seed: int, family: str) -> list[Scenario]:

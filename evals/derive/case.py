@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import zlib
-from typing import Any
+from typing import Any, Required, TypedDict
 
 from evals.run.checks import CheckSpec
 from evals.run.id_lookup import IdLookup
@@ -28,6 +28,39 @@ def _slug(key: str) -> str:
     return slug if slug == key else f"{slug}-{zlib.crc32(key.encode()):08x}"
 
 
+class ExpectSpec(TypedDict, total=False):
+    """One ``expect`` entry as a family writes it: the :class:`CheckSpec` fields it sets (only
+    those are written to the case file)."""
+
+    check: Required[str]
+    path: str
+    value: Any  # the expected JSON value, of whatever type the checked field has
+    tolerance: float
+    min: float
+    max: float
+    pattern: str
+    ignore_case: bool
+    item: ExpectSpec
+    allow_empty: bool
+    field: str
+    key: str
+    before: str
+    after: str
+
+
+class LookupSpec(TypedDict, total=False):
+    """An :class:`IdLookup` as a family writes it (the fields it sets)."""
+
+    tool: Required[str]
+    args: dict[str, Any]  # arguments of the target's search tool
+    path: Required[str]
+    key: str | list[str]
+    id: Required[str]
+    into: Required[str]
+    limit: int
+    grade: int
+
+
 # the runner's tag for a scenario whose right answer cites nothing (evals/run/runner.py)
 NO_CITATIONS = "no-citations"
 
@@ -38,13 +71,13 @@ def derived_case(
     *,
     tool: str,
     args: dict[str, Any],
-    expect: list[dict[str, Any]],
+    expect: list[ExpectSpec],
     title: str,
     source: str,
     critical: bool = False,
     relevant: dict[str, int] | None = None,
     cites: bool = True,
-    ids_from: dict[str, Any] | None = None,
+    ids_from: LookupSpec | None = None,
 ) -> Scenario:
     """A scenario with id ``derived.<family>.<key>`` and tags ``derived``, ``family:<family>``;
     ``cites=False`` when the right answer has nothing to cite (tag ``no-citations``)."""

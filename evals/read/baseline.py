@@ -1,6 +1,6 @@
 """The committed baseline: per-scenario scores from a reference run, for the gate's drop checks.
 
-Written by ``python -m evals baseline --run DIR`` from a run log (never by re-running the
+Written by ``ocm baseline --run DIR`` from a run log (never by re-running the
 backend). A scenario's ``version`` is stored so a scenario whose meaning changed is not
 compared with scores it no longer deserves.
 """

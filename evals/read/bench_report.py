@@ -96,24 +96,25 @@ def bench_document(directory: Path, record: RunRecord) -> render.Document:
             [[str(k), num(v)] for k, v in summary.saturation_rps_by_workers.items()],
         ),
     )
-    findings = summary.profiles.get("parallel", {}).get("findings") or []
+    parallel = summary.parallel_run()
+    findings = parallel.findings if parallel else []
     if findings:
         doc.section(
             "Parallel guarantees",
             render.Table(
                 ["parallel check", "subject", "held", "detail"],
                 [
-                    [f"({f['check']})", f["subject"], "yes" if f["passed"] else "NO", f["detail"]]
+                    [f"({f.check})", f.subject, "yes" if f.passed else "NO", f.detail]
                     for f in findings
                 ],
-                tones=["neutral" if f["passed"] else "bad" for f in findings],
+                tones=["neutral" if f.passed else "bad" for f in findings],
             ),
         )
     history_section(doc, directory)
     scalar_rows = [
         [name, key, json.dumps(value) if not isinstance(value, str) else value]
-        for name, values in summary.profiles.items()
-        for key, value in _scalars(values)
+        for name, result in summary.profiles.items()
+        for key, value in _scalars(result.model_dump(mode="json"))
     ]
     if scalar_rows:
         doc.section("Profiles", render.Table(["profile", "measure", "value"], scalar_rows))

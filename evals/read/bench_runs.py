@@ -44,10 +44,11 @@ def _profile_name(path: Path, directory: Path) -> str:
 def mix_section(doc: render.Document, summary: BenchSummary) -> None:
     """Golden and the distinct-query mix side by side, per profile run on both: throughput,
     errors, the server's embedding-cache hit rate and CPU per call, then p95 per tool."""
+    runs = summary.locust_runs()
     pairs = [
-        (name, summary.profiles[name], summary.profiles[f"{name}-{DISTINCT_KIND}"])
+        (name, runs[name], runs[f"{name}-{DISTINCT_KIND}"])
         for name in ("latency", "paced", "saturation")
-        if name in summary.profiles and f"{name}-{DISTINCT_KIND}" in summary.profiles
+        if name in runs and f"{name}-{DISTINCT_KIND}" in runs
     ]
     if not pairs:
         return
@@ -55,20 +56,20 @@ def mix_section(doc: render.Document, summary: BenchSummary) -> None:
         [
             name,
             mix,
-            num(run.get("rps")),
-            num(run.get("saturation_rps")) if "saturation_rps" in run else "",
-            str(run.get("errors", "")),
-            num(run.get("cache_hit_rate"), 2) if run.get("cache_hit_rate") is not None else "",
-            num(run.get("server_cpu_ms_per_call"), 2),
+            num(run.rps),
+            num(run.saturation_rps) if run.saturation_rps is not None else "",
+            "" if run.errors is None else str(run.errors),
+            num(run.cache_hit_rate, 2) if run.cache_hit_rate is not None else "",
+            num(run.server_cpu_ms_per_call, 2),
         ]
         for name, golden, distinct in pairs
         for mix, run in (("golden", golden), (DISTINCT_KIND, distinct))
     ]
-    tools = sorted({t for _, g, d in pairs for t in (*g.get("tools", {}), *d.get("tools", {}))})
+    tools = sorted({t for _, g, d in pairs for t in (*g.tools, *d.tools)})
     p95 = [
         [tool]
         + [
-            num(run.get("tools", {}).get(tool, {}).get("p95_ms"))
+            num(figures.p95_ms if (figures := run.tools.get(tool)) is not None else None)
             for _, golden, distinct in pairs
             for run in (golden, distinct)
         ]

@@ -9,7 +9,7 @@ from typing import Any
 
 from evals import render
 from evals.read import plots, slo
-from ocm_common.bench_summary import BenchSummary
+from ocm_common.bench_summary import BenchSummary, InProcessResult, LocustResult
 from ocm_common.machine import lacking, one_line, relevant_flags
 from ocm_common.percentiles import DEFINITION
 
@@ -106,7 +106,7 @@ def tool_section(doc: render.Document, summary: BenchSummary) -> None:
             )
     rows, tones = [], []
     for tool, v in summary.tools.items():
-        tones.append("bad" if v.missed or v.errors else "neutral")  # as the bench judged
+        tones.append("bad" if v.missed else "neutral")  # as the bench judged
         rows.append(
             [
                 tool,
@@ -278,14 +278,14 @@ def throughput_lines(summary: BenchSummary) -> list[str]:
         for w, rps in sorted(summary.saturation_rps_by_workers.items())
     )
     steal = {
-        name: f"{p['machine_cpu']['steal']:.1%}"
+        name: f"{p.machine_cpu['steal']:.1%}"
         for name, p in summary.profiles.items()
-        if p.get("machine_cpu")
+        if isinstance(p, LocustResult | InProcessResult) and p.machine_cpu
     }
     cpu = {
-        name: p.get("server_cpu_ms_per_call")
-        for name, p in summary.profiles.items()
-        if p.get("server_cpu_ms_per_call")
+        name: p.server_cpu_ms_per_call
+        for name, p in summary.locust_runs().items()
+        if p.server_cpu_ms_per_call
     }
     return [
         *lines,

@@ -36,7 +36,7 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal, TypedDict
 
 import numpy as np
 from sklearn.calibration import calibration_curve
@@ -328,12 +328,65 @@ def from_log(log: RunLog, *, n_bins: int = N_BINS) -> Calibration:
 # ----------------------------------------------------------------------------- JSON
 
 
-def _interval_json(i: Interval | None) -> dict[str, float | None] | None:
+class IntervalJson(TypedDict):
+    value: float
+    low: float | None
+    high: float | None
+
+
+class BinJson(TypedDict):
+    count: int
+    confidence: float
+    accuracy: float
+
+
+class HighConfidenceJson(TypedDict):
+    threshold: float
+    n: int
+    accuracy: float | None
+
+
+class PointJson(TypedDict):
+    coverage: float
+    accuracy: float
+
+
+class RiskCoverageJson(TypedDict):
+    aurc: float
+    aurc_random: float
+    aurc_best: float
+    points: list[PointJson]
+
+
+class ScopeBaseJson(TypedDict):
+    scope: str
+    kind: ScopeKind
+    tool: str | None
+    answers: int
+    with_confidence: int
+
+
+class ScopeJson(ScopeBaseJson, total=False):
+    """One scope: ``status`` alone when no confidence was published, else every figure."""
+
+    status: str
+    right: int
+    accuracy: float | None
+    bins: list[BinJson]
+    ece: IntervalJson | None
+    brier: IntervalJson | None
+    auroc: float | None
+    auroc_note: str | None
+    high_confidence: HighConfidenceJson
+    risk_coverage: RiskCoverageJson | None
+
+
+def _interval_json(i: Interval | None) -> IntervalJson | None:
     return None if i is None else {"value": i.value, "low": i.low, "high": i.high}
 
 
-def scope_json(s: ScopeCalibration) -> dict[str, Any]:
-    base: dict[str, Any] = {
+def scope_json(s: ScopeCalibration) -> ScopeJson:
+    base: ScopeBaseJson = {
         "scope": s.scope,
         "kind": s.kind,
         "tool": s.tool,
@@ -366,7 +419,27 @@ def scope_json(s: ScopeCalibration) -> dict[str, Any]:
     }
 
 
-def to_json(c: Calibration) -> dict[str, Any]:
+class DefinitionsJson(TypedDict):
+    bins: str
+    interval: str
+    high_confidence: str
+
+
+class SetAsideJson(TypedDict):
+    harness_errors: int
+    expect_error: int
+    tool_errors: int
+
+
+class CalibrationJson(TypedDict):
+    definitions: DefinitionsJson
+    set_aside: SetAsideJson
+    not_published: list[str]
+    scopes: list[ScopeJson]
+    notes: list[str]
+
+
+def to_json(c: Calibration) -> CalibrationJson:
     return {
         "definitions": {
             "bins": f"equal-count (calibration_curve strategy=quantile), {N_BINS}, fewer below "

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal, TypedDict
 
 import numpy as np
 from scipy import stats as scipy_stats
@@ -212,7 +212,35 @@ def compare_logs(a: RunLog, b: RunLog, *, alpha: float = 0.05) -> CalibrationCom
     return compare_answers(answers_a, answers_b, alpha=alpha)
 
 
-def to_json(c: CalibrationComparison) -> dict[str, Any]:
+class ScopeComparisonJson(TypedDict):
+    scope: str
+    n: int
+    verdict: Verdict
+    reason: str | None
+    brier_a: float | None
+    brier_b: float | None
+    brier_diff: float | None
+    brier_ci: list[float | None] | None
+    p: float | None
+    p_holm: float | None
+    auroc_a: float | None
+    auroc_b: float | None
+    auroc_diff: float | None
+    auroc_ci: list[float | None] | None
+    auroc_note: str | None
+    ece_a: float | None
+    ece_b: float | None
+
+
+class CalibrationComparisonJson(TypedDict):
+    """The ``calibration`` part of compare.json."""
+
+    verdict_on: str
+    alpha: float
+    scopes: list[ScopeComparisonJson]
+
+
+def to_json(c: CalibrationComparison) -> CalibrationComparisonJson:
     f = stats.finite
     return {
         "verdict_on": "Brier score: paired randomization test on per-answer Brier terms, Holm "

@@ -35,10 +35,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Required, TypedDict
 
 from evals import contract, registry
-from evals.contract_change import Change
+from evals.contract_change import Change, ChangeJson
 from evals.read import calibration_compare, diff, flips, paired_latency, stats
 from evals.run.interleaved import InterleavedLatency
 from evals.run.runlog import DEFAULT_MODE, RunLog, ScenarioRecord
@@ -54,6 +54,17 @@ Verdict = Literal["better", "worse", "no significant difference"]
 BETTER: Verdict = "better"
 WORSE: Verdict = "worse"
 SAME: Verdict = "no significant difference"
+
+
+class RunMeta(TypedDict, total=False):
+    """What the report says of one run log (empty until :func:`compare_logs` reads it)."""
+
+    target: str
+    commit: str | None
+    dirty: bool | None
+    started_at: str
+    scenarios: int | None
+    status: str
 
 
 @dataclass(frozen=True)
@@ -107,8 +118,8 @@ class Comparison:
     latency_records: list[tuple[str, str, LatencyRecord, LatencyRecord]] = field(
         default_factory=list
     )
-    meta_a: dict[str, Any] = field(default_factory=dict)
-    meta_b: dict[str, Any] = field(default_factory=dict)
+    meta_a: RunMeta = field(default_factory=RunMeta)
+    meta_b: RunMeta = field(default_factory=RunMeta)
     error: str | None = None
     # scenario by scenario: pass -> fail flips, McNemar's exact test, changed facts
     flips: flips.Flips = field(default_factory=flips.Flips)
@@ -296,7 +307,7 @@ def compare_logs(
     return result
 
 
-def _meta(log: RunLog) -> dict[str, Any]:
+def _meta(log: RunLog) -> RunMeta:
     s = log.summary
     return {
         "target": s.target,
@@ -311,7 +322,115 @@ def _meta(log: RunLog) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- JSON
 
 
-def to_json(c: Comparison) -> dict[str, Any]:
+class RunJson(RunMeta, total=False):
+    label: Required[str]
+
+
+class PairedTestsJson(TypedDict):
+    paired: list[str]
+    correction: str
+    verdict_on: str
+    family_size: int
+    resamples: int
+
+
+class ScopeJson(TypedDict):
+    """One scope's verdict and each side's counts and latency (``_a`` then ``_b``)."""
+
+    verdict: Verdict
+    better: list[str]
+    worse: list[str]
+    scenarios_a: int
+    passed_a: int
+    errors_a: int
+    schema_violations_a: int
+    p50_ms_a: float | None
+    p95_ms_a: float | None
+    scenarios_b: int
+    passed_b: int
+    errors_b: int
+    schema_violations_b: int
+    p50_ms_b: float | None
+    p95_ms_b: float | None
+
+
+class MetricJson(TypedDict):
+    scope: str
+    metric: str
+    label: str
+    higher_is_better: bool
+    n: int
+    mean_a: float | None
+    mean_b: float | None
+    diff: float | None
+    ci_low: float | None
+    ci_high: float | None
+    effect_size: float | None
+    p_t: float | None
+    p_perm: float | None
+    p_t_holm: float | None
+    p_perm_holm: float | None
+    verdict: Verdict
+
+
+class LatencyRecordsJson(TypedDict):
+    profile: str
+    tool: str
+    a: dict[str, Any]  # LatencyRecord.model_dump(): the record's own JSON form
+    b: dict[str, Any]
+
+
+class ChangedScenarioJson(TypedDict):
+    scenario: str
+    tool: str
+    metric: str
+    a: float
+    b: float
+
+
+class ComparisonJson(TypedDict):
+    """compare.json: the comparison as :func:`to_json` writes it (keys in this order)."""
+
+    a: RunJson
+    b: RunJson
+    alpha: float
+    exit_code: int
+    result: str
+    error: str | None
+    tests: PairedTestsJson
+    scopes: dict[str, ScopeJson]
+    metrics: list[MetricJson]
+    contract: list[ChangeJson] | None
+    latency_records: list[LatencyRecordsJson]
+    largest_changes: list[ChangedScenarioJson]
+    flips: flips.FlipsJson
+    latency: paired_latency.LatencyJson | None
+    calibration: calibration_compare.CalibrationComparisonJson | None
+    notes: list[str]
+
+
+def _scope_json(s: ScopeResult) -> ScopeJson:
+    f = stats.finite
+    return {
+        "verdict": s.verdict,
+        "better": list(s.better),
+        "worse": list(s.worse),
+        "scenarios_a": s.a.scenarios,
+        "passed_a": s.a.passed,
+        "errors_a": s.a.errors,
+        "schema_violations_a": s.a.schema_violations,
+        "p50_ms_a": f(s.a.p50_ms),
+        "p95_ms_a": f(s.a.p95_ms),
+        "scenarios_b": s.b.scenarios,
+        "passed_b": s.b.passed,
+        "errors_b": s.b.errors,
+        "schema_violations_b": s.b.schema_violations,
+        "p50_ms_b": f(s.b.p50_ms),
+        "p95_ms_b": f(s.b.p95_ms),
+    }
+
+
+def to_json(c: Comparison) -> ComparisonJson:
     f = stats.finite
     return {
         "a": {"label": c.label_a, **c.meta_a},
@@ -334,26 +453,7 @@ def to_json(c: Comparison) -> dict[str, Any]:
             "family_size": len(c.results),
             "resamples": stats.RESAMPLES,
         },
-        "scopes": {
-            s.scope: {
-                "verdict": s.verdict,
-                "better": list(s.better),
-                "worse": list(s.worse),
-                **{
-                    f"{key}_{side_name}": value
-                    for side_name, side in (("a", s.a), ("b", s.b))
-                    for key, value in (
-                        ("scenarios", side.scenarios),
-                        ("passed", side.passed),
-                        ("errors", side.errors),
-                        ("schema_violations", side.schema_violations),
-                        ("p50_ms", f(side.p50_ms)),
-                        ("p95_ms", f(side.p95_ms)),
-                    )
-                },
-            }
-            for s in c.scopes
-        },
+        "scopes": {s.scope: _scope_json(s) for s in c.scopes},
         "metrics": [
             {
                 "scope": r.scope,

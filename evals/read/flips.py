@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from scipy.stats import binomtest
 
@@ -160,7 +160,47 @@ def compare_flips(
     return flips
 
 
-def to_json(flips: Flips) -> dict[str, Any]:
+class FlipJson(TypedDict):
+    scenario: str
+    tool: str
+    critical: bool
+    failures: list[str]
+
+
+class PassingJson(TypedDict):
+    scenario: str
+    tool: str
+    critical: bool
+
+
+class FlipTestJson(TypedDict):
+    scope: str
+    newly_failing: int
+    newly_passing: int
+    p: float
+    p_adjusted: float
+    significant: bool
+
+
+class FactChangeJson(TypedDict):
+    scenario: str
+    tool: str
+    path: str
+    a: Any  # the answers' JSON values at the path
+    b: Any
+
+
+class FlipsJson(TypedDict):
+    """The ``flips`` part of compare.json."""
+
+    test: str
+    newly_failing: list[FlipJson]
+    newly_passing: list[PassingJson]
+    tests: list[FlipTestJson]
+    changed_facts: list[FactChangeJson]
+
+
+def to_json(flips: Flips) -> FlipsJson:
     return {
         "test": "McNemar exact, one-sided (binomial on discordant pairs); overall at alpha, "
         "tools Holm-corrected among themselves",

@@ -15,10 +15,12 @@ registry.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Literal
 from xml.etree import ElementTree as ET
+
+from typing_extensions import TypedDict
 
 from evals import render
 from evals.derive.case import DERIVED_TAG
@@ -26,6 +28,7 @@ from evals.read.baseline import Baseline, BaselineError
 from evals.read.baseline import load as load_baseline
 from evals.read.baseline import mismatch as baseline_mismatch
 from evals.read.findings import Finding, fmt, to_junit
+from evals.read.findings import Kind as FindingKind
 from evals.read.gate_config import GateConfig, GateConfigError, load_config
 from evals.read.gate_rules import (
     ablation_findings,
@@ -39,8 +42,9 @@ from evals.read.gate_rules import (
 )
 from evals.run import aggregates
 from evals.run.runlog import DEFAULT_MODE, RunLog, RunLogError, ScenarioRecord
+from evals.run.runlog import Status as ScenarioStatus
 from evals.steps import BASELINE, GATE_CONFIG
-from ocm_common.run_record import Clock, RecordHeader, header, write_record
+from ocm_common.run_record import Clock, RecordHeader, header, record_body, write_record
 
 EXIT_PASS, EXIT_FAIL, EXIT_HARNESS = 0, 1, 2
 DEFAULT_CONFIG = GATE_CONFIG
@@ -157,13 +161,65 @@ def evaluate(
 # ----------------------------------------------------------------------------- outputs
 
 
-def to_json(report: GateReport) -> dict[str, Any]:
+class FindingRow(TypedDict):
+    """A :class:`Finding` as the gate record stores it (its fields, in their order)."""
+
+    name: str
+    kind: FindingKind
+    passed: bool
+    message: str
+    actual: float | None
+    threshold: float | None
+    delta: float | None
+
+
+class GateScenarioRow(TypedDict):
+    id: str
+    tool: str
+    status: ScenarioStatus
+    critical: bool
+    reason: str | None
+
+
+@record_body("gate")
+class GateBody(TypedDict):
+    """The gate record's body: the verdict, every rule applied, every scenario's outcome."""
+
+    result: Literal["pass", "fail", "error"]
+    exit_code: int
+    error: str | None
+    failures: list[FindingRow]
+    findings: list[FindingRow]
+    scenarios: list[GateScenarioRow]
+    notes: list[str]
+
+
+RESULTS: dict[int, Literal["pass", "fail", "error"]] = {
+    EXIT_PASS: "pass",
+    EXIT_FAIL: "fail",
+    EXIT_HARNESS: "error",
+}
+
+
+def finding_row(f: Finding) -> FindingRow:
+    return FindingRow(
+        name=f.name,
+        kind=f.kind,
+        passed=f.passed,
+        message=f.message,
+        actual=f.actual,
+        threshold=f.threshold,
+        delta=f.delta,
+    )
+
+
+def to_json(report: GateReport) -> GateBody:
     return {
-        "result": {EXIT_PASS: "pass", EXIT_FAIL: "fail", EXIT_HARNESS: "error"}[report.exit_code],
+        "result": RESULTS[report.exit_code],
         "exit_code": report.exit_code,
         "error": report.error,
-        "failures": [asdict(f) for f in report.failures],
-        "findings": [asdict(f) for f in report.findings],
+        "failures": [finding_row(f) for f in report.failures],
+        "findings": [finding_row(f) for f in report.findings],
         "scenarios": [
             {
                 "id": r.id,

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from statistics import median
-from typing import Any, Literal
+from typing import Literal, TypedDict
 
 import numpy as np
 from scipy.stats import binom, wilcoxon
@@ -355,7 +355,51 @@ def ratio_text(t: ToolLatency) -> str:
     return f"{t.ratio:.2f}x [{t.ratio_low:.2f}, {t.ratio_high:.2f}] ({t.coverage:.0%})"
 
 
-def to_json(latency: LatencyComparison) -> dict[str, Any]:
+class LatencyRuleJson(TypedDict):
+    alpha: float
+    min_ratio: float
+    min_diff_ms: float
+    test: str
+
+
+class ToolLatencyJson(TypedDict):
+    tool: str
+    n: int
+    rounds: int | None
+    a_median_ms: float | None
+    b_median_ms: float | None
+    ratio: float | None
+    ratio_low: float | None
+    ratio_high: float | None
+    ratio_coverage: float | None
+    diff_ms: float | None
+    test: str | None
+    p_slower: float | None
+    p_faster: float | None
+    p_slower_holm: float | None
+    p_faster_holm: float | None
+    verdict: LatencyVerdict
+    reason: str | None
+    dropped: int
+
+
+class LatencyJson(TypedDict):
+    """The ``latency`` part of compare.json."""
+
+    method: str
+    judged: bool
+    rounds: int | None
+    order: str | None
+    rule: LatencyRuleJson
+    a_calls_s: float | None
+    b_calls_s: float | None
+    wall_s: float | None
+    error: str | None
+    regressions: list[str]
+    tools: list[ToolLatencyJson]
+
+
+def to_json(latency: LatencyComparison) -> LatencyJson:
     return {
         "method": latency.method,
         "judged": latency.judged,

@@ -11,13 +11,12 @@ from __future__ import annotations
 from fnmatch import fnmatch
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
-from ocm_common.slo_file import SLO_FILE, Slo, load_slo
+from ocm_common.slo_file import SLO_FILE, Ceiling, Slo, load_slo
 
-SPEC_CEILINGS: list[dict[str, Any]] = [
-    {"tools": "opa.*", "p50_ms": 500.0, "p95_ms": 1000.0},
-    {"tools": "*", "p50_ms": 800.0, "p95_ms": 1500.0},
+SPEC_CEILINGS: list[Ceiling] = [
+    Ceiling(tools="opa.*", p50_ms=500.0, p95_ms=1000.0),
+    Ceiling(tools="*", p50_ms=800.0, p95_ms=1500.0),
 ]
 Target = tuple[float | None, float | None]
 
@@ -28,8 +27,8 @@ def targets_for(tool: str, profile: str | None = None, path: Path = SLO_FILE) ->
     The arithmetic is the SLO file's own (`Slo.bars`), the one load's verdicts use, so reports
     and verdicts agree."""
     if not path.is_file():
-        rule = next(r for r in SPEC_CEILINGS if fnmatch(tool, str(r["tools"])))
-        return (rule["p50_ms"], rule["p95_ms"])
+        rule = next(r for r in SPEC_CEILINGS if fnmatch(tool, r.tools))
+        return (rule.p50_ms, rule.p95_ms)
     bars = _slo(path).bars(profile or "spec ceilings only", tool)
     return (bars.get("p50_ms"), bars.get("p95_ms"))
 

@@ -1,4 +1,4 @@
-"""`python -m evals routing --catalogue SPEC... --cases FILE` and `python -m evals
+"""`ocm routing --catalogue SPEC... --cases FILE` and `ocm
 routing-cases --out FILE` (the source-derived cases written once, since deriving takes a
 minute)."""
 
@@ -14,7 +14,7 @@ EXIT_OK, EXIT_FAIL, EXIT_HARNESS = 0, 1, 2
 def cmd_routing(args: argparse.Namespace) -> int:
     from evals.routing.cases import load_cases
     from evals.routing.report import write
-    from evals.routing.run import evaluate
+    from evals.routing.run import evaluate, record_body_of
     from ocm_common.machine import one_line
     from ocm_common.run_record import Clock, header, write_record
     from tool_search.sources import SourceError
@@ -22,7 +22,7 @@ def cmd_routing(args: argparse.Namespace) -> int:
     clock = Clock()
     try:
         cases = load_cases(args.cases, per_family=args.per_family, seed=args.seed)
-        record: dict[str, Any] = evaluate(
+        record = evaluate(
             args.catalogue,
             cases,
             modes=args.mode or ("hybrid", "keyword", "semantic"),
@@ -53,8 +53,12 @@ def cmd_routing(args: argparse.Namespace) -> int:
     code = EXIT_FAIL if failures and args.gate else EXIT_OK
     settings = {k: getattr(args, k) for k in ("cases", "distractors", "mode", "seed", "gate")}
     head = header("routing", clock, code, target=" + ".join(args.catalogue), settings=settings)
-    body = {k: v for k, v in record.items() if k != "machine"} | {"floor_failures": failures}
-    write_record(Path(args.out), head, body, ["routing.json", "routing.md", "routing.html"])
+    write_record(
+        Path(args.out),
+        head,
+        record_body_of(record, failures),
+        ["routing.json", "routing.md", "routing.html"],
+    )
     return code
 
 

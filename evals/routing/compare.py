@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 from math import comb
 from pathlib import Path
-from typing import Any
+
+from typing_extensions import TypedDict
 
 from evals.routing.cases import RoutingCase
 from evals.routing.metrics import DEPTH, Outcome, summary_of_ranks
@@ -44,7 +45,29 @@ def sign_test(better: int, worse: int) -> float:
     return min(1.0, 2 * tail)
 
 
-def compare_routing(a: str, b: str, cases: list[RoutingCase]) -> dict[str, Any]:
+class RankDifference(TypedDict):
+    id: str
+    text: str
+    expected: str
+    rank_a: int | None
+    rank_b: int | None
+
+
+class RoutingComparison(TypedDict):
+    """routing_compare.json: both sides' summaries, the paired counts and the cases that moved."""
+
+    a: str
+    b: str
+    cases: int
+    overall_a: dict[str, float]
+    overall_b: dict[str, float]
+    b_better: int
+    b_worse: int
+    p_value: float
+    differences: list[RankDifference]
+
+
+def compare_routing(a: str, b: str, cases: list[RoutingCase]) -> RoutingComparison:
     ranks_a, ranks_b = _ranks(catalogue_spec(a), cases), _ranks(catalogue_spec(b), cases)
     shared = [c for c in cases if c.id in ranks_a and c.id in ranks_b]
 
@@ -52,13 +75,13 @@ def compare_routing(a: str, b: str, cases: list[RoutingCase]) -> dict[str, Any]:
         return 1.0 / rank if rank else 0.0
 
     diffs = [
-        {
-            "id": c.id,
-            "text": c.text,
-            "expected": c.expected[0],
-            "rank_a": ranks_a[c.id],
-            "rank_b": ranks_b[c.id],
-        }
+        RankDifference(
+            id=c.id,
+            text=c.text,
+            expected=c.expected[0],
+            rank_a=ranks_a[c.id],
+            rank_b=ranks_b[c.id],
+        )
         for c in shared
         if ranks_a[c.id] != ranks_b[c.id]
     ]
@@ -82,7 +105,7 @@ def compare_routing(a: str, b: str, cases: list[RoutingCase]) -> dict[str, Any]:
     }
 
 
-def write(result: dict[str, Any], out: Path) -> Path:
+def write(result: RoutingComparison, out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     (out / "routing_compare.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     a, b = result["overall_a"], result["overall_b"]

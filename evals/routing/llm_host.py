@@ -7,11 +7,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from evals.routing.cases import RoutingCase
 from evals.routing.metrics import summary_of_ranks
 from tool_search.engine import ToolIndex
+
+if TYPE_CHECKING:
+    from evals.routing.run import LLMHostResult
 
 DEFAULT_MODEL = "gpt-4o-mini"
 
@@ -38,7 +41,7 @@ def _prompt(case: RoutingCase, index: ToolIndex, ids: list[str]) -> str:
 
 def llm_host(
     index: ToolIndex, cases: Sequence[RoutingCase], k: int = 5, model: str = DEFAULT_MODEL
-) -> dict[str, Any]:
+) -> LLMHostResult:
     reason = unavailable()
     if reason:
         return {"skipped": reason}

@@ -8,6 +8,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from typing_extensions import TypedDict
+
 from evals.routing.cases import RoutingCase
 
 DEPTH = 10
@@ -76,7 +78,13 @@ def grouped(
     return {name: summary(rows, strict) for name, rows in sorted(groups.items())}
 
 
-def confusion(outcomes: Iterable[Outcome]) -> list[dict[str, object]]:
+class ConfusionRow(TypedDict):
+    expected: str
+    ranked_first: str
+    cases: int
+
+
+def confusion(outcomes: Iterable[Outcome]) -> list[ConfusionRow]:
     """Which tool took which tool's questions (top-1 misses), most frequent first."""
     counts: Counter[tuple[str, str]] = Counter(
         (o.case.expected[0], o.ranked[0] if o.ranked else "(nothing)")
@@ -84,6 +92,6 @@ def confusion(outcomes: Iterable[Outcome]) -> list[dict[str, object]]:
         if not o.top1
     )
     return [
-        {"expected": e, "ranked_first": f, "cases": n}
+        ConfusionRow(expected=e, ranked_first=f, cases=n)
         for (e, f), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     ]

@@ -8,9 +8,12 @@ import html
 import io
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
+
+if TYPE_CHECKING:
+    from evals.routing.run import RoutingRecord
 
 FLOORS = Path(__file__).with_name("floors.yaml")
 
@@ -19,7 +22,7 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f} %"
 
 
-def check_floors(record: dict[str, Any], path: Path = FLOORS) -> list[str]:
+def check_floors(record: RoutingRecord, path: Path = FLOORS) -> list[str]:
     """Each floor (step, mode, metric, minimum) the record falls below, in words; a metric
     named `strict_<m>` is read from the strict (own tool only) summary."""
     floors = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
@@ -30,19 +33,19 @@ def check_floors(record: dict[str, Any], path: Path = FLOORS) -> list[str]:
         if step is None:
             continue  # a step this run did not measure (other catalogues)
         for mode, metrics in modes.items():
-            body = step["modes"].get(mode, {})
-            if "overall" not in body:
+            body = step["modes"].get(mode)
+            if body is None:
                 continue
             for metric, minimum in metrics.items():
                 strict = metric.startswith("strict_")
-                got = body.get("strict" if strict else "overall")
+                got = body["strict"] if strict else body["overall"]
                 value = got[metric.removeprefix("strict_")] if got else None
                 if value is not None and value < minimum:
                     failures.append(f"{step_name} {mode} {metric} {value:.4f} < floor {minimum}")
     return failures
 
 
-def markdown(record: dict[str, Any], failures: list[str]) -> str:
+def markdown(record: RoutingRecord, failures: list[str]) -> str:
     lines = ["# Routing evaluation", ""]
     lines.append(
         f"Cases: {record['cases']} ({', '.join(record['case_sources'])}); catalogues: "
@@ -124,7 +127,7 @@ def _png(fig: Any) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def plots(record: dict[str, Any]) -> list[tuple[str, str]]:
+def plots(record: RoutingRecord) -> list[tuple[str, str]]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -164,7 +167,7 @@ def plots(record: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-def html_page(record: dict[str, Any], md: str) -> str:
+def html_page(record: RoutingRecord, md: str) -> str:
     figures = "".join(
         f"<h2>{html.escape(title)}</h2><img alt='{html.escape(title)}' src='data:image/png;base64,{data}'>"
         for title, data in plots(record)
@@ -176,7 +179,7 @@ def html_page(record: dict[str, Any], md: str) -> str:
     )
 
 
-def write(record: dict[str, Any], out: Path, floors: Path = FLOORS) -> list[str]:
+def write(record: RoutingRecord, out: Path, floors: Path = FLOORS) -> list[str]:
     out.mkdir(parents=True, exist_ok=True)
     failures = check_floors(record, floors)
     record = {**record, "floors_failed": failures}

@@ -7,17 +7,111 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Literal, NotRequired
+
+from typing_extensions import TypedDict
 
 from evals.routing.cases import RoutingCase
-from evals.routing.metrics import DEPTH, Outcome, confusion, grouped, summary
-from ocm_common.machine import describe
+from evals.routing.metrics import DEPTH, ConfusionRow, Outcome, confusion, grouped, summary
+from ocm_common.machine import MachineDescription, describe
+from ocm_common.run_record import record_body
 from tool_search.categories import assign, load_rules
 from tool_search.engine import ToolIndex
 from tool_search.records import ToolRecord
 from tool_search.sources import Catalogue, read_sources
 
 MODES = ("hybrid", "keyword", "semantic")
+
+
+class OutcomeRow(TypedDict):
+    id: str
+    rank: int | None
+    strict_rank: int | None
+    first: str | None
+
+
+class ModeResult(TypedDict):
+    """One search mode at one step: summaries (cases, top1, top3, mrr) overall and grouped."""
+
+    overall: dict[str, float]
+    strict: dict[str, float]
+    per_tool: dict[str, dict[str, float]]
+    strict_per_tool: dict[str, dict[str, float]]
+    per_catalogue: dict[str, dict[str, float]]
+    per_source: dict[str, dict[str, float]]
+    per_family: dict[str, dict[str, float]]
+    confusion: list[ConfusionRow]
+    mean_ms_per_case: float
+    outcomes: list[OutcomeRow]
+
+
+class LLMHostResult(TypedDict, total=False):
+    """The LLM host mode's summary, or why it was skipped."""
+
+    skipped: str
+    model: str
+    k: int
+    overall: dict[str, float]
+
+
+class StepModes(TypedDict):
+    tools: int
+    modes: dict[str, ModeResult]
+
+
+class StepResult(TypedDict):
+    name: str
+    specs: list[str]
+    tools: int
+    modes: dict[str, ModeResult]
+    llm_host: NotRequired[LLMHostResult]
+
+
+class Distractors(TypedDict):
+    count: int
+    seed: int
+
+
+class RoutingRecord(TypedDict):
+    """The routing record (routing.json): per scale step and mode, the summaries."""
+
+    kind: Literal["routing"]
+    catalogues: list[str]
+    distractors: Distractors
+    cases: int
+    case_sources: list[str]
+    machine: MachineDescription  # ocm_common.machine.describe(): plain values
+    steps: list[StepResult]
+    machine_line: NotRequired[str]
+    floors_failed: NotRequired[list[str]]
+
+
+@record_body("routing")
+class RoutingBody(TypedDict):
+    """The routing run record's body: the routing record without its machine (the header has
+    it), and the floors it fell below."""
+
+    kind: Literal["routing"]
+    catalogues: list[str]
+    distractors: Distractors
+    cases: int
+    case_sources: list[str]
+    steps: list[StepResult]
+    machine_line: str
+    floor_failures: list[str]
+
+
+def record_body_of(record: RoutingRecord, failures: list[str]) -> RoutingBody:
+    return {
+        "kind": record["kind"],
+        "catalogues": record["catalogues"],
+        "distractors": record["distractors"],
+        "cases": record["cases"],
+        "case_sources": record["case_sources"],
+        "steps": record["steps"],
+        "machine_line": record["machine_line"],
+        "floor_failures": failures,
+    }
 
 
 @dataclass
@@ -56,10 +150,8 @@ def rank_cases(index: ToolIndex, cases: Sequence[RoutingCase], mode: str) -> lis
     ]
 
 
-def step_result(
-    index: ToolIndex, cases: Sequence[RoutingCase], modes: Sequence[str]
-) -> dict[str, Any]:
-    out: dict[str, Any] = {"tools": len(index.tools), "modes": {}}
+def step_result(index: ToolIndex, cases: Sequence[RoutingCase], modes: Sequence[str]) -> StepModes:
+    out: StepModes = {"tools": len(index.tools), "modes": {}}
     for mode in modes:
         start = time.perf_counter()
         outcomes = rank_cases(index, cases, mode)
@@ -75,12 +167,12 @@ def step_result(
             "confusion": confusion(outcomes),
             "mean_ms_per_case": round(1000 * elapsed / max(len(outcomes), 1), 3),
             "outcomes": [
-                {
-                    "id": o.case.id,
-                    "rank": o.rank,
-                    "strict_rank": o.strict_rank,
-                    "first": o.ranked[0] if o.ranked else None,
-                }
+                OutcomeRow(
+                    id=o.case.id,
+                    rank=o.rank,
+                    strict_rank=o.strict_rank,
+                    first=o.ranked[0] if o.ranked else None,
+                )
                 for o in outcomes
             ],
         }
@@ -96,13 +188,13 @@ def evaluate(
     seed: int = 0,
     llm: bool = False,
     progress: Callable[[str], None] = lambda _msg: None,
-) -> dict[str, Any]:
+) -> RoutingRecord:
     """The routing record: per scale step and mode, metrics overall / per tool / per catalogue."""
     rules = load_rules()
     catalogues = read_sources(list(specs))
     extra = read_sources([f"distractors:{distractors}:{seed}"])[0] if distractors else None
     steps = scale_steps(catalogues, extra)
-    record: dict[str, Any] = {
+    record: RoutingRecord = {
         "kind": "routing",
         "catalogues": list(specs),
         "distractors": {"count": distractors, "seed": seed},
@@ -115,8 +207,11 @@ def evaluate(
         progress(f"{step.name}: {len(step.tools)} tools")
         assign(step.tools, rules)
         index = ToolIndex(step.tools)
+        result = step_result(index, cases, modes)
         record["steps"].append(
-            {"name": step.name, "specs": step.specs, **step_result(index, cases, modes)}
+            StepResult(
+                name=step.name, specs=step.specs, tools=result["tools"], modes=result["modes"]
+            )
         )
         if llm:
             from evals.routing.llm_host import llm_host

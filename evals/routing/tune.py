@@ -1,4 +1,4 @@
-"""`python -m evals routing-tune`: ranking variants compared on one seeded half of the cases
+"""`ocm routing-tune`: ranking variants compared on one seeded half of the cases
 (the tuning half), the chosen one and the current one then reported on the other half (the
 held-out half), so a reported number is not one the choice was fitted to.
 
@@ -14,7 +14,9 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Literal
+
+from typing_extensions import TypedDict
 
 from evals.routing.cases import RoutingCase
 from evals.routing.metrics import DEPTH, Outcome, summary
@@ -33,7 +35,57 @@ BASE = RankingConfig(
     expand_names=False,
     lead_view=False,
 )
-SINGLE_CHANGES: dict[str, dict[str, Any]] = {
+
+
+class ConfigChange(TypedDict, total=False):
+    """Settings of a :class:`RankingConfig` changed by one variant (``RankingConfig.but``)."""
+
+    rrf_k: int
+    semantic_weight: float
+    field_weights: dict[str, float]
+    expand_names: bool
+    semantic_pool: str
+    lead_view: bool
+
+
+class PlainConfig(TypedDict):
+    """A :class:`RankingConfig` as the tuning record stores it (its fields, in their order)."""
+
+    rrf_k: int
+    semantic_weight: float
+    field_weights: dict[str, float]
+    expand_names: bool
+    semantic_pool: str
+    lead_view: bool
+
+
+# per step: {"accepting": summary, "strict": summary}
+StepScores = dict[str, dict[str, dict[str, float]]]
+
+
+class Trial(TypedDict):
+    config: PlainConfig
+    tuning: StepScores
+    objective: float
+
+
+class Chosen(TypedDict):
+    name: str
+    config: PlainConfig
+
+
+class TuneRecord(TypedDict):
+    """The tuning record (routing_tune.json)."""
+
+    kind: Literal["routing_tune"]
+    seed: int
+    cases: dict[str, int]
+    trials: dict[str, Trial]
+    chosen: Chosen
+    held_out: dict[str, StepScores]
+
+
+SINGLE_CHANGES: dict[str, ConfigChange] = {
     "rrf_k=5": {"rrf_k": 5},
     "rrf_k=30": {"rrf_k": 30},
     "rrf_k=60": {"rrf_k": 60},
@@ -61,9 +113,9 @@ def halves(cases: Sequence[RoutingCase], seed: int) -> tuple[list[RoutingCase], 
 
 def score_steps(
     steps: Sequence[Step], config: RankingConfig, cases: Sequence[RoutingCase]
-) -> dict[str, dict[str, dict[str, float]]]:
+) -> StepScores:
     """Per step: accepting and strict summaries of hybrid ranking."""
-    out: dict[str, dict[str, dict[str, float]]] = {}
+    out: StepScores = {}
     for step in steps:
         index = ToolIndex(step.tools, config=config)
         known = set(index.by_id)
@@ -79,7 +131,7 @@ def score_steps(
     return out
 
 
-def objective(result: dict[str, dict[str, dict[str, float]]]) -> float:
+def objective(result: StepScores) -> float:
     rows = [r["accepting"] for r in result.values()]
     return round(sum(r["top1"] + r["top3"] for r in rows) / len(rows), 4)
 
@@ -90,7 +142,7 @@ def tune(
     distractors: int,
     seed: int = 0,
     progress: Callable[[str], None] = print,
-) -> dict[str, Any]:
+) -> TuneRecord:
     catalogues = read_sources(list(specs))
     extra = read_sources([f"distractors:{distractors}:0"])[0] if distractors else None
     every = scale_steps(catalogues, extra)
@@ -102,7 +154,7 @@ def tune(
         assign(step.tools, rules)
     tuning, held = halves(cases, seed)
     progress(f"{len(tuning)} tuning cases, {len(held)} held-out cases")
-    trials: dict[str, Any] = {}
+    trials: dict[str, Trial] = {}
 
     def trial(name: str, config: RankingConfig) -> float:
         result = score_steps(steps, config, tuning)
@@ -111,15 +163,14 @@ def tune(
         return float(trials[name]["objective"])
 
     base = trial("current", BASE)
-    helped = {}
+    helped: dict[str, ConfigChange] = {}
     for name, change in SINGLE_CHANGES.items():
         if trial(name, BASE.but(**change)) > base:
             helped[name] = change
     # the best value of each setting among the changes that helped, together
-    chosen_changes: dict[str, Any] = {}
+    chosen_changes: ConfigChange = {}
     for name in sorted(helped, key=lambda n: -trials[n]["objective"]):
-        for key, value in helped[name].items():
-            chosen_changes.setdefault(key, value)
+        chosen_changes = {**helped[name], **chosen_changes}
     chosen_name, chosen = "current", BASE
     if chosen_changes:
         combined = BASE.but(**chosen_changes)
@@ -142,10 +193,15 @@ def tune(
     }
 
 
-def _plain(config: RankingConfig) -> dict[str, Any]:
-    from dataclasses import asdict
-
-    return asdict(config)
+def _plain(config: RankingConfig) -> PlainConfig:
+    return PlainConfig(
+        rrf_k=config.rrf_k,
+        semantic_weight=config.semantic_weight,
+        field_weights=dict(config.field_weights),
+        expand_names=config.expand_names,
+        semantic_pool=config.semantic_pool,
+        lead_view=config.lead_view,
+    )
 
 
 def main(specs: list[str], cases_spec: str, distractors: int, seed: int, out: Path) -> int:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from evals.run.metrics import retrieval_aggregates
+from evals.run.metrics import PerTool, retrieval_aggregates
 from evals.run.ragas_metrics import ragas_aggregates
 from evals.run.runlog import DEFAULT_MODE, ScenarioRecord
 from ocm_common.percentiles import pct
@@ -31,7 +31,7 @@ def counts(records: Sequence[ScenarioRecord]) -> dict[str, int]:
     }
 
 
-def scenario_rates(records: Sequence[ScenarioRecord]) -> dict[str, Any]:
+def scenario_rates(records: Sequence[ScenarioRecord]) -> PerTool:
     """Pass rate overall and per tool (main pass): the gate's ``pass_rate`` metric."""
     main = [r for r in records if r.mode == DEFAULT_MODE]
     if not main:
@@ -47,13 +47,13 @@ def scenario_rates(records: Sequence[ScenarioRecord]) -> dict[str, Any]:
     }
 
 
-def latency(records: Sequence[ScenarioRecord]) -> dict[str, Any]:
+def latency(records: Sequence[ScenarioRecord]) -> PerTool:
     """Client-measured latency percentiles and mean server path timings, per tool."""
     rows = []
     for r in records:
         if r.mode != DEFAULT_MODE or r.latency_ms is None:
             continue
-        row: dict[str, Any] = {"tool": r.tool, "latency_ms": r.latency_ms}
+        row: dict[str, str | float | None] = {"tool": r.tool, "latency_ms": r.latency_ms}
         for key in ("sql", "vector", "total"):
             row[f"{key}_ms"] = r.timings_ms.get(key)
         rows.append(row)
@@ -85,7 +85,8 @@ def latency(records: Sequence[ScenarioRecord]) -> dict[str, Any]:
 
 
 def build(records: Sequence[ScenarioRecord]) -> dict[str, Any]:
-    """Every aggregate the summary carries."""
+    """Every aggregate the summary carries: {scenarios, latency and ragas: :class:`PerTool`,
+    retrieval: :class:`RetrievalAggregates`} (typed as ``RunSummary.aggregates`` is)."""
     return {
         "scenarios": scenario_rates(records),
         "retrieval": retrieval_aggregates(records),

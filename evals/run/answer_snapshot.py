@@ -8,8 +8,8 @@ values removed (keys ending in ``_ms`` and timestamps with a time of day), since
 between any two runs. ``--compare BEFORE AFTER`` prints the calls whose answers differ, with a
 short diff, and their count; it exits 1 when any differ.
 
-    python -m evals.run.answer_snapshot --config mode=keyword --out build/snap/before-keyword.jsonl
-    python -m evals.run.answer_snapshot --compare build/snap/before-keyword.jsonl build/snap/after-keyword.jsonl
+    ocm snapshot --config mode=keyword --out build/snap/before-keyword.jsonl
+    ocm snapshot --compare build/snap/before-keyword.jsonl build/snap/after-keyword.jsonl
 """
 
 from __future__ import annotations
@@ -19,12 +19,13 @@ import asyncio
 import difflib
 import json
 import re
-import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
-GATE_SETTINGS = {
+from evals.run.outcome import Overrides
+
+GATE_SETTINGS: Overrides = {
     "as_of_date": "2026-11-25",
     "sql_timeout_ms": 5000,
     "vector_timeout_ms": 5000,
@@ -34,6 +35,19 @@ CALL_TIMEOUT_S = 30.0
 DERIVED_PER_FAMILY = 64
 DERIVED_SEED = 1
 WALL_CLOCK_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d")
+
+
+class SnapshotRecord(TypedDict):
+    """One call of a snapshot (a line of its JSONL file): the case and the arguments it sent,
+    then the answer, or the tool error's text, or the target's error."""
+
+    id: str
+    tool: str
+    args: dict[str, Any]
+    target_error: NotRequired[str]
+    is_error: NotRequired[bool]
+    text: NotRequired[str]
+    answer: NotRequired[Any]  # the structured answer without its wall-clock fields
 
 
 def without_wall_clock(value: Any) -> Any:
@@ -73,7 +87,7 @@ async def _record(config: str, case_dirs: Sequence[Path], out: Path) -> int:
     async with inprocess_target(overrides, CALL_TIMEOUT_S) as target:
         with out.open("w", encoding="utf-8") as fh:
             for scenario in scenarios:
-                record: dict[str, Any] = {
+                record: SnapshotRecord = {
                     "id": scenario.id,
                     "tool": scenario.tool,
                     "args": scenario.args,
@@ -100,10 +114,10 @@ def _without_error_id(text: str) -> str:
     return ERROR_ID.sub("error id <id>", text)
 
 
-def read_snapshot(path: Path, ignore: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
+def read_snapshot(path: Path, ignore: Iterable[str] = ()) -> dict[str, SnapshotRecord]:
     """Records by scenario id (the arguments join the key, so a changed case never pairs);
     answer fields named in ``ignore`` are left out (a field added on purpose)."""
-    records = {}
+    records: dict[str, SnapshotRecord] = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():
             record = json.loads(line)
@@ -122,7 +136,7 @@ def _without(value: Any, names: frozenset[str]) -> Any:
 
 
 def changed_answers(
-    before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]
+    before: dict[str, SnapshotRecord], after: dict[str, SnapshotRecord]
 ) -> list[tuple[str, list[str]]]:
     """(key, short unified diff) of every call whose record differs, or is on one side only."""
     changes = []
@@ -137,7 +151,7 @@ def changed_answers(
     return changes
 
 
-def _lines(record: dict[str, Any] | None) -> list[str]:
+def _lines(record: SnapshotRecord | None) -> list[str]:
     if record is None:
         return ["<absent>"]
     return json.dumps(record, sort_keys=True, indent=1).splitlines()
@@ -155,8 +169,8 @@ def _print_changes(changes: Iterable[tuple[str, list[str]]], diff_lines: int) ->
     return count
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m evals.run.answer_snapshot")
+def build_parser(prog: str = "ocm snapshot") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog)
     parser.add_argument(
         "--config",
         default="",
@@ -182,19 +196,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="NAME",
         help="leave answer fields of this name out of the comparison (repeatable)",
     )
-    args = parser.parse_args(argv)
+    parser.set_defaults(func=run_command)
+    return parser
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Record a snapshot (`--out`), or compare two (`--compare`: exit 1 when answers differ)."""
+    from ocm_common.cli_errors import usage_error
+
     if args.compare:
         before, after = (read_snapshot(path, args.ignore_field) for path in args.compare)
         count = _print_changes(changed_answers(before, after), args.diff_lines)
         print(f"{count} changed answers of {len(before.keys() | after.keys())} calls")
         return 1 if count else 0
     if args.out is None:
-        parser.error("--out is required unless --compare is given")
+        return usage_error("--out is required unless --compare is given")
     folders = [args.golden] + ([] if args.no_derived else [_derived_cases(args.derived)])
     total = asyncio.run(_record(args.config, folders, args.out))
     print(f"{total} calls recorded in {args.out}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,7 +1,7 @@
 """Contract diff of two live servers, no golden files: list both targets' tools (every member
 of each ``tools/list`` entry, as published: names, titles, descriptions, annotations, input and
 output schemas down to argument descriptions, defaults, enums and examples, ``execution``,
-``_meta``) and diff them with :mod:`evals.contract`. ``python -m evals contract --a SPEC
+``_meta``) and diff them with :mod:`evals.contract`. ``ocm contract --a SPEC
 --b SPEC`` writes ``contract.json``, ``contract.md`` and the run record.
 
 Every text a model reads that changed or came with a new argument or tool is printed in full,
@@ -341,7 +341,7 @@ def write_report(
 
 
 def cmd_contract(args: argparse.Namespace) -> int:
-    """``python -m evals contract``: list, diff, print, write the report and the record."""
+    """``ocm contract``: list, diff, print, write the report and the record."""
     clock = Clock()
     a, b = spec(args.a), spec(args.b)
     diff = diff_within(a, b, args.timeout, args.deadline)

@@ -9,18 +9,18 @@ the machine alone.
 from __future__ import annotations
 
 import json
-from typing import Any
 
+from evals.run.outcome import BackendIdentity, Overrides
 from ocm_common.machine import describe as machine
 
 __all__ = ["backend_identity", "index_fingerprint", "machine"]
 
 
-def index_fingerprint(overrides: dict[str, Any] | None = None) -> str | None:
+def index_fingerprint(overrides: Overrides | None = None) -> str | None:
     """The built index's corpus hash (corpus, builder code and embedding model), or None."""
     from reference_server.config import Settings
 
-    settings = Settings.from_env(**(overrides or {}))
+    settings = Settings.from_env(None, **(overrides or {}))
     try:
         manifest = json.loads((settings.index_dir / "manifest.json").read_text())
     except (OSError, ValueError):
@@ -29,12 +29,12 @@ def index_fingerprint(overrides: dict[str, Any] | None = None) -> str | None:
     return str(value) if value else None
 
 
-def backend_identity(overrides: dict[str, Any]) -> dict[str, Any]:
+def backend_identity(overrides: Overrides) -> BackendIdentity:
     """The embedding model and index fingerprint of an in-process reference server."""
     from reference_server.config import Settings
     from reference_server.embedding import embedder_name
 
     return {
-        "embedding_model": embedder_name(Settings.from_env(**overrides)),
+        "embedding_model": embedder_name(Settings.from_env(None, **overrides)),
         "index_fingerprint": index_fingerprint(overrides),
     }

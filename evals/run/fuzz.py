@@ -36,7 +36,7 @@ tool and per run), and the case shrunk by the engine against a fresh process per
 new starts, a call in flight gets a short grace, and the report is still written, cut short,
 naming the tools and parts not reached (SIGINT/SIGTERM the same, as interrupted).
 
-``python -m evals fuzz --target inprocess --profile large`` prints a per-tool table (examples
+``ocm fuzz --target inprocess --profile large`` prints a per-tool table (examples
 tried, failures, slowest case), writes ``fuzz.json`` (the run log) and exits 1 on any failing
 finding, 3 when it called nothing (fuzz_cli.py). The records are in fuzz_models.py, the case
 strategies in fuzz_strategies.py, the properties in fuzz_engine.py (the session under them in

@@ -1,4 +1,4 @@
-"""``python -m evals fuzz``: the command line of the fuzz run (options, the per-tool table and
+"""``ocm fuzz``: the command line of the fuzz run (options, the per-tool table and
 the boundary cases as fuzz_render.py renders them, the verdict line and exit status).
 
 Exit status: 0 every check held; 1 a failing finding (spec-must, spec-should, security, and
@@ -165,8 +165,8 @@ def add_parser(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The fuzz command alone (tests): the same options as ``python -m evals fuzz``."""
-    parser = argparse.ArgumentParser(prog="python -m evals fuzz", description=HELP)
+    """The fuzz command alone (tests): the same options as ``ocm fuzz``."""
+    parser = argparse.ArgumentParser(prog="ocm fuzz", description=HELP)
     sub = parser.add_subparsers(dest="command", required=True)
     add_parser(sub, [target_parent(), output_parent("fuzz.json", "reports/runs/fuzz")])
     code: int = cmd_fuzz(parser.parse_args(["fuzz", *(argv or [])]))

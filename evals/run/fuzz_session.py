@@ -97,7 +97,7 @@ class FuzzSession:
             else (f"--valid 0 --invalid {self.config.invalid}")
         )
         return (
-            f"python -m evals fuzz --target {shlex.quote(self.target.spec)} "
+            f"ocm fuzz --target {shlex.quote(self.target.spec)} "
             f"--tool {tool} --family {family} --seed {self.seed} {counts}"
         )
 

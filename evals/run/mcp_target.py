@@ -12,7 +12,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
-from evals.run.outcome import CallOutcome, ToolInfo
+from evals.run.outcome import BackendIdentity, CallOutcome, ToolInfo
 from evals.run.target_contract import HARNESS_MARK, Target, TargetError, UnreadableReply
 from ocm_common.client_session import record_results_as_they_come
 
@@ -35,7 +35,7 @@ class McpTarget:
         *,
         with_mode: Callable[[str], Target] | None = None,
         timeout_s: float = 30.0,
-        identity: Callable[[], dict[str, Any]] | None = None,
+        identity: Callable[[], BackendIdentity] | None = None,
     ) -> None:
         self.spec = spec
         self._make_transport = make_transport
@@ -59,7 +59,7 @@ class McpTarget:
             return self._make_transport()
         return self._make_transport(extra_env=extra_env or {}, log_file=log_file)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> BackendIdentity:
         """The backend's embedding model and index fingerprint where the harness can know them
         (the in-process reference server); empty for other targets."""
         return self._identity() if self._identity else {}

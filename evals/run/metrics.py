@@ -11,7 +11,7 @@ the gain (pytrec_eval / trec_eval convention).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TypedDict
 
 import ir_measures
 import pandas as pd
@@ -24,9 +24,25 @@ Qrels = dict[str, dict[str, int]]
 Run = dict[str, dict[str, float]]
 
 
+class PerTool(TypedDict):
+    """A run-level aggregate: its values overall and per tool (main pass)."""
+
+    overall: dict[str, float]
+    per_tool: dict[str, dict[str, float]]
+
+
+class RetrievalAggregates(PerTool):
+    """Retrieval metrics overall, per tool and per organisation (main pass), per mode (all)."""
+
+    per_org: dict[str, dict[str, float]]
+    per_mode: dict[str, dict[str, float]]
+
+
 METRIC_NAMES: tuple[str, ...] = registry.RETRIEVAL_METRICS
 # The ir-measures measure behind each registered retrieval metric (its canonical name parses).
-MEASURES: dict[str, Any] = {name: ir_measures.parse_measure(name) for name in METRIC_NAMES}
+MEASURES: dict[str, ir_measures.Measure] = {
+    name: ir_measures.parse_measure(name) for name in METRIC_NAMES
+}
 
 
 def ranked_run(ranked_ids: Sequence[str]) -> dict[str, float]:
@@ -135,7 +151,7 @@ def frame_to_dict(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
     }
 
 
-def retrieval_aggregates(records: Sequence[ScenarioRecord]) -> dict[str, Any]:
+def retrieval_aggregates(records: Sequence[ScenarioRecord]) -> RetrievalAggregates:
     """Overall / per tool / per organisation (main pass) and per mode (all passes)."""
     frame = metrics_frame(records)
     main = frame[frame["mode"] == DEFAULT_MODE]

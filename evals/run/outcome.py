@@ -3,7 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
+
+# A reference-server ``Settings`` override: a YAML scalar (``mode=keyword``), or a group of them
+# under a dotted name (``faults.sql_delay_ms=200`` -> ``{"faults": {"sql_delay_ms": 200}}``).
+SettingValue = str | int | float | bool | None | list["SettingValue"] | dict[str, "SettingValue"]
+Overrides = dict[str, SettingValue]
+
+
+class BackendIdentity(TypedDict, total=False):
+    """What a target can say about the backend it reaches: the embedding model and index
+    fingerprint (the in-process reference server); empty for other targets."""
+
+    embedding_model: str
+    index_fingerprint: str | None
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import os
 import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 os.environ["RAGAS_DO_NOT_TRACK"] = "true"
 
@@ -31,6 +31,9 @@ from evals.run.runlog import DEFAULT_MODE, ScenarioRecord
 from evals.run.scenario import Scenario
 from evals.run.tool_descriptors import ToolDescriptors
 from ocm_common.registry import Registry
+
+if TYPE_CHECKING:
+    from evals.run.metrics import PerTool
 
 DEFAULT_LLM_MODEL = "gpt-4o-mini"
 DEFAULT_EMBEDDING_MODEL = "text-embedding-3-small"
@@ -304,7 +307,7 @@ async def score_records(
     return list(await asyncio.gather(*(one(r) for r in records)))
 
 
-def ragas_aggregates(records: Sequence[ScenarioRecord]) -> dict[str, Any]:
+def ragas_aggregates(records: Sequence[ScenarioRecord]) -> PerTool:
     """Mean of each ragas metric overall and per tool (absent values are skipped)."""
     import pandas as pd
 

@@ -10,7 +10,7 @@ metric drops nobody can explain.
 
 The recorded values are this code's own output, not expected answers (golden scenarios hold
 those): the fixture pins reproducibility only. It is rewritten deliberately, with the corpus,
-model or ranking it records, by `python -m evals.run.reproducibility --write`.
+model or ranking it records, by `ocm fixture --write`.
 """
 
 from __future__ import annotations
@@ -19,11 +19,10 @@ import argparse
 import asyncio
 import base64
 import json
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -31,6 +30,7 @@ from evals.run.extract import retrieved_ids
 from evals.run.scenario import Scenario, load_scenarios
 from evals.run.scenario_runner import with_depth
 from evals.run.targets import Target, make_target
+from ocm_common.machine import MachineDescription
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "reproducibility.json"
@@ -135,7 +135,32 @@ def observe(scenarios: Sequence[Scenario]) -> Observed:
     )
 
 
-def record(observed: Observed, index_fingerprint: str | None) -> dict[str, Any]:
+class PinnedVector(TypedDict):
+    text: str
+    float32_le_base64: str
+
+
+class PinnedCall(TypedDict):
+    scenario: str
+    top_ids: list[str]
+
+
+class Fixture(TypedDict):
+    """The reproducibility fixture (tests/fixtures/reproducibility.json), key order as written."""
+
+    about: str
+    model: str
+    index_fingerprint: str | None
+    as_of: str
+    vector_tolerance: float
+    recorded_on: MachineDescription  # ocm_common.machine.describe()
+    vectors: list[PinnedVector]
+    static_model: str | None
+    static_vectors: list[PinnedVector]
+    calls: list[PinnedCall]
+
+
+def record(observed: Observed, index_fingerprint: str | None) -> Fixture:
     from evals.run.environment import machine
 
     return {
@@ -191,15 +216,19 @@ def differences(fixture: dict[str, Any], observed: Observed) -> list[str]:
     return problems
 
 
-def main(argv: list[str] | None = None) -> int:
-    from evals.run.environment import index_fingerprint
-
-    parser = argparse.ArgumentParser(
-        prog="python -m evals.run.reproducibility", description=__doc__
-    )
+def build_parser(prog: str = "ocm fixture") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("--write", action="store_true", help="record this machine's values")
     parser.add_argument("--fixture", type=Path, default=FIXTURE)
-    args = parser.parse_args(argv)
+    parser.set_defaults(func=run_command)
+    return parser
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Compare this machine's values with the fixture (exit 1 on a difference), or `--write`
+    them."""
+    from evals.run.environment import index_fingerprint
+
     scenarios = load_scenarios(GOLDEN)
     observed = observe(scenarios)
     if args.write:
@@ -213,7 +242,3 @@ def main(argv: list[str] | None = None) -> int:
         print(line)
     print(f"{len(problems)} difference(s) from {args.fixture}")
     return 1 if problems else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

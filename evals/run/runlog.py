@@ -21,9 +21,11 @@ from evals.run.public_keys import public_judgments, public_ranking
 from ocm_common.latency_records import LatencyRecord
 from ocm_common.latency_records import read_records as read_latency
 from ocm_common.run_record import (
+    RecordBodyError,
     RecordHeader,
     RunRecordError,
     read_record,
+    record_body,
     record_path,
     write_record,
 )
@@ -115,6 +117,7 @@ class ScenarioRecord(BaseModel):
         return (failed[0].message or failed[0].check) + more
 
 
+@record_body("run")
 class RunSummary(BaseModel):
     """Run-level facts and aggregates. ``status`` is ``complete`` only when every scenario ran;
     ``aborted`` means the harness itself failed (the gate then exits 2)."""
@@ -184,11 +187,11 @@ class RunLog(BaseModel):
         if not summary_path.is_file():
             raise RunLogError(f"{summary_path}: missing (is {directory} a run directory?)")
         try:
-            summary = RunSummary.model_validate(read_record(summary_path).body)
+            summary = read_record(summary_path, RunSummary).body
+        except RecordBodyError as exc:
+            raise RunLogError(f"{summary_path}: invalid summary: {exc.cause}") from None
         except RunRecordError as exc:
             raise RunLogError(str(exc)) from None
-        except ValidationError as exc:
-            raise RunLogError(f"{summary_path}: invalid summary: {exc}") from None
         if not records_path.is_file():
             raise RunLogError(f"{records_path}: missing (is {directory} a run directory?)")
         records: list[ScenarioRecord] = []

@@ -141,7 +141,7 @@ async def execute(
     *,
     options: RunOptions | None = None,
     bus: EventBus | None = None,
-    extra_config: dict[str, Any] | None = None,
+    extra_config: dict[str, str] | None = None,
     descriptors: ToolDescriptors | None = None,
 ) -> RunLog:
     """Run everything and write the run log to ``out``.

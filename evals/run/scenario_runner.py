@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, NotRequired, TypedDict
 
 from evals.run.citations import RESOLVER, CitationEvidence
 from evals.run.citations import resolve as resolve_citations
@@ -28,6 +28,36 @@ SEARCH_MODE_ARG = "search_mode"
 DEPTH_ARGS: tuple[str, ...] = ("n_results", "top_k")
 
 
+class RunConfig(TypedDict):
+    """The run options as the run summary records them (``RunSummary.config``)."""
+
+    concurrency: int
+    timeout_s: float
+    ablation: bool
+    depth: int
+    modes: list[str]
+    disabled_checks: list[str]
+    ragas: bool
+    llm: bool | None
+    tool_map: dict[str, str]
+    golden: NotRequired[str]  # the golden folder, when the run was asked for one
+
+
+class RecordBase(TypedDict):
+    """What a scenario's record says before its call: the scenario and the arguments sent."""
+
+    id: str
+    title: str
+    tool: str
+    version: int
+    tags: list[str]
+    mode: str
+    org: str
+    args: dict[str, Any]
+    relevant: dict[str, int]
+    ids_measured: bool
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """How to run: concurrency, per-call timeout, ablation, which checks are switched off."""
@@ -42,11 +72,18 @@ class RunOptions:
     llm: bool | None = None  # None: LLM-judged ragas metrics iff OPENAI_API_KEY is set
     tool_map: dict[str, str] = field(default_factory=dict)  # golden name -> the target's
 
-    def as_config(self) -> dict[str, Any]:
-        config = asdict(self)
-        config["modes"] = list(self.modes)
-        config["disabled_checks"] = sorted(self.disabled_checks)
-        return config
+    def as_config(self) -> RunConfig:
+        return {
+            "concurrency": self.concurrency,
+            "timeout_s": self.timeout_s,
+            "ablation": self.ablation,
+            "depth": self.depth,
+            "modes": list(self.modes),
+            "disabled_checks": sorted(self.disabled_checks),
+            "ragas": self.ragas,
+            "llm": self.llm,
+            "tool_map": dict(self.tool_map),
+        }
 
 
 def with_depth(tool: ToolInfo | None, args: dict[str, Any], depth: int) -> dict[str, Any]:
@@ -86,7 +123,7 @@ class ScenarioRunner:
     ) -> ScenarioRecord:
         self.bus.emit(ScenarioStarted(scenario.id, scenario.tool, mode))
         described = self.descriptors.of(scenario.tool)
-        base: dict[str, Any] = {
+        base: RecordBase = {
             "id": scenario.id,
             "title": scenario.title,
             "tool": scenario.tool,
@@ -188,7 +225,7 @@ class ScenarioRunner:
 
     @staticmethod
     def _lookup_failed(
-        base: dict[str, Any], lookup: IdLookup, message: str, with_checks: bool
+        base: RecordBase, lookup: IdLookup, message: str, with_checks: bool
     ) -> ScenarioRecord:
         """One failure, named once: the scenario could not be asked, so nothing else is judged."""
         check = CheckOutcome(

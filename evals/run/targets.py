@@ -29,16 +29,17 @@ from typing import Any
 import yaml
 
 from evals.run.mcp_target import McpTarget
+from evals.run.outcome import BackendIdentity, Overrides, SettingValue
 from evals.run.target_contract import Target, TargetError
 
 BEARER_ENV = "EVALS_BEARER_TOKEN"
 
 
-def parse_overrides(text: str) -> dict[str, Any]:
+def parse_overrides(text: str) -> Overrides:
     """``a=1,b=keyword,faults.sql_fail=true`` -> ``{"a": 1, "b": "keyword", "faults":
     {"sql_fail": True}}`` (values are YAML scalars; dotted keys make nested settings).
     A leading bare word names a configuration: its overrides come first, the rest on top."""
-    overrides: dict[str, Any] = {}
+    overrides: Overrides = {}
     for index, part in enumerate(filter(None, (p.strip() for p in text.split(",")))):
         key, sep, value = part.partition("=")
         if not sep and index == 0:
@@ -62,7 +63,7 @@ def parse_overrides(text: str) -> dict[str, Any]:
     return overrides
 
 
-def named_configuration(name: str) -> dict[str, Any]:
+def named_configuration(name: str) -> Overrides:
     """The Settings overrides of a named reference-server configuration."""
     try:
         from reference_server.configurations import ConfigurationUnavailable, resolve
@@ -74,8 +75,8 @@ def named_configuration(name: str) -> dict[str, Any]:
         raise TargetError(str(exc)) from None
 
 
-def _flatten(overrides: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
-    items: list[tuple[str, Any]] = []
+def _flatten(overrides: Overrides, prefix: str = "") -> list[tuple[str, SettingValue]]:
+    items: list[tuple[str, SettingValue]] = []
     for key, value in overrides.items():
         if isinstance(value, dict):
             items += _flatten(value, f"{prefix}{key}.")
@@ -84,12 +85,12 @@ def _flatten(overrides: dict[str, Any], prefix: str = "") -> list[tuple[str, Any
     return items
 
 
-def format_overrides(overrides: dict[str, Any]) -> str:
+def format_overrides(overrides: Overrides) -> str:
     return ",".join(f"{key}={value}" for key, value in _flatten(overrides))
 
 
 def inprocess_target(
-    overrides: dict[str, Any], timeout_s: float = 30.0, spec: str | None = None
+    overrides: Overrides, timeout_s: float = 30.0, spec: str | None = None
 ) -> McpTarget:
     """The reference server built in this process (imported lazily, so other kinds work
     without it). Settings come from ``Settings.from_env(**overrides)`` when the server offers
@@ -106,7 +107,9 @@ def inprocess_target(
             raise TargetError(f"inprocess target needs the reference server: {exc}") from exc
         try:
             from_env = getattr(Settings, "from_env", None)
-            settings = from_env(**overrides) if callable(from_env) else Settings(**overrides)
+            settings = (
+                from_env(**overrides) if callable(from_env) else Settings.model_validate(overrides)
+            )
             server = build_server(settings)
             warm_up = getattr(getattr(server, "runtime", None), "warm_up", None)
             if callable(warm_up):
@@ -118,7 +121,7 @@ def inprocess_target(
     def with_mode(mode: str) -> Target:
         return inprocess_target({**overrides, "mode": mode}, timeout_s)
 
-    def identity() -> dict[str, Any]:
+    def identity() -> BackendIdentity:
         from evals.run.environment import backend_identity
 
         return backend_identity(overrides)

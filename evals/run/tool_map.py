@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from evals.run.outcome import CallOutcome, ToolInfo
+from evals.run.outcome import BackendIdentity, CallOutcome, ToolInfo
 from evals.run.targets import Target
 
 
@@ -87,7 +87,7 @@ class MappedTarget:
     ) -> None:
         await self.inner.__aexit__(exc_type, exc, tb)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> BackendIdentity:
         identity = getattr(self.inner, "identity", None)
         return identity() if callable(identity) else {}
 

@@ -18,9 +18,9 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from evals.sensitivity.defects import Defect
 
@@ -59,6 +59,13 @@ COMMANDS: tuple[Command, ...] = (
 )
 
 
+class OutcomeJson(TypedDict):
+    command: str
+    exit_code: int | None
+    seconds: float
+    evidence: str
+
+
 @dataclass
 class Outcome:
     command: str
@@ -69,6 +76,23 @@ class Outcome:
     @property
     def red(self) -> bool:
         return self.exit_code != 0
+
+    def to_json(self) -> OutcomeJson:
+        return {
+            "command": self.command,
+            "exit_code": self.exit_code,
+            "seconds": self.seconds,
+            "evidence": self.evidence,
+        }
+
+
+class DefectJson(TypedDict):
+    id: str
+    layer: str
+    what: str
+    outcomes: list[OutcomeJson]
+    problem: str | None
+    caught_by: str | None
 
 
 @dataclass
@@ -82,6 +106,16 @@ class DefectResult:
     @property
     def caught_by(self) -> str | None:
         return next((o.command for o in self.outcomes if o.red), None)
+
+    def to_json(self) -> DefectJson:
+        return {
+            "id": self.id,
+            "layer": self.layer,
+            "what": self.what,
+            "outcomes": [o.to_json() for o in self.outcomes],
+            "problem": self.problem,
+            "caught_by": self.caught_by,
+        }
 
 
 def evidence(log: str) -> str:
@@ -187,6 +221,17 @@ def run_sequence(
     return outcomes
 
 
+class SensitivityJson(TypedDict):
+    """sensitivity.json."""
+
+    commit: str
+    commands: list[str]
+    clean: list[OutcomeJson]
+    defects: list[DefectJson]
+    seconds: float
+    exit_code: int
+
+
 @dataclass
 class SensitivityRun:
     commit: str
@@ -205,12 +250,12 @@ class SensitivityRun:
             return 2
         return 1 if any(d.caught_by is None for d in self.defects) else 0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SensitivityJson:
         return {
             "commit": self.commit,
             "commands": self.commands,
-            "clean": [asdict(o) for o in self.clean],
-            "defects": [{**asdict(d), "caught_by": d.caught_by} for d in self.defects],
+            "clean": [o.to_json() for o in self.clean],
+            "defects": [d.to_json() for d in self.defects],
             "seconds": round(self.seconds, 1),
             "exit_code": self.exit_code,
         }

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from examples.alt_backend.adp import (
     CATEGORY_WORDS,
@@ -28,6 +27,7 @@ from examples.alt_backend.adp_terms import (
     find_household,
     find_income,
 )
+from examples.alt_backend.payloads import AdpResult, CepCheck, Citation, OtherCriteria
 from examples.alt_backend.store import Passage, citation
 from examples.alt_backend.text import terms
 
@@ -77,7 +77,7 @@ class AdpAnswer:
             return f"{sec.title}, section {_neighbour(sec.section_id)}"
         return sec.loc
 
-    def answer(self, req: AdpRequest) -> dict[str, Any]:
+    def answer(self, req: AdpRequest) -> AdpResult:
         if "slow" in self.defects:
             time.sleep(0.3)
         text = " ".join(x for x in (req.query, req.device_type) if x)
@@ -139,7 +139,7 @@ class AdpAnswer:
                 f"'{missing_topic}' is not mentioned in any ADP manual section here"
             )
 
-        out: dict[str, Any] = {
+        out: AdpResult = {
             "provenance": [],
             "confidence": 0.5,
             "summary": "",
@@ -184,7 +184,7 @@ class AdpAnswer:
         for sec in elig_secs[:1]:
             cite(sec)
         if "eligibility" in checks:
-            other: dict[str, Any] = {"category": category, "device": label}
+            other: OtherCriteria = {"category": category, "device": label}
             if req.location:
                 other["location"] = req.location
             if req.independent_transfer is not None:
@@ -225,17 +225,14 @@ class AdpAnswer:
                 if repair_sec
                 else None
             )
-        cep: dict[str, Any] | None = None
+        cep: CepCheck | None = None
         if income is not None:
             threshold = CEP_THRESHOLDS[household]
             eligible = income <= threshold
             standard = 25.0
-            if (
-                funding is not None
-                and funding.get("client_share_percent") is not None
-                and sa_key is None
-            ):
-                standard = float(funding["client_share_percent"])
+            share = funding["client_share_percent"] if funding is not None else None
+            if share is not None and sa_key is None:
+                standard = float(share)
             cep = {
                 "income_threshold": threshold,
                 "eligible": eligible,
@@ -274,7 +271,7 @@ class AdpAnswer:
         )
         context = [f"{s.loc}: {s.body()[:400]}" for s, _ in cited[:4]]
         out["context"] = "\n".join(context)
-        cites = [citation(self._passage(s), loc) for s, loc in cited]
+        cites: list[Citation] = [citation(self._passage(s), loc) for s, loc in cited]
         if cep is not None:
             cites.append(
                 {
@@ -335,7 +332,7 @@ class AdpAnswer:
 
     def _summary(
         self,
-        out: dict[str, Any],
+        out: AdpResult,
         label: str,
         category: str,
         funding_words: str,
@@ -381,10 +378,9 @@ class AdpAnswer:
                     f"${cep['income_threshold']:,.0f} threshold, so the usual share stays"
                 )
         refused = [line.split(":")[0].lower() for line in out["exclusions"]][:2]
-        if refused and any(
-            c in (out["eligibility"] or {}).get("other_criteria", {}).get("concerns", [])
-            for c in ("batteries", "repairs")
-        ):
+        eligibility = out["eligibility"]
+        concerns = eligibility["other_criteria"].get("concerns", []) if eligibility else []
+        if refused and any(c in concerns for c in ("batteries", "repairs")):
             bits.append("not funded: " + " and ".join(refused))
         if missing_topic:
             bits.append(

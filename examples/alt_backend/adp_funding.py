@@ -6,21 +6,21 @@ on social assistance.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from examples.alt_backend.adp import Manuals, Section
+from examples.alt_backend.payloads import Funding
 from examples.alt_backend.text import terms
 
 
 def funding_terms(
     manuals: Manuals, category: str, label: str, on_assistance: bool
-) -> tuple[dict[str, Any] | None, list[Section], str]:
+) -> tuple[Funding | None, list[Section], str]:
     """For a device of ``category``: its funding fields (None for a grant whose sections list
     no amount), the sections they come from, and the funding in words."""
     secs = manuals.by_category[category]
     device_words = [w for w in terms(label) if len(w) > 3]
     used: list[Section] = []
-    funding: dict[str, Any] = {
+    funding: Funding = {
         "client_share_percent": None,
         "adp_contribution": None,
         "max_contribution": None,

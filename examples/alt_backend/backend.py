@@ -12,6 +12,13 @@ from examples.alt_backend.adp_answer import AdpAnswer, AdpRequest
 from examples.alt_backend.config import active_defects, check_data, data_dir
 from examples.alt_backend.odb import Formulary
 from examples.alt_backend.odb_answer import OdbAnswer, OdbRequest
+from examples.alt_backend.payloads import (
+    AdpResult,
+    OdbResult,
+    PassageRow,
+    PassagesResult,
+    ScheduleResult,
+)
 from examples.alt_backend.schedule import Schedule
 from examples.alt_backend.schedule_answer import ScheduleAnswer
 from examples.alt_backend.store import PassageStore
@@ -54,7 +61,7 @@ class Backend:
         )
 
     # ------------------------------------------------------------------ tools
-    def odb_get(self, args: dict[str, Any]) -> dict[str, Any]:
+    def odb_get(self, args: dict[str, Any]) -> OdbResult:
         req = OdbRequest(
             drug=args.get("drug"),
             din=args.get("din"),
@@ -73,12 +80,12 @@ class Backend:
         )
         return OdbAnswer(self.formulary, self.defects).answer(req)
 
-    def schedule_get(self, args: dict[str, Any]) -> dict[str, Any]:
+    def schedule_get(self, args: dict[str, Any]) -> ScheduleResult:
         return ScheduleAnswer(self.schedule, self.defects).answer(
             args["q"], args.get("codes"), args.get("include"), args.get("top_k", 6)
         )
 
-    def adp_get(self, args: dict[str, Any]) -> dict[str, Any]:
+    def adp_get(self, args: dict[str, Any]) -> AdpResult:
         device = args.get("device") or {}
         use = args.get("use_case") or {}
         req = AdpRequest(
@@ -94,11 +101,11 @@ class Backend:
         )
         return AdpAnswer(self.manuals, self.defects).answer(req)
 
-    def source_passages(self, args: dict[str, Any]) -> dict[str, Any]:
+    def source_passages(self, args: dict[str, Any]) -> PassagesResult:
         wanted = [str(x) for x in args["chunk_ids"]]
         terms = [str(t) for t in args.get("highlight_terms") or []]
-        passages = []
-        missing = []
+        passages: list[PassageRow] = []
+        missing: list[str] = []
         for chunk_id in dict.fromkeys(wanted):
             p = self.store.get(chunk_id)
             if p is None:

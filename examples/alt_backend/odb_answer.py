@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from examples.alt_backend.odb import Formulary, Product
 from examples.alt_backend.odb_terms import (
@@ -24,6 +23,14 @@ from examples.alt_backend.odb_terms import (
     form_tokens,
     norm_tokens,
     strength_matches,
+)
+from examples.alt_backend.payloads import (
+    Alternative,
+    Citation,
+    Coverage,
+    InterchangeableRow,
+    OdbResult,
+    ProductRow,
 )
 from examples.alt_backend.store import citation
 from examples.alt_backend.text import unit_price
@@ -68,7 +75,7 @@ class OdbAnswer:
             return round(amount * 1.15, 4)
         return amount
 
-    def row(self, p: Product) -> dict[str, Any]:
+    def row(self, p: Product) -> ProductRow:
         return {
             "din": p.din,
             "brand": p.brand,
@@ -111,7 +118,7 @@ class OdbAnswer:
         return [], text or "the request", None
 
     # -------------------------------------------------------------- the answer
-    def answer(self, req: OdbRequest) -> dict[str, Any]:
+    def answer(self, req: OdbRequest) -> OdbResult:
         checks = set(req.check or ["coverage", "interchangeable", "lowest_cost"])
         if "lu_criteria" in checks:
             checks.add("coverage")
@@ -124,7 +131,7 @@ class OdbAnswer:
         candidates, named, class_key = self.candidates(req)
         if req.din and candidates:
             strength = form = None  # the DIN names one product
-        out: dict[str, Any] = {
+        out: OdbResult = {
             "provenance": [],
             "confidence": 0.0,
             "coverage": None,
@@ -168,7 +175,7 @@ class OdbAnswer:
         benefit_group = [p for p in group if p.benefit and p.price is not None]
         cheapest = min(benefit_group, key=lambda p: (p.price or 0.0, p.order), default=None)
 
-        cites: list[dict[str, Any]] = [
+        cites: list[Citation] = [
             citation(
                 self.f.group_passage(chosen.group_id), f"interchangeable group {chosen.group_id}"
             ),
@@ -241,7 +248,7 @@ class OdbAnswer:
         out["confidence"] = round(min(0.99, 0.9 + 0.03 * max(0, corroborating)), 2)
         return self._finish(out)
 
-    def _finish(self, out: dict[str, Any]) -> dict[str, Any]:
+    def _finish(self, out: OdbResult) -> OdbResult:
         if "missing_field" in self.defects:
             out.pop("needs_more_info", None)
         return out
@@ -260,7 +267,7 @@ class OdbAnswer:
 
     def _coverage(
         self, p: Product, req: OdbRequest, checks: set[str], condition: str | None
-    ) -> dict[str, Any]:
+    ) -> Coverage:
         criteria: str | None = None
         if p.lu_codes and req.include_lu:
             pieces = []
@@ -297,7 +304,7 @@ class OdbAnswer:
 
     def _alternatives(
         self, chosen: Product, class_key: str | None, req: OdbRequest
-    ) -> list[dict[str, Any]]:
+    ) -> list[Alternative]:
         key = class_key or self.f.class_of(chosen.generic)
         if key is not None:
             pool = self.f.class_members(key)
@@ -332,13 +339,13 @@ class OdbAnswer:
 
     def _not_listed(
         self,
-        out: dict[str, Any],
+        out: OdbResult,
         candidates: list[Product],
         named: str,
         strength: str | None,
         form: str | None,
         top_k: int,
-    ) -> dict[str, Any]:
+    ) -> OdbResult:
         listed = sorted(candidates, key=lambda p: (not p.benefit, p.order))
         asked = " ".join(x for x in (strength, form) if x)
         at = ", ".join(
@@ -387,9 +394,14 @@ def _summarise(note: str, limit: int = 240) -> str:
     return cut + " …"
 
 
-def iter_prices(answer: dict[str, Any]) -> Iterable[float]:
+def iter_prices(answer: OdbResult) -> Iterable[float]:
     """Every unit price an answer states (for tests)."""
-    for key in ("interchangeable", "alternatives", "brands", "other_strengths"):
-        for row in answer.get(key) or []:
-            if row.get("price") is not None:
-                yield row["price"]
+    rows: list[InterchangeableRow | Alternative | ProductRow] = [
+        *answer["interchangeable"],
+        *answer["alternatives"],
+        *answer["brands"],
+        *answer["other_strengths"],
+    ]
+    for row in rows:
+        if row["price"] is not None:
+            yield row["price"]

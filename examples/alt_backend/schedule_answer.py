@@ -8,8 +8,15 @@ what an answer shows and words it.
 from __future__ import annotations
 
 import re
-from typing import Any
 
+from examples.alt_backend.payloads import (
+    Citation,
+    Conflict,
+    FeeComponent,
+    FeeVariant,
+    ScheduleItem,
+    ScheduleResult,
+)
 from examples.alt_backend.schedule import CODE, COMPONENT_WORDS, Listing, Schedule
 from examples.alt_backend.store import citation
 from examples.alt_backend.text import money
@@ -22,7 +29,7 @@ class ScheduleAnswer:
 
     def answer(
         self, q: str, codes: list[str] | None, include: list[str] | None, top_k: int
-    ) -> dict[str, Any]:
+    ) -> ScheduleResult:
         parts = set(include) if include else {"codes", "fee", "limits", "documentation"}
         asked = [c.strip().upper() for c in (codes or [])]
         asked = list(dict.fromkeys(re.sub(r"^([A-Z]\d{3})[A-Z]$", r"\1", c) for c in asked))
@@ -59,21 +66,21 @@ class ScheduleAnswer:
             "unknown_codes": unknown,
         }
 
-    def _cite(self, code: str) -> dict[str, Any]:
+    def _cite(self, code: str) -> Citation:
         return citation(self.s.passage(code), f"fee code {code}")
 
-    def _item(self, code: str, parts: set[str]) -> dict[str, Any]:
+    def _item(self, code: str, parts: set[str]) -> ScheduleItem:
         main = self.s.main(code)
         limits, needs = self.s.clauses(code)
         spread = self.s.amounts(code)
-        comps: list[dict[str, Any]] = []
+        comps: list[FeeComponent] = []
         seen: set[tuple[str, float]] = set()
         for r in [main, *self.s.listings[code]]:
             for name, value in r.components:
                 if (name, value) not in seen:
                     seen.add((name, value))
                     comps.append({"component": name, "fee": value})
-        variants = []
+        variants: list[FeeVariant] = []
         if len(spread) > 1:
             for _amount, rows in spread:
                 first = rows[0]
@@ -101,7 +108,7 @@ class ScheduleAnswer:
             "page_num": main.page,
         }
 
-    def _conflicts(self, code: str) -> list[dict[str, Any]]:
+    def _conflicts(self, code: str) -> list[Conflict]:
         spread = self.s.amounts(code)
         if len(spread) < 2:
             return []

@@ -19,6 +19,7 @@ from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
 from examples.alt_backend.backend import Backend, NotFound
+from examples.alt_backend.payloads import ToolAnswer
 
 SCHEMAS_FILE = Path(__file__).with_name("schemas.json")
 log = logging.getLogger(__name__)
@@ -73,9 +74,9 @@ def validate_arguments(schema: dict[str, Any], args: dict[str, Any]) -> None:
 
 
 class SchemaTool(Tool):
-    """A tool published with a fixed input and output schema; the handler returns a dict."""
+    """A tool published with a fixed input and output schema; the handler returns its answer."""
 
-    handler: SkipJsonSchema[Callable[[dict[str, Any]], dict[str, Any]]] = Field(exclude=True)
+    handler: SkipJsonSchema[Callable[[dict[str, Any]], ToolAnswer]] = Field(exclude=True)
 
     async def run(self, arguments: dict[str, Any]) -> ToolResult:
         validate_arguments(self.parameters, arguments)
@@ -93,7 +94,7 @@ class SchemaTool(Tool):
 
 def build_server(backend: Backend) -> FastMCP[Any]:
     schemas = load_schemas()
-    handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    handlers: dict[str, Callable[[dict[str, Any]], ToolAnswer]] = {
         "odb.get": backend.odb_get,
         "schedule.get": backend.schedule_get,
         "adp.get": backend.adp_get,

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from examples.alt_backend.payloads import Citation
+
 
 @dataclass(frozen=True)
 class Passage:
@@ -36,7 +38,7 @@ class PassageStore:
         return len(self._by_id)
 
 
-def citation(passage: Passage, loc: str) -> dict[str, object]:
+def citation(passage: Passage, loc: str) -> Citation:
     """A citation naming a public key in ``loc`` and this backend's passage id."""
     return {
         "source": passage.source,

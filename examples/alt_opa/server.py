@@ -14,7 +14,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
@@ -43,6 +43,94 @@ BASE_CONFIDENCE = 0.6
 CORROBORATION_STEP = 0.03
 CORROBORATION_CAP = 0.15
 WEAK_CONFIDENCE_CAP = 0.5
+
+
+class DocumentBlock(TypedDict):
+    document_id: str
+    title: str
+    source_org: str
+    source_url: str
+    document_type: str
+    effective_date: str | None
+    updated_date: str | None
+    published_date: str | None
+    topics: list[str]
+    policy_level: str | None
+    is_superseded: bool
+    superseded_by: str | None
+
+
+class SectionRow(TypedDict):
+    """One section opa.search_sections shows (its text cut at TEXT_LIMIT)."""
+
+    section_id: str
+    document_id: str
+    chunk_type: str
+    text: str
+    score: float
+    source_org: str
+    source_url: str
+    document_title: str
+    section_heading: str
+    effective_date: str | None
+    updated_date: str | None
+    topics: list[str]
+    policy_level: str | None
+    is_superseded: bool
+
+
+class SectionCitation(TypedDict):
+    source: str
+    loc: str
+    chunk_id: str
+    page: int | None
+
+
+class Conflict(TypedDict):
+    """The schema's conflict (one path here, so this backend reports none)."""
+
+    field: str
+    resolution: str
+
+
+class SearchResult(TypedDict):
+    provenance: list[str]
+    confidence: float
+    sections: list[SectionRow]
+    total_matches: int
+    no_relevant_document: bool
+    conflicts: list[Conflict]
+    citations: list[SectionCitation]
+
+
+class SectionBody(TypedDict):
+    """A whole section (chunk_type parent) or one of its paragraphs (child)."""
+
+    section_id: str
+    chunk_type: str
+    text: str
+    section_heading: str
+    section_idx: int
+    chunk_idx: int | None
+
+
+class PageCitation(TypedDict):
+    """A citation to the official page, in words, with its address and anchor."""
+
+    text: str
+    url: str
+    anchor: str | None
+    chunk_id: str
+
+
+class SectionResult(TypedDict):
+    section: SectionBody
+    citation: PageCitation
+    provenance: list[str]
+    conflicts: list[Conflict]
+    document: DocumentBlock | None
+    parent: SectionBody | None
+    children: NotRequired[list[SectionBody]]
 
 
 def load_schemas() -> dict[str, dict[str, Any]]:
@@ -76,7 +164,7 @@ class Backend:
     def url(self, doc: Document) -> str:
         return "" if "no_url" in self.defects else doc.url
 
-    def document_block(self, doc: Document) -> dict[str, Any]:
+    def document_block(self, doc: Document) -> DocumentBlock:
         return {
             "document_id": doc.doc_id,
             "title": doc.title,
@@ -100,7 +188,7 @@ class Backend:
 
     # ------------------------------------------------------------------ opa.search_sections
 
-    def search_sections(self, args: dict[str, Any]) -> dict[str, Any]:
+    def search_sections(self, args: dict[str, Any]) -> SearchResult:
         query = str(args["query"])
         if args.get("search_mode") == "vector":
             raise ToolError(
@@ -150,7 +238,7 @@ class Backend:
             value = min(value, WEAK_CONFIDENCE_CAP) - 0.2
         return round(max(0.0, min(1.0, value)), 3)
 
-    def hit_row(self, hit: Hit) -> dict[str, Any]:
+    def hit_row(self, hit: Hit) -> SectionRow:
         s = hit.section
         doc = self.corpus.documents[s.doc_id]
         text = s.text
@@ -175,7 +263,7 @@ class Backend:
 
     # ------------------------------------------------------------------ opa.get_section
 
-    def get_section(self, args: dict[str, Any]) -> dict[str, Any]:
+    def get_section(self, args: dict[str, Any]) -> SectionResult:
         wanted = str(args["section_id"]).strip()
         section, paragraph = self.resolve(wanted)
         doc = self.corpus.documents[section.doc_id]
@@ -184,7 +272,7 @@ class Backend:
             body = self.body(section)
         else:
             body = self.child_body(section, paragraph, paragraphs[paragraph - 1])
-        out: dict[str, Any] = {
+        out: SectionResult = {
             "section": body,
             "citation": self.citation(section, doc, wanted),
             "provenance": list(PROVENANCE),
@@ -216,7 +304,7 @@ class Backend:
             "returns them."
         )
 
-    def body(self, section: Section) -> dict[str, Any]:
+    def body(self, section: Section) -> SectionBody:
         return {
             "section_id": section.section_id,
             "chunk_type": "parent",
@@ -226,7 +314,7 @@ class Backend:
             "chunk_idx": None,
         }
 
-    def child_body(self, section: Section, k: int, text: str) -> dict[str, Any]:
+    def child_body(self, section: Section, k: int, text: str) -> SectionBody:
         return {
             "section_id": f"{section.section_id}-p{k}",
             "chunk_type": "child",
@@ -236,7 +324,7 @@ class Backend:
             "chunk_idx": k,
         }
 
-    def citation(self, section: Section, doc: Document, chunk_id: str) -> dict[str, Any]:
+    def citation(self, section: Section, doc: Document, chunk_id: str) -> PageCitation:
         anchor = section.anchor
         if anchor is None and section.page is not None and doc.url.lower().endswith(".pdf"):
             anchor = f"page={section.page}"

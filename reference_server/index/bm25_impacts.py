@@ -4,7 +4,7 @@ FTS5's bm25() sums, over the query's phrases, idf(t) * F(k1 + 1) / (F + k1 (1 - 
 where F is the column-weighted count of t in the row and |d| the row's length in tokens. Each
 summand depends on one term and one row, so it can be stored: a query then adds the arrays of
 its terms (retrieval/bm25_impacts.py) instead of FTS5 enumerating and scoring every match, which
-is what grew with the corpus (45 ms per OPA query at 100x, `python -m scale.query_audit`).
+is what grew with the corpus (45 ms per OPA query at 100x, `ocm query-audit`).
 
 The counts come from FTS5 itself (its `fts5vocab` instance table), so terms are the porter
 tokens FTS5 matches on and lengths are the ones bm25() uses.

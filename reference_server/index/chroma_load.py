@@ -1,4 +1,4 @@
-"""`python -m reference_server.index.chroma_load --url http://HOST:PORT`: copy the built
+"""`ocm chroma-load --url http://HOST:PORT`: copy the built
 collections into a Chroma server, so replicas on several machines share one vector store.
 
 The collections are copied with their stored embeddings (nothing is re-embedded), replacing
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -67,22 +66,21 @@ def load_collections(index_dir: Path, url: str, quiet: bool = False) -> dict[str
     return counts
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m reference_server.index.chroma_load", description=__doc__
-    )
+def build_parser(prog: str = "ocm chroma-load") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument(
         "--url", required=True, help="the Chroma server, e.g. http://127.0.0.1:8001"
     )
     parser.add_argument(
         "--index-dir", type=Path, help="the built index (default: OCM_INDEX_DIR or build/index)"
     )
-    args = parser.parse_args(argv)
+    parser.set_defaults(func=run_command)
+    return parser
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Copy the built collections into the Chroma server at `--url`; print the counts."""
     settings = Settings.from_env(**({"index_dir": args.index_dir} if args.index_dir else {}))
     counts = load_collections(settings.index_dir, args.url)
     print(json.dumps(counts, indent=2))
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

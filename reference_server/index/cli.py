@@ -1,17 +1,16 @@
-"""`ocm index` (`python -m reference_server.index`): build the index unless it is current."""
+"""`ocm index`: build the index unless it is current."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 from reference_server.config import Settings
 from reference_server.index.build import build_index
 
 
-def build_parser(prog: str = "python -m reference_server.index") -> argparse.ArgumentParser:
+def build_parser(prog: str = "ocm index") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description=build_index.__doc__ or __doc__)
     parser.add_argument(
         "--force", action="store_true", help="rebuild even when the corpus is unchanged"
@@ -25,10 +24,6 @@ def build_parser(prog: str = "python -m reference_server.index") -> argparse.Arg
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    return run(build_parser().parse_args(argv))
-
-
 def run(args: argparse.Namespace) -> int:
     """Build the index unless it is current (`--force` rebuilds)."""
     settings = Settings.from_env(**({"index_dir": args.index_dir} if args.index_dir else {}))
@@ -38,7 +33,3 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(json.dumps({k: manifest[k] for k in ("tables", "collections", "seconds")}, indent=2))
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
-from typing import Any
+from datetime import date
+from typing import Any, NotRequired, TypedDict
+
+from reference_server.retrieval.opa_freshness import Fact, SeenAt
 
 TRACED_ORGS = ("ontario_health", "moh")
 UNVERIFIED = "unverified"
@@ -34,6 +37,14 @@ PROGRAM_FIELDS = (
     "locations",
     "resources",
 )
+
+
+class SourcePage(TypedDict):
+    """One entry of a document's `sources:` as the YAML holds it (`seen` may load as a date)."""
+
+    url: str
+    seen: str | date
+    note: NotRequired[str]
 
 
 def needs_provenance(doc: dict[str, Any]) -> bool:
@@ -100,10 +111,14 @@ def missing(doc: dict[str, Any]) -> list[str]:
     return problems
 
 
-def _expand(mark: Any, sources: dict[str, Any]) -> list[dict[str, str]] | str | None:
+def _seen(ids: list[str], sources: dict[str, SourcePage]) -> list[SeenAt]:
+    return [{"url": sources[m]["url"], "seen": str(sources[m]["seen"])} for m in ids]
+
+
+def _expand(mark: Any, sources: dict[str, SourcePage]) -> list[SeenAt] | str | None:
     if mark == UNVERIFIED or mark is None:
         return mark
-    return [{"url": sources[m]["url"], "seen": str(sources[m]["seen"])} for m in mark]
+    return _seen(mark, sources)
 
 
 def resolve(doc: dict[str, Any]) -> dict[str, Any]:
@@ -140,15 +155,15 @@ def resolve(doc: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def facts(doc: dict[str, Any]) -> list[dict[str, Any]]:
+def facts(doc: dict[str, Any]) -> list[Fact]:
     """Flat list of fact units with their resolved provenance, for freshness reporting."""
     if not needs_provenance(doc):
         return []
     sources = doc.get("sources") or {}
-    out = []
+    out: list[Fact] = []
     for path, mark in _units(doc):
         if mark == UNVERIFIED or not mark:
             out.append({"fact": path, "unverified": True, "verified_from": []})
         else:
-            out.append({"fact": path, "unverified": False, "verified_from": _expand(mark, sources)})
+            out.append({"fact": path, "unverified": False, "verified_from": _seen(mark, sources)})
     return out

@@ -1,4 +1,4 @@
-"""`python -m reference_server.index.synthetic --factor 10`: a scaled copy of the built index.
+"""`ocm synthetic-index --factor 10`: a scaled copy of the built index.
 
 Measuring how latency and index size grow with the corpus needs a bigger corpus of the same
 shape. This module copies the built index (`build/index`, untouched) to its own directory
@@ -32,7 +32,6 @@ import hashlib
 import json
 import shutil
 import sqlite3
-import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -143,17 +142,20 @@ def build_scaled(
     return {**manifest, "skipped": False}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m reference_server.index.synthetic", description=__doc__
-    )
+def build_parser(prog: str = "ocm synthetic-index") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("--factor", type=int, required=True, help="corpus size multiple, e.g. 10")
     parser.add_argument(
         "--source", type=Path, help="the built index (default: OCM_INDEX_DIR or build/index)"
     )
     parser.add_argument("--out", type=Path, help="default: <source>-x<factor>")
     parser.add_argument("--force", action="store_true", help="rebuild even when current")
-    args = parser.parse_args(argv)
+    parser.set_defaults(func=run_command)
+    return parser
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Build (or reuse) the scaled copy; print where, how big, how long."""
     source = args.source or Settings.from_env().index_dir
     manifest = build_scaled(source, args.factor, args.out, args.force)
     out = args.out or default_out_dir(source, args.factor)
@@ -166,7 +168,3 @@ def main(argv: list[str] | None = None) -> int:
             f"{info['bytes'] / 1e6:.1f} MB (source {info['source_bytes'] / 1e6:.1f} MB)"
         )
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -15,7 +15,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from .textrules import guarding, norm_words, summarise
 
@@ -101,11 +101,79 @@ def conditions_text(conds: list[dict[str, Any]]) -> str:
     return "; ".join(parts)
 
 
+class EligibilityRow(TypedDict):
+    """One act_eligibility_rule.csv row (its columns are these keys, in this order)."""
+
+    rule_id: str | None
+    section_ref: str | None
+    topic: str
+    revoked: bool
+    heading: str
+    conditions: str
+    outcome: str
+    note: str
+    max_duration_months: int | None
+    repeatable: bool | None
+    prior_presence_days: int | None
+    actors: str
+    line_range: str | None
+
+
+class HealthCardRow(TypedDict):
+    rule_id: str | None
+    section_ref: str | None
+    obligation: str
+    scope: str | None
+    summary: str
+    line_range: str | None
+
+
+class StatusExtensionRow(TypedDict):
+    ext_id: str | None
+    section_ref: str | None
+    population: str | None
+    conditions: str
+    outcome: str
+    line_range: str | None
+
+
+class DependantCarryoverRow(TypedDict):
+    dep_id: str | None
+    section_ref: str | None
+    who: str | None
+    anchor_population: str | None
+    outcome: str
+    prior_presence_days: int | None
+    line_range: str | None
+
+
+class UninsuredReferenceRow(TypedDict):
+    ref_id: str | None
+    act_pointer: str | None
+    schedule_pointer: str | None
+    exemplar: str | None
+    line_range: str | None
+
+
+ActRow = (
+    EligibilityRow
+    | HealthCardRow
+    | StatusExtensionRow
+    | DependantCarryoverRow
+    | UninsuredReferenceRow
+)
+
+
+class ActMeta(TypedDict):
+    extracted: list[str]  # the dates the rules were extracted on
+    rows_in: dict[str, int]  # source rows per table
+
+
 @dataclass
 class ActResult:
-    tables: dict[str, list[dict[str, Any]]]
+    tables: dict[str, list[ActRow]]
     columns: dict[str, list[str]]
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: ActMeta = field(default_factory=lambda: ActMeta(extracted=[], rows_in={}))
 
 
 def _read(path: Path) -> list[dict[str, str]]:
@@ -150,14 +218,14 @@ def _prerequisites(r: dict[str, str]) -> dict[str, Any]:
 
 
 def _load(act_dir: Path) -> ActResult:
-    tables: dict[str, list[dict[str, Any]]] = {}
+    tables: dict[str, list[ActRow]] = {}
     columns: dict[str, list[str]] = {}
     dates: set[str] = set()
     rows_in: dict[str, int] = {}
 
     src = _read(act_dir / "act_eligibility_rule.csv")
     rows_in["act_eligibility_rule"] = len(src)
-    out = []
+    out: list[EligibilityRow] = []
     for r in src:
         dates.add((r.get("created_at") or "")[:10])
         conds, durations, actors, description = _conditions(r.get("condition_json") or "")
@@ -184,12 +252,12 @@ def _load(act_dir: Path) -> ActResult:
             }
         )
     out.sort(key=lambda x: int(str(x["rule_id"])))
-    tables["act_eligibility_rule"] = out
+    tables["act_eligibility_rule"] = list(out)
     columns["act_eligibility_rule"] = list(out[0]) if out else []
 
     src = _read(act_dir / "act_health_card_rule.csv")
     rows_in["act_health_card_rule"] = len(src)
-    hc = []
+    hc: list[HealthCardRow] = []
     for r in src:
         dates.add((r.get("created_at") or "")[:10])
         obligation = (r.get("obligation") or "unknown").strip()
@@ -206,7 +274,7 @@ def _load(act_dir: Path) -> ActResult:
             }
         )
     hc.sort(key=lambda x: int(str(x["rule_id"])))
-    tables["act_health_card_rule"] = hc
+    tables["act_health_card_rule"] = list(hc)
     columns["act_health_card_rule"] = [
         "rule_id",
         "section_ref",
@@ -218,7 +286,7 @@ def _load(act_dir: Path) -> ActResult:
 
     src = _read(act_dir / "act_status_extension.csv")
     rows_in["act_status_extension"] = len(src)
-    tables["act_status_extension"] = [
+    extensions: list[StatusExtensionRow] = [
         {
             "ext_id": r.get("ext_id"),
             "section_ref": r.get("section_ref"),
@@ -229,6 +297,7 @@ def _load(act_dir: Path) -> ActResult:
         }
         for r in src
     ]
+    tables["act_status_extension"] = list(extensions)
     columns["act_status_extension"] = [
         "ext_id",
         "section_ref",
@@ -240,7 +309,7 @@ def _load(act_dir: Path) -> ActResult:
 
     src = _read(act_dir / "act_dependant_carryover.csv")
     rows_in["act_dependant_carryover"] = len(src)
-    tables["act_dependant_carryover"] = [
+    carryovers: list[DependantCarryoverRow] = [
         {
             "dep_id": r.get("dep_id"),
             "section_ref": r.get("section_ref"),
@@ -252,6 +321,7 @@ def _load(act_dir: Path) -> ActResult:
         }
         for r in src
     ]
+    tables["act_dependant_carryover"] = list(carryovers)
     columns["act_dependant_carryover"] = [
         "dep_id",
         "section_ref",
@@ -264,13 +334,17 @@ def _load(act_dir: Path) -> ActResult:
 
     src = _read(act_dir / "act_uninsured_reference.csv")
     rows_in["act_uninsured_reference"] = len(src)
-    tables["act_uninsured_reference"] = [
+    references: list[UninsuredReferenceRow] = [
         {
-            k: r.get(k)
-            for k in ("ref_id", "act_pointer", "schedule_pointer", "exemplar", "line_range")
+            "ref_id": r.get("ref_id"),
+            "act_pointer": r.get("act_pointer"),
+            "schedule_pointer": r.get("schedule_pointer"),
+            "exemplar": r.get("exemplar"),
+            "line_range": r.get("line_range"),
         }
         for r in src
     ]
+    tables["act_uninsured_reference"] = list(references)
     columns["act_uninsured_reference"] = [
         "ref_id",
         "act_pointer",
@@ -286,5 +360,5 @@ def _load(act_dir: Path) -> ActResult:
         for r in _read(act_dir / f):
             dates.add((r.get("created_at") or "")[:10])
 
-    meta = {"extracted": sorted(d for d in dates if d), "rows_in": rows_in}
+    meta: ActMeta = {"extracted": sorted(d for d in dates if d), "rows_in": rows_in}
     return ActResult(tables, columns, meta)

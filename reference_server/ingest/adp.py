@@ -33,20 +33,28 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
-from .adp_descriptive import descriptive_rules
+from .adp_descriptive import DescriptiveRow, descriptive_rules
 from .adp_exclusions import (
     CSV_EXCLUSION_KEYS,
     EXCLUSIONS,
     GENERAL_NOT_FUNDED,
     NOT_FUNDED,
     NOT_FUNDED_TITLE,
+    ExclusionRow,
 )
-from .adp_funding import SOCIAL_ASSISTANCE, funding_from_sentence, funding_summary
+from .adp_funding import (
+    SOCIAL_ASSISTANCE,
+    FundingRow,
+    ShareRule,
+    funding_from_sentence,
+    funding_summary,
+)
 from .adp_manual_text import (
     AMOUNT,
     MANUAL_FOOTER,
+    AdpSection,
     clean_text,
     heading,
     percentages,
@@ -70,13 +78,22 @@ CATEGORIES: dict[str, str] = {
 }
 
 
+class AdpMeta(TypedDict):
+    extraction_date: str
+    documents_processed: int | None
+    sections_in: int
+    manuals: dict[str, list[str]]
+
+
 @dataclass
 class AdpResult:
-    funding: list[dict[str, Any]]
-    exclusions: list[dict[str, Any]]
-    sections: list[dict[str, Any]]
-    meta: dict[str, Any] = field(default_factory=dict)
-    descriptive: list[dict[str, Any]] = field(default_factory=list)
+    funding: list[FundingRow]
+    exclusions: list[ExclusionRow]
+    sections: list[AdpSection]
+    meta: AdpMeta
+    descriptive: list[DescriptiveRow] = field(default_factory=list)
+    # what was read and left out, by kind (csv_funding_rows, llm_funding_items, ...)
+    counts: Counter[str] = field(default_factory=Counter)
 
 
 def load(extraction: Path, funding_csv: Path | None, exclusion_csv: Path | None) -> AdpResult:
@@ -103,10 +120,10 @@ def _load(data: dict[str, Any], funding_csv: Path | None, exclusion_csv: Path | 
 
     # ---- sections -------------------------------------------------------------------
     seen: Counter[str] = Counter()
-    sections: list[dict[str, Any]] = []
+    sections: list[AdpSection] = []
     manual_by_doc: dict[str, str] = {}
     first_manual: dict[str, str] = {}
-    by_uid: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    by_uid: dict[tuple[str, str], list[AdpSection]] = defaultdict(list)
     for x in raw_sections:
         doc = x.get("adp_doc", "")
         sid = str(x.get("section_id") or "")
@@ -121,7 +138,7 @@ def _load(data: dict[str, Any], funding_csv: Path | None, exclusion_csv: Path | 
             first_manual.setdefault(doc, name)
         text = clean_text(f"{x.get('title', '')} {raw}")
         amounts = sorted({a for a in AMOUNT.findall(text)}, key=lambda a: float(a.replace(",", "")))
-        sec = {
+        sec: AdpSection = {
             "id": sec_id,
             "policy_uid": uid,
             "adp_doc": doc,
@@ -145,10 +162,10 @@ def _load(data: dict[str, Any], funding_csv: Path | None, exclusion_csv: Path | 
         by_uid[(doc, sid)].append(sec)
 
     # ---- funding ----------------------------------------------------------------------
-    funding: dict[tuple[Any, ...], dict[str, Any]] = {}
+    funding: dict[tuple[Any, ...], FundingRow] = {}
 
     def add_rule(
-        doc: str, sid: str, r: dict[str, Any], evidence: str, sec: dict[str, Any] | None = None
+        doc: str, sid: str, r: ShareRule, evidence: str, sec: AdpSection | None = None
     ) -> None:
         secs = [sec] if sec else (by_uid.get((doc, sid)) or [])
         page = secs[0]["page_num"] if secs else None
@@ -238,7 +255,7 @@ def _load(data: dict[str, Any], funding_csv: Path | None, exclusion_csv: Path | 
     descriptive, stats["csv_rows_without_a_topic"] = descriptive_rules(rows, by_uid)
 
     # ---- exclusions -------------------------------------------------------------------
-    excl: dict[tuple[str, str, str], dict[str, Any]] = {}
+    excl: dict[tuple[str, str, str], ExclusionRow] = {}
 
     def add_excl(doc: str, sid: str, key: str, evidence: str) -> None:
         secs = by_uid.get((doc, sid)) or []
@@ -295,25 +312,25 @@ def _load(data: dict[str, Any], funding_csv: Path | None, exclusion_csv: Path | 
             r["max_contribution"] or 0,
         ),
     )
-    for i, r in enumerate(f_rows, 1):
-        r["rule_id"] = f"F{i:03d}"
+    for i, f_row in enumerate(f_rows, 1):
+        f_row["rule_id"] = f"F{i:03d}"
     e_rows = sorted(
         excl.values(),
         key=lambda r: (doc_order.get(r["adp_doc"], 99), sid_key(r["section_ref"]), r["exclusion"]),
     )
-    for i, r in enumerate(e_rows, 1):
-        r["exclusion_id"] = f"X{i:03d}"
+    for i, e_row in enumerate(e_rows, 1):
+        e_row["exclusion_id"] = f"X{i:03d}"
     d_rows = sorted(
         descriptive,
         key=lambda r: (doc_order.get(r["adp_doc"], 99), sid_key(r["section_ref"]), r["topic"]),
     )
-    for i, r in enumerate(d_rows, 1):
-        r["rule_id"] = f"D{i:03d}"
+    for i, d_row in enumerate(d_rows, 1):
+        d_row["rule_id"] = f"D{i:03d}"
     for sec in sections:
         sec.pop("_text", None)
         if not sec["manual"]:
             sec["manual"] = first_manual.get(sec["adp_doc"], "")
-    meta = {
+    meta: AdpMeta = {
         "extraction_date": data.get("extraction_date", ""),
         "documents_processed": data.get("documents_processed"),
         "sections_in": len(raw_sections),
@@ -321,6 +338,5 @@ def _load(data: dict[str, Any], funding_csv: Path | None, exclusion_csv: Path | 
             d: sorted({x["manual"] for x in sections if x["adp_doc"] == d and x["manual"]})
             for d in CATEGORIES
         },
-        **dict(stats),
     }
-    return AdpResult(f_rows, e_rows, sections, meta, d_rows)
+    return AdpResult(f_rows, e_rows, sections, meta, d_rows, stats)

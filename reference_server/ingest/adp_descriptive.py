@@ -16,8 +16,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import NotRequired, TypedDict
 
+from .adp_manual_text import AdpSection
 from .textrules import break_runs
 
 DESCRIPTIVE_COLUMNS = [
@@ -228,12 +229,27 @@ LABELS = {
 }
 
 
+class DescriptiveRow(TypedDict):
+    """One adp_descriptive_rule.csv row (`rule_id` is given once all rows are sorted)."""
+
+    adp_doc: str
+    device_category: str
+    section_ref: str
+    policy_uid: str
+    page_num: int | None
+    topic: str
+    summary: str
+    source_rule: str
+    evidence: str
+    rule_id: NotRequired[str]
+
+
 def descriptive_rules(
-    rows: list[dict[str, str]], sections: dict[tuple[str, str], list[dict[str, Any]]]
-) -> tuple[list[dict[str, Any]], int]:
+    rows: list[dict[str, str]], sections: dict[tuple[str, str], list[AdpSection]]
+) -> tuple[list[DescriptiveRow], int]:
     """One rule per official row that states a topic (first topic wins), and the count of rows
     left out. `sections` (adp_doc, section_ref) -> ingested sections, for the page and id."""
-    out: dict[tuple[str, str, str], dict[str, Any]] = {}
+    out: dict[tuple[str, str, str], DescriptiveRow] = {}
     skipped = 0
     for row in rows:
         doc, sid = row.get("adp_doc", ""), row.get("section_ref", "")

@@ -9,6 +9,7 @@ keeps the exclusions comparable across the eleven manuals.
 from __future__ import annotations
 
 import re
+from typing import NotRequired, TypedDict
 
 # exclusion key -> (pattern, our own description)
 EXCLUSIONS: dict[str, tuple[re.Pattern[str], str]] = {
@@ -92,6 +93,22 @@ NOT_FUNDED = re.compile(
 NOT_FUNDED_TITLE = re.compile(
     r"not funded|ineligible|non-eligible|repairs/batteries|exclusion", re.I
 )
+
+
+class ExclusionRow(TypedDict):
+    """One adp_exclusion.csv row (`exclusion_id` is given once all rows are sorted)."""
+
+    adp_doc: str
+    device_category: str
+    section_ref: str
+    policy_uid: str
+    page_num: int | None
+    exclusion: str
+    description: str
+    evidence: str
+    exclusion_id: NotRequired[str]
+
+
 EXCLUSION_COLUMNS = [
     "exclusion_id",
     "adp_doc",

@@ -8,7 +8,7 @@ funding for repairs or batteries; and the own-words summary of each rule.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from .adp_manual_text import AMOUNT
 
@@ -33,8 +33,39 @@ FUNDING_COLUMNS = [
 ]
 
 
-def funding_from_sentence(s: str, social_context: bool) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+class ShareRule(TypedDict):
+    """One funding rule as one sentence states it (before it is tied to a section)."""
+
+    scenario: str
+    client: NotRequired[int]  # client share, percent
+    adp: NotRequired[int]  # ADP share, percent
+    item: NotRequired[str]
+    vendor_price: NotRequired[bool]
+    max: NotRequired[bool]  # the ADP share is capped at an approved maximum
+    max_value: NotRequired[float]  # a grant amount, dollars
+    covered: NotRequired[bool]
+
+
+class FundingRow(TypedDict):
+    """One adp_funding_rule.csv row (`rule_id` is given once all rows are sorted)."""
+
+    adp_doc: str
+    device_category: str
+    section_ref: str
+    policy_uid: str
+    page_num: int | None
+    scenario: str
+    client_share_percent: int | None
+    adp_share_percent: int | None
+    max_contribution: float | None
+    covered: bool
+    summary: str
+    evidence: str
+    rule_id: NotRequired[str]
+
+
+def funding_from_sentence(s: str, social_context: bool) -> list[ShareRule]:
+    out: list[ShareRule] = []
     low = s.lower()
     scenario = "lease" if re.search(r"\blease", low) else "purchase"
     social = bool(SOCIAL_ASSISTANCE.search(s)) or social_context
@@ -96,7 +127,7 @@ def funding_from_sentence(s: str, social_context: bool) -> list[dict[str, Any]]:
     return out
 
 
-def funding_summary(label: str, r: dict[str, Any]) -> str:
+def funding_summary(label: str, r: ShareRule) -> str:
     """The rule in our own words, led by its category's label."""
     sc = r["scenario"]
     if sc in ("repair", "batteries"):

@@ -8,7 +8,7 @@ The funding, exclusion and section rows (`adp`) are all read from text cleaned h
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from .dates import MONTH
 from .textrules import keep_label, summarise
@@ -78,6 +78,27 @@ def heading(title: str, raw: str) -> str:
     if looks_heading:
         return keep_label(t, max_words=12)
     return summarise(f"{t} {first_line}", max_words=8)
+
+
+class AdpSection(TypedDict):
+    """One adp_sections.jsonl record (keys in the order written)."""
+
+    id: str
+    policy_uid: str
+    adp_doc: str
+    device_category: str
+    manual: str
+    part: str
+    section_ref: str
+    heading: str
+    page_num: int | None
+    topics: list[str]
+    percentages: list[int]
+    amounts: list[str]
+    exclusions: list[str]
+    kind: str
+    summary: str
+    _text: NotRequired[str]  # the cleaned section text, while rules are read; never written
 
 
 def section_kind(x: dict[str, Any], raw: str) -> str:

@@ -28,12 +28,12 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from reference_server.catalog import ingredient_key
 
 from .dpd import AtcInfo
-from .odb_notes import ProductNotes
+from .odb_notes import NoteRow, ProductNotes
 from .textrules import guarding, summarise
 
 # XML attribute -> column; attributes not listed here are added in snake_case automatically.
@@ -90,13 +90,76 @@ def parse_period(text: str) -> tuple[str, int | None]:
     return label, qty * _UNIT_DAYS[unit]
 
 
+# One odb_drugs.csv row: fixed facts plus one column per <drug> attribute (flags as booleans,
+# other values as text), so its columns are only known once the extract is read.
+DrugCell = str | float | bool | None
+DrugRow = dict[str, DrugCell]
+
+
+class GroupMeta(TypedDict):
+    group_id: str
+    pcg9_id: str
+    generic_name: str
+    ingredient: str
+    strength: str
+    dosage_form: str
+    therapeutic_class: str
+    lu_codes: str
+
+
+class GroupRow(GroupMeta):
+    """One odb_interchangeable_groups.csv row."""
+
+    n_drugs: int
+    n_benefit: int
+    lowest_price: float | None
+    lowest_cost_din: str
+    n_lowest_cost: int
+    atc_code: str
+    atc_class: str
+
+
+class LuRow(TypedDict):
+    """One odb_lu_codes.csv row."""
+
+    lu_code: str
+    dins: str
+    group_ids: str
+    generic_names: str
+    n_dins: int
+    indication: str
+    period: str
+    period_days: int | None
+
+
+class OdbMeta(TypedDict):
+    create_date: str
+    formulary_date: str
+    edition: str
+    update_version: str
+    n_manufacturers: int
+
+
+@dataclass
+class _Drug:
+    """A drug row with the facts the group pass reads, typed."""
+
+    din: str
+    group_id: str
+    is_benefit: bool
+    individual_price: float | None
+    atc_code: str
+    atc_class: str
+    row: DrugRow
+
+
 @dataclass
 class OdbResult:
-    drugs: list[dict[str, Any]]
-    groups: list[dict[str, Any]]
-    lu_codes: list[dict[str, Any]]
-    notes: list[dict[str, Any]] = field(default_factory=list)
-    meta: dict[str, Any] = field(default_factory=dict)
+    drugs: list[DrugRow]
+    groups: list[GroupRow]
+    lu_codes: list[LuRow]
+    meta: OdbMeta
+    notes: list[NoteRow] = field(default_factory=list)
     flag_columns: list[str] = field(default_factory=list)
 
 
@@ -121,8 +184,8 @@ def _parse(root: ET.Element, atc: dict[str, AtcInfo] | None) -> OdbResult:
 
     flag_cols = list(FLAG_COLUMNS.values())
     extra: set[str] = set()
-    drugs: list[dict[str, Any]] = []
-    group_meta: dict[str, dict[str, Any]] = {}
+    drugs: list[_Drug] = []
+    group_meta: dict[str, GroupMeta] = {}
     lu_text: dict[str, str] = {}
     lu_periods: dict[str, list[tuple[str, int | None]]] = defaultdict(list)
     lu_dins: dict[str, list[str]] = defaultdict(list)
@@ -195,15 +258,17 @@ def _parse(root: ET.Element, atc: dict[str, AtcInfo] | None) -> OdbResult:
                                 notes.open("drug", d),
                             ):
                                 notes.apply(opened, din, gid, ingredient)
-                            row: dict[str, Any] = {
+                            manufacturer_id = (d.findtext("manufacturerId") or "").strip()
+                            price = _price(d.findtext("individualPrice"))
+                            row: DrugRow = {
                                 "din": din,
                                 "brand_name": (d.findtext("name") or "").strip(),
                                 "generic_name": generic,
                                 "ingredient": ingredient,
                                 "strength": strength,
                                 "dosage_form": form,
-                                "manufacturer_id": (d.findtext("manufacturerId") or "").strip(),
-                                "individual_price": _price(d.findtext("individualPrice")),
+                                "manufacturer_id": manufacturer_id,
+                                "individual_price": price,
                                 "amount_mohltc_pays": _price(d.findtext("amountMOHLTCPays")),
                                 "daily_cost": _price(d.findtext("dailyCost")),
                                 "listing_date": (d.findtext("listingDate") or "").strip(),
@@ -213,7 +278,7 @@ def _parse(root: ET.Element, atc: dict[str, AtcInfo] | None) -> OdbResult:
                                 "pcg9_id": pcg9_id,
                                 "lu_codes": ";".join(codes),
                             }
-                            row["manufacturer"] = manufacturers.get(row["manufacturer_id"], "")
+                            row["manufacturer"] = manufacturers.get(manufacturer_id, "")
                             for attr, col in FLAG_COLUMNS.items():
                                 row[col] = d.get(attr) == "Y"
                             for attr, col in VALUE_COLUMNS.items():
@@ -224,43 +289,48 @@ def _parse(root: ET.Element, atc: dict[str, AtcInfo] | None) -> OdbResult:
                                 col = _snake(attr)
                                 extra.add(col)
                                 row[col] = val == "Y" if val in ("Y", "N") else val
-                            row["is_benefit"] = not row["not_a_benefit"]
+                            is_benefit = not row["not_a_benefit"]
+                            row["is_benefit"] = is_benefit
                             row["lu_required"] = bool(codes)
                             info = atc.get(din)
-                            row["atc_code"] = info.atc_code if info else ""
-                            row["atc_class"] = info.atc_class if info else ""
-                            drugs.append(row)
+                            atc_code = info.atc_code if info else ""
+                            atc_class = info.atc_class if info else ""
+                            row["atc_code"] = atc_code
+                            row["atc_class"] = atc_class
+                            drugs.append(
+                                _Drug(din, gid, is_benefit, price, atc_code, atc_class, row)
+                            )
                             for c in codes:
                                 lu_dins[c].append(din)
 
     # lowest cost within each interchangeable group, among benefits with a price
-    by_group: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in drugs:
-        by_group[row["group_id"]].append(row)
-    groups: list[dict[str, Any]] = []
+    by_group: dict[str, list[_Drug]] = defaultdict(list)
+    for drug in drugs:
+        by_group[drug.group_id].append(drug)
+    groups: list[GroupRow] = []
     for gid, members in by_group.items():
-        priced = [r for r in members if r["is_benefit"] and r["individual_price"] is not None]
-        low = min((r["individual_price"] for r in priced), default=None)
-        lowest = sorted(r["din"] for r in priced if r["individual_price"] == low)
-        for r in members:
-            r["lowest_cost"] = low is not None and r["din"] in lowest
-        atcs = sorted({r["atc_code"] for r in members if r["atc_code"]})
-        classes = sorted({r["atc_class"] for r in members if r["atc_class"]})
-        g = dict(group_meta[gid])
-        g.update(
-            {
-                "n_drugs": len(members),
-                "n_benefit": sum(1 for r in members if r["is_benefit"]),
-                "lowest_price": low,
-                "lowest_cost_din": lowest[0] if lowest else "",
-                "n_lowest_cost": len(lowest),
-                "atc_code": ";".join(atcs),
-                "atc_class": ";".join(classes),
-            }
+        priced = [r for r in members if r.is_benefit and r.individual_price is not None]
+        low = min(
+            (r.individual_price for r in priced if r.individual_price is not None), default=None
         )
+        lowest = sorted(r.din for r in priced if r.individual_price == low)
+        for r in members:
+            r.row["lowest_cost"] = low is not None and r.din in lowest
+        atcs = sorted({r.atc_code for r in members if r.atc_code})
+        classes = sorted({r.atc_class for r in members if r.atc_class})
+        g: GroupRow = {
+            **group_meta[gid],
+            "n_drugs": len(members),
+            "n_benefit": sum(1 for r in members if r.is_benefit),
+            "lowest_price": low,
+            "lowest_cost_din": lowest[0] if lowest else "",
+            "n_lowest_cost": len(lowest),
+            "atc_code": ";".join(atcs),
+            "atc_class": ";".join(classes),
+        }
         groups.append(g)
 
-    lu_rows: list[dict[str, Any]] = []
+    lu_rows: list[LuRow] = []
     for code in lu_text:
         periods = sorted(
             set(lu_periods.get(code, [])), key=lambda p: (p[1] is None, p[1] or 0, p[0])
@@ -278,18 +348,23 @@ def _parse(root: ET.Element, atc: dict[str, AtcInfo] | None) -> OdbResult:
             }
         )
 
-    drugs.sort(key=lambda r: r["din"])
+    drugs.sort(key=lambda r: r.din)
     groups.sort(key=lambda g: (len(g["group_id"]), g["group_id"]))
     lu_rows.sort(key=lambda r: (len(r["lu_code"]), r["lu_code"]))
-    meta = {
-        "create_date": root.get("createDate") or formulary.get("createDate", ""),
+    meta: OdbMeta = {
+        "create_date": root.get("createDate") or formulary.get("createDate") or "",
         "formulary_date": formulary.get("formularyDate", ""),
         "edition": formulary.get("edition", ""),
         "update_version": formulary.get("updateVer", ""),
         "n_manufacturers": len(manufacturers),
     }
     return OdbResult(
-        drugs, groups, lu_rows, notes.rows(), meta=meta, flag_columns=flag_cols + sorted(extra)
+        [d.row for d in drugs],
+        groups,
+        lu_rows,
+        meta,
+        notes.rows(),
+        flag_columns=flag_cols + sorted(extra),
     )
 
 

@@ -9,11 +9,35 @@ the drug, group and LU-code tables it flattens.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TypedDict
 
 from .textrules import summarise
 
 NOTE_WORDS = 30  # product notes are summarised to at most this many words
+
+
+@dataclass
+class NoteRecord:
+    """One distinct note text, with the levels it was seen at and the products under it."""
+
+    text: str
+    levels: set[str] = field(default_factory=set)
+    dins: list[str] = field(default_factory=list)
+    groups: list[str] = field(default_factory=list)
+    ingredients: list[str] = field(default_factory=list)
+
+
+class NoteRow(TypedDict):
+    """One odb_notes.csv row."""
+
+    note_id: str
+    scope: str
+    summary: str
+    n_dins: int
+    dins: str
+    group_ids: str
+    ingredients: str
 
 
 class ProductNotes:
@@ -24,9 +48,9 @@ class ProductNotes:
     LEVELS = ("drug", "group", "ingredient", "subclass")  # most specific first
 
     def __init__(self) -> None:
-        self._by_text: dict[str, dict[str, Any]] = {}
+        self._by_text: dict[str, NoteRecord] = {}
 
-    def open(self, level: str, element: ET.Element) -> list[dict[str, Any]]:
+    def open(self, level: str, element: ET.Element) -> list[NoteRecord]:
         """The note records of `element` (created on first sight, in document order)."""
         out = []
         for note in element.findall("note"):
@@ -35,34 +59,38 @@ class ProductNotes:
                 continue
             rec = self._by_text.get(text)
             if rec is None:
-                rec = {"text": text, "levels": set(), "dins": [], "groups": [], "ingredients": []}
+                rec = NoteRecord(text)
                 self._by_text[text] = rec
-            rec["levels"].add(level)
+            rec.levels.add(level)
             out.append(rec)
         return out
 
     @staticmethod
-    def apply(records: list[dict[str, Any]], din: str, group: str, ingredient: str) -> None:
+    def apply(records: list[NoteRecord], din: str, group: str, ingredient: str) -> None:
         for rec in records:
-            for key, value in (("dins", din), ("groups", group), ("ingredients", ingredient)):
-                if value and value not in rec[key]:
-                    rec[key].append(value)
+            for values, value in (
+                (rec.dins, din),
+                (rec.groups, group),
+                (rec.ingredients, ingredient),
+            ):
+                if value and value not in values:
+                    values.append(value)
 
-    def rows(self) -> list[dict[str, Any]]:
-        rows = []
+    def rows(self) -> list[NoteRow]:
+        rows: list[NoteRow] = []
         for i, rec in enumerate(self._by_text.values(), start=1):
-            if not rec["dins"]:
+            if not rec.dins:
                 continue
-            scope = next(level for level in self.LEVELS if level in rec["levels"])
+            scope = next(level for level in self.LEVELS if level in rec.levels)
             rows.append(
                 {
                     "note_id": f"N{i:03d}",
                     "scope": scope,
-                    "summary": summarise(rec["text"], max_words=NOTE_WORDS, first_clause=False),
-                    "n_dins": len(rec["dins"]),
-                    "dins": ";".join(sorted(rec["dins"])),
-                    "group_ids": ";".join(sorted(rec["groups"])),
-                    "ingredients": ";".join(sorted(rec["ingredients"])),
+                    "summary": summarise(rec.text, max_words=NOTE_WORDS, first_clause=False),
+                    "n_dins": len(rec.dins),
+                    "dins": ";".join(sorted(rec.dins)),
+                    "group_ids": ";".join(sorted(rec.groups)),
+                    "ingredients": ";".join(sorted(rec.ingredients)),
                 }
             )
         return rows

@@ -1,4 +1,4 @@
-"""`python -m reference_server.ingest off`: rebuild corpus/off from the official files.
+"""`ocm ingest off`: rebuild corpus/off from the official files.
 
 Runs each Dr. OFF ingester on whichever inputs exist, writes compact deterministic CSV/JSONL
 (UTF-8, '\\n' line ends, stable row order, booleans as 1/0, empty = missing) and records per
@@ -16,12 +16,14 @@ import json
 import re
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import yaml
 
 from . import act, adp, adp_descriptive, adp_exclusions, adp_funding, dpd, odb, odb_notes, ohip
+from .adp_manual_text import AdpSection
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared" / "data"
@@ -46,7 +48,38 @@ def _cell(v: Any) -> str:
     return str(v)
 
 
-def write_csv(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> int:
+# Every row kind written to a corpus CSV file.
+CsvRow = (
+    odb.DrugRow
+    | odb.GroupRow
+    | odb.LuRow
+    | odb_notes.NoteRow
+    | ohip.FeeRow
+    | ohip.DroppedRow
+    | ohip.SubsectionRow
+    | adp_funding.FundingRow
+    | adp_exclusions.ExclusionRow
+    | adp_descriptive.DescriptiveRow
+    | act.ActRow
+)
+
+
+class CommentaryCheck(TypedDict):
+    unknown_codes: list[str]
+    fee_mismatches: list[str]
+
+
+class HandWrittenEntry(TypedDict):
+    """The manifest entry of a hand-written corpus file."""
+
+    source: str
+    notes: str
+    rows_out: NotRequired[int]
+    unknown_codes: NotRequired[list[str]]
+    fee_mismatches: NotRequired[list[str]]
+
+
+def write_csv(path: Path, columns: list[str], rows: Sequence[CsvRow]) -> int:
     with path.open("w", encoding="utf-8", newline="") as fh:
         w = csv.writer(fh, lineterminator="\n")
         w.writerow(columns)
@@ -55,7 +88,7 @@ def write_csv(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> int
     return len(rows)
 
 
-def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> int:
+def write_jsonl(path: Path, rows: list[AdpSection]) -> int:
     with path.open("w", encoding="utf-8", newline="\n") as fh:
         for r in rows:
             fh.write(json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n")
@@ -75,7 +108,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
     )
     files: dict[str, Any] = manifest.setdefault("files", {})
-    manifest["generated_by"] = "python -m reference_server.ingest off"
+    manifest["generated_by"] = "ocm ingest off"
     manifest["rules"] = (
         "Facts only (codes, fees, DINs, prices, groups, dates, names, thresholds, percentages). "
         "Prose fields are re-expressed by reference_server/ingest/textrules.py; no 8-word run "
@@ -97,7 +130,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     if args.odb and args.odb.exists():
         res = odb.parse(args.odb, atc)
-        src = {
+        src_odb = {
             "source": f"odb/{args.odb.name}",
             "publisher": "Ontario Ministry of Health",
             "create_date": res.meta["create_date"],
@@ -108,7 +141,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         n = write_csv(out / "odb_drugs.csv", odb.drug_columns(res), res.drugs)
         matched = sum(1 for d in res.drugs if d["atc_code"])
         files["odb_drugs.csv"] = {
-            **src,
+            **src_odb,
             "joined_with": dpd_note,
             "rows_in": len(res.drugs),
             "rows_out": n,
@@ -120,7 +153,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         }
         n = write_csv(out / "odb_interchangeable_groups.csv", odb.GROUP_COLUMNS, res.groups)
         files["odb_interchangeable_groups.csv"] = {
-            **src,
+            **src_odb,
             "rows_in": n,
             "rows_out": n,
             "dropped": {},
@@ -132,7 +165,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         }
         n = write_csv(out / "odb_lu_codes.csv", odb.LU_COLUMNS, res.lu_codes)
         files["odb_lu_codes.csv"] = {
-            **src,
+            **src_odb,
             "rows_in": n,
             "rows_out": n,
             "dropped": {"criteria_text": "not copied; see indication rule"},
@@ -141,7 +174,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         }
         n = write_csv(out / "odb_notes.csv", odb_notes.NOTE_COLUMNS, res.notes)
         files["odb_notes.csv"] = {
-            **src,
+            **src_odb,
             "rows_in": n,
             "rows_out": n,
             "dropped": {"note_text": "not copied; see summary rule"},
@@ -157,7 +190,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.ohip_dir and args.ohip_dir.is_dir():
         paths = sorted(args.ohip_dir.glob("section_*_extracted.json"))
         res_o = ohip.load(paths)
-        src = {
+        src_ohip = {
             "source": [f"ohip/{p.name}" for p in paths],
             "schedule_pdf": res_o.meta["source_pdf"],
             "edition": res_o.meta["edition"],
@@ -167,7 +200,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for d in res_o.dropped:
             reasons[d["reason"]] += d["n_rows"]
         files["ohip_fee_schedule.csv"] = {
-            **src,
+            **src_ohip,
             "rows_in": res_o.meta["rows_in"],
             "unique_codes_in": res_o.meta["unique_codes_in"],
             "rows_out": n,
@@ -178,7 +211,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         }
         n = write_csv(out / "ohip_dropped.csv", ohip.DROPPED_COLUMNS, res_o.dropped)
         files["ohip_dropped.csv"] = {
-            **src,
+            **src_ohip,
             "rows_in": sum(reasons.values()),
             "rows_out": n,
             "dropped": {},
@@ -186,7 +219,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         }
         n = write_csv(out / "ohip_subsections.csv", ohip.SUBSECTION_COLUMNS, res_o.subsections)
         files["ohip_subsections.csv"] = {
-            **src,
+            **src_ohip,
             "rows_in": n,
             "rows_out": n,
             "dropped": {},
@@ -203,7 +236,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             args.adp_dir / "adp_funding_rule.csv",
             args.adp_dir / "adp_exclusion.csv",
         )
-        src = {
+        src_adp = {
             "source": [
                 "adp/adp_extraction.json",
                 "adp/adp_funding_rule.csv",
@@ -214,17 +247,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         }
         n = write_csv(out / "adp_funding_rule.csv", adp_funding.FUNDING_COLUMNS, res_a.funding)
         files["adp_funding_rule.csv"] = {
-            **src,
+            **src_adp,
             "rows_in": {
-                "csv_rows": res_a.meta.get("csv_funding_rows", 0),
-                "extraction_items": res_a.meta.get("plain_funding_items", 0)
-                + res_a.meta.get("llm_funding_items", 0),
+                "csv_rows": res_a.counts.get("csv_funding_rows", 0),
+                "extraction_items": res_a.counts.get("plain_funding_items", 0)
+                + res_a.counts.get("llm_funding_items", 0),
                 "sections": res_a.meta["sections_in"],
             },
             "rows_out": n,
             "dropped": {
-                "llm_extracted_items_not_used": res_a.meta.get("llm_funding_items", 0),
-                "of_which_percent_found_in_section_text": res_a.meta.get(
+                "llm_extracted_items_not_used": res_a.counts.get("llm_funding_items", 0),
+                "of_which_percent_found_in_section_text": res_a.counts.get(
                     "llm_funding_items_percent_in_text", 0
                 ),
                 "source_rows_without_a_share_amount_or_no_funding_statement": "not turned into rules",
@@ -233,15 +266,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         }
         n = write_csv(out / "adp_exclusion.csv", adp_exclusions.EXCLUSION_COLUMNS, res_a.exclusions)
         files["adp_exclusion.csv"] = {
-            **src,
+            **src_adp,
             "rows_in": {
-                "csv_rows": res_a.meta.get("csv_exclusion_rows", 0),
-                "llm_extracted_items": res_a.meta.get("llm_exclusion_items", 0),
+                "csv_rows": res_a.counts.get("csv_exclusion_rows", 0),
+                "llm_extracted_items": res_a.counts.get("llm_exclusion_items", 0),
             },
             "rows_out": n,
             "dropped": {
-                "llm_extracted_items_not_used": res_a.meta.get("llm_exclusion_items", 0),
-                "csv_rows_unmapped": res_a.meta.get("csv_exclusion_rows_unmapped", 0),
+                "llm_extracted_items_not_used": res_a.counts.get("llm_exclusion_items", 0),
+                "csv_rows_unmapped": res_a.counts.get("csv_exclusion_rows_unmapped", 0),
             },
             "notes": "Fixed exclusion vocabulary matched in not-funded contexts, plus the CSV rows "
             "(merged on adp_doc, section, exclusion).",
@@ -250,11 +283,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             out / "adp_descriptive_rule.csv", adp_descriptive.DESCRIPTIVE_COLUMNS, res_a.descriptive
         )
         files["adp_descriptive_rule.csv"] = {
-            **src,
-            "rows_in": {"csv_rows": res_a.meta.get("csv_funding_rows", 0)},
+            **src_adp,
+            "rows_in": {"csv_rows": res_a.counts.get("csv_funding_rows", 0)},
             "rows_out": n,
             "dropped": {
-                "csv_rows_without_a_topic": res_a.meta.get("csv_rows_without_a_topic", 0),
+                "csv_rows_without_a_topic": res_a.counts.get("csv_rows_without_a_topic", 0),
             },
             "notes": "Rows of the official rule table that say who does what (equipment pool, "
             "leases, suppliers, repairs, service agreements, social-assistance co-payment): one "
@@ -262,7 +295,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         }
         n = write_jsonl(out / "adp_sections.jsonl", res_a.sections)
         files["adp_sections.jsonl"] = {
-            **src,
+            **src_adp,
             "rows_in": res_a.meta["sections_in"],
             "rows_out": n,
             "dropped": {},
@@ -295,12 +328,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if not p.exists():
             continue
         data = yaml.safe_load(p.read_text(encoding="utf-8"))
-        entry: dict[str, Any] = {"source": "hand-written (own words)", "notes": note}
+        entry: HandWrittenEntry = {"source": "hand-written (own words)", "notes": note}
         if name in ("ohip_commentary.yaml", "odb_policy.yaml"):
             chunks = data.get("chunks", []) if isinstance(data, dict) else []
             entry["rows_out"] = len(chunks)
             if name == "ohip_commentary.yaml":
-                entry.update(check_commentary(chunks, out / "ohip_fee_schedule.csv"))
+                check = check_commentary(chunks, out / "ohip_fee_schedule.csv")
+                entry["unknown_codes"] = check["unknown_codes"]
+                entry["fee_mismatches"] = check["fee_mismatches"]
         elif name == "drug_classes.yaml":
             entry["rows_out"] = len((data or {}).get("classes", {}))
         else:
@@ -314,7 +349,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return manifest
 
 
-def check_commentary(chunks: list[dict[str, Any]], schedule: Path) -> dict[str, list[str]]:
+def check_commentary(chunks: list[dict[str, Any]], schedule: Path) -> CommentaryCheck:
     """Codes the commentary names that the fee schedule lacks, and quoted fees ('A135
     (164.90)') that differ from every fee the schedule gives for that code."""
     if not schedule.exists():
@@ -345,7 +380,7 @@ def check_commentary(chunks: list[dict[str, Any]], schedule: Path) -> dict[str, 
 
 
 def build_parser(p: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    p = p or argparse.ArgumentParser(prog="python -m reference_server.ingest off")
+    p = p or argparse.ArgumentParser(prog="ocm ingest off")
     p.description = "Rebuild reference_server/corpus/off from the official Dr. OFF source files."
     p.add_argument(
         "--odb",
@@ -385,7 +420,3 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     run(args)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -28,7 +28,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from .textrules import NUMBER_WORDS, break_runs, guarding, keep_label, reword, summarise
 
@@ -137,12 +137,84 @@ def find_limits(*texts: str) -> list[str]:
     return out
 
 
+class FeeRow(TypedDict):
+    """One ohip_fee_schedule.csv row: one (code, fee)."""
+
+    code: str
+    description: str
+    fee: float | None
+    fee_kind: str
+    fee_percent: float | None
+    h_fee: float | None
+    p_fee: float | None
+    asst_fee: float | None
+    surg_fee: float | None
+    anae_fee: float | None
+    t_fee: float | None
+    units: str
+    requirements: str
+    limits: str
+    special_prefix: str
+    section: str
+    subsection_title: str
+    subsection_n: int | None
+    page_ref: str
+    pdf_pages: str
+    n_source_rows: int
+    conflict_group: str
+    n_fee_variants: int
+
+
+class DroppedRow(TypedDict):
+    """One ohip_dropped.csv row: source rows dropped for one (code, raw fee, reason)."""
+
+    code: str
+    fee_raw: str
+    reason: str
+    n_rows: int
+    page_refs: str
+
+
+class SubsectionRow(TypedDict):
+    """One ohip_subsections.csv row."""
+
+    subsection_n: int
+    section: str
+    subsection_title: str
+    page_ref: str
+    pdf_pages: str
+    plausible_pages: bool
+    n_source_rows: int
+    n_codes: int
+
+
+class OhipMeta(TypedDict):
+    source_pdf: list[str]
+    edition: str
+    rows_in: int
+    unique_codes_in: int
+
+
+@dataclass
+class _SourceRow:
+    """One fee code entry of a section file, with where it was read."""
+
+    file: str
+    sub: tuple[str, str, str]  # (parent section, page ref, subsection title)
+    order: int
+    fields: dict[str, Any]  # the extraction's entry as read (code, description, fee, ...)
+    fee: Fee = field(default_factory=lambda: Fee(None, "missing"))
+
+    def get(self, key: str) -> Any:
+        return self.fields.get(key)
+
+
 @dataclass
 class OhipResult:
-    rows: list[dict[str, Any]]
-    dropped: list[dict[str, Any]]
-    subsections: list[dict[str, Any]]
-    meta: dict[str, Any] = field(default_factory=dict)
+    rows: list[FeeRow]
+    dropped: list[DroppedRow]
+    subsections: list[SubsectionRow]
+    meta: OhipMeta
 
 
 FEE_COLUMNS = [
@@ -226,9 +298,9 @@ def load(paths: list[Path]) -> OhipResult:
 
 
 def _load(paths: list[Path]) -> OhipResult:
-    raw_rows: list[dict[str, Any]] = []
+    raw_rows: list[_SourceRow] = []
     sub_index: dict[tuple[str, str, str], int] = {}
-    subsections: list[dict[str, Any]] = []
+    subsections: list[SubsectionRow] = []
     source_pdfs: set[str] = set()
     order = 0
     for path in sorted(paths):
@@ -236,7 +308,7 @@ def _load(paths: list[Path]) -> OhipResult:
         if data.get("source_pdf"):
             source_pdfs.add(Path(data["source_pdf"]).name)
         for sub in data.get("subsections", []):
-            key = (
+            key: tuple[str, str, str] = (
                 sub.get("parent_section", ""),
                 sub.get("page_ref", ""),
                 sub.get("subsection_title", ""),
@@ -258,17 +330,17 @@ def _load(paths: list[Path]) -> OhipResult:
                 )
             for fc in fee_codes:
                 order += 1
-                raw_rows.append({"file": path.name, "sub": key, "order": order, **fc})
+                raw_rows.append(_SourceRow(path.name, key, order, fc))
 
     dropped_acc: dict[tuple[str, str, str], list[str]] = defaultdict(list)
 
     def drop(code: str, fee_raw: Any, reason: str, page_ref: str) -> None:
         dropped_acc[(code, "" if fee_raw is None else str(fee_raw), reason)].append(page_ref)
 
-    by_code: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_code: dict[str, list[_SourceRow]] = defaultdict(list)
     for r in raw_rows:
         code = str(r.get("code") or "").strip().upper()
-        page_ref = r["sub"][1]
+        page_ref = r.sub[1]
         if not code:
             drop("", r.get("fee"), "no code", page_ref)
             continue
@@ -279,29 +351,28 @@ def _load(paths: list[Path]) -> OhipResult:
         if fee is None:
             drop(code, r.get("fee"), "malformed fee", page_ref)
             continue
-        r["code"] = code
-        r["_fee"] = fee
-        if r["sub"] in sub_index:
-            subsections[sub_index[r["sub"]] - 1]["n_source_rows"] += 1
+        r.fee = fee
+        if r.sub in sub_index:
+            subsections[sub_index[r.sub] - 1]["n_source_rows"] += 1
         by_code[code].append(r)
 
-    rows: list[dict[str, Any]] = []
+    rows: list[FeeRow] = []
     for code in sorted(by_code):
         members = by_code[code]
         code_text = " ".join(
             f"{r.get('conditions') or ''} {r.get('description') or ''}" for r in members
         )
         for r, f in zip(
-            members, _percent_in_disguise([r["_fee"] for r in members], code_text), strict=True
+            members, _percent_in_disguise([r.fee for r in members], code_text), strict=True
         ):
-            r["_fee"] = f
-        variants: dict[Fee, list[dict[str, Any]]] = defaultdict(list)
+            r.fee = f
+        variants: dict[Fee, list[_SourceRow]] = defaultdict(list)
         for r in members:
-            variants[r["_fee"]].append(r)
+            variants[r.fee].append(r)
         priced = [f for f in variants if f.kind != "missing"]
         if priced and Fee(None, "missing") in variants:
             for r in variants.pop(Fee(None, "missing")):
-                drop(code, r.get("fee"), "duplicate (no fee; priced row kept)", r["sub"][1])
+                drop(code, r.get("fee"), "duplicate (no fee; priced row kept)", r.sub[1])
         conditions: list[str] = []
         for r in members:
             c = (r.get("conditions") or "").strip()
@@ -317,20 +388,20 @@ def _load(paths: list[Path]) -> OhipResult:
             variants.items(), key=lambda kv: (kv[0].value is None, kv[0].value or 0, kv[0].kind)
         ):
 
-            def rank(r: dict[str, Any]) -> tuple[int, int, int]:
-                sub = subsections[sub_index[r["sub"]] - 1] if r["sub"] in sub_index else None
+            def rank(r: _SourceRow) -> tuple[int, int, int]:
+                sub = subsections[sub_index[r.sub] - 1] if r.sub in sub_index else None
                 plausible = bool(sub and sub["plausible_pages"])
                 return (
                     0 if plausible else 1,
                     -len((r.get("description") or "").split()),
-                    r["order"],
+                    r.order,
                 )
 
             vrows.sort(key=rank)
             best = vrows[0]
             for r in vrows[1:]:
-                drop(code, r.get("fee"), "duplicate", r["sub"][1])
-            sub = subsections[sub_index[best["sub"]] - 1] if best["sub"] in sub_index else None
+                drop(code, r.get("fee"), "duplicate", r.sub[1])
+            sub = subsections[sub_index[best.sub] - 1] if best.sub in sub_index else None
             if sub:
                 sub["n_codes"] += 1
             units = best.get("units")
@@ -356,10 +427,10 @@ def _load(paths: list[Path]) -> OhipResult:
                     "requirements": " | ".join(req[:4]),
                     "limits": "; ".join(limits[:4]),
                     "special_prefix": (best.get("special_prefix") or "").strip(),
-                    "section": best["sub"][0],
-                    "subsection_title": best["sub"][2],
+                    "section": best.sub[0],
+                    "subsection_title": best.sub[2],
                     "subsection_n": sub["subsection_n"] if sub else None,
-                    "page_ref": best["sub"][1],
+                    "page_ref": best.sub[1],
                     "pdf_pages": sub["pdf_pages"] if sub else "",
                     "n_source_rows": len(vrows),
                     "conflict_group": code if n_variants > 1 else "",
@@ -367,7 +438,7 @@ def _load(paths: list[Path]) -> OhipResult:
                 }
             )
 
-    dropped = [
+    dropped: list[DroppedRow] = [
         {
             "code": k[0],
             "fee_raw": k[1],
@@ -377,7 +448,7 @@ def _load(paths: list[Path]) -> OhipResult:
         }
         for k, v in sorted(dropped_acc.items())
     ]
-    meta = {
+    meta: OhipMeta = {
         "source_pdf": sorted(source_pdfs),
         "edition": _edition(source_pdfs),
         "rows_in": len(raw_rows),

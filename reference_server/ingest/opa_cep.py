@@ -12,9 +12,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 import yaml
 
@@ -158,7 +159,72 @@ def skeleton_sections(raw: dict[str, Any], nav: list[dict[str, str]]) -> list[di
     return [{"heading": h, "text": ""} for h in dict.fromkeys(headings)]
 
 
-def derive(path: Path) -> dict[str, Any]:
+class CepTool(TypedDict):
+    """The `tool:` block of a CEP document (corpus/FORMAT.md)."""
+
+    tool_id: str
+    category: str | None
+    conditions: list[str]
+    features: dict[str, str | None]
+    screening_tools: list[str]
+    navigation: list[dict[str, str]]  # {title, anchor, summary}
+    pdf_url: str | None
+
+
+class CepRecord(TypedDict):
+    """The derived facts of one CEP tool, in the corpus format (texts left empty)."""
+
+    document_id: str
+    source_org: str
+    document_type: str
+    title: str
+    source_url: str
+    policy_number: str | None
+    published_date: str | None
+    effective_date: str | None
+    updated_date: str | None
+    review_date: str | None
+    topics: list[str]
+    is_superseded: bool
+    superseded_by: str | None
+    companion_of: str | None
+    derived_from: str
+    tool: CepTool
+    sections: list[dict[str, str]]  # {heading, text}
+
+
+# The facts `merge` refreshes in an authored document, and in its `tool:` block.
+_REFRESHED: tuple[
+    Literal[
+        "source_org",
+        "document_type",
+        "title",
+        "source_url",
+        "published_date",
+        "effective_date",
+        "updated_date",
+        "derived_from",
+    ],
+    ...,
+] = (
+    "source_org",
+    "document_type",
+    "title",
+    "source_url",
+    "published_date",
+    "effective_date",
+    "updated_date",
+    "derived_from",
+)
+_REFRESHED_TOOL: tuple[Literal["tool_id", "category", "features", "screening_tools"], ...] = (
+    "tool_id",
+    "category",
+    "features",
+    "screening_tools",
+)
+
+
+def derive(path: Path) -> CepRecord:
     """Corpus record (facts only, empty texts) for one CEP tool file."""
     raw = json.loads(path.read_text(encoding="utf-8"))
     document_id = f"cep-{tool_slug(raw)}"
@@ -193,23 +259,14 @@ def derive(path: Path) -> dict[str, Any]:
     }
 
 
-def merge(existing: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
+def merge(existing: dict[str, Any], facts: CepRecord) -> dict[str, Any]:
     """Refresh derived facts; keep authored topics, conditions, summaries and sections."""
     merged = dict(existing)
-    for key in (
-        "source_org",
-        "document_type",
-        "title",
-        "source_url",
-        "published_date",
-        "effective_date",
-        "updated_date",
-        "derived_from",
-    ):
+    for key in _REFRESHED:
         merged[key] = facts[key]
     tool = dict(existing.get("tool") or {})
-    for key in ("tool_id", "category", "features", "screening_tools"):
-        tool[key] = facts["tool"][key]
+    for tool_key in _REFRESHED_TOOL:
+        tool[tool_key] = facts["tool"][tool_key]
     summaries = {n.get("anchor"): n.get("summary", "") for n in tool.get("navigation") or []}
     tool["navigation"] = [
         {**n, "summary": summaries.get(n["anchor"], "")} for n in facts["tool"]["navigation"]
@@ -230,7 +287,7 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 _Dumper.add_representer(str, _represent_str)
 
 
-def dump(record: dict[str, Any]) -> str:
+def dump(record: Mapping[str, object]) -> str:
     """YAML text for one corpus record."""
     return yaml.dump(record, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
 
@@ -351,12 +408,10 @@ def write_skeletons(source_dir: Path, out_dir: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m reference_server.ingest cep [SOURCE_DIR] [OUT_DIR]`: refresh facts, write skeletons."""
+    """`ocm ingest cep [SOURCE_DIR] [OUT_DIR]`: refresh facts, write skeletons."""
     import argparse
 
-    parser = argparse.ArgumentParser(
-        prog="python -m reference_server.ingest cep", description=main.__doc__
-    )
+    parser = argparse.ArgumentParser(prog="ocm ingest cep", description=main.__doc__)
     parser.add_argument("source_dir", nargs="?", type=Path, default=Path("../shared/data/opa/cep"))
     parser.add_argument(
         "out_dir", nargs="?", type=Path, default=Path(__file__).parents[1] / "corpus/opa/cep"
@@ -367,7 +422,3 @@ def main(argv: list[str] | None = None) -> int:
     for name, reason in ingestion_outcome(args.source_dir).excluded.items():
         print(f"excluded {name}: {reason}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

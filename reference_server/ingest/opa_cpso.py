@@ -286,12 +286,10 @@ def write_skeletons(source_dir: Path, out_dir: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m reference_server.ingest cpso [SOURCE_DIR] [OUT_DIR]`: refresh facts, write skeletons."""
+    """`ocm ingest cpso [SOURCE_DIR] [OUT_DIR]`: refresh facts, write skeletons."""
     import argparse
 
-    parser = argparse.ArgumentParser(
-        prog="python -m reference_server.ingest cpso", description=main.__doc__
-    )
+    parser = argparse.ArgumentParser(prog="ocm ingest cpso", description=main.__doc__)
     parser.add_argument("source_dir", nargs="?", type=Path, default=Path("../shared/data/opa/cpso"))
     parser.add_argument(
         "out_dir", nargs="?", type=Path, default=Path(__file__).parents[1] / "corpus/opa/cpso"

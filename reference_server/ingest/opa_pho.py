@@ -23,7 +23,7 @@ and a ``derived_facts`` block for reference. As with `opa_cpso`, a skeleton goes
 ``<out>/_skeletons/`` unless an authored document already exists, in which case only the
 derived document facts are refreshed and authored text is kept.
 
-Run: ``python -m reference_server.ingest.opa_pho SOURCE.json OUT_DIR [--print]``
+Run: ``ocm ingest pho SOURCE.json OUT_DIR [--print]``
 """
 
 from __future__ import annotations
@@ -34,15 +34,25 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from .opa_pho_ipac import (
+    CleaningFrequency,
+    NumberedStatement,
+    SpauldingRow,
+    ThemeLocation,
     derive_cleaning_frequencies,
     derive_numbered_statements,
     derive_spaulding,
     locate_themes,
 )
-from .opa_pho_outline import cross_referenced_titles, derive_outline, derive_tables, derive_title
+from .opa_pho_outline import (
+    TableEntry,
+    cross_referenced_titles,
+    derive_outline,
+    derive_tables,
+    derive_title,
+)
 from .opa_pho_text import (
     Rejoiner,
     first_group,
@@ -81,11 +91,74 @@ SECTION_PLAN = [
 ]
 
 
+class PhoSection(TypedDict):
+    heading: str
+    text: str  # written by authors
+    ipac: None  # the section's IPAC facts, written by authors
+
+
+class PhoRecord(TypedDict):
+    """The derived facts of the PHO document, in the corpus format (texts left empty)."""
+
+    document_id: str
+    source_org: str
+    document_type: str
+    title: str
+    source_url: str
+    policy_number: None
+    published_date: str | None
+    effective_date: str | None
+    updated_date: str | None
+    review_date: None
+    topics: list[str]
+    is_superseded: bool
+    superseded_by: None
+    companion_of: None
+    derived_from: str
+    sections: list[PhoSection]
+
+
+class OutlineSubsection(TypedDict):
+    heading: str
+    page: int | None
+
+
+class OutlineChapter(TypedDict):
+    chapter: str
+    page: int | None
+    subsections: list[OutlineSubsection]
+
+
+class MissingChapter(TypedDict):
+    chapter: int
+    title_from_cross_reference: str | None
+
+
+class PhoDerived(TypedDict):
+    """What the extraction shows about the PDF, for authors (a skeleton's `derived_facts`)."""
+
+    source_pdf: str
+    page_count: int | None
+    outline: list[OutlineChapter]
+    pages_missing_from_extraction: list[str]
+    chapters_missing_from_extraction: list[MissingChapter]
+    headings_of_missing_chapters: list[OutlineSubsection]
+    tables: list[TableEntry]
+    theme_locations: dict[str, ThemeLocation]
+    spaulding: list[SpauldingRow]
+    cleaning_frequencies: list[CleaningFrequency]
+    numbered_statements: dict[str, list[NumberedStatement]]
+
+
+class PhoSkeleton(PhoRecord):
+    derived_facts: PhoDerived
+
+
 @dataclass
 class PhoFacts:
     document_id: str
-    record: dict[str, Any]
-    derived: dict[str, Any]
+    record: PhoRecord
+    derived: PhoDerived
 
 
 def derive(path: Path) -> PhoFacts:
@@ -117,11 +190,11 @@ def derive(path: Path) -> PhoFacts:
     labels.update({f"{c.number}.{s.number}": s.title for c in outline for s in c.children})
     for key, title in xref.items():  # chapters/subsections lost by the extraction
         labels.setdefault(key, title)
-    sections = [
+    sections: list[PhoSection] = [
         {"heading": labels[k], "text": "", "ipac": None} for k in SECTION_PLAN if k in labels
     ]
 
-    record = {
+    record: PhoRecord = {
         "document_id": DOCUMENT_ID,
         "source_org": "pho",
         "document_type": "guideline",
@@ -153,7 +226,7 @@ def derive(path: Path) -> PhoFacts:
         # the list of tables is at the front; is the table itself anywhere after it?
         body = re.search(rf"Table {t['table']}:\s*\S", text[3000:], re.I)
         t["body_in_extraction"] = bool(body)
-    derived = {
+    derived: PhoDerived = {
         "source_pdf": (raw.get("source_file") or "").rsplit("/", 1)[-1],
         "page_count": meta.get("page_count"),
         "outline": [
@@ -169,7 +242,7 @@ def derive(path: Path) -> PhoFacts:
             {"chapter": n, "title_from_cross_reference": xref.get(str(n))} for n in missing
         ],
         "headings_of_missing_chapters": [
-            {k: v for k, v in o.items() if k != "line"} for o in orphans
+            {"heading": o["heading"], "page": o["page"]} for o in orphans
         ],
         "tables": tables,
         "theme_locations": locate_themes(lines, outline, orphans, body_end),
@@ -180,7 +253,7 @@ def derive(path: Path) -> PhoFacts:
     return PhoFacts(DOCUMENT_ID, record, derived)
 
 
-def merge(existing: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
+def merge(existing: dict[str, Any], facts: PhoRecord) -> dict[str, Any]:
     """Refresh derived document facts while keeping authored text, topics and sections."""
     return refresh_facts(
         existing, facts, ("source_org", "title", "source_url", "published_date", "derived_from")
@@ -190,12 +263,12 @@ def merge(existing: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
 def write_skeleton(source: Path, out_dir: Path) -> Path:
     facts = derive(source)
     out_dir.mkdir(parents=True, exist_ok=True)
-    skeleton = {**facts.record, "derived_facts": facts.derived}
+    skeleton: PhoSkeleton = {**facts.record, "derived_facts": facts.derived}
     return write_record(out_dir, facts.record, merge, skeleton=skeleton)
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="ocm ingest pho", description=__doc__.split("\n\n")[0])
     ap.add_argument("source", type=Path, help="bp-clinical-office-practice.json")
     ap.add_argument("out_dir", type=Path, help="corpus/opa/pho")
     ap.add_argument(
@@ -204,11 +277,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.print:
         facts = derive(args.source)
-        sys.stdout.write(safe_dump({**facts.record, "derived_facts": facts.derived}))
+        skeleton: PhoSkeleton = {**facts.record, "derived_facts": facts.derived}
+        sys.stdout.write(safe_dump(skeleton))
         return 0
     print(write_skeleton(args.source, args.out_dir))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -5,9 +5,9 @@ and recommendations (number, level and theme only, never the wording)."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TypedDict
 
-from .opa_pho_outline import Heading
+from .opa_pho_outline import Heading, OrphanHeading
 from .opa_pho_text import Rejoiner, page_ranges, repair
 
 THEMES: dict[str, list[str]] = {
@@ -83,12 +83,42 @@ _ITEM_PATTERNS = [
 ]
 
 
+class ThemeLocation(TypedDict):
+    headings: list[str]  # outline headings whose span mentions the theme most, best first
+    pages: list[str]  # body page ranges where it appears
+
+
+# One row of the Spaulding table ("class" is a keyword, hence the functional form).
+SpauldingRow = TypedDict(
+    "SpauldingRow",
+    {
+        "class": str,
+        "minimum_level": str,
+        "sterilization_preferred": bool,
+        "cleaning_alone_sometimes_acceptable": bool,
+        "examples": list[str],
+    },
+)
+
+
+class CleaningFrequency(TypedDict):
+    item: str
+    frequency: str
+    page: int | None
+
+
+class NumberedStatement(TypedDict):
+    number: int
+    level: str
+    theme: str
+
+
 def locate_themes(
     lines: list[tuple[int | None, str]],
     outline: list[Heading],
-    extra: list[dict[str, Any]],
+    extra: list[OrphanHeading],
     body_end: int,
-) -> dict[str, Any]:
+) -> dict[str, ThemeLocation]:
     """For each theme: the outline headings (main body only) whose span mentions it most,
     and the body pages where it appears. ``extra`` are headings of chapters the extraction
     lost, used as span boundaries too."""
@@ -97,7 +127,7 @@ def locate_themes(
         number, _, title = o["heading"].partition(". ")
         flat.append(Heading(3, number, title, o["page"], o["line"]))
     flat.sort(key=lambda h: h.line)
-    result: dict[str, Any] = {}
+    result: dict[str, ThemeLocation] = {}
     for theme, keys in THEMES.items():
         counts: dict[str, int] = {}
         pages: set[int] = set()
@@ -114,13 +144,13 @@ def locate_themes(
     return result
 
 
-def derive_spaulding(text: str, fix: Rejoiner) -> list[dict[str, Any]]:
+def derive_spaulding(text: str, fix: Rejoiner) -> list[SpauldingRow]:
     t = fix(repair(text))
     m = re.search(r"Table 2: Spaulding.*?(Critical.*?)C\. Single", t, re.S)
     if not m:
         return []
     body = re.sub(r"\s+", " ", m.group(1))
-    rows = []
+    rows: list[SpauldingRow] = []
     pattern = re.compile(
         r"(Critical|Semicritical|Noncritical)\s+(.*?)\s+(Cleaning followed by .*?)"
         r"(?=\s-\s)(.*?)(?=Semicritical|Noncritical|$)"
@@ -149,12 +179,12 @@ def derive_spaulding(text: str, fix: Rejoiner) -> list[dict[str, Any]]:
     return rows
 
 
-def derive_cleaning_frequencies(lines: list[tuple[int | None, str]]) -> list[dict[str, Any]]:
+def derive_cleaning_frequencies(lines: list[tuple[int | None, str]]) -> list[CleaningFrequency]:
     """Item + frequency pairs still present in the extraction (Table 1's body is not).
 
     The item is looked for on the line holding the frequency phrase, else on the line before
     it (the pattern closest to the phrase wins)."""
-    out: list[dict[str, Any]] = []
+    out: list[CleaningFrequency] = []
     seen = set()
     for i, (page, line) in enumerate(lines):
         low = repair(line).lower()
@@ -179,7 +209,7 @@ def _item_of(ctx: str) -> str | None:
     return best[1] if best else None
 
 
-def derive_numbered_statements(text: str, fix: Rejoiner) -> dict[str, list[dict[str, Any]]]:
+def derive_numbered_statements(text: str, fix: Rejoiner) -> dict[str, list[NumberedStatement]]:
     """Numbered legislated practices and best-practice recommendations from the summary
     tables: number, level and theme only - never the wording."""
     t = fix(repair(text))
@@ -187,8 +217,8 @@ def derive_numbered_statements(text: str, fix: Rejoiner) -> dict[str, list[dict[
     legislated_part, _, rec_part = summary.partition("Summary of Best Practice")
     rec_part = rec_part.split("III. Append", 1)[0]
 
-    def items(part: str, default: str | None) -> list[dict[str, Any]]:
-        found: dict[int, dict[str, Any]] = {}
+    def items(part: str, default: str | None) -> list[NumberedStatement]:
+        found: dict[int, NumberedStatement] = {}
         chunks = re.split(r"\n\s*(?:\d{1,2}\.\s+)?(\d{1,2})\.\s+", "\n" + part)
         for n_str, body in zip(chunks[1::2], chunks[2::2], strict=False):
             n, low = int(n_str), re.sub(r"\s+", " ", body.lower())

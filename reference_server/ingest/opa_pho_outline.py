@@ -6,9 +6,27 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from .opa_pho_text import Rejoiner, repair
+
+
+class OrphanHeading(TypedDict):
+    """A heading of a chapter the extraction lost, and where it was read."""
+
+    heading: str
+    page: int | None
+    line: int
+
+
+class TableEntry(TypedDict):
+    """One entry of the document's list of tables."""
+
+    table: int
+    title: str
+    page: int
+    body_in_extraction: NotRequired[bool]  # set by opa_pho: is the table itself extracted?
+
 
 _CHAPTER = re.compile(r"^\s*(\d{1,2})\.\s+([A-Z][A-Za-z/ ,()'’\-]{3,80}?)\s*$")
 _SUBSECTION = re.compile(r"^\s*([A-K])\.\s+([A-Z][A-Za-z/ ,()'’\-]{3,80}?)\s*$")
@@ -48,7 +66,7 @@ def _heading_title(title: str, lines: list[tuple[int | None, str]], i: int, fix:
 
 def derive_outline(
     lines: list[tuple[int | None, str]], fix: Rejoiner
-) -> tuple[list[Heading], list[int], list[dict[str, Any]]]:
+) -> tuple[list[Heading], list[int], list[OrphanHeading]]:
     """Rebuild numbered chapters and lettered subsections.
 
     A chapter candidate is a short line ``N. Title`` without a modal verb that starts a page
@@ -80,7 +98,7 @@ def derive_outline(
     missing: list[int] = []
     expected, expected_letter = 1, "A"
     current: Heading | None = None
-    orphans: list[dict[str, Any]] = []
+    orphans: list[OrphanHeading] = []
     events = sorted([(i, "n", n) for i, n in numbered] + [(i, "l", c) for i, c in lettered])
     for k, (i, kind, val) in enumerate(events):
         page = lines[i][0]
@@ -150,8 +168,8 @@ def _tidy(title: str) -> str:
     return re.sub(r"\s+", " ", title).strip(" .")
 
 
-def derive_tables(text: str, fix: Rejoiner) -> list[dict[str, Any]]:
-    out = []
+def derive_tables(text: str, fix: Rejoiner) -> list[TableEntry]:
+    out: list[TableEntry] = []
     for m in re.finditer(r"TABLE (\d+):\s*(.+?)\s*\.{3,}[ .]*?(\d{1,3})\s*$", text, re.M):
         title = fix(re.sub(r"\s+", " ", m.group(2)).strip().lower())
         title = title.replace(" 's", "'s")

@@ -1,5 +1,5 @@
 """The OPA ingestion report: per publisher, what the crawl holds, what became a document, and why
-every other file was left out. `python -m reference_server.ingest report` writes it to
+every other file was left out. `ocm ingest report` writes it to
 `corpus/opa/INGESTION.md` (a derived file: the test compares it with a fresh run).
 
 One function per publisher turns its source folder and corpus folder into a `PublisherReport`;
@@ -128,7 +128,7 @@ def render(found: list[PublisherReport]) -> str:
     lines = [
         "# OPA ingestion report",
         "",
-        "Derived by `python -m reference_server.ingest report` from the crawled files in",
+        "Derived by `ocm ingest report` from the crawled files in",
         "`../shared/data/opa/<publisher>/`; do not edit by hand (a test compares it with a fresh run).",
         "",
         "| publisher | source files | distinct documents | in the corpus | excluded files |",
@@ -173,10 +173,8 @@ def render(found: list[PublisherReport]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m reference_server.ingest report [--data DIR] [--out FILE]`: write the report."""
-    parser = argparse.ArgumentParser(
-        prog="python -m reference_server.ingest report", description=main.__doc__
-    )
+    """`ocm ingest report [--data DIR] [--out FILE]`: write the report."""
+    parser = argparse.ArgumentParser(prog="ocm ingest report", description=main.__doc__)
     parser.add_argument("--data", type=Path, default=DATA, help="the crawled OPA files")
     parser.add_argument("--out", type=Path, default=REPORT)
     args = parser.parse_args(argv)

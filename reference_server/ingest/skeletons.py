@@ -7,16 +7,18 @@ refreshed (its text is kept); any other document gets a skeleton under `<out>/_s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
-Record = dict[str, Any]
+# The derived facts of one document: each ingester's own record type (its keys are the corpus
+# format's, corpus/FORMAT.md). An authored file, read back, is YAML as loaded (`dict[str, Any]`).
+Facts = TypeVar("Facts", bound=Mapping[str, object])
 
 
-def safe_dump(record: Record) -> str:
+def safe_dump(record: Mapping[str, object]) -> str:
     """YAML text for one corpus record, keys in record order."""
     return yaml.safe_dump(record, sort_keys=False, allow_unicode=True, width=100)
 
@@ -33,12 +35,14 @@ def _literal_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 _LiteralDumper.add_representer(str, _literal_str)
 
 
-def literal_dump(record: Record) -> str:
+def literal_dump(record: Mapping[str, object]) -> str:
     """YAML text for one corpus record, multi-line texts as literal blocks (authored documents)."""
     return yaml.dump(record, Dumper=_LiteralDumper, sort_keys=False, allow_unicode=True, width=100)
 
 
-def refresh_facts(existing: Record, facts: Record, keys: Iterable[str]) -> Record:
+def refresh_facts(
+    existing: dict[str, Any], facts: Mapping[str, object], keys: Iterable[str]
+) -> dict[str, Any]:
     """`existing` with the non-empty `facts` values of `keys` written over it."""
     merged = dict(existing)
     for key in keys:
@@ -49,15 +53,16 @@ def refresh_facts(existing: Record, facts: Record, keys: Iterable[str]) -> Recor
 
 def write_record(
     out_dir: Path,
-    facts: Record,
-    merge: Callable[[Record, Record], Record],
+    facts: Facts,
+    merge: Callable[[Any, Facts], Mapping[str, object]],
     *,
-    skeleton: Record | None = None,
-    dump: Callable[[Record], str] = safe_dump,
+    skeleton: Mapping[str, object] | None = None,
+    dump: Callable[[Mapping[str, object]], str] = safe_dump,
 ) -> Path:
     """Write `merge(authored, facts)` over `<out_dir>/<id>.yaml` when that file exists, else
     `skeleton` (default: `facts`) to `<out_dir>/_skeletons/<id>.yaml`; return the path written."""
     target = out_dir / f"{facts['document_id']}.yaml"
+    record: Mapping[str, object]
     if target.exists():
         record = merge(yaml.safe_load(target.read_text(encoding="utf-8")), facts)
     else:

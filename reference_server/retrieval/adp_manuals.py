@@ -16,7 +16,7 @@ from typing import TypeVar
 from reference_server.catalog import ADP_CEP_ID, OFF_COLLECTIONS, adp_rule_id
 from reference_server.retrieval.derived import DerivedValues
 from reference_server.retrieval.sql import SqlClient
-from reference_server.retrieval.vector import VectorClient, VectorHit
+from reference_server.retrieval.vector import VectorClient, VectorHit, Where
 
 COLLECTION = OFF_COLLECTIONS["adp"]
 CORE = "core_manual"  # the Policies and Procedures manual every category shares
@@ -228,7 +228,7 @@ def vector_search(
     limit: int = VECTOR_CANDIDATES,
 ) -> list[Passage]:
     """Vector path: passages of the category's manual and the core manual (+ the CEP passage)."""
-    where = {"adp_doc": {"$in": [category, CORE]}} if category else None
+    where: Where | None = {"adp_doc": {"$in": [category, CORE]}} if category else None
     hits = vectors.search(COLLECTION, query, n_results=limit, where=where)
     if with_cep:
         hits += vectors.get(COLLECTION, [ADP_CEP_ID])

@@ -2,7 +2,7 @@
 
 With `OCM_CHROMA_URL` unset the collections are read from `<index>/chroma` in-process (one
 machine). With `OCM_CHROMA_URL=http://host:port` every replica queries one Chroma server
-(`chroma run`), loaded once by `python -m reference_server.index.chroma_load`; SQLite stays
+(`chroma run`), loaded once by `ocm chroma-load`; SQLite stays
 local to each replica. Both return the same chromadb client API, so nothing else changes.
 """
 

@@ -34,7 +34,7 @@ from reference_server.retrieval.odb_rows import (
 )
 from reference_server.retrieval.odb_selection import cheapest_per_ingredient, pick_primary, select
 from reference_server.retrieval.sql import SqlClient, as_rows, select_list
-from reference_server.retrieval.vector import VectorClient, VectorHit
+from reference_server.retrieval.vector import VectorClient, VectorHit, Where
 
 __all__ = [
     "COLLECTION",
@@ -54,7 +54,7 @@ COLLECTION = OFF_COLLECTIONS["odb"]
 VECTOR_CANDIDATES = 8
 POLICY_CANDIDATES = 2
 # the similarity search ranks group and LU passages; notes reach answers by DIN, policy apart
-FORMULARY_DOCS = {"doc_type": {"$in": ["group", "lu_code"]}}
+FORMULARY_DOCS: Where = {"doc_type": {"$in": ["group", "lu_code"]}}
 COVERAGE_TEXT = re.compile(r"Coverage: ([^.]+)\.")
 GROUP_LINE = re.compile(r"^- (.+?) \(DIN (\d{8}).*?\): (\$[\d.,]+|n/a)", re.M)
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import date
 from email.utils import parsedate_to_datetime
 from functools import partial
-from typing import Any
+from typing import TypedDict
 
 import httpx
 
@@ -34,6 +34,21 @@ _DATE_LABEL = re.compile(
 )
 
 
+class SeenAt(TypedDict):
+    """A page a fact was checked against, and the day it was seen (corpus/FORMAT.md)."""
+
+    url: str
+    seen: str
+
+
+class Fact(TypedDict):
+    """One fact unit of a document with its resolved provenance, as the index stores it."""
+
+    fact: str
+    unverified: bool
+    verified_from: list[SeenAt]
+
+
 @dataclass(frozen=True)
 class FactProvenance:
     """One document's fact units (corpus/FORMAT.md), reduced to what the probe reports."""
@@ -44,7 +59,7 @@ class FactProvenance:
     oldest_seen: str | None  # the earliest of those days, so a call can skip a current document
 
 
-def fact_provenance(facts: list[dict[str, Any]]) -> FactProvenance:
+def fact_provenance(facts: list[Fact]) -> FactProvenance:
     seen = {
         f["fact"]: min(s["seen"] for s in f["verified_from"]) for f in facts if f["verified_from"]
     }

@@ -10,7 +10,7 @@ BM25 impacts as the keyword search and reads only the best `TOPIC_LIMIT` (at 100
 reprocessing sections were read, decoded and fused on every call). CPSO's IPAC sections are a
 fixed comparison set that grows too: their level statements are split and indexed by word once
 per process (`cpso_statements`), so a call pays for the statements that name its items, not for
-reading them all (10x corpus, measured with `python -m scale.query_audit`).
+reading them all (10x corpus, measured with `ocm query-audit`).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from reference_server.catalog import (
 from reference_server.retrieval.bm25_impacts import Bm25Impacts
 from reference_server.retrieval.opa_section_rows import SECTION_COLUMNS, SectionRow
 from reference_server.retrieval.sql import SqlClient, fts_words
-from reference_server.retrieval.vector import VectorClient, VectorHit
+from reference_server.retrieval.vector import VectorClient, VectorHit, Where
 
 CANDIDATES = 40
 
@@ -115,7 +115,7 @@ def keyword_search(
     """SQL path: FTS5's BM25 ranking with filters; rows ordered best first.
 
     The ranking adds the stored impacts of the query's words (the cost per matching row is one
-    numpy addition, `python -m scale.query_audit`); the section rows are read for the top rows
+    numpy addition, `ocm query-audit`); the section rows are read for the top rows
     alone.
     """
     words = fts_words(query)
@@ -136,14 +136,16 @@ def vector_search(
 ) -> list[VectorHit]:
     """Vector path: one query embedding, the organisations' collections, metadata filters."""
     # Only selective filters go to Chroma; superseded documents are few, so they are filtered after.
-    clauses: list[dict[str, Any]] = []
+    clauses: list[Where] = []
     if filters.document_type:
         clauses.append({"document_type": filters.document_type})
     if filters.policy_level:
         clauses.append({"policy_level": filters.policy_level})
     if len(filters.chunk_types) == 1:
         clauses.append({"chunk_type": filters.chunk_types[0]})
-    where = clauses[0] if len(clauses) == 1 else ({"$and": clauses} if clauses else None)
+    where: Where | None = (
+        clauses[0] if len(clauses) == 1 else ({"$and": clauses} if clauses else None)
+    )
     orgs = filters.source_orgs or list(COLLECTIONS)
     hits = vectors.search_many([COLLECTIONS[o] for o in orgs], query, limit * 2, where)
     kept = [

@@ -21,7 +21,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import NotRequired, Protocol, TypedDict, TypeVar
 
 from reference_server.config import Settings
 from reference_server.errors import masked
@@ -47,6 +47,17 @@ class Rankable(Protocol):
 H = TypeVar("H", bound=Rankable)
 
 
+class RerankMeta(TypedDict):
+    """`_meta.rerank`: whether the reranker reordered the answer, with which model, over how
+    many candidates, in how long, and why not."""
+
+    applied: bool
+    model: str
+    candidates: int
+    elapsed_ms: NotRequired[float]
+    error: NotRequired[str]
+
+
 @dataclass
 class RerankOutcome:
     """What the reranker did, for `_meta.rerank` (absent when reranking is off)."""
@@ -58,8 +69,8 @@ class RerankOutcome:
     error: str | None = None
     scores: dict[str, float] = field(default_factory=dict)
 
-    def meta(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def meta(self) -> RerankMeta:
+        out: RerankMeta = {
             "applied": self.applied,
             "model": self.model,
             "candidates": self.candidates,

@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 from reference_server.errors import IndexMissingError
 from reference_server.retrieval.derived import DerivedValues
@@ -20,6 +21,10 @@ from reference_server.text import QUESTION_STOPWORDS
 
 _FTS_WORD = re.compile(r"[A-Za-z0-9]+")
 STOPWORDS = QUESTION_STOPWORDS
+
+# What SQLite binds to a statement's placeholders: positional (`?`) or by name (`:name`).
+SqlValue: TypeAlias = str | int | float | bytes | None
+Params: TypeAlias = Sequence[SqlValue] | Mapping[str, SqlValue]
 
 
 def fts_words(text: str) -> list[str]:
@@ -63,16 +68,12 @@ class SqlClient:
             self._local.conn = conn
         return conn
 
-    def query(
-        self, sql: str, params: tuple[Any, ...] | list[Any] | dict[str, Any] = ()
-    ) -> list[dict[str, Any]]:
+    def query(self, sql: str, params: Params = ()) -> list[dict[str, Any]]:
         cursor = self._conn().execute(sql, params)
         rows = cursor.fetchall()
         return _as_dicts(cursor.description, rows) if rows else []
 
-    def query_once(
-        self, sql: str, params: tuple[Any, ...] | list[Any] | dict[str, Any] = ()
-    ) -> list[dict[str, Any]]:
+    def query_once(self, sql: str, params: Params = ()) -> list[dict[str, Any]]:
         """`query` for whole reads of small reference tables, run once per process.
 
         The index is read-only, so the rows never change: repeating the read on every call
@@ -81,9 +82,7 @@ class SqlClient:
         rows = self.derived.get(f"query_once:{sql}:{params!r}", lambda: self.query(sql, params))
         return [dict(r) for r in rows]
 
-    def one(
-        self, sql: str, params: tuple[Any, ...] | list[Any] | dict[str, Any] = ()
-    ) -> dict[str, Any] | None:
+    def one(self, sql: str, params: Params = ()) -> dict[str, Any] | None:
         cursor = self._conn().execute(sql, params)
         row = cursor.fetchone()
         return _as_dicts(cursor.description, [row])[0] if row is not None else None

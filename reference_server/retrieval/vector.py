@@ -19,7 +19,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict
 
 import numpy as np
 
@@ -29,6 +29,9 @@ from reference_server.embedding import CollectionEmbedders, Embedder
 from reference_server.retrieval import chroma_client
 from reference_server.retrieval.derived import DerivedValues
 
+if TYPE_CHECKING:
+    from chromadb.api.models.Collection import Collection
+
 WHERE_CACHE_SIZE = 256  # distinct metadata filters remembered by `get_where`
 # Filtered subsets kept as exact indexes: of an HNSW collection, or a selective filter's rows of
 # a flat one (each under half the collection, so at most 8 x 50k vectors, ~600 MB at 384 dims).
@@ -37,6 +40,16 @@ OVERFETCH = 2.0  # broad filters on HNSW: fetch this many times the expected sha
 MAX_FETCH = 20_000  # widest unfiltered HNSW fetch (~85 ms at 300k) before Chroma's filter
 ID_BATCH = 5000  # ids per Chroma `get` when reading a subset's vectors
 _FANOUT = ThreadPoolExecutor(max_workers=6, thread_name_prefix="chroma")
+
+# A value of chunk metadata as Chroma stores it (scalars only: lists are ";"-joined strings).
+MetadataValue: TypeAlias = str | int | float | bool
+# An embedding as Chroma returns it (a numpy row) or as the embedder gives it (a list).
+Vector: TypeAlias = np.ndarray | list[float]
+# The filter operators the tools use, `{"field": {"$in": [...]}}` or `{"field": {"$eq": v}}`.
+Condition = TypedDict("Condition", {"$in": list[MetadataValue], "$eq": MetadataValue}, total=False)
+# A `where` filter in the subset of Chroma's language `_matches` evaluates: field equality, a
+# `Condition`, or `{"$and": [filters]}`.
+Where: TypeAlias = dict[str, MetadataValue | Condition | list["Where"]]
 
 
 @dataclass(frozen=True)
@@ -56,7 +69,7 @@ class FlatIndex:
     row_of: dict[str, int]
 
     @classmethod
-    def build(cls, vectors: dict[str, Any]) -> FlatIndex:
+    def build(cls, vectors: dict[str, Vector]) -> FlatIndex:
         ids = sorted(vectors)
         if not ids:
             return cls([], np.zeros((0, 0), dtype=np.float32), {})
@@ -90,12 +103,13 @@ class FlatIndex:
         return [(self.ids[candidates[i]], float(scores[i])) for i in order]
 
 
-def _matches(metadata: dict[str, Any], where: dict[str, Any] | None) -> bool:
+def _matches(metadata: dict[str, Any], where: Where | None) -> bool:
     """Evaluate the subset of Chroma's `where` language the tools use ($and, $in, equality)."""
     if not where:
         return True
-    if "$and" in where:
-        return all(_matches(metadata, w) for w in where["$and"])
+    conjunction = where.get("$and")
+    if isinstance(conjunction, list):
+        return all(_matches(metadata, w) for w in conjunction)
     for key, cond in where.items():
         value = metadata.get(key)
         if isinstance(cond, dict):
@@ -108,7 +122,7 @@ def _matches(metadata: dict[str, Any], where: dict[str, Any] | None) -> bool:
     return True
 
 
-def _where_key(collection: str, where: dict[str, Any]) -> tuple[str, str]:
+def _where_key(collection: str, where: Where) -> tuple[str, str]:
     return collection, json.dumps(where, sort_keys=True, default=str)
 
 
@@ -120,7 +134,7 @@ class VectorClient:
         self.settings = settings
         self.embedder = embedder
         self._client: Any = None
-        self._collections: dict[str, Any] = {}
+        self._collections: dict[str, Collection] = {}
         self._payloads: dict[str, dict[str, tuple[str, dict[str, Any]]]] = {}
         self._flat: dict[str, FlatIndex] = {}
         self._lock = threading.Lock()
@@ -137,7 +151,7 @@ class VectorClient:
                 exact = collection.count() <= self.settings.exact_search_max
                 include = ["documents", "metadatas"] + (["embeddings"] if exact else [])
                 payloads: dict[str, tuple[str, dict[str, Any]]] = {}
-                vectors: dict[str, Any] = {}
+                vectors: dict[str, Vector] = {}
                 for data in chroma_client.pages(collection, include):
                     for i, doc_id in enumerate(data["ids"]):
                         payloads[doc_id] = (
@@ -167,7 +181,7 @@ class VectorClient:
         collection: str,
         query: str,
         n_results: int = 10,
-        where: dict[str, Any] | None = None,
+        where: Where | None = None,
         query_vector: list[float] | None = None,
     ) -> list[VectorHit]:
         """Nearest chunks matching `where`: exact on a flat index, else `_search_large`."""
@@ -185,7 +199,7 @@ class VectorClient:
         return self._search_large(collection, chroma, vector, n_results, where)
 
     def _flat_subset(
-        self, collection: str, flat: FlatIndex, where: dict[str, Any], rows: np.ndarray
+        self, collection: str, flat: FlatIndex, where: Where, rows: np.ndarray
     ) -> FlatIndex:
         """A selective filter's rows as their own flat index, copied once per filter.
 
@@ -207,7 +221,7 @@ class VectorClient:
         chroma: Any,
         vector: list[float],
         n_results: int,
-        where: dict[str, Any] | None,
+        where: Where | None,
     ) -> list[VectorHit]:
         """A collection above the exact-search limit: Chroma's HNSW, unfiltered.
 
@@ -245,8 +259,8 @@ class VectorClient:
         payloads: dict[str, tuple[str, dict[str, Any]]],
         vector: list[float],
         n_results: int,
-        chroma_where: dict[str, Any] | None,
-        where: dict[str, Any] | None,
+        chroma_where: Where | None,
+        where: Where | None,
     ) -> list[VectorHit]:
         result = chroma.query(
             query_embeddings=[vector],
@@ -269,12 +283,12 @@ class VectorClient:
         return [VectorHit(i, *payloads[i], max(0.0, similarity)) for i, similarity in found]
 
     def _subset_index(
-        self, collection: str, chroma: Any, where: dict[str, Any], ids: list[str]
+        self, collection: str, chroma: Any, where: Where, ids: list[str]
     ) -> FlatIndex:
         """The vectors of one filter's chunks as an exact index, read once per filter."""
 
         def build() -> FlatIndex:
-            vectors: dict[str, Any] = {}
+            vectors: dict[str, Vector] = {}
             for start in range(0, len(ids), ID_BATCH):
                 data = chroma.get(ids=ids[start : start + ID_BATCH], include=["embeddings"])
                 vectors.update(zip(data["ids"], data["embeddings"], strict=True))
@@ -288,7 +302,7 @@ class VectorClient:
         collections: list[str],
         query: str,
         n_results: int = 10,
-        where: dict[str, Any] | None = None,
+        where: Where | None = None,
     ) -> list[VectorHit]:
         """Search several collections concurrently with one query embedding per model they
         embed with; merged by similarity."""
@@ -312,7 +326,7 @@ class VectorClient:
         payloads = self._payloads[collection]
         return [VectorHit(i, *payloads[i], 1.0) for i in ids if i in payloads]
 
-    def get_where(self, collection: str, where: dict[str, Any]) -> list[VectorHit]:
+    def get_where(self, collection: str, where: Where) -> list[VectorHit]:
         """All chunks of a collection matching a metadata filter (no similarity ranking).
 
         Payloads never change, so the matching ids are computed once per filter (a scan of
@@ -320,7 +334,7 @@ class VectorClient:
         self._collection(collection)
         return self.get(collection, self._ids_where(collection, where))
 
-    def _ids_where(self, collection: str, where: dict[str, Any]) -> list[str]:
+    def _ids_where(self, collection: str, where: Where) -> list[str]:
 
         def build() -> list[str]:
             payloads = self._payloads[collection]
@@ -329,7 +343,7 @@ class VectorClient:
         key = ("where_ids", *_where_key(collection, where))
         return self.derived.get(key, build, family="where_ids", keep=WHERE_CACHE_SIZE)
 
-    def _rows_where(self, collection: str, flat: FlatIndex, where: dict[str, Any]) -> np.ndarray:
+    def _rows_where(self, collection: str, flat: FlatIndex, where: Where) -> np.ndarray:
         """Flat-index rows matching a filter, computed once per filter (like `get_where`)."""
 
         def build() -> np.ndarray:

@@ -32,7 +32,7 @@ import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 import yaml
 
@@ -54,6 +54,14 @@ class CalibrationFileError(ValueError):
     """The calibration file cannot be used (named in the message: file, family, field)."""
 
 
+class FamilyInfo(TypedDict, total=False):
+    """The rules a family's entry sets on top of its model (both optional, so a model built in
+    code needs neither): which answers it was fitted on, and each doubt flag's ceiling."""
+
+    paths: Literal["both", "any"]
+    ceilings: dict[str, float]
+
+
 @dataclass(frozen=True)
 class Logistic:
     """One family's model: named features, their coefficients (raw units), an intercept."""
@@ -62,7 +70,7 @@ class Logistic:
     features: tuple[str, ...]
     coefficients: tuple[float, ...]
     intercept: float
-    info: dict[str, Any] = field(default_factory=dict, compare=False)
+    info: FamilyInfo = field(default_factory=lambda: FamilyInfo(), compare=False)
 
     def logit(self, values: dict[str, float]) -> float:
         z = self.intercept
@@ -180,7 +188,9 @@ def parse(data: Any, source: str = "calibration file") -> CalibrationModel:
                 )
         if body.get("paths", "any") not in ("any", "both"):
             raise CalibrationFileError(f"{where}.paths: expected 'any' or 'both'")
-        info = {k: v for k, v in body.items() if k not in ("features", "coefficients", "intercept")}
+        info: FamilyInfo = {"paths": "both" if body.get("paths") == "both" else "any"}
+        if ceilings:
+            info["ceilings"] = {str(flag): float(value) for flag, value in ceilings.items()}
         families[str(name)] = Logistic(str(name), names, coefficients, float(intercept), info)
     meta = {k: v for k, v in data.items() if k != "families"}
     return CalibrationModel(families, meta)

@@ -11,7 +11,7 @@ The chunk-id shapes themselves live in `reference_server.catalog`.
 from __future__ import annotations
 
 import re
-from typing import Any, Protocol
+from typing import Protocol, TypedDict
 
 from pydantic import BaseModel, Field
 
@@ -39,16 +39,38 @@ def slugify(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text).strip("-")
 
 
-def section_chunk_id(document: dict[str, Any], section: dict[str, Any] | None = None) -> str:
+class CitedDocument(TypedDict):
+    """The document fields a citation reads."""
+
+    source_org: str
+    title: str
+    effective_date: str | None
+    source_url: str
+    document_id: str
+
+
+class CitedSection(TypedDict):
+    """The section fields a citation reads (none for a whole-document citation)."""
+
+    section_id: str
+    section_heading: str
+
+
+class CitationFields(TypedDict):
+    text: str
+    url: str
+    anchor: str | None
+    chunk_id: str
+
+
+def section_chunk_id(document: CitedDocument, section: CitedSection | None = None) -> str:
     """The OPA passage id: the section id, or the document id for a whole-document citation."""
     if section and section.get("section_id"):
         return str(section["section_id"])
     return str(document["document_id"])
 
 
-def format_citation(
-    document: dict[str, Any], section: dict[str, Any] | None = None
-) -> dict[str, Any]:
+def format_citation(document: CitedDocument, section: CitedSection | None = None) -> CitationFields:
     """'{Org}. {Title}, {Section} [Effective: {Date}]' plus the source URL with a slug anchor
     and the chunk id `source.passages` resolves."""
     text = f"{ORG_NAMES.get(document['source_org'], document['source_org'])}. {document['title']}"
@@ -107,12 +129,12 @@ class SectionCitation(BaseModel):
 
 def format_section_citation(row: SectionLike) -> SectionCitation:
     """`format_citation` for one section row: its document's fields and its own heading."""
-    document = {
+    document: CitedDocument = {
         "source_org": row.source_org,
         "title": row.document_title,
         "effective_date": row.effective_date,
         "source_url": row.source_url,
         "document_id": row.document_id,
     }
-    section = {"section_id": row.section_id, "section_heading": row.section_heading}
+    section: CitedSection = {"section_id": row.section_id, "section_heading": row.section_heading}
     return SectionCitation(**format_citation(document, section))

@@ -1,14 +1,14 @@
 """Refit the calibrated confidence (scoring/calibrated.py) from derived cases run with their
-features recorded: `python -m reference_server.scoring.fit <split | fit | judge>`.
+features recorded: `ocm confidence <split | fit | judge>`.
 
-    python -m evals derive --out build/calibration/all
-    python -m reference_server.scoring.fit split --cases build/calibration/all \
+    ocm derive --out build/calibration/all
+    ocm confidence split --cases build/calibration/all \
         --out build/calibration/cases --per-family 400
-    python -m evals run --golden build/calibration/cases/fit --out build/calibration/run-hybrid \
+    ocm run --golden build/calibration/cases/fit --out build/calibration/run-hybrid \
         --target inprocess:confidence_model=spec         (and :mode=vector, :mode=keyword)
-    python -m reference_server.scoring.fit fit --run build/calibration/run-hybrid \
+    ocm confidence fit --run build/calibration/run-hybrid \
         --run build/calibration/run-vector --run build/calibration/run-keyword
-    python -m evals run --golden build/calibration/cases/held_out ...   (judged by evals'
+    ocm run --golden build/calibration/cases/held_out ...   (judged by evals'
         calibration report; `judge` gives the same figures offline from recorded features)
 
 `make calibrate` runs these steps. Every answer carries its features in
@@ -37,13 +37,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 import yaml
@@ -109,6 +108,61 @@ CLINICIAN_PREFIX = "clinician."
 CONFIDENCE_CHECKS = frozenset({"confidence_range"})
 HIGH = 0.9
 
+
+class FixedNote(TypedDict):
+    """A coefficient set from evidence other than the derived answers (FIXED), and why."""
+
+    manuals: int
+    agree: int
+    rate: float
+    answers: int
+    why: str
+
+
+class FamilyBody(TypedDict):
+    """One family's entry in the calibration file, in the order it is written."""
+
+    model: str
+    features: list[str]
+    coefficients: list[float]
+    intercept: float
+    n: int
+    right: int
+    fitted_on: int
+    tools: list[str]
+    paths: str
+    ceilings: NotRequired[dict[str, float]]
+    fixed: NotRequired[dict[str, FixedNote]]
+
+
+class FittedRun(TypedDict):
+    target: str | None
+    answers: int
+
+
+class CalibrationContent(TypedDict):
+    """The calibration file as `fit` writes it (calibrated.parse reads it back)."""
+
+    version: int
+    fitted: str
+    command: str
+    split: dict[str, int | str]
+    runs: list[FittedRun]
+    families: dict[str, FamilyBody]
+
+
+class JudgedScope(TypedDict):
+    """One scope of `judge`: a run's family, or the run overall."""
+
+    scope: str
+    n: int
+    accuracy: float
+    ece: float
+    auroc: float | None
+    high_n: int
+    high_accuracy: float | None
+
+
 # ----------------------------------------------------------------------------- answers
 
 
@@ -166,7 +220,7 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
     return result
 
 
-def fit_family(name: str, answers: Sequence[Answer], c: float = C) -> dict[str, Any]:
+def fit_family(name: str, answers: Sequence[Answer], c: float = C) -> FamilyBody:
     """One family's logistic model as the calibration file stores it."""
     from sklearn.linear_model import LogisticRegression
 
@@ -194,7 +248,7 @@ def fit_family(name: str, answers: Sequence[Answer], c: float = C) -> dict[str, 
             [n for n, v in zip(fitted_names, varies, strict=True) if v], raw, strict=True
         ):
             coefficients[n] = float(coef)
-    notes: dict[str, Any] = {}
+    notes: dict[str, FixedNote] = {}
     for feature, evidence in fixed.items():
         rate = (evidence["agree"] + 1) / (evidence["manuals"] + 2)
         hit = [a for a in answers if a.features.get(feature, 0.0)]
@@ -207,7 +261,8 @@ def fit_family(name: str, answers: Sequence[Answer], c: float = C) -> dict[str, 
         before = min(max(before, 1e-6), 1 - 1e-6)
         coefficients[feature] = _logit(rate) - _logit(before)
         notes[feature] = {
-            **evidence,
+            "manuals": evidence["manuals"],
+            "agree": evidence["agree"],
             "rate": round(rate, 4),
             "answers": len(hit),
             "why": "not fitted on derived answers (their checks cannot see whether the general "
@@ -215,7 +270,7 @@ def fit_family(name: str, answers: Sequence[Answer], c: float = C) -> dict[str, 
             "at which the manuals that state terms agree with the rule",
         }
     ceilings = _ceilings(names, coefficients, intercept, answers)
-    return {
+    body: FamilyBody = {
         "model": "logistic",
         "features": list(names),
         "coefficients": [round(coefficients[n], ROUND) for n in names],
@@ -225,9 +280,12 @@ def fit_family(name: str, answers: Sequence[Answer], c: float = C) -> dict[str, 
         "fitted_on": len(used),
         "tools": sorted({a.tool for a in answers}),
         "paths": "both" if name in BOTH_PATHS_ONLY else "any",
-        **({"ceilings": ceilings} if ceilings else {}),
-        **({"fixed": notes} if notes else {}),
     }
+    if ceilings:
+        body["ceilings"] = ceilings
+    if notes:
+        body["fixed"] = notes
+    return body
 
 
 def _ceilings(
@@ -271,7 +329,7 @@ def _laplace(answers: Sequence[Answer]) -> float:
     return round((sum(a.right for a in answers) + 1) / (len(answers) + 2), 4)
 
 
-def fit(runs: Sequence[Path], seed: int = SEED, c: float = C) -> dict[str, Any]:
+def fit(runs: Sequence[Path], seed: int = SEED, c: float = C) -> CalibrationContent:
     """The calibration file's content from the fit half of every run."""
     answers = [a for run in runs for a in read_answers(run) if in_fit_half(a.case_id, seed)]
     by_family: dict[str, list[Answer]] = defaultdict(list)
@@ -283,7 +341,7 @@ def fit(runs: Sequence[Path], seed: int = SEED, c: float = C) -> dict[str, Any]:
     return {
         "version": SCHEMA_VERSION,
         "fitted": date.today().isoformat(),
-        "command": "python -m reference_server.scoring.fit fit "
+        "command": "ocm confidence fit "
         + " ".join(f"--run {r.name}" for r in runs)
         + f" --seed {seed} --C {c}",
         "split": {
@@ -326,7 +384,7 @@ def _ece(conf: np.ndarray, right: np.ndarray, bins: int = 10) -> float:
     return float(np.sum(counts * np.abs(acc - mean)) / conf.size)
 
 
-def judge(runs: Sequence[Path], model_file: Path, seed: int = SEED) -> list[dict[str, Any]]:
+def judge(runs: Sequence[Path], model_file: Path, seed: int = SEED) -> list[JudgedScope]:
     """The model applied to the held-out half's recorded features: per family and overall,
     n, accuracy, ECE, AUROC, answers at >= 0.9 and their accuracy."""
     from sklearn.metrics import roc_auc_score
@@ -343,7 +401,7 @@ def judge(runs: Sequence[Path], model_file: Path, seed: int = SEED) -> list[dict
             p = m.probability(a.features)
             rows[f"{run.name} {a.family}"].append((p, a.right))
             rows[f"{run.name} overall"].append((p, a.right))
-    out = []
+    out: list[JudgedScope] = []
     for scope in sorted(rows):
         conf = np.array([p for p, _ in rows[scope]])
         right = np.array([r for _, r in rows[scope]])
@@ -367,11 +425,11 @@ def judge(runs: Sequence[Path], model_file: Path, seed: int = SEED) -> list[dict
 # ----------------------------------------------------------------------------- command
 
 
-def _dump(content: dict[str, Any]) -> str:
+def _dump(content: CalibrationContent) -> str:
     return yaml.safe_dump(content, sort_keys=False, width=100)
 
 
-def build_parser(prog: str = "python -m reference_server.scoring.fit") -> argparse.ArgumentParser:
+def build_parser(prog: str = "ocm confidence") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     s = sub.add_parser("split", help="derived cases -> fit/ and held_out/ halves")
@@ -395,10 +453,6 @@ def build_parser(prog: str = "python -m reference_server.scoring.fit") -> argpar
         p.add_argument("--seed", type=int, default=SEED, help=f"split seed (default {SEED})")
     parser.set_defaults(func=dispatch)
     return parser
-
-
-def main(argv: Iterable[str] | None = None) -> int:
-    return dispatch(build_parser().parse_args(list(argv) if argv is not None else None))
 
 
 def dispatch(args: argparse.Namespace) -> int:
@@ -430,7 +484,3 @@ def dispatch(args: argparse.Namespace) -> int:
             f"{auroc:>6} {row['high_n']:6d} {high:>7}"
         )
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

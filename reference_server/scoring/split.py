@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import zlib
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -30,11 +29,11 @@ def split_cases(
     per_family: int | None,
     seed: int = SEED,
     questions: Path | None = None,
-) -> dict[str, Any]:
+) -> dict[str, dict[str, int]]:
     """Each family's cases (a seeded sample of `per_family` when given) into out/fit and
     out/held_out, one .jsonl per family as `evals derive` writes them; with `questions`, the
     hand-written clinician questions too (`clinician_cases`), split the same way."""
-    counts: dict[str, Any] = {}
+    counts: dict[str, dict[str, int]] = {}
     for name in ("fit", "held_out"):
         (out / name).mkdir(parents=True, exist_ok=True)
     for path in sorted(cases.glob("*.jsonl")):

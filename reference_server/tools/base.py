@@ -21,7 +21,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Generic, TypeVar
+from typing import Annotated, Any, ClassVar, Generic, NotRequired, TypedDict, TypeVar
 
 from fastmcp.exceptions import ToolError
 from fastmcp.tools.base import Tool as FastMcpTool
@@ -31,7 +31,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.json_schema import SkipJsonSchema
 
 from reference_server.errors import InternalError
-from reference_server.retrieval.dual_path import DualResult, tool_deadline
+from reference_server.retrieval.dual_path import DualResult, PathName, tool_deadline
+from reference_server.retrieval.rerank import RerankMeta
 from reference_server.runtime import Runtime
 from reference_server.stage_timer import SERIALISE, VALIDATION, StageTimes, collecting, stage
 from reference_server.tools.input_schema import input_error, published_input_schema
@@ -42,11 +43,47 @@ log = logging.getLogger(__name__)
 R = TypeVar("R", bound=BaseModel)
 
 
+class SubCallTiming(TypedDict):
+    """One sub-call of a composed tool: its wall time and its own stages (ms)."""
+
+    tool: str
+    total: float
+    stages: dict[str, float]
+
+
+class ExtraMeta(TypedDict, total=False):
+    """What a tool adds to its answer's `_meta`, besides the timings every tool reports."""
+
+    rerank: RerankMeta  # what the optional reranker did (section-level tools)
+    sub_call_timings_ms: list[SubCallTiming]  # a composed tool's sub-calls
+    provenance: list[PathName]  # a tool publishing no evidence fields: the paths that answered
+    conflicts: list[dict[str, Any]]  # ... and the conflicts it found, as JSON
+
+
+class Timings(TypedDict):
+    """`_meta.timings_ms`: each path's time (None: not run), the tool's run, the whole
+    handler (validation to serialised answer) and the exclusive time of each stage."""
+
+    sql: float | None
+    vector: float | None
+    total: float
+    handler: float
+    stages: dict[str, float]
+
+
+class ToolMeta(ExtraMeta):
+    """An answer's `_meta`."""
+
+    timings_ms: Timings
+    cache: dict[str, int | str]
+    path_errors: NotRequired[dict[str, str]]
+
+
 @dataclass
 class ToolOutput(Generic[R]):
     response: R
     dual: DualResult[Any, Any] | None = None
-    extra_meta: dict[str, Any] = field(default_factory=dict)
+    extra_meta: ExtraMeta = field(default_factory=lambda: ExtraMeta())
 
 
 Req = TypeVar("Req", bound=BaseModel)
@@ -174,15 +211,17 @@ class McpTool(FastMcpTool):
         with stage(SERIALISE):
             structured = output.response.model_dump(mode="json")
             text = json.dumps(structured, ensure_ascii=False)
-        timings: dict[str, Any] = (
-            output.dual.timings() if output.dual else {"sql": None, "vector": None}
-        )
-        timings["total"] = round(total_ms, 2)
-        # The whole handler (validation to serialised answer): a client's latency less this is
-        # the MCP + HTTP layer.
-        timings["handler"] = round((time.perf_counter() - received) * 1000, 2)
-        timings["stages"] = stages.as_ms()
-        meta: dict[str, Any] = {
+        paths = output.dual.timings() if output.dual else {"sql": None, "vector": None}
+        timings: Timings = {
+            "sql": paths["sql"],
+            "vector": paths["vector"],
+            "total": round(total_ms, 2),
+            # The whole handler (validation to serialised answer): a client's latency less this
+            # is the MCP + HTTP layer.
+            "handler": round((time.perf_counter() - received) * 1000, 2),
+            "stages": stages.as_ms(),
+        }
+        meta: ToolMeta = {
             "timings_ms": timings,
             "cache": rt.cache_stats(),
             **output.extra_meta,
@@ -190,5 +229,7 @@ class McpTool(FastMcpTool):
         if output.dual and output.dual.errors:
             meta["path_errors"] = output.dual.errors
         return ToolResult(
-            content=[TextContent(type="text", text=text)], structured_content=structured, meta=meta
+            content=[TextContent(type="text", text=text)],
+            structured_content=structured,
+            meta=dict(meta),
         )

@@ -8,6 +8,7 @@ from typing import Any
 
 from fastmcp.utilities.json_schema import dereference_refs
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from reference_server.errors import Problem, ToolInputError
 from reference_server.tools.request_model import (
@@ -123,7 +124,7 @@ def _field_name(loc: tuple[Any, ...]) -> str:
     return ".".join(str(part) for part in loc) or "arguments"
 
 
-def _problem(err: dict[str, Any], schema: dict[str, Any]) -> Problem:
+def _problem(err: ErrorDetails, schema: dict[str, Any]) -> Problem:
     loc = tuple(err.get("loc", ()))
     field_name = _field_name(loc)
     kind = err["type"]
@@ -159,7 +160,7 @@ def input_error(
     for err in exc.errors():
         if err["type"] == "value_error" and not err.get("loc"):
             continue  # the cross-field rule, reported from the arguments below
-        problem = _problem(dict(err), schema)
+        problem = _problem(err, schema)
         if problem.field not in seen:
             seen.add(problem.field)
             problems.append(problem)

@@ -22,7 +22,8 @@ from reference_server.retrieval import passages as by_id
 from reference_server.retrieval.dual_path import DualResult, PathName
 from reference_server.runtime import Runtime
 from reference_server.scoring.conflicts import Conflict, compare
-from reference_server.tools.pipeline import DualPathTool, Fields, Score
+from reference_server.tools.base import ExtraMeta
+from reference_server.tools.pipeline import DualPathTool, EvidenceFields, Score
 from reference_server.tools.request_model import NON_BLANK, StrictModel
 
 NAME = "source.passages"
@@ -199,13 +200,15 @@ class SourcePassages(DualPathTool[Request, Query, Passages, Passages, Shown, Res
     def score(self, q: Query, merged: Shown, found: Found) -> Score[Any]:
         return Score(conflicts=merged.conflicts)  # no confidence: passages are read by id
 
-    def respond(self, q: Query, merged: Shown) -> Fields:
-        return dict(
-            passages=merged.passages, total_chunks=len(merged.passages), missing_ids=merged.missing
+    def respond(self, q: Query, merged: Shown, evidence: EvidenceFields[Any]) -> Response:
+        return Response(
+            passages=merged.passages,
+            total_chunks=len(merged.passages),
+            missing_ids=merged.missing,
         )
 
-    def meta(self, merged: Shown) -> dict[str, Any]:
-        meta: dict[str, Any] = {"provenance": merged.provenance}
+    def meta(self, merged: Shown) -> ExtraMeta:
+        meta: ExtraMeta = {"provenance": merged.provenance}
         if merged.conflicts:
             meta["conflicts"] = [c.model_dump(mode="json") for c in merged.conflicts]
         return meta

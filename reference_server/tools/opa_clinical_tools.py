@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import quote
 
 from pydantic import BaseModel, Field
@@ -16,7 +16,7 @@ from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import OPA, Counts
 from reference_server.scoring.features import Signals
 from reference_server.tools.common import CONFIDENCE_DESCRIPTION, ConfidenceBasis, Path
-from reference_server.tools.pipeline import DualPathTool, Fields, Score
+from reference_server.tools.pipeline import DualPathTool, EvidenceFields, Score
 from reference_server.tools.request_model import NON_BLANK, StrictModel
 
 NAME = "opa.clinical_tools"
@@ -303,10 +303,13 @@ class ClinicalTools(
             ),
         )
 
-    def respond(self, q: Query, merged: Ranked) -> Fields:
+    def respond(self, q: Query, merged: Ranked, evidence: EvidenceFields[Any]) -> Response:
         # A category or feature lists every tool it has: the answer keeps the best n_results,
         # so its size (and cost) does not follow the catalogue's.
-        return dict(
+        return Response(
+            provenance=evidence["provenance"],
+            confidence=evidence["confidence"],
+            confidence_basis=evidence["confidence_basis"],
             tools=[to_tool(m, q.include_sections) for m in merged.tools[: q.n_results]],
             total_tools=len(merged.tools),
             query_interpretation=q.interpretation,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -16,7 +16,7 @@ from reference_server.runtime import Runtime
 from reference_server.scoring.citations import SectionCitation, format_section_citation
 from reference_server.scoring.conflicts import Conflict, compare
 from reference_server.tools.common import Path, SourceOrg
-from reference_server.tools.pipeline import DualPathTool, Fields, Score
+from reference_server.tools.pipeline import DualPathTool, EvidenceFields, Score
 from reference_server.tools.request_model import NON_BLANK, StrictModel
 
 NAME = "opa.get_section"
@@ -177,9 +177,11 @@ class GetSection(
                     conflicts.append(c)
         return Score(conflicts=conflicts)
 
-    def respond(self, q: Query, merged: Resolved) -> Fields:
+    def respond(self, q: Query, merged: Resolved, evidence: EvidenceFields[Any]) -> Response:
         row, tree = merged.row, merged.tree
-        return dict(
+        return Response(
+            provenance=evidence["provenance"],
+            conflicts=evidence["conflicts"],
             section=_body(row),
             parent=_body(tree.parent) if tree and tree.parent else None,
             children=[_body(k) for k in tree.children] if tree else [],

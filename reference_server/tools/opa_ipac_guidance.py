@@ -21,8 +21,9 @@ from reference_server.scoring.conflicts import (
     level_conflicts,
 )
 from reference_server.scoring.features import Signals
+from reference_server.tools.base import ExtraMeta
 from reference_server.tools.common import Evidence
-from reference_server.tools.pipeline import DualPathTool, Fields, Score
+from reference_server.tools.pipeline import DualPathTool, EvidenceFields, Score
 from reference_server.tools.request_model import NON_BLANK, StrictModel
 from reference_server.tools.section_merge import (
     SectionHit,
@@ -178,7 +179,7 @@ class Guidance:
     practices: list[str]
     checklists: list[Checklist]
     total_sections: int
-    rerank: dict[str, Any]
+    rerank: ExtraMeta
 
 
 def _in_setting(hits: list[SectionHit], q: Query) -> list[SectionHit]:
@@ -276,9 +277,10 @@ class IpacGuidance(DualPathTool[Request, Query, SqlFound, list[VectorHit], Guida
             signals=Signals(no_answer=not merged.used),
         )
 
-    def respond(self, q: Query, merged: Guidance) -> Fields:
+    def respond(self, q: Query, merged: Guidance, evidence: EvidenceFields[Any]) -> Response:
         docs = {h.row.document_id: h.row for h in merged.used}
-        return dict(
+        return Response(
+            **evidence,
             topic=q.topic,
             setting=q.setting,
             requirements=merged.requirements,
@@ -291,7 +293,7 @@ class IpacGuidance(DualPathTool[Request, Query, SqlFound, list[VectorHit], Guida
             total_sections=merged.total_sections,
         )
 
-    def meta(self, merged: Guidance) -> dict[str, Any]:
+    def meta(self, merged: Guidance) -> ExtraMeta:
         return merged.rerank
 
 

@@ -14,8 +14,9 @@ from reference_server.retrieval.opa_sections import Filters, keyword_search, vec
 from reference_server.retrieval.vector import VectorHit
 from reference_server.runtime import Runtime
 from reference_server.scoring.citations import Citation, section_citation
+from reference_server.tools.base import ExtraMeta
 from reference_server.tools.common import Evidence
-from reference_server.tools.pipeline import DualPathTool, Fields, Score
+from reference_server.tools.pipeline import DualPathTool, EvidenceFields, Score
 from reference_server.tools.request_model import NON_BLANK, StrictModel
 from reference_server.tools.section_ambiguity import (
     AMBIGUITY_DESCRIPTION,
@@ -205,9 +206,10 @@ class PolicyCheck(
             signals=section_signals(q.text, merged),
         )
 
-    def respond(self, q: Query, merged: Ranked) -> Fields:
+    def respond(self, q: Query, merged: Ranked, evidence: EvidenceFields[Any]) -> Response:
         policies = [to_policy(h) for h in merged.top]
-        return dict(
+        return Response(
+            **evidence,
             policies=policies,
             expectations_found=sum(p.policy_level == "expectation" for p in policies),
             advice_found=sum(p.policy_level == "advice" for p in policies),
@@ -215,7 +217,7 @@ class PolicyCheck(
             ambiguous_between=candidates(q.text, merged),
         )
 
-    def meta(self, merged: Ranked) -> dict[str, Any]:
+    def meta(self, merged: Ranked) -> ExtraMeta:
         return merged.rerank
 
 

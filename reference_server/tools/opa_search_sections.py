@@ -13,8 +13,9 @@ from reference_server.retrieval.opa_sections import Filters, keyword_search, vec
 from reference_server.retrieval.vector import VectorHit
 from reference_server.runtime import Runtime
 from reference_server.scoring.citations import Citation, section_citation
+from reference_server.tools.base import ExtraMeta
 from reference_server.tools.common import DocumentType, Evidence, SourceOrg
-from reference_server.tools.pipeline import DualPathTool, Fields, Score
+from reference_server.tools.pipeline import DualPathTool, EvidenceFields, Score
 from reference_server.tools.request_model import NON_BLANK, StrictModel, TextItem
 from reference_server.tools.section_ambiguity import (
     AMBIGUITY_DESCRIPTION,
@@ -179,15 +180,16 @@ class SearchSections(
             signals=section_signals(q.text, merged),
         )
 
-    def respond(self, q: Query, merged: Ranked) -> Fields:
-        return dict(
+    def respond(self, q: Query, merged: Ranked, evidence: EvidenceFields[Any]) -> Response:
+        return Response(
+            **evidence,
             sections=[to_section(h) for h in merged.top],
             total_matches=len(merged.hits),
             no_relevant_document=not merged.addressed,
             ambiguous_between=candidates(q.text, merged),
         )
 
-    def meta(self, merged: Ranked) -> dict[str, Any]:
+    def meta(self, merged: Ranked) -> ExtraMeta:
         return merged.rerank
 
 

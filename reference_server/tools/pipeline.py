@@ -9,7 +9,8 @@ A tool is a subclass that supplies typed steps and nothing else:
     merge(rt, q, found)         -> M   both paths' rows into the tool's answer rows
     beyond_index(rt, q, merged) -> M   a look past the index, e.g. a web page (optional)
     score(q, merged, found)     -> Score   citations, conflicts, and the evidence counts
-    respond(q, merged)          -> Fields  the response's own fields
+    respond(q, merged, evidence) -> Resp   the typed response: its own fields, and `evidence`
+                                           (the evidence fields the base filled) as given
 
 The base owns what must be the same for all twelve: both paths run concurrently, each under
 its own timeout and the whole-tool deadline (`run_dual`); a failed or cut path leaves the other's
@@ -35,9 +36,9 @@ from __future__ import annotations
 import asyncio
 import time
 from abc import abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypedDict, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -62,7 +63,7 @@ from reference_server.stage_timer import (
     stage,
     timed,
 )
-from reference_server.tools.base import Req, Resp, Tool, ToolOutput
+from reference_server.tools.base import ExtraMeta, Req, Resp, SubCallTiming, Tool, ToolOutput
 from reference_server.tools.common import ConfidenceBasis, SpecInputs
 
 Q = TypeVar("Q")
@@ -160,17 +161,39 @@ def judge(
     )
 
 
-# The evidence every retrieval answer may carry, filled here from `Judged` for whichever of them
-# a tool's response declares (`common.Evidence` declares all five), never by the tool.
-EVIDENCE_FIELDS = ("provenance", "confidence", "citations", "conflicts", "confidence_basis")
-Fields = dict[str, Any]  # a response's own fields, by name
+class EvidenceFields(TypedDict, Generic[C], total=False):
+    """The evidence every retrieval answer may carry, filled here from `Judged` for whichever of
+    them a tool's response declares (`common.Evidence` declares all five), never by the tool:
+    `respond` passes them to its response as they are."""
+
+    provenance: list[PathName]
+    confidence: float
+    citations: list[C]
+    conflicts: list[Conflict]
+    confidence_basis: ConfidenceBasis | None
 
 
-def with_evidence(response: type[Resp], judged: Judged[Any], fields: Fields) -> Resp:
-    """The response: the tool's own fields plus the evidence fields the model declares."""
+def evidence_for(response: type[BaseModel], judged: Judged[C]) -> EvidenceFields[C]:
+    """The evidence fields `response` declares, from `judged`."""
     declared = response.model_fields
-    evidence = {name: getattr(judged, name) for name in EVIDENCE_FIELDS if name in declared}
-    return response(**evidence, **fields)
+    evidence: EvidenceFields[C] = {}
+    if "provenance" in declared:
+        evidence["provenance"] = judged.provenance
+    if "confidence" in declared:
+        evidence["confidence"] = judged.confidence
+    if "citations" in declared:
+        evidence["citations"] = judged.citations
+    if "conflicts" in declared:
+        evidence["conflicts"] = judged.conflicts
+    if "confidence_basis" in declared:
+        evidence["confidence_basis"] = judged.confidence_basis
+    return evidence
+
+
+def with_evidence(response: type[Resp], judged: Judged[Any], fields: Mapping[str, object]) -> Resp:
+    """A response from its own fields (its model's keyword arguments, by name) plus the evidence
+    fields it declares."""
+    return response(**evidence_for(response, judged), **fields)
 
 
 class InjectedStepError(RuntimeError):
@@ -239,10 +262,11 @@ class DualPathTool(Tool[Req, Resp], Generic[Req, Q, S, V, M, Resp]):
     def score(self, q: Q, merged: M, found: DualResult[S, V]) -> Score[Any]: ...
 
     @abstractmethod
-    def respond(self, q: Q, merged: M) -> Fields:
-        """The response's own fields; the base adds the evidence fields it declares."""
+    def respond(self, q: Q, merged: M, evidence: EvidenceFields[Any]) -> Resp:
+        """The typed response: its own fields, and `evidence` (the evidence fields it declares,
+        filled by the base) as given."""
 
-    def meta(self, merged: M) -> dict[str, Any]:
+    def meta(self, merged: M) -> ExtraMeta:
         """Anything the merge measured that belongs in `_meta` (e.g. a reranker's outcome)."""
         return {}
 
@@ -273,8 +297,8 @@ class DualPathTool(Tool[Req, Resp], Generic[Req, Q, S, V, M, Resp]):
                 use=rt.settings.confidence_model,
             )
         with stage(RESPOND):
-            fields = step("respond", lambda: self.respond(q, merged))
-            response = with_evidence(self.response, judged, fields)
+            evidence = evidence_for(self.response, judged)
+            response = step("respond", lambda: self.respond(q, merged, evidence))
         return ToolOutput(response, found, self.meta(merged))
 
 
@@ -345,7 +369,7 @@ async def call_tool(rt: Runtime, call: SubCall[Any, Any], t0: float, budget_ms: 
     call.duration_ms = (time.perf_counter() - t0) * 1000 - call.started_ms
 
 
-def sub_call_timings(calls: Sequence[SubCall[Any, Any]]) -> list[dict[str, Any]]:
+def sub_call_timings(calls: Sequence[SubCall[Any, Any]]) -> list[SubCallTiming]:
     """Each sub-call's wall time and its own stages (ms), for `_meta.sub_call_timings_ms`: the
     composed tool's `sub_calls` stage is the wait for all of them, which ran concurrently."""
     return [

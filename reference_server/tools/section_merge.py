@@ -27,6 +27,7 @@ from reference_server.retrieval.vector import VectorHit
 from reference_server.scoring.confidence import OPA, Counts
 from reference_server.scoring.conflicts import Conflict, compare
 from reference_server.text import prefix_stem
+from reference_server.tools.base import ExtraMeta
 
 # Fusion parameters, chosen on the OPA golden set (`make eval`, ablation table): weighted
 # reciprocal-rank fusion with a small k and the vector list counting double (keyword matches
@@ -75,7 +76,7 @@ class Ranked:
 
     hits: list[SectionHit]  # best first
     top: list[SectionHit]
-    rerank: dict[str, Any]
+    rerank: ExtraMeta
     addressed: bool = True  # False: no document addresses the question (`not_addressed`)
     # documents whose title and headings use every subject word of the question
     sharing: frozenset[str] = frozenset()
@@ -246,7 +247,7 @@ def metadata_conflicts(hits: list[SectionHit]) -> list[Conflict]:
 
 async def rerank_sections(
     settings: Settings, query: str, hits: list[SectionHit], spent_ms: float = 0.0
-) -> tuple[list[SectionHit], dict[str, Any]]:
+) -> tuple[list[SectionHit], ExtraMeta]:
     """Fused hits through the optional reranker (OCM_RERANK); `_meta` to report what it did.
     `spent_ms` (the dual-path time) keeps the rerank call inside the whole-tool timeout."""
     ranked, outcome = await rerank.rerank(
@@ -257,7 +258,8 @@ async def rerank_sections(
         text_of=lambda h: f"{h.row.document_title} - {h.row.section_heading}\n{h.row.text}",
         spent_ms=spent_ms,
     )
-    return ranked, ({"rerank": outcome.meta()} if outcome else {})
+    meta: ExtraMeta = {"rerank": outcome.meta()} if outcome else {}
+    return ranked, meta
 
 
 async def fused_and_reranked(
@@ -266,7 +268,7 @@ async def fused_and_reranked(
     sql_rows: list[SectionRow] | None,
     vector_hits: list[VectorHit] | None,
     spent_ms: float,
-) -> tuple[list[SectionHit], dict[str, Any]]:
+) -> tuple[list[SectionHit], ExtraMeta]:
     """The merge step of every section-level tool: fuse both paths, then the optional rerank."""
     hits = fuse(sql_rows, vector_hits, query, settings.today(), settings.fusion)
     return await rerank_sections(settings, query, hits, spent_ms)

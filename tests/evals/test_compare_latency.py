@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from evals_testkit import record
 
-from evals.__main__ import main
 from evals.read import paired_latency as pl
 from evals.read.compare import EXIT_HARNESS, EXIT_OK, EXIT_REGRESSION, compare_logs
 from evals.run.interleaved import InterleavedLatency, PairedCall, golden_calls, measure
@@ -20,6 +19,7 @@ from evals.run.outcome import CallOutcome, ToolInfo
 from evals.run.runlog import RunLog
 from evals.run.scenario import Scenario
 from evals.run.targets import TargetError
+from ocm_cli.program import main
 
 # ----------------------------------------------------------------------------- inputs
 

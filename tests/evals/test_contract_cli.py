@@ -1,4 +1,4 @@
-"""Contract diff of two live servers (``python -m evals contract``): tools added and removed,
+"""Contract diff of two live servers (``ocm contract``): tools added and removed,
 schema changes at JSON-pointer paths with the breaking ones marked, description, title and
 annotation changes shown; run logs' surfaces (schemas only) diff as before."""
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 from security_servers import stdio
 
-from evals.__main__ import main
 from evals.contract import diff_surfaces
 from evals.contract_change import Change
 from evals.run.contract_live import ContractDiff
+from ocm_cli.program import main
 from tests.run_records import assert_record
 
 READ_ONLY = {"readOnlyHint": True, "destructiveHint": False}

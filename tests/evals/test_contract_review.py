@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 from security_servers import stdio
 
-from evals.__main__ import main
 from evals.contract import diff_surfaces
 from evals.contract_change import Change
 from evals.contract_text import (
@@ -32,6 +31,7 @@ from evals.contract_text import (
 )
 from evals.run import contract_live
 from evals.run.security.poisoning import HIDDEN
+from ocm_cli.program import main
 from ocm_common.run_record import read_record
 from tests.run_records import assert_record
 

@@ -10,11 +10,11 @@ from evals_testkit import STDIO_SPEC
 from fake_server import build_server
 from rich.console import Console
 
-from evals.__main__ import main
 from evals.read.report import build_tables, print_report, to_markdown
 from evals.run.runner import RunOptions, execute
 from evals.run.scenario import load_scenarios
 from evals.run.targets import server_target
+from ocm_cli.program import main
 
 
 @pytest.mark.parametrize("command", ["run", "gate", "report", "baseline"])
@@ -22,7 +22,7 @@ def test_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
         main([command, "--help"])
     assert info.value.code == 0
-    assert "usage: python -m evals " + command in capsys.readouterr().out
+    assert "usage: ocm " + command in capsys.readouterr().out
 
 
 def test_run_report_baseline_gate_over_stdio(tmp_path: Path, golden_fake: Path) -> None:

@@ -12,13 +12,13 @@ from fake_server import build_server
 from scipy import stats as sps
 
 from evals import contract
-from evals.__main__ import main
 from evals.read import stats
 from evals.read.compare import EXIT_HARNESS, EXIT_OK, EXIT_REGRESSION, compare_logs
 from evals.run.runlog import RunLog
 from evals.run.runner import RunOptions, execute
 from evals.run.scenario import load_scenarios
 from evals.run.targets import server_target
+from ocm_cli.program import main
 
 # ----------------------------------------------------------------------------- statistics
 

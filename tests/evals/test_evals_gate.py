@@ -11,7 +11,6 @@ import pytest
 from evals_testkit import record
 from fake_server import build_server
 
-from evals.__main__ import main
 from evals.read import baseline
 from evals.read.gate import (
     DEFAULT_CONFIG,
@@ -25,6 +24,7 @@ from evals.run.runlog import RunLog
 from evals.run.runner import RunOptions, execute
 from evals.run.scenario import load_scenarios
 from evals.run.targets import server_target
+from ocm_cli.program import main
 
 GATE_YAML = """\
 floors:

@@ -14,11 +14,11 @@ import pytest
 from browser import CHROMIUM, visit
 from fake_server import build_server
 
-from evals.__main__ import main
 from evals.read import bench_report
 from evals.run.runner import RunOptions, execute
 from evals.run.scenario import load_scenarios
 from evals.run.targets import server_target
+from ocm_cli.program import main
 from tests.run_records import write_bench
 
 TOOLS = ("opa.search_sections", "schedule.get", "odb.get")

@@ -256,7 +256,7 @@ def test_sigterm_writes_the_record_as_interrupted(tmp_path: Path) -> None:
     command = [
         sys.executable,
         "-m",
-        "evals",
+        "ocm_cli",
         "fuzz",
         *("--target", stdio("fuzz_hangs_on_minimum"), "--tool", "page"),
         *("--valid", "3", "--invalid", "0", "--database", "", "--call-timeout", "120"),

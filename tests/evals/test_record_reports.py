@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from evals.__main__ import main
+from ocm_cli.program import main
 from ocm_common.run_record import SCHEMA_VERSION, write_record
 from tests.described_machines import AVX2_ONLY
 from tests.evals.evals_testkit import record

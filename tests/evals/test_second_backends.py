@@ -42,7 +42,7 @@ def target(backend: str, defects: str = "") -> str:
 
 def evals(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "evals", *args],
+        [sys.executable, "-m", "ocm_cli", *args],
         cwd=REPO,
         capture_output=True,
         text=True,

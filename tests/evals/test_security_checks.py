@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from security_servers import http_server, stdio
 
-from evals.__main__ import main
 from evals.conformance.calls import exception_signs
 from evals.conformance.canary import key_matches
 from evals.run.security.findings import Finding, SecurityReport
@@ -20,6 +19,7 @@ from evals.run.security.registry import FAMILIES
 from evals.run.security.runner import Options, run_security
 from evals.run.security.safety import is_loopback_url, plan
 from evals.run.security.surface import ToolSurface
+from ocm_cli.program import main
 from tests.run_records import assert_record
 from tests.served_tools import SERVED
 

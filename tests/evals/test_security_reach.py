@@ -12,7 +12,6 @@ from pathlib import Path
 
 from security_servers import stdio
 
-from evals.__main__ import main
 from evals.run.security.findings import SecurityReport
 from evals.run.security.probe import alternatives, judge, valid_args
 from evals.run.security.reach import sweep
@@ -20,6 +19,7 @@ from evals.run.security.refusal import refusal
 from evals.run.security.runner import Options, run_security
 from evals.run.security.session import Call
 from evals.run.security.surface import ToolSurface
+from ocm_cli.program import main
 
 CURRENCY = {
     "type": "object",

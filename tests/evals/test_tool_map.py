@@ -11,9 +11,9 @@ import pytest
 from evals_testkit import STDIO_SPEC
 from renamed_server import PREFIX
 
-from evals.__main__ import main
 from evals.run.scenario import load_scenarios
 from evals.run.tool_map import ToolMapError, parse_tool_map
+from ocm_cli.program import main
 from ocm_common.run_record import read_record
 
 RENAMED_SPEC = f"stdio:python {Path(__file__).with_name('renamed_server.py')}"

@@ -65,6 +65,17 @@ def test_base_environment_runs_base_code_without_the_working_trees_faults() -> N
 def test_base_commands_run_in_the_worktree() -> None:
     base = BaseTree("HEAD~1", SHA, Path("/w/build/bench-base/0123456789ab"))
     assert base.server_command() == (sys.executable, "-m", "reference_server")
+
+
+def test_the_base_index_is_built_by_the_command_its_own_tree_has(tmp_path: Path) -> None:
+    """A base from before the one `ocm` program has `python -m reference_server.index`; a later
+    one only `python -m ocm_cli index`."""
+    base = BaseTree("HEAD~1", SHA, tmp_path)
+    package = tmp_path / "reference_server" / "index"
+    package.mkdir(parents=True)
+    (package / "cli.py").write_text("")
+    assert base.index_command() == [sys.executable, "-m", "ocm_cli", "index"]
+    (package / "__main__.py").write_text("from reference_server.index.cli import main\n")
     assert base.index_command() == [sys.executable, "-m", "reference_server.index"]
 
 

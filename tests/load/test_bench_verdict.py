@@ -15,7 +15,7 @@ import pytest
 
 from load.bench_judge import judge_bench
 from load.slo import load_slo
-from ocm_common.bench_summary import BenchSummary, MachineLoad
+from ocm_common.bench_summary import BenchSummary, LocustResult, MachineLoad
 from ocm_common.latency_records import LatencyRecord
 from tests.described_machines import AVX2_ONLY, AVX512_AMX, AVX512_VNNI
 
@@ -285,14 +285,14 @@ def test_the_fanout_bar_is_a_share_of_the_other_tools_time_above_a_slack() -> No
 def test_calls_failing_before_any_tool_fail_the_bench_and_its_row_alike() -> None:
     """initialize or tools/list failing: in the run's errors, in no tool's record."""
     summary, records, codes = described_bench(AVX512_AMX, reference_ms=3.7, **AMX_AA[1])
-    summary.profiles["paced"]["errors"] = 2
+    summary.profiles["paced"] = LocustResult(calls=1500, errors=2)
     judge_bench(summary, records, codes, load_slo())
     assert any("initialize/tools/list" in m for m in summary.misses)
     row = next(r for r in summary.verdicts if r.name.startswith("errors"))
     assert row.passed is False and row.measured == 2
     # a profile the bench does not judge for set-up errors shows none in the row either
     summary, records, codes = described_bench(AVX512_AMX, reference_ms=3.7, **AMX_AA[1])
-    summary.profiles["saturation_1_worker"] = {"calls": 100, "errors": 3}
+    summary.profiles["saturation_1_worker"] = LocustResult(calls=100, errors=3)
     judge_bench(summary, records, codes, load_slo())
     assert summary.exit_code == 0
     assert next(r for r in summary.verdicts if r.name.startswith("errors")).passed

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from load.__main__ import main
 from load.parallel import ParallelReport, check_delay, check_fanout, run_parallel
 from load.profiles import LocustProfile, ParallelProfile
 from load.run import run_profile
 from load.slo import load_slo
 from load.taskmix import TaskMix
+from ocm_cli.program import main
 from ocm_common.launcher import running_server
 
 pytestmark = pytest.mark.slow
@@ -75,6 +75,7 @@ def test_150ms_on_the_sql_path_fails_make_load_naming_the_tools(
     monkeypatch.setenv("OCM_FAULT_SQL_DELAY_MS", "150")
     code = main(
         [
+            "load",
             "run",
             "--profile",
             "latency",

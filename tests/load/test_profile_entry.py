@@ -16,6 +16,7 @@ from load.bench import planned_steps
 from load.bench_judge import judge_bench
 from load.profiles import PROFILES_FILE, LocustProfile, Profiles, load_profiles
 from load.slo import load_slo
+from ocm_common.bench_summary import LocustResult
 from ocm_common.latency_records import LatencyRecord
 from tests.described_machines import AVX2_ONLY
 from tests.load.test_bench_verdict import described_bench
@@ -54,7 +55,7 @@ def test_an_added_entry_is_judged_by_the_bars_beside_it(with_burst: Path) -> Non
         AVX2_ONLY, reference_ms=9.8, cpu_ratio=1.8, saturation_rps=200.0,
         p50_ms=10.0, p95_ms=20.0, paced_p95_ms=40.0,
     )  # fmt: skip
-    summary.profiles["burst"] = {"calls": 400, "errors": 0}
+    summary.profiles["burst"] = LocustResult(calls=400, errors=0)
     slow = LatencyRecord(profile="burst", tool="odb.get", n=100, p50_ms=50, p95_ms=200, p99_ms=250)
     judge_bench(
         summary, [*records, slow], {**codes, "burst": 0}, slo,

@@ -12,11 +12,10 @@ from typing import Any
 
 import pytest
 
-from evals.__main__ import main as evals_main
 from load import bench
 from load import run as load_run
-from load.__main__ import main as load_main
-from ocm_common.bench_summary import BenchSummary, MachineLoad
+from ocm_cli.program import main as ocm_main
+from ocm_common.bench_summary import BenchSummary, LocustResult, MachineLoad, ParallelResult
 from ocm_common.latency_records import RECORDS_FILE, LatencyRecord, write_records
 from ocm_common.run_record import read_record
 from scale import bench as scale_bench
@@ -52,12 +51,11 @@ def test_the_bench_writes_its_record_with_the_typed_summary(
     )
     run = bench.Bench(tmp_path, steps)
     write_records(run.out / RECORDS_FILE, _records())
-    calls = {"calls": 100, "errors": 0}
     run.summary.profiles = {
-        "latency": dict(calls),
-        "paced": dict(calls),
-        "saturation": {**calls, "saturation_rps": 500.0},
-        "parallel": {"passed": True, "findings": []},
+        "latency": LocustResult(calls=100, errors=0),
+        "paced": LocustResult(calls=100, errors=0),
+        "saturation": LocustResult(calls=100, errors=0, saturation_rps=500.0),
+        "parallel": ParallelResult(passed=True, findings=[]),
     }
     run.codes = {"latency": 0, "paced": 0, "saturation": 0, "inprocess": 0, "parallel": 0}
     run.summary.gate_pass = True
@@ -81,7 +79,7 @@ def test_a_load_run_writes_its_record(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setattr(load_run, "run_profile", fake_profile)
     url = "http://127.0.0.1:9/mcp"
     args = ["run", "--url", url, "--out", str(tmp_path), "--time", "3s", "--users", "2"]
-    assert load_main(args) == 1
+    assert ocm_main(["load", *args]) == 1
     record = assert_record(tmp_path, "load", 1)
     assert record.header.target == url and record.header.settings["users"] == 2
     assert record.body == {"profile": "latency", "calls": 40, "errors": 2}
@@ -116,7 +114,9 @@ def test_scale_writes_its_record_and_adds_its_figures_to_the_bench(
     bench_dir = tmp_path / "bench"
     write_bench(bench_dir, {"timestamp": "t", "machine": AVX2_ONLY, "exit_code": 0})
     out = tmp_path / "scale"
-    assert scale_bench.main(["--factors", "1", "--out", str(out), "--summary", str(bench_dir)]) == 0
+    assert (
+        ocm_main(["scale", "--factors", "1", "--out", str(out), "--summary", str(bench_dir)]) == 0
+    )
     record = assert_record(out, "scale", 0)
     assert record.body["scale"]["1"]["odb.get"]["rps"] == 40.0
     bench_record = read_record(bench_dir / "bench.record.json")
@@ -127,7 +127,7 @@ def test_scale_writes_its_record_and_adds_its_figures_to_the_bench(
 def test_derive_writes_its_record(tmp_path: Path) -> None:
     out = tmp_path / "cases"
     args = ["derive", "--out", str(out), "--family", "schedule.code_fee", "--per-family", "3"]
-    assert evals_main(args) == 0
+    assert ocm_main(args) == 0
     record = assert_record(out, "derived", 0)
     assert record.body["cases"] == {"schedule.code_fee": 3}
     assert record.files == ["schedule.code_fee.jsonl"]

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from load import __main__ as load_main
 from load import against_base
 from load.parallel import SideCalls
 from load.profiles import SaturationProfile
 from load.regression import judge
 from load.saturation_pair import SaturationRun, abba_order, pair_ratios, run_pairs, summarise
+from ocm_cli.program import main as ocm_main
 from ocm_common.run_record import REGRESSION_SATURATION_VERSION
 from tests.run_records import bench_markdown
 
@@ -141,11 +141,11 @@ def test_the_bench_command_passes_the_mix_and_the_saturation_pairs(
 
     monkeypatch.setattr(against_base, "run_against_base", fake_run)
     argv = ["bench", "--base", "abc", "--mix", "examples:m.json", "--saturation"]
-    assert load_main.main(argv) == 0
+    assert ocm_main(argv) == 0
     assert (got["mix"], got["saturation_pairs"]) == ("examples:m.json", 2)
-    assert load_main.main([*argv, "--saturation-pairs", "3"]) == 0
+    assert ocm_main([*argv, "--saturation-pairs", "3"]) == 0
     assert got["saturation_pairs"] == 3
-    assert load_main.main(["bench", "--base", "abc"]) == 0
+    assert ocm_main(["bench", "--base", "abc"]) == 0
     assert (got["mix"], got["saturation_pairs"]) == ("golden", 0)
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from load.__main__ import main
 from load.safety import NotLoopbackError, require_loopback
 from load.slo import evaluate, evaluate_saturation, load_slo, miss_table
 from load.taskmix import FREE_TEXT_ARGS, TaskMix
+from ocm_cli.program import main
 from ocm_common.latency_records import LatencyRecord, read_records, write_records
 from ocm_common.mcp_http import McpCallError, OutputSchemas, check_tool_result, parse_reply
 from tests.served_tools import SERVED
@@ -41,7 +41,7 @@ def test_recorded_miss_exits_1_and_names_the_tool(
     write_records(
         path, [_rec("latency", "opa.get_section", 3, 9), _rec("latency", "odb.get", 160, 190)]
     )
-    assert main(["slo", "--records", str(path)]) == 1
+    assert main(["load", "slo", "--records", str(path)]) == 1
     out = capsys.readouterr().out
     assert "odb.get" in out and "opa.get_section" not in out
 
@@ -49,7 +49,7 @@ def test_recorded_miss_exits_1_and_names_the_tool(
 def test_recorded_pass_exits_0(tmp_path: Path) -> None:
     path = tmp_path / "latency.jsonl"
     write_records(path, [_rec("paced", "schedule.get", 10, 59)])
-    assert main(["slo", "--records", str(path)]) == 0
+    assert main(["load", "slo", "--records", str(path)]) == 0
     assert read_records(path)[0].tool == "schedule.get"
 
 
@@ -119,7 +119,7 @@ def test_loopback_only() -> None:
     assert require_loopback("http://[::1]:8000/mcp")
     with pytest.raises(NotLoopbackError):
         require_loopback("http://example.org/mcp")
-    assert main(["run", "--url", "http://10.0.0.1:8000/mcp"]) == 2
+    assert main(["load", "run", "--url", "http://10.0.0.1:8000/mcp"]) == 2
 
 
 def test_task_mix_covers_every_tool_and_varies_free_text() -> None:

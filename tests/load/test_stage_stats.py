@@ -12,6 +12,7 @@ from evals.read import bench_report
 from load.bench_judge import stage_table
 from load.stage_stats import MCP_HTTP, StageSamples
 from load.transport_floor import ANSWER, TOOL, build_floor_server
+from ocm_common.bench_summary import LocustResult
 from tests.run_records import write_bench
 
 
@@ -48,7 +49,12 @@ def test_a_workers_samples_reach_the_master_once() -> None:
 def test_the_report_renders_one_tools_by_stages_table_per_profile(tmp_path: Path) -> None:
     samples = StageSamples()
     samples.see("odb.get", 13.0, reply(1.5, 4.0, 10.0, validation=0.25, embed=6.5))
-    table = stage_table({"paced": {"stages": samples.summary()}, "latency": {"calls": 3}})
+    table = stage_table(
+        {
+            "paced": LocustResult.model_validate({"stages": samples.summary()}),
+            "latency": LocustResult(calls=3),
+        }
+    )
     summary = {
         "timestamp": "t",
         "stages": {

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from load.__main__ import main
 from load.stdio_proxy import command_argv
+from ocm_cli.program import main
 
 WELL_BEHAVED = Path(__file__).parents[1] / "fixtures" / "servers" / "well_behaved.py"
 LENIENT_SLO = """
@@ -46,6 +46,7 @@ def test_load_over_stdio_measures_every_tool_without_errors(tmp_path: Path) -> N
     out = tmp_path / "run"
     code = main(
         [
+            "load",
             "run",
             "--target",
             f"stdio:python {WELL_BEHAVED}",

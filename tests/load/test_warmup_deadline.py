@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from load.__main__ import main as load_main
 from load.profiles import LocustProfile
 from load.run import default_deadline, run_profile, wall_clock_bound
+from ocm_cli.program import main as ocm_main
 from ocm_common.run_record import read_record
 from tests.load.test_warmup_blame import Behaviour, serving
 
@@ -69,7 +69,7 @@ def test_the_load_record_is_written_with_status_cut_short(
     behaviour.slow_s = 2.0
     out = tmp_path / "out"
     args = ["run", "--url", url, "--out", str(out), "--mix", _mix(tmp_path, "echo", "slow")]
-    code = load_main([*args, "--deadline", "0.8", "--time", "30s", "--call-timeout", "5"])
+    code = ocm_main(["load", *args, "--deadline", "0.8", "--time", "30s", "--call-timeout", "5"])
     assert code == 2
     record = read_record(out / "load.record.json")
     assert record.header.status == "cut_short" and record.header.exit_code == 2

@@ -14,7 +14,7 @@ import zlib
 from collections.abc import Iterator
 from typing import Any
 
-from evals.derive.case import derived_case
+from evals.derive.case import ExpectSpec, derived_case
 from evals.derive.corpus import Corpus
 from evals.derive.families.adp_category import DEVICES as MANUAL_DEVICES
 from evals.derive.families.adp_category import rule_manual
@@ -61,7 +61,7 @@ def _source(corpus: Corpus, name: str, rows: str) -> str:
     return f"corpus {name} {rows}, ingested from {corpus.edition(name)} ({OFFICIAL})"
 
 
-def _cited(doc: str, section: str) -> dict[str, Any]:
+def _cited(doc: str, section: str) -> ExpectSpec:
     return {"check": "contains", "path": "citations[*].loc", "value": loc(doc, section)}
 
 
@@ -124,7 +124,7 @@ def funding_rules(corpus: Corpus) -> Iterator[Scenario]:
         if doc == CORE:  # the core manual's own rule: asked as the category, not a device's
             args["device"] = {"category": CORE, "type": device}
         client, adp_share = _num(row["client_share_percent"]), _num(row["adp_share_percent"])
-        expect: list[dict[str, Any]] = [_cited(doc, section)]
+        expect: list[ExpectSpec] = [_cited(doc, section)]
         if row["covered"] == "0":
             expect.append(
                 {"check": "matches", "path": "funding.repair_coverage", "pattern": "^Not covered"}
@@ -278,7 +278,7 @@ def social_assistance(corpus: Corpus) -> Iterator[Scenario]:
                 args: dict[str, Any] = {"query": question}
                 if doc == CORE:
                     args["device"] = {"category": CORE, "type": device}
-                expect: list[dict[str, Any]] = [
+                expect: list[ExpectSpec] = [
                     {
                         "check": "equals",
                         "path": "funding.client_share_paid_by",

@@ -19,15 +19,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from evals.derive.case import derived_case
-from evals.derive.corpus import Corpus
+from evals.derive.case import ExpectSpec, derived_case
+from evals.derive.corpus import ADP_SECTIONS, AdpSectionRecord, Corpus
 from evals.derive.registry import family
 from evals.run.scenario import Scenario
 
 TOOL = "adp.get"
 FAMILY = "adp.device_category"
 FUNDING = "adp_funding_rule.csv"
-SECTIONS = "adp_sections.jsonl"
+SECTIONS = ADP_SECTIONS
 CORE = "core_manual"
 OFFICIAL = "../shared/data/adp/adp_extraction.json (raw text of every manual)"
 SUFFIX = " Policy and Administration Manual"
@@ -71,7 +71,7 @@ def loc(doc: str, section: str) -> str:
     return f"adp:{doc}:Section {section}"
 
 
-def _cited(doc: str, section: str) -> dict[str, Any]:
+def _cited(doc: str, section: str) -> ExpectSpec:
     return {"check": "contains", "path": "citations[*].loc", "value": loc(doc, section)}
 
 
@@ -91,10 +91,10 @@ def rule_manual(corpus: Corpus, row: dict[str, str]) -> str | None:
 
 def _section_index(
     corpus: Corpus,
-) -> tuple[dict[str, list[dict[str, Any]]], dict[str, set[str]]]:
-    by_uid: dict[str, list[dict[str, Any]]] = {}
+) -> tuple[dict[str, list[AdpSectionRecord]], dict[str, set[str]]]:
+    by_uid: dict[str, list[AdpSectionRecord]] = {}
     manuals: dict[str, set[str]] = {}
-    for s in corpus.records(SECTIONS):
+    for s in corpus.adp_sections():
         by_uid.setdefault(str(s["policy_uid"]), []).append(s)
         manuals.setdefault(str(s["adp_doc"]), set()).add(str(s["manual"]))
     return by_uid, manuals
@@ -127,7 +127,7 @@ def device_category(corpus: Corpus) -> Iterator[Scenario]:
         own = splits.get(manual, [])
         for n, device in enumerate(devices):
             question = QUESTIONS[(n + len(manual)) % len(QUESTIONS)].format(device=device)
-            expect: list[dict[str, Any]] = []
+            expect: list[ExpectSpec] = []
             if own:
                 refs = sorted({r["section_ref"] for r in own})
                 row = own[0]

@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-from evals.derive.case import derived_case
+from evals.derive.case import ExpectSpec, derived_case
 from evals.derive.corpus import Corpus
 from evals.derive.families.adp import CORE, EXCLUSIONS, FUNDING, _num, _pick, _source, loc
 from evals.derive.families.adp_category import rule_manual
@@ -107,10 +107,10 @@ def _args(doc: str, question: str, device: str) -> dict[str, Any]:
     return args
 
 
-def _any_section(path: str, doc: str, sections: list[str], field: str | None) -> dict[str, Any]:
+def _any_section(path: str, doc: str, sections: list[str], field: str | None) -> ExpectSpec:
     """One of the rows' sections at `path` (a list of locs, or of items with `field`)."""
     pattern = "|".join(re.escape(loc(doc, s)) for s in sorted(set(sections)))
-    item: dict[str, Any] = {"check": "matches", "path": field or "$", "pattern": f"({pattern})"}
+    item: ExpectSpec = {"check": "matches", "path": field or "$", "pattern": f"({pattern})"}
     if field is None:
         item["pattern"] += r"(?=[,;)])"
     return {"check": "any_item", "path": path, "item": item}
@@ -140,7 +140,7 @@ def paraphrases(corpus: Corpus) -> Iterator[Scenario]:
             question = template.format(device=device)
             if "{device}" not in template and doc != CORE:
                 question = f"{question} - {device}"
-            expect: list[dict[str, Any]] = [
+            expect: list[ExpectSpec] = [
                 _any_section("citations", doc, [r["section_ref"] for r in rows], "loc")
             ]
             if covered == "0":

@@ -7,11 +7,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import yaml
 
-from evals.derive.case import derived_case
+from evals.derive.case import ExpectSpec, derived_case
 from evals.derive.corpus import Corpus
 from evals.derive.families.odb import (
     _choice,
@@ -28,6 +28,14 @@ FUNDING = "adp_funding_rule.csv"
 COMPONENT_COLUMNS = ("h_fee", "p_fee", "t_fee", "asst_fee", "surg_fee", "anae_fee")
 
 
+class Patient(TypedDict):
+    """A patient variation, as coverage.answer's ``patient`` argument states it."""
+
+    age: int
+    setting: NotRequired[str]  # community | ltc
+    plan: NotRequired[str]  # none | private: the patient's private drug plan
+
+
 @dataclass(frozen=True)
 class Eligibility:
     """ODB eligibility as the policy file states it (structured block of its program section)."""
@@ -36,7 +44,7 @@ class Eligibility:
     ohip_plus_below_age: int
     settings: tuple[str, ...]
 
-    def eligible(self, patient: dict[str, Any]) -> bool:
+    def eligible(self, patient: Patient) -> bool:
         if patient.get("setting") in self.settings:
             return True
         age = patient["age"]
@@ -56,7 +64,7 @@ def eligibility(corpus: Corpus) -> Eligibility:
     raise ValueError(f"{POLICY}: no eligibility block")
 
 
-def patients(policy: Eligibility) -> list[tuple[dict[str, Any], str]]:
+def patients(policy: Eligibility) -> list[tuple[Patient, str]]:
     """Patient variations and how each is said in a question."""
     senior = policy.min_age + 7
     young = policy.ohip_plus_below_age - 6
@@ -95,7 +103,7 @@ def drug_questions(corpus: Corpus) -> Iterator[Scenario]:
             args["patient"] = patient
         benefits = {p.covered for p in group}
         dins = sorted(p.din for p in group)
-        expect: list[dict[str, Any]] = [
+        expect: list[ExpectSpec] = [
             {
                 "check": "asked_product",
                 "path": "summary",

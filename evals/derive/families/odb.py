@@ -9,7 +9,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from evals.derive.case import derived_case
+from evals.derive.case import ExpectSpec, derived_case
 from evals.derive.corpus import Corpus
 from evals.derive.registry import family
 from evals.run.scenario import Scenario
@@ -124,7 +124,7 @@ def by_group(every: list[Product]) -> dict[str, list[Product]]:
     return groups
 
 
-def price_check(asked: list[Product], groups: dict[str, list[Product]]) -> list[dict[str, object]]:
+def price_check(asked: list[Product], groups: dict[str, list[Product]]) -> list[ExpectSpec]:
     """Every unit price the answer gives for the products asked, or a member of their
     interchangeable groups, is the formulary's (individual_price), wherever the answer puts it
     (a listed item's `din` and `price`, `requested_din` and `requested_price`, ...)."""
@@ -148,7 +148,7 @@ def _choice(key: str, n: int) -> int:
     return zlib.crc32(key.encode()) % n
 
 
-def _covered_check(group: list[Product]) -> list[dict[str, object]]:
+def _covered_check(group: list[Product]) -> list[ExpectSpec]:
     """Check covered only when every product in the expected set agrees."""
     values = {p.covered for p in group}
     if len(values) != 1:
@@ -156,7 +156,7 @@ def _covered_check(group: list[Product]) -> list[dict[str, object]]:
     return [{"check": "equals", "path": "coverage.covered", "value": values.pop()}]
 
 
-def _product_check(group: list[Product]) -> dict[str, object]:
+def _product_check(group: list[Product]) -> ExpectSpec:
     return {
         "check": "asked_product",
         "path": "coverage.din",

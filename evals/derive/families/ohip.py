@@ -8,7 +8,7 @@ import zlib
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 
-from evals.derive.case import derived_case
+from evals.derive.case import ExpectSpec, derived_case
 from evals.derive.corpus import Corpus
 from evals.derive.registry import family
 from evals.run.scenario import Scenario
@@ -98,7 +98,7 @@ def code_fee(corpus: Corpus) -> Iterator[Scenario]:
     the code, each fee component column the corpus row carries (0.0 values included)."""
     for code, rows in sorted(_by_code(corpus).items()):
         _, main = primary(rows)
-        expect: list[dict[str, object]] = [
+        expect: list[ExpectSpec] = [
             {"check": "equals", "path": "items[0].code", "value": code},
         ]
         if main["fee_kind"] == "flat" and main["fee"]:

@@ -18,7 +18,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-from evals.derive.case import derived_case
+from evals.derive.case import ExpectSpec, derived_case
 from evals.derive.corpus import Corpus, OpaDocument, OpaSection
 from evals.derive.registry import family, skip
 from evals.run.public_keys import SECTION_SIGN
@@ -110,7 +110,7 @@ def documents(corpus: Corpus, orgs: tuple[str, ...] | None = None) -> list[OpaDo
     return [d for d in corpus.opa_documents() if orgs is None or d.org in orgs]
 
 
-def _any_document(urls: list[str]) -> dict[str, Any]:
+def _any_document(urls: list[str]) -> ExpectSpec:
     """Some section comes from one of these documents, named by their official URLs."""
     return {
         "check": "any_item",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from evals.derive.case import derived_case
+from evals.derive.case import ExpectSpec, LookupSpec, derived_case
 from evals.derive.corpus import Corpus, OpaSection
 from evals.derive.families.opa import SEARCH
 from evals.derive.registry import family
@@ -41,7 +41,7 @@ def section_by_id(corpus: Corpus) -> Iterator[Scenario]:
     for doc in corpus.opa_documents():
         url = doc.data["source_url"]
         for section in doc.sections:
-            expect: list[dict[str, Any]] = [
+            expect: list[ExpectSpec] = [
                 {
                     "check": "equals",
                     "path": "section.section_heading",
@@ -63,7 +63,7 @@ def section_by_id(corpus: Corpus) -> Iterator[Scenario]:
                         "value": _date(doc.data[field]),
                     }
                 )
-            lookup = {
+            lookup: LookupSpec = {
                 "tool": SEARCH,
                 "args": {
                     "query": _lookup_query(doc.data["title"], section),
@@ -98,7 +98,7 @@ def document_freshness(corpus: Corpus) -> Iterator[Scenario]:
     successor."""
     for doc in corpus.opa_documents():
         updated = _date(doc.data.get("updated_date"))
-        expect: list[dict[str, Any]] = [
+        expect: list[ExpectSpec] = [
             {"check": "equals", "path": "documents_checked", "value": 1},
             {
                 "check": "every_item",

@@ -14,8 +14,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-from evals.derive.case import derived_case
-from evals.derive.corpus import Corpus, OpaDocument
+from evals.derive.case import ExpectSpec, derived_case
+from evals.derive.corpus import CepTool, Corpus, OpaDocument, ProgramRecommendation
 from evals.derive.families.opa import documents
 from evals.derive.registry import family, skip
 from evals.run.scenario import Scenario
@@ -36,7 +36,7 @@ MIN_AGE, MAX_AGE = 0, 120  # the ages opa.program_lookup accepts
 
 
 # ------------------------------------------------------------------------------ CEP tools
-def _tools(corpus: Corpus) -> list[tuple[OpaDocument, dict[str, Any]]]:
+def _tools(corpus: Corpus) -> list[tuple[OpaDocument, CepTool]]:
     return [(d, d.data["tool"]) for d in documents(corpus, ("cep",)) if d.data.get("tool")]
 
 
@@ -52,7 +52,7 @@ def cep_title(corpus: Corpus) -> Iterator[Scenario]:
         if titles[title.casefold()] > 1:
             skip(name, "title shared by several tools")
             continue
-        first = {"check": "equals", "path": "tools[0].url", "value": url}
+        first: ExpectSpec = {"check": "equals", "path": "tools[0].url", "value": url}
         yield derived_case(
             name,
             tool_id,
@@ -65,7 +65,7 @@ def cep_title(corpus: Corpus) -> Iterator[Scenario]:
         features = tool.get("features") or {}
         for feature_type, key in FEATURES.items():
             has = bool(features.get(key))
-            expect: list[dict[str, Any]] = (
+            expect: list[ExpectSpec] = (
                 [
                     first,
                     {
@@ -194,7 +194,7 @@ def _case(
     docs: list[OpaDocument],
     ident: str,
     args: dict[str, Any],
-    expect: list[dict[str, Any]],
+    expect: list[ExpectSpec],
     title: str,
     source: str,
 ) -> Scenario:
@@ -212,9 +212,9 @@ def _case(
 def _eligibility_cases(key: str, docs: list[OpaDocument]) -> Iterator[Scenario]:
     name = "opa.program_boundary"
     stated = {
-        (e.get("min_age"), e.get("max_age"))
+        (low, e.get("max_age"))
         for d in docs
-        if (e := d.data["program"].get("eligibility")) and e.get("min_age") is not None
+        if (e := d.data["program"].get("eligibility")) and (low := e.get("min_age")) is not None
     }
     if len(stated) != 1:
         skip(name, "program documents state no or different screening ages")
@@ -243,8 +243,8 @@ def _eligibility_cases(key: str, docs: list[OpaDocument]) -> Iterator[Scenario]:
 
 
 def _applying(
-    recs: list[tuple[OpaDocument, int, dict[str, Any]]], age: int, risk: str | None
-) -> list[dict[str, Any]]:
+    recs: list[tuple[OpaDocument, int, ProgramRecommendation]], age: int, risk: str | None
+) -> list[ProgramRecommendation]:
     """The recommendations the facts give a patient of this age with this one risk factor (or
     none): in the age range, and risk-specific ones only when they list that factor; a factor
     named by some recommendation makes those the answer over average-risk ones."""

@@ -1,4 +1,4 @@
-"""Security checks for any MCP backend (``python -m evals security --target SPEC``).
+"""Security checks for any MCP backend (``ocm security --target SPEC``).
 
 One module per check family (poisoning, rug pull, reach, secrets, paths, unbounded work,
 results, effects, HTTP transport); every family calls tools through :mod:`.probe` (schema-valid

@@ -1,16 +1,19 @@
-"""The ``security`` and ``contract`` subcommands of ``python -m evals`` (parsers and
+"""The ``security`` and ``contract`` subcommands of ``ocm`` (parsers and
 commands), kept here so the main command line only registers them."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evals.cli_options import out_dir, output_parent, spec, target_parent
 from evals.conformance.grading import table_text
 from evals.console import log_console
 from ocm_common.run_record import Clock, header
+
+if TYPE_CHECKING:
+    from evals.run.security.findings import ReachRow
 
 SECURITY_HELP = (
     "security checks against any MCP target: tool poisoning, cross-tool shadowing, rug pull, "
@@ -87,7 +90,7 @@ def cmd_security(args: argparse.Namespace) -> int:
 
 def reach_lines(report: Any) -> list[str]:
     """Per tool, the probes that reached it (and those that could not, with the reason)."""
-    by_tool: dict[str, list[dict[str, Any]]] = {}
+    by_tool: dict[str, list[ReachRow]] = {}
     for row in report.reach:
         by_tool.setdefault(row["tool"], []).append(row)
     lines = []

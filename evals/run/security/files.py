@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal, TypedDict
 
 HASH_LIMIT = 256 * 1024  # files up to this size are hashed; larger ones compared by size and mtime
 ENTRY_LIMIT = 20_000  # a tree this large is listed no further (the snapshot says so)
@@ -26,6 +26,12 @@ class Entry:
     digest: str  # sha256 of a small file's bytes, the link target for a link, "" otherwise
 
 
+class FileChangeJson(TypedDict):
+    path: str
+    change: Change
+    size: int
+
+
 @dataclass(frozen=True)
 class FileChange:
     """One file a call created, changed or deleted; ``path`` as the server would name it."""
@@ -34,8 +40,8 @@ class FileChange:
     change: Change
     size: int
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_json(self) -> FileChangeJson:
+        return {"path": self.path, "change": self.change, "size": self.size}
 
     def describe(self) -> str:
         return f"{self.change} {self.path} ({self.size:,} bytes)"

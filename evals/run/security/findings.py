@@ -4,7 +4,7 @@ by the one grading table, the tools not called, and which families made no calls
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from evals.conformance.grading import (
     AUTH_ERRORS,
@@ -19,6 +19,9 @@ from evals.conformance.grading import (
 )
 from ocm_common.findings import GRADES, Finding, Grade, Skipped
 
+if TYPE_CHECKING:
+    from evals.run.security.session import CallSummary
+
 __all__ = [
     "AUTH_ERRORS",
     "BEST_PRACTICES",
@@ -31,9 +34,21 @@ __all__ = [
     "TRANSPORT_SECURITY",
     "Finding",
     "Grade",
+    "ReachRow",
     "SecurityReport",
     "Skipped",
 ]
+
+
+class ReachRow(TypedDict):
+    """One tool and probe of the report's reach table (:func:`.probe.reach_rows`)."""
+
+    tool: str
+    probe: str  # the family or check that made the calls
+    reached: int
+    refused: int  # refused by the server for the probe's own value: checked
+    unreached: int
+    could_not_reach: list[str]  # each reason once, "<n> x <reason>" when repeated
 
 
 @dataclass
@@ -49,10 +64,10 @@ class SecurityReport:
     # per family that calls tools (phases calls and after): the calls it made itself; a
     # family with 0 checked nothing, and the report says so instead of "0 findings"
     family_calls: dict[str, int] = field(default_factory=dict)
-    call_log: list[dict[str, Any]] = field(default_factory=list)
+    call_log: list[CallSummary] = field(default_factory=list)
     # per tool and probe: calls that reached it, were refused for the probe's own value, and
     # the reasons of those that could not reach it (never counted as checked)
-    reach: list[dict[str, Any]] = field(default_factory=list)
+    reach: list[ReachRow] = field(default_factory=list)
     duration_s: float = 0.0
     error: str | None = None
 

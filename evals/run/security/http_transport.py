@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from typing import Any
+from typing import TypedDict
 from urllib.parse import urlsplit
 
 import httpx
@@ -27,7 +27,29 @@ from evals.run.targets import BEARER_ENV
 
 FAMILY = "http"
 FOREIGN = "evil.example"
-INIT: dict[str, Any] = {
+
+
+class ClientInfo(TypedDict):
+    name: str
+    version: str
+
+
+class InitializeParams(TypedDict):
+    protocolVersion: str
+    capabilities: dict[str, dict[str, bool]]  # none declared
+    clientInfo: ClientInfo
+
+
+class InitializeRequest(TypedDict):
+    """The JSON-RPC ``initialize`` request every probe sends."""
+
+    jsonrpc: str
+    id: int
+    method: str
+    params: InitializeParams
+
+
+INIT: InitializeRequest = {
     "jsonrpc": "2.0",
     "id": 1,
     "method": "initialize",

@@ -30,6 +30,7 @@ import jsonschema
 from evals.json_pointer import resolve
 from evals.run.edge_text import anchored_width, fitted
 from evals.run.schema_edges import SchemaEdges, schema_edges
+from evals.run.security.findings import ReachRow
 from evals.run.security.inputs import STRING_CANDIDATES, base_args, kind, plain
 from evals.run.security.refusal import Refusal, refusal
 from evals.run.security.session import Call, Session
@@ -244,32 +245,39 @@ async def probe_call(
     return call
 
 
-def reach_rows(calls: list[Call]) -> list[dict[str, Any]]:
+def reach_rows(calls: list[Call]) -> list[ReachRow]:
     """Per tool and probe (the family or check that made the calls): probes that reached the
     tool, probes the server refused (its own value named: checked), and the reasons of those
     that could not reach it. A call made without :func:`probe_call` counts as reached unless
     it failed."""
-    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    counts: dict[tuple[str, str], tuple[list[int], list[str]]] = {}
     for call in calls:
         if call.reach == RETRIED:
             continue
-        row = rows.setdefault(
-            (call.tool, call.purpose),
-            {"tool": call.tool, "probe": call.purpose, "reached": 0, "refused": 0, "unreached": []},
-        )
+        # [reached, refused], and the reason of each call that could not reach the tool
+        tally, unreached = counts.setdefault((call.tool, call.purpose), ([0, 0], []))
         if call.reach == UNREACHED:
-            row["unreached"].append(call.reach_reason or "could not reach")
+            unreached.append(call.reach_reason or "could not reach")
         elif call.reach == REFUSED:
-            row["refused"] += 1
+            tally[1] += 1
         else:
-            row["reached"] += 1
-    for row in rows.values():
+            tally[0] += 1
+    rows: list[ReachRow] = []
+    for (tool, probe), ((reached, refused), unreached) in counts.items():
         reasons: dict[str, int] = {}
-        for reason in row["unreached"]:
+        for reason in unreached:
             reasons[reason] = reasons.get(reason, 0) + 1
-        row["could_not_reach"] = [f"{n} x {r}" if n > 1 else r for r, n in reasons.items()]
-        row["unreached"] = sum(reasons.values())
-    return sorted(rows.values(), key=lambda r: (r["tool"], r["probe"]))
+        rows.append(
+            {
+                "tool": tool,
+                "probe": probe,
+                "reached": reached,
+                "refused": refused,
+                "unreached": sum(reasons.values()),
+                "could_not_reach": [f"{n} x {r}" if n > 1 else r for r, n in reasons.items()],
+            }
+        )
+    return sorted(rows, key=lambda r: (r["tool"], r["probe"]))
 
 
 def counted(call: Call) -> bool:

@@ -33,10 +33,7 @@ def call_line(spec: str, tool: str, args: dict[str, Any]) -> str:
 
 def surface_line(spec: str, family: str, pointer: str) -> str:
     """Re-run one family of surface checks and look at ``pointer`` in the tools/list answer."""
-    return (
-        f"python -m evals security --target {shlex.quote(spec)} --family {family}"
-        f"  # tools/list {pointer}"
-    )
+    return f"ocm security --target {shlex.quote(spec)} --family {family}  # tools/list {pointer}"
 
 
 def call_finding(

@@ -20,12 +20,12 @@ import os
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import psutil
 
 from evals.run.mcp_target import McpTarget
-from evals.run.security.files import FileChange, changes, snapshot
+from evals.run.security.files import FileChange, FileChangeJson, changes, snapshot
 from evals.run.security.sandbox import Sandbox
 from evals.run.security.surface import ToolSurface
 from evals.run.targets import TargetError, make_target
@@ -35,6 +35,23 @@ Status = Literal["ok", "tool-error", "protocol-error", "timeout", "crash"]
 SAMPLE_EVERY_S = 0.05
 ROOT_PLACEHOLDER = "{root}"
 SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class CallSummary(TypedDict):
+    """A call as the security report's call log records it (:meth:`Call.summary`)."""
+
+    tool: str
+    purpose: str
+    status: Status
+    reach: str
+    reach_reason: str
+    latency_ms: float
+    args: dict[str, Any]  # as sent to the tool, huge values abbreviated
+    answer: str
+    answer_bytes: int
+    peak_rss_growth_mb: float | None
+    files: list[FileChangeJson]
+    unparsed: list[str]
 
 
 @dataclass
@@ -59,7 +76,7 @@ class Call:
     files: list[FileChange] = field(default_factory=list)
     unparsed: list[str] = field(default_factory=list)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> CallSummary:
         """The call as the report records it: arguments abbreviated, the answer's start
         (lone surrogates written as escapes, so the record stays UTF-8)."""
         from evals.run.security.reproduce import shorten

@@ -10,7 +10,7 @@ passages state.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from pydantic import Field
 
@@ -48,7 +48,7 @@ from reference_server.tools.adp.select import (
 from reference_server.tools.adp.summary import Lead, Summary, summary
 from reference_server.tools.adp.terms import Basis
 from reference_server.tools.common import Evidence
-from reference_server.tools.pipeline import DualPathTool, Fields, Score
+from reference_server.tools.pipeline import DualPathTool, EvidenceFields, Score
 from reference_server.tools.request_model import NON_BLANK, StrictModel
 
 NAME = "adp.get"
@@ -337,9 +337,10 @@ class AdpGet(DualPathTool[Request, Query, SqlSelection, list[Passage], Merged, R
             ),
         )
 
-    def respond(self, q: Query, merged: Merged) -> Fields:
+    def respond(self, q: Query, merged: Merged, evidence: EvidenceFields[Any]) -> Response:
         sel = merged.sel
-        return dict(
+        return Response(
+            **evidence,
             summary=merged.summary.text,
             lead=merged.summary.lead,
             interpretation_notes=notes_for(q.parsed, sel),

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -46,7 +47,7 @@ from reference_server.tools.freshness.review import (
     provenance_cutoff,
     reviewed,
 )
-from reference_server.tools.pipeline import DualPathTool, Fields, Score
+from reference_server.tools.pipeline import DualPathTool, EvidenceFields, Score
 from reference_server.tools.request_model import StrictModel, TextItem
 
 NAME = "opa.freshness_probe"
@@ -194,7 +195,7 @@ class FreshnessProbe(
         vector = found.vector.value or {}
         return Score(conflicts=[] if merged.degraded else date_conflicts(merged.docs, vector))
 
-    def respond(self, q: Query, merged: Checked) -> Fields:
+    def respond(self, q: Query, merged: Checked, evidence: EvidenceFields[Any]) -> Response:
         status = merged.status
         stale = [to_stale(level, days, d) for level, days, d in status.tiered[: q.n_results]]
         updates = [to_update(p) for p in merged.pages]
@@ -202,7 +203,9 @@ class FreshnessProbe(
             provenance_issue(d, provenance_cutoff(q.today))
             for d in status.with_issues[: q.n_results]
         ]
-        return dict(
+        return Response(
+            provenance=evidence["provenance"],
+            conflicts=evidence["conflicts"],
             documents_checked=len(merged.docs),
             stale_documents=stale,
             total_stale=len(status.tiered),

@@ -10,6 +10,7 @@ LU-code and policy chunks) for context and corroboration. SQL takes precedence f
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from pydantic import Field
 
@@ -42,7 +43,7 @@ from reference_server.tools.odb.score import (
     corroborates,
     group_conflicts,
 )
-from reference_server.tools.pipeline import DualPathTool, Fields, Score
+from reference_server.tools.pipeline import DualPathTool, EvidenceFields, Score
 from reference_server.tools.request_model import NON_BLANK, StrictModel
 
 NAME = "odb.get"
@@ -231,8 +232,9 @@ class OdbGet(DualPathTool[Request, Query, SqlData, list[VectorHit], Answer, Resp
             signals=Signals(no_answer=data.primary is None),
         )
 
-    def respond(self, q: Query, merged: Answer) -> Fields:
-        return dict(
+    def respond(self, q: Query, merged: Answer, evidence: EvidenceFields[Any]) -> Response:
+        return Response(
+            **evidence,
             coverage=merged.coverage,
             interchangeable=merged.interchangeable,
             lowest_cost=merged.lowest_cost,

@@ -35,7 +35,7 @@ from reference_server.scoring.confidence import OPA, Counts
 from reference_server.scoring.conflicts import Conflict
 from reference_server.scoring.features import Signals
 from reference_server.tools.common import CONFIDENCE_DESCRIPTION, ConfidenceBasis, Path
-from reference_server.tools.pipeline import DualPathTool, Fields, Score
+from reference_server.tools.pipeline import DualPathTool, EvidenceFields, Score
 from reference_server.tools.program.facts import (
     UNVERIFIED_PENALTY,
     PatientAnswer,
@@ -299,13 +299,14 @@ class ProgramLookup(
             signals=Signals(no_answer=not merged.docs),
         )
 
-    def respond(self, q: Query, merged: Lookup) -> Fields:
+    def respond(self, q: Query, merged: Lookup, evidence: EvidenceFields[Any]) -> Response:
         prog, patient, parts = merged.prog, merged.patient, q.parts
         doc = merged.docs[0] if merged.docs else None
         elig = prog.eligibility if prog is not None and "eligibility" in parts else None
         elig_check = prog.check("eligibility") if prog is not None and elig else None
         follow = "referral" in parts
-        return dict(
+        return Response(
+            **evidence,
             program=prog.name if prog is not None and prog.name is not None else q.program,
             in_local_corpus=q.key is not None,
             guidance_type=q.query_type or "overview",

@@ -17,7 +17,7 @@ too. Codes are accepted in any case; when every requested code is unknown the an
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
 
@@ -28,7 +28,7 @@ from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import SCHEDULE, Counts
 from reference_server.scoring.features import Signals
 from reference_server.tools.common import Citation, Evidence
-from reference_server.tools.pipeline import DualPathTool, Fields, Score
+from reference_server.tools.pipeline import DualPathTool, EvidenceFields, Score
 from reference_server.tools.request_model import NON_BLANK, StrictModel
 from reference_server.tools.schedule.merge import Built, ScheduleItem, build_items
 
@@ -150,8 +150,9 @@ class ScheduleGet(DualPathTool[Request, Query, SqlFound, VectorFound, Items, Res
             signals=Signals(no_answer=not merged.built),
         )
 
-    def respond(self, q: Query, merged: Items) -> Fields:
-        return dict(
+    def respond(self, q: Query, merged: Items, evidence: EvidenceFields[Any]) -> Response:
+        return Response(
+            **evidence,
             items=[b.item for b in merged.built],
             unknown_codes=merged.unknown,
             needs_more_info=bool(q.requested) and len(merged.unknown) == len(q.requested),

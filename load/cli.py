@@ -1,4 +1,4 @@
-"""`python -m load`: load profiles against a loopback MCP server, SLO checks, the bench.
+"""`ocm load` (and `ocm bench`): load profiles against a loopback MCP server, SLO checks, the bench.
 
   run       one profile (latency | paced | saturation | parallel); starts the reference server
             with all workers unless --url names a running loopback server or --target a
@@ -72,7 +72,7 @@ def _run(args: argparse.Namespace) -> int:
 
             report = run_parallel(factory, healthy_url=url, profile=profiles.parallel)
             print(report.table())
-            return (0 if report.passed else 1), report.to_json(), None
+            return (0 if report.passed else 1), report.result().model_dump(mode="json"), None
         from load.run import run_profile
 
         settings: LocustProfile | SaturationProfile = profiles.locust_settings(args.profile)
@@ -167,7 +167,7 @@ def _slo(args: argparse.Namespace) -> int:
     return 1 if misses else 0
 
 
-def build_parser(prog: str = "python -m load") -> argparse.ArgumentParser:
+def build_parser(prog: str = "ocm load") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
         description=__doc__,
@@ -281,10 +281,6 @@ def build_parser(prog: str = "python -m load") -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    return dispatch(build_parser().parse_args(argv))
-
-
 def dispatch(args: argparse.Namespace) -> int:
     """Run the parsed subcommand (`args.command`); a non-loopback target is exit 2. The bench
     takes the eval harness's steps from `args.bench_steps` (a factory `ocm bench` sets)."""
@@ -330,7 +326,3 @@ def dispatch(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("interrupted; servers stopped", file=sys.stderr)
         return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,5 @@
-"""Command line: ``python -m evals {run,derive,families,gate,report,compare,baseline,fuzz,security,contract} ...``.
+"""The eval commands of `ocm` (`ocm {run,derive,families,gate,report,compare,baseline,fuzz,security,contract} ...`):
+`add_commands` mounts them at the top of the program's tree (ocm_cli/program.py).
 
 Exit codes: ``run`` 0 when the run completed (scenario failures are the gate's business, so
 ``make gate`` always reaches the gate; ``--strict`` makes failures exit 1) and 2 on a harness
@@ -15,8 +16,6 @@ no scenario could run. The target and output options are shared (evals/cli_optio
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,7 +62,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_derive(args: argparse.Namespace) -> int:
-    from evals.derive.build import derive, write
+    from evals.derive.build import derive, record_of, write
     from evals.derive.corpus import Corpus
     from evals.derive.registry import skipped
     from ocm_common.run_record import Clock, header, write_record
@@ -88,12 +87,8 @@ def cmd_derive(args: argparse.Namespace) -> int:
         for reason, n in skipped(name).items():
             console.print(f"  {name}: skipped {n} source rows: {reason}")
     settings = {k: getattr(args, k) for k in ("family", "per_family", "seed", "corpus")}
-    body = {
-        "cases": {name: len(c) for name, c in cases.items()},
-        "skipped": {name: skipped(name) for name in cases},
-    }
     head = header("derived", clock, EXIT_OK, target="corpus", settings=settings)
-    write_record(Path(args.out), head, body, [p.name for p in written])
+    write_record(Path(args.out), head, record_of(cases), [p.name for p in written])
     return EXIT_OK
 
 
@@ -171,18 +166,8 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-DESCRIPTION = "Run golden scenarios against an MCP backend, gate releases on the scores, report."
-
-
-def build_parser(prog: str = "python -m evals") -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=prog, description=DESCRIPTION)
-    add_commands(parser.add_subparsers(dest="command", required=True))
-    return parser
-
-
 def add_commands(sub: Any) -> None:
-    """Every eval command as a subcommand of `sub` (this module's parser, or the `ocm` program's),
-    each setting `func`."""
+    """Every eval command as a subcommand of `sub` (the `ocm` program's), each setting `func`."""
     run = sub.add_parser(
         "run",
         parents=[target_parent(), output_parent("the run log", "reports/runs/<UTC timestamp>")],
@@ -297,13 +282,3 @@ def add_commands(sub: Any) -> None:
     helps = {a.dest: a.help for a in sub._choices_actions}
     for name, command in sub.choices.items():
         command.description = command.description or helps.get(name)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    code: int = args.func(args)
-    return code
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,9 +1,8 @@
-"""`python -m evals.sensitivity [--defect ID ...] [--commands gate,pytest] [--all]`."""
+"""`ocm sensitivity [--defect ID ...] [--commands gate,pytest] [--all]`."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from evals.sensitivity.defects import load_defects
@@ -11,7 +10,7 @@ from evals.sensitivity.runner import COMMANDS, run_sensitivity, table
 from ocm_common.cli_errors import usage_error
 
 
-def build_parser(prog: str = "python -m evals.sensitivity") -> argparse.ArgumentParser:
+def build_parser(prog: str = "ocm sensitivity") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("--defect", action="append", help="only this defect id (repeatable)")
     names = [c.name for c in COMMANDS]
@@ -27,10 +26,6 @@ def build_parser(prog: str = "python -m evals.sensitivity") -> argparse.Argument
     parser.add_argument("--out", default="reports/sensitivity/latest")
     parser.set_defaults(func=run)
     return parser
-
-
-def main(argv: list[str] | None = None) -> int:
-    return run(build_parser().parse_args(argv))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,7 +55,3 @@ def run(args: argparse.Namespace) -> int:
     print(text)
     print(f"\n{out / 'sensitivity.md'}; exit {result.exit_code}")
     return result.exit_code
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,3 +1,0 @@
-from reference_server.index.cli import main
-
-raise SystemExit(main())
