@@ -38,8 +38,9 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any
 
+from load.against_base_shapes import ConditionSummary, RegressionBody
 from load.base_conditions import (
     CONDITION_ROUNDS,
     CONDITIONS,
@@ -59,7 +60,6 @@ from load.regression import (
     CONDITION_MARGINS,
     CONDITION_RATIOS,
     Verdict,
-    VerdictJson,
     judge,
     table,
 )
@@ -77,55 +77,12 @@ from load.taskmix import TaskMix
 from load.worktree import BaseTree, WorktreeError, build_index, check_imports, checkout
 from ocm_common.latency_records import LatencyRecord
 from ocm_common.launcher import running_server
-from ocm_common.machine import MachineDescription, describe
+from ocm_common.machine import describe
 from ocm_common.run_record import Clock, header, write_record
 
 ROUNDS = 100  # calls per tool and side: ~1 min on this 2-core machine
 MIX = "golden"  # or examples:<file>, e.g. the distinct-query mix (load/taskmix.py from_source)
 SIDES = ("working", "base")
-
-
-class ConditionSummary(TypedDict):
-    """One condition in the regression record: what it is, its verdict, each side's failed
-    calls, its context figures, the machine's CPU shares over it and every paired sample."""
-
-    title: str
-    env: dict[str, str]
-    regression: VerdictJson
-    problems: dict[str, list[str]]
-    measurements: dict[str, dict[str, float]]
-    machine_cpu: dict[str, float] | None
-    # {subject: {side: ms per call}}
-    samples_ms: dict[str, dict[str, list[float]]]
-
-
-class RegressionBody(TypedDict):
-    """The regression record's body (`make bench BASE=`): what ran, then each figure and verdict
-    as it is measured (a run stopped early has only what came before)."""
-
-    timestamp: str
-    kind: Literal["regression"]
-    base_rev: str
-    machine: MachineDescription
-    rounds: int
-    mix: str
-    condition_rounds: int
-    harness_errors: list[str]
-    base_sha: NotRequired[str]
-    # the machine's CPU shares over the interleaved calls (load/hoststat.py)
-    machine_cpu: NotRequired[dict[str, float] | None]
-    # {side: the server's query-embedding cache hit rate}
-    cache_hit_rate: NotRequired[dict[str, float | None]]
-    saturation: NotRequired[SaturationSection]
-    regression: NotRequired[VerdictJson]
-    hard_failures: NotRequired[list[str]]
-    base_problems: NotRequired[list[str]]
-    # {side: {tool: ms per call}}
-    samples_ms: NotRequired[dict[str, dict[str, list[float]]]]
-    conditions: NotRequired[dict[str, ConditionSummary]]
-    slower_under_conditions: NotRequired[list[str]]
-    exit_code: NotRequired[int]
-    elapsed_s: NotRequired[float]
 
 
 @dataclass

@@ -48,18 +48,11 @@ from load.slo import load_slo, miss_table, write_slo
 from load.stage_clock import StageClock
 from load.taskmix import TaskMix
 from load.transport_floor import TOOL as FLOOR_TOOL
-from ocm_common.bench_summary import (
-    DISTINCT_KIND,
-    BenchSummary,
-    InProcessResult,
-    LocustResult,
-    MachineLoad,
-    ToolFigures,
-    TransportFloor,
-)
+from ocm_common.bench_summary import DISTINCT_KIND, BenchSummary, MachineLoad, TransportFloor
 from ocm_common.latency_records import RECORDS_FILE, read_records, write_records
 from ocm_common.launcher import cpu_seconds, running_server
 from ocm_common.machine import describe
+from ocm_common.profile_results import InProcessResult, LocustResult, ToolFigures
 from ocm_common.run_record import Clock, header, write_record
 from reference_server.config import default_http_workers
 

@@ -23,13 +23,12 @@ from ocm_common.bench_summary import (
     BenchSummary,
     CalibrationUsed,
     CpuPerCall,
-    LocustResult,
     MachineLoad,
     ProfileBars,
-    StageFigure,
     ToolLatency,
 )
 from ocm_common.latency_records import LatencyRecord
+from ocm_common.profile_results import LocustResult, StageFigure
 
 # the locust profiles of the default profiles file, for callers that judge without one
 LOCUST_PROFILES = ("latency", "paced", "saturation")

@@ -34,8 +34,8 @@ from ocm_common.mcp_http import (
     McpCallError,
     OutputSchemas,
     Reply,
-    rpc,
 )
+from ocm_common.mcp_messages import rpc
 
 __all__ = ["WARM_UP_DEADLINE_S", "McpClient", "Reply", "WarmUp", "warm_up"]
 WARM_UP_DEADLINE_S = 120.0

@@ -14,48 +14,42 @@ the abandoned reply cannot be read as the next call's.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import random
 import time
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import gevent
 import gevent.lock
-from locust import FastHttpUser, LoadTestShape, constant, constant_throughput, events, task
+from locust import FastHttpUser, constant, constant_throughput, events, task
 from locust.env import Environment
 from locust.runners import WorkerRunner
 
+from load.cache_counts import CacheCounts
+from load.locust_verdict import run_verdict
 from load.run_end import cut_short_is_a_failure
 from load.safety import require_loopback
-from load.slo import Miss, evaluate, evaluate_saturation, load_slo, miss_table
+from load.saturation_shape import NON_TOOL_NAMES, SaturationShape
+from load.slo import load_slo
 from load.stage_stats import StageSamples
 from load.taskmix import TaskMix
-from ocm_common.bench_summary import (
-    CallFailure,
-    LocustResult,
-    SaturationStep,
-    StageFigure,
-    ToolFigures,
-)
 from ocm_common.durations import duration_arg
-from ocm_common.latency_records import RECORDS_FILE, LatencyRecord, write_records
 from ocm_common.mcp_http import (
     CALL_DEADLINE_S,
     McpCallError,
     McpSession,
     OutputSchemas,
+    check_tool_result,
+)
+from ocm_common.mcp_messages import (
     RpcNotification,
     RpcRequest,
     call_body,
-    check_tool_result,
     initialize_body,
     initialized_notification,
     rpc,
 )
-
-log = logging.getLogger("load")
 
 
 @events.init_command_line_parser.add_listener
@@ -100,48 +94,6 @@ def _options(parser: Any) -> None:
 
 def _opt(env: Environment, name: str, default: Any = None) -> Any:
     return getattr(env.parsed_options, name, default) if env.parsed_options else default
-
-
-class CacheCounts:
-    """The server's query-embedding cache and batch counts (hits, misses, model batches, texts
-    in them), per server process, first and last seen."""
-
-    def __init__(self) -> None:
-        self.first: dict[str, tuple[int, ...]] = {}
-        self.last: dict[str, tuple[int, ...]] = {}
-
-    def see(self, cache: dict[str, Any] | None) -> None:
-        if not cache or "process" not in cache:
-            return
-        counts = tuple(
-            int(cache.get(k, 0))
-            for k in ("embed_hits", "embed_misses", "embed_batches", "embed_batched_texts")
-        )
-        self.first.setdefault(cache["process"], counts)
-        self.last[cache["process"]] = counts
-
-    def merge(self, data: dict[str, dict[str, list[int]]]) -> None:
-        """A worker's `dump` (its tuples arrive as lists)."""
-        for proc, counts in data.get("first", {}).items():
-            old = self.first.get(proc)
-            self.first[proc] = tuple(counts) if old is None else min(old, tuple(counts))  # type: ignore[assignment]
-        for proc, counts in data.get("last", {}).items():
-            old = self.last.get(proc)
-            self.last[proc] = tuple(counts) if old is None else max(old, tuple(counts))  # type: ignore[assignment]
-
-    def dump(self) -> dict[str, dict[str, tuple[int, ...]]]:
-        return {"first": dict(self.first), "last": dict(self.last)}
-
-    def hit_rate(self) -> float | None:
-        hits = sum(self.last[p][0] - self.first[p][0] for p in self.last)
-        misses = sum(self.last[p][1] - self.first[p][1] for p in self.last)
-        return round(hits / (hits + misses), 4) if hits + misses else None
-
-    def mean_batch(self) -> float | None:
-        """Texts per embedding-model call during the run (None: no batched model calls seen)."""
-        batches = sum(self.last[p][2] - self.first[p][2] for p in self.last)
-        texts = sum(self.last[p][3] - self.first[p][3] for p in self.last)
-        return round(texts / batches, 2) if batches else None
 
 
 CACHE = CacheCounts()
@@ -333,109 +285,6 @@ class McpUser(FastHttpUser):
                 response.failure(f"{exc} [{call.scenario}]")
 
 
-class StatsSnapshot(NamedTuple):
-    """Locust's statistics at one moment: per tool (response-time histogram, calls, failures)."""
-
-    t: float
-    tools: dict[str, tuple[dict[int, int], int, int]]
-
-
-class SaturationShape(LoadTestShape):
-    """Steps the user count up; stops after a step where a tool's p95 passes the step bar or an
-    error appears. Each step's calls/s and per-tool p95 come from locust's stats histogram."""
-
-    abstract = True  # only used when the runner selects it (saturation profile)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.steps: list[int] = [2, 4, 8, 12, 16, 24, 32]
-        self.step_time = 8.0
-        self.step_p95_ms = 250.0
-        self.index = 0
-        self.results: list[SaturationStep] = []
-        self._snapshot: StatsSnapshot | None = None
-        self._step_started = 0.0
-        self._stopped = False
-
-    def _take_snapshot(self) -> StatsSnapshot:
-        stats = self.runner.stats  # type: ignore[union-attr]
-        return StatsSnapshot(
-            time.monotonic(),
-            {
-                name: (dict(entry.response_times), entry.num_requests, entry.num_failures)
-                for (name, _method), entry in stats.entries.items()
-                if name not in NON_TOOL_NAMES
-            },
-        )
-
-    def _close_step(self) -> bool:
-        """Record the step that just ended; True if it was sustained."""
-        now = self._take_snapshot()
-        before = self._snapshot or StatsSnapshot(now.t, {})
-        elapsed = max(now.t - before.t, 1e-6)
-        calls = errors = 0
-        worst_p95 = 0.0
-        worst_tool = ""
-        for name, (hist, n, fails) in now.tools.items():
-            old_hist, old_n, old_fails = before.tools.get(name, ({}, 0, 0))
-            delta = {
-                k: v - old_hist.get(k, 0) for k, v in hist.items() if v - old_hist.get(k, 0) > 0
-            }
-            calls += n - old_n
-            errors += fails - old_fails
-            record = LatencyRecord.from_histogram("saturation", name, delta)
-            if record.n and record.p95_ms > worst_p95:
-                worst_p95, worst_tool = record.p95_ms, name
-        rps = round(calls / elapsed, 2)
-        sustained = errors == 0 and worst_p95 <= self.step_p95_ms and calls > 0
-        self.results.append(
-            SaturationStep(
-                users=self.steps[self.index],
-                rps=rps,
-                errors=errors,
-                worst_p95_ms=worst_p95,
-                worst_tool=worst_tool,
-                sustained=sustained,
-            )
-        )
-        log.warning(
-            "saturation step %d users: %.1f calls/s, worst p95 %.0f ms (%s), %d errors%s",
-            self.steps[self.index],
-            rps,
-            worst_p95,
-            worst_tool,
-            errors,
-            "" if sustained else "  <- not sustained, stopping",
-        )
-        self._snapshot = now
-        return sustained
-
-    def tick(self) -> tuple[int, float] | None:
-        if self._stopped:
-            return None
-        run_time = self.get_run_time()
-        if self._snapshot is None:
-            self._snapshot = self._take_snapshot()
-            self._step_started = run_time
-        if run_time - self._step_started >= self.step_time:
-            sustained = self._close_step()
-            self.index += 1
-            self._step_started = run_time
-            if not sustained or self.index >= len(self.steps):
-                self._stopped = True
-                return None
-        users = self.steps[self.index]
-        return users, float(users)
-
-
-NON_TOOL_NAMES = {"initialize", "notifications/initialized", "tools/list", "Aggregated"}
-
-
-def saturation_rps(results: list[SaturationStep]) -> float:
-    """The highest calls/s over the sustained steps (0 if none was)."""
-    return max((r.rps for r in results if r.sustained), default=0.0)
-
-
 @events.init.add_listener
 def _on_init(environment: Environment, **_: Any) -> None:
     # The event loop caches its clock and has not run since gevent started; locust's run-time
@@ -487,71 +336,12 @@ def _verdict(environment: Environment, **_: Any) -> None:
     """Per-tool records -> latency.jsonl; SLO misses -> table and exit code (master/local only)."""
     if isinstance(environment.runner, WorkerRunner) or environment.runner is None:
         return
-    profile = str(_opt(environment, "load_profile", "latency"))
-    stats = environment.runner.stats
-    duration = max((stats.last_request_timestamp or 0) - (stats.start_time or 0), 1e-6)
-    records = [
-        LatencyRecord.from_histogram(
-            profile,
-            name,
-            entry.response_times,
-            duration_s=duration,
-            errors=entry.num_failures,
-        )
-        for (name, _method), entry in sorted(stats.entries.items())
-        if name not in NON_TOOL_NAMES
-    ]
-    setup_failures = sum(
-        e.num_failures for (n, _m), e in stats.entries.items() if n in NON_TOOL_NAMES
+    environment.process_exit_code = run_verdict(
+        environment.runner.stats,
+        environment.shape_class,
+        profile=str(_opt(environment, "load_profile", "latency")),
+        slo_file=Path(_opt(environment, "slo_file")) if _opt(environment, "slo_file") else None,
+        out=_opt(environment, "out_dir"),
+        cache=CACHE,
+        stage_samples=STAGES,
     )
-    slo = load_slo(Path(_opt(environment, "slo_file")) if _opt(environment, "slo_file") else None)
-    misses = evaluate(records, slo)
-    shape = environment.shape_class
-    steps = shape.results if isinstance(shape, SaturationShape) else []
-    summary = LocustResult(
-        profile=profile,
-        calls=sum(r.n for r in records),
-        errors=sum(r.errors for r in records) + setup_failures,
-        rps=round(sum(r.n for r in records) / duration, 2),
-        cache_hit_rate=CACHE.hit_rate(),
-        embed_mean_batch=CACHE.mean_batch(),
-        stages={
-            tool: {stage: StageFigure.model_validate(f) for stage, f in stages.items()}
-            for tool, stages in STAGES.summary().items()
-        },
-        tools={
-            r.tool: ToolFigures.model_validate(r.model_dump(exclude={"profile", "tool", "source"}))
-            for r in records
-        },
-        failures=[
-            CallFailure(name=e.name, error=str(e.error), count=e.occurrences)
-            for e in list(stats.errors.values())[:20]
-        ],
-    )
-    if isinstance(shape, SaturationShape):
-        summary.steps = steps
-        summary.saturation_rps = saturation_rps(steps)
-        misses += evaluate_saturation(summary.saturation_rps, slo)
-    if setup_failures:
-        misses.append(
-            Miss(profile, "initialize/tools/list", "errors", setup_failures, slo.max_errors)
-        )
-    if not records:
-        misses.append(Miss(profile, "all tools", "min_calls", 0, 1))
-    summary.misses = [m.text for m in misses]
-    summary.slo_pass = not misses
-    out = _opt(environment, "out_dir")
-    if out:
-        out_dir = Path(out)
-        write_records(out_dir / RECORDS_FILE, records)
-        written = json.dumps(summary.model_dump(mode="json"), indent=2)
-        (out_dir / f"{profile}.json").write_text(written, encoding="utf-8")
-    print(
-        f"\n{profile}: {summary.calls} calls, {summary.rps} calls/s, "
-        f"{summary.errors} errors, server cache hit rate {summary.cache_hit_rate}, "
-        f"mean embedding batch {summary.embed_mean_batch}"
-    )
-    if isinstance(shape, SaturationShape):
-        print(f"saturation: highest sustained {summary.saturation_rps} calls/s")
-    print(miss_table(misses, title=f"SLO ({profile})"))
-    environment.process_exit_code = 1 if misses else 0

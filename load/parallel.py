@@ -27,91 +27,21 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-from load.client import McpClient, Reply
+from load.client import McpClient
+from load.one_path_failing import check_one_path_failing
+from load.parallel_report import ParallelReport
 from load.profiles import ParallelProfile
 from load.slo import Slo, load_slo
 from load.taskmix import TaskMix
-from ocm_common.bench_summary import (
-    DelayPair,
-    LagFigures,
-    ParallelFinding,
-    ParallelMeasurements,
-    ParallelResult,
-)
-from ocm_common.findings import Event, EventStream, Finding
+from ocm_common.profile_results import DelayPair, LagFigures
 
 ServerFactory = Callable[[dict[str, str]], AbstractContextManager[str]]
 CHEAP_TOOL = "opa.get_section"
 SLOW_TOOL = "coverage.answer"
 
 
-@dataclass
-class Guarantee:
-    """One guarantee checked (held or not); a miss also goes out on the conformance event
-    stream as the one Finding (grade house: this project's concurrency guarantees)."""
-
-    check: str
-    subject: str
-    passed: bool
-    detail: str
-
-
-@dataclass
-class ParallelReport:
-    findings: list[Guarantee] = field(default_factory=list)
-    measurements: ParallelMeasurements = field(default_factory=ParallelMeasurements)
-    events: EventStream = field(default_factory=EventStream)
-
-    @property
-    def passed(self) -> bool:
-        return bool(self.findings) and all(f.passed for f in self.findings)
-
-    def add(self, check: str, subject: str, passed: bool, detail: str) -> None:
-        self.findings.append(Guarantee(check, subject, passed, detail))
-        name = f"parallel_{check}"
-        if passed:
-            self.events.emit(Event("passed", "parallel", text=f"({check}) {subject}: {detail}"))
-        else:
-            miss = Finding(name, "house", detail, tool=subject, family="parallel")
-            self.events.found("parallel", miss)
-
-    def table(self) -> str:
-        lines = ["parallel profile:"]
-        for f in self.findings:
-            lines.append(
-                f"  {'ok  ' if f.passed else 'MISS'} ({f.check}) {f.subject:22} {f.detail}"
-            )
-        failed = [f for f in self.findings if not f.passed]
-        lines.append(
-            "parallel: every guarantee held"
-            if not failed
-            else f"parallel: {len(failed)} miss(es): "
-            + ", ".join(sorted({f"({f.check}) {f.subject}" for f in failed}))
-        )
-        return "\n".join(lines)
-
-    def result(self) -> ParallelResult:
-        """The profile's result: the verdict made here, each finding and the measurements."""
-        return ParallelResult(
-            passed=self.passed,
-            findings=[ParallelFinding(**f.__dict__) for f in self.findings],
-            measurements=self.measurements,
-        )
-
-
 def _p50(values: list[float]) -> float:
     return round(statistics.median(values), 2) if values else float("nan")
-
-
-def _provenance(reply: Reply) -> list[str] | None:
-    s = reply.structured or {}
-    if isinstance(s.get("provenance"), list):
-        return [str(p) for p in s["provenance"]]
-    if isinstance(reply.meta.get("provenance"), list):
-        return [str(p) for p in reply.meta["provenance"]]
-    if isinstance(s.get("provenance_summary"), str):
-        return [p for p in s["provenance_summary"].split("+") if p and p != "none"]
-    return None
 
 
 @dataclass
@@ -347,85 +277,6 @@ def check_fanout(url: str, mix: TaskMix, slo: Slo, report: ParallelReport) -> No
         f"{slo.parallel.fanout_slack_ms:g} ms and {slo.parallel.fanout_share_max:g} x the other "
         f"tools' time): {detail}" + (f"; errors: {errors[0]}" if errors else ""),
     )
-
-
-def check_one_path_failing(
-    healthy_url: str,
-    failing: dict[str, str],
-    mix: TaskMix,
-    report: ParallelReport,
-    known_gaps: dict[str, str] | None = None,
-) -> None:
-    """(b): for each failing path, every tool answers from the other one, with lower confidence.
-
-    `known_gaps` (slo.yaml) names a tool and failed path whose misses are reported but allowed.
-    """
-    known_gaps = known_gaps or {}
-    healthy = McpClient(healthy_url)
-    try:
-        baseline = {c.scenario: healthy.call(c.tool, c.arguments) for c in mix.originals()}
-    finally:
-        healthy.close()
-    for failed_path, url in failing.items():
-        survivor = "vector" if failed_path == "sql" else "sql"
-        client = McpClient(url)
-        try:
-            for tool in mix.tools:
-                problems: list[str] = []
-                lower = same = conflict_gone = unscored = 0
-                for call in mix.calls[tool]:
-                    r = client.call(tool, call.arguments)
-                    base = baseline[call.scenario]
-                    if r.error:
-                        problems.append(f"error: {r.error}")
-                        continue
-                    prov = _provenance(r)
-                    if prov is not None and failed_path in prov:
-                        problems.append(
-                            f"provenance {prov} names the failed path ({call.scenario})"
-                        )
-                    if prov is not None and prov and survivor not in prov:
-                        problems.append(f"provenance {prov} without {survivor} ({call.scenario})")
-                    c_fail = (r.structured or {}).get("confidence")
-                    c_base = (base.structured or {}).get("confidence")
-                    if isinstance(c_fail, int | float) and isinstance(c_base, int | float):
-                        if c_fail < c_base:
-                            lower += 1
-                        elif c_fail > c_base and (base.structured or {}).get("conflicts"):
-                            conflict_gone += 1  # the paths disagreed; alone, nothing disagrees
-                        elif c_fail > c_base:
-                            problems.append(
-                                f"confidence rose {c_base} -> {c_fail} ({call.scenario})"
-                            )
-                        else:
-                            same += 1
-                    else:
-                        unscored += 1
-                subject = f"{tool} [{failed_path} down]"
-                gap = known_gaps.get(subject)
-                detail = (
-                    f"{len(mix.calls[tool])} calls: confidence lower in {lower}, unchanged in "
-                    f"{same}, higher with the paths' conflict gone in {conflict_gone}, "
-                    f"no confidence field in {unscored}"
-                    + (f"; {len(problems)} problem(s), first: {problems[0]}" if problems else "")
-                )
-                held = known_gap_verdict(problems, gap)
-                if gap:
-                    detail += (
-                        f" [known gap, allowed by slo.yaml: {gap}]"
-                        if problems
-                        else " [slo.yaml lists this as a known gap but it held: remove the entry]"
-                    )
-                report.add("b", subject, held, detail)
-        finally:
-            client.close()
-
-
-def known_gap_verdict(problems: list[str], gap: str | None) -> bool:
-    """Whether a (b) check passes. An allowed gap must still occur: an exemption that no
-    longer matches anything would hide the next regression, so a stale one fails (like a
-    strict xfail) until slo.yaml drops it."""
-    return bool(problems) if gap else not problems
 
 
 def run_parallel(

@@ -33,10 +33,10 @@ from load.client import WARM_UP_DEADLINE_S, WarmUp, warm_up
 from load.hoststat import cpu_shares, cpu_times
 from load.profiles import LocustProfile, SaturationProfile
 from load.safety import require_loopback
-from ocm_common.bench_summary import CutShort, WarmUpSummary
 from ocm_common.durations import locust_time
 from ocm_common.launcher import free_port, stop
 from ocm_common.mcp_http import CALL_DEADLINE_S, McpCallError
+from ocm_common.profile_results import CutShort, WarmUpSummary
 
 LOAD_DIR = Path(__file__).resolve().parent
 LOCUSTFILE = LOAD_DIR / "locustfile.py"

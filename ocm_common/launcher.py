@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
-from ocm_common.mcp_http import initialize_body, request_headers
+from ocm_common.mcp_messages import initialize_body, request_headers
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SERVER_MODULE = (sys.executable, "-m", "reference_server")

@@ -3,17 +3,13 @@
 The harness and the tests talk MCP through fastmcp's `Client` (in memory, stdio or HTTP); the
 load and scale runs post JSON-RPC themselves, because locust must own the HTTP connection to
 count each call, and a timed call should not include client-side validation. Everything such a
-client needs is here once: the request bodies and headers (`McpSession`), reading a JSON or
-event-stream reply, the per-call failure rules, and the synchronous client over httpx
-(`McpClient`); its asyncio twin (`AsyncMcpClient`) is in `ocm_common.mcp_http_async`.
+client needs is here once: the session (`McpSession`; the request bodies, headers and the
+protocol version offered are in `ocm_common.mcp_messages`), reading a JSON or event-stream
+reply, the per-call failure rules, and the synchronous client over httpx (`McpClient`); its
+asyncio twin (`AsyncMcpClient`) is in `ocm_common.mcp_http_async`.
 
-The protocol version offered in `initialize` is the MCP SDK's newest revision that still has
-the `initialize` handshake and plain JSON-RPC requests (`LATEST_HANDSHAKE_VERSION`): the newer
-revisions carry a `_meta` envelope on every request, which these clients do not write, while
-fastmcp's `Client` does. Afterwards the `MCP-Protocol-Version` header carries the version the
-server answered with. A call fails on an HTTP error, a JSON-RPC error, `isError`, a missing
-`structuredContent`, or `structuredContent` that does not validate against the tool's
-published `outputSchema`.
+A call fails on an HTTP error, a JSON-RPC error, `isError`, a missing `structuredContent`, or
+`structuredContent` that does not validate against the tool's published `outputSchema`.
 
 Every request has a wall-clock deadline (`CALL_DEADLINE_S` unless the client is given
 another): a reply not complete by then is a failed call. httpx's own timeouts cannot give one,
@@ -26,69 +22,29 @@ deadline; the asyncio client cancels the request.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import re
 import socket
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict
+from typing import Any
 
 import httpx
 from jsonschema import Draft202012Validator
-from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
-PROTOCOL_VERSION: str = LATEST_HANDSHAKE_VERSION
+from ocm_common.mcp_messages import (
+    PROTOCOL_VERSION,
+    RpcNotification,
+    RpcRequest,
+    call_body,
+    initialize_body,
+    initialized_notification,
+    request_headers,
+    rpc,
+)
+
 CALL_DEADLINE_S = 30.0
-
-
-class ClientInfo(TypedDict):
-    name: str
-    version: str
-
-
-CLIENT_INFO: ClientInfo = {"name": "ocm-bench-client", "version": "1"}
-_ids = itertools.count(1)
-
-
-class ClientCapabilities(TypedDict):
-    """None declared: these clients list no roots and take no sampling requests."""
-
-
-class InitializeParams(TypedDict):
-    protocolVersion: str
-    capabilities: ClientCapabilities
-    clientInfo: ClientInfo
-
-
-class CallParams(TypedDict):
-    name: str
-    # the tool's arguments, as the server's inputSchema (not this code) defines them
-    arguments: dict[str, Any]
-
-
-class NoParams(TypedDict):
-    """`tools/list` without a cursor: the first (with the reference server, only) page."""
-
-
-RpcParams = InitializeParams | CallParams | NoParams
-
-
-class RpcRequest(TypedDict):
-    """A JSON-RPC request these clients send (its reply is matched by `id`)."""
-
-    jsonrpc: Literal["2.0"]
-    id: int
-    method: str
-    params: RpcParams
-
-
-class RpcNotification(TypedDict):
-    """A JSON-RPC notification (no `id`, no reply)."""
-
-    jsonrpc: Literal["2.0"]
-    method: str
 
 
 class McpCallError(Exception):
@@ -100,42 +56,6 @@ class CallDeadlineError(httpx.TimeoutException):
 
     def __init__(self, deadline_s: float) -> None:
         super().__init__(f"no complete reply within the {deadline_s:g} s deadline")
-
-
-def rpc(method: str, params: RpcParams | None = None) -> RpcRequest:
-    return {"jsonrpc": "2.0", "id": next(_ids), "method": method, "params": params or {}}
-
-
-def initialize_body() -> RpcRequest:
-    return rpc(
-        "initialize",
-        {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": CLIENT_INFO},
-    )
-
-
-def initialized_notification() -> RpcNotification:
-    return {"jsonrpc": "2.0", "method": "notifications/initialized"}
-
-
-def call_body(tool: str, arguments: dict[str, Any]) -> RpcRequest:
-    return rpc("tools/call", {"name": tool, "arguments": arguments})
-
-
-def request_headers(
-    session_id: str | None = None,
-    token: str | None = None,
-    protocol_version: str = PROTOCOL_VERSION,
-) -> dict[str, str]:
-    headers = {
-        "Accept": "application/json, text/event-stream",
-        "Content-Type": "application/json",
-        "MCP-Protocol-Version": protocol_version,
-    }
-    if session_id:
-        headers["Mcp-Session-Id"] = session_id
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    return headers
 
 
 def event_data(text: str) -> list[str]:

@@ -20,13 +20,15 @@ from ocm_common.mcp_http import (
     McpSession,
     OutputSchemas,
     Reply,
+    failed_reply,
+    judged_reply,
+)
+from ocm_common.mcp_messages import (
     RpcNotification,
     RpcRequest,
     call_body,
-    failed_reply,
     initialize_body,
     initialized_notification,
-    judged_reply,
 )
 
 

@@ -30,7 +30,6 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
-from typing import NotRequired, TypedDict
 
 import httpx
 from rich.console import Console
@@ -45,6 +44,7 @@ from reference_server.config import Settings
 from reference_server.index.chroma_load import load_collections
 from scale.bench import Call, golden_calls
 from scale.procs import chroma_server
+from scale.rehearsal_shapes import LoadResult, RehearsalResult, ToolLoad, UpstreamCounts
 
 NGINX_CONF = """
 {user}worker_processes 1;
@@ -79,50 +79,6 @@ http {{
   }}
 }}
 """
-
-
-class ToolLoad(TypedDict):
-    """One tool's calls through the load balancer: how many, how many failed (and with what
-    error, the first 120 characters), p50 and p95 in ms."""
-
-    calls: int
-    failures: int
-    failure_kinds: dict[str, int]
-    p50_ms: float
-    p95_ms: float
-
-
-class LoadResult(TypedDict):
-    """What the client saw over the run, and when replica A was stopped (epoch seconds); the
-    locust runner also names itself and its exit code (first), and its failures are -1 when
-    locust wrote no statistics."""
-
-    runner: NotRequired[str]
-    exit_code: NotRequired[int]
-    tools: dict[str, ToolLoad]
-    calls: int
-    failures: int
-    rps: float
-    seconds: float
-    stopped_at_epoch: float
-
-
-class UpstreamCounts(TypedDict):
-    """Requests each replica (upstream address) answered before and after the stop, and how
-    many nginx passed on to the other replica."""
-
-    before_stop: dict[str, int]
-    after_stop: dict[str, int]
-    retried_by_nginx: int
-
-
-class RehearsalResult(TypedDict):
-    """rehearsal.json."""
-
-    load: LoadResult
-    upstreams: UpstreamCounts
-    # {"A": address (stopped mid-run), "B": address}
-    replicas: dict[str, str]
 
 
 def nginx_binary() -> str | None:
@@ -207,30 +163,19 @@ def locust_available() -> bool:
 def drive_locust(
     url: str, users: int, seconds: float, stop_at: float, stop: Callable[[], None], out: Path
 ) -> LoadResult:
-    """`make load`'s runner (`ocm load run --profile paced`) through nginx; `stop()` runs
-    at `stop_at` seconds. Per tool requests and failures come from locust's own CSV, p50/p95
-    from the run's latency records (the one percentile definition, ocm_common.percentiles)."""
+    """`make load`'s runner (load.run's `paced` profile) through nginx; `stop()` runs at
+    `stop_at` seconds. Per tool requests and failures come from locust's own CSV, p50/p95 from
+    the run's latency records (the one percentile definition, ocm_common.percentiles)."""
     import csv
-    import subprocess
     import threading
 
-    cmd = [
-        sys.executable,
-        "-m",
-        "ocm_cli",
-        "load",
-        "run",
-        "--profile",
-        "paced",
-        "--url",
-        url,
-        "--users",
-        str(users),
-        "--time",
-        f"{seconds:g}s",
-        "--out",
-        str(out),
-    ]
+    from load.profiles import LocustProfile, load_profiles
+    from load.run import run_profile
+
+    paced = load_profiles().locust_settings("paced")
+    if not isinstance(paced, LocustProfile):
+        raise TypeError("the paced profile is not a locust user profile")
+    settings = paced.model_copy(update={"users": users, "time_s": seconds})
     started = time.time()
     stopped: list[float] = []
 
@@ -241,10 +186,9 @@ def drive_locust(
     timer = threading.Timer(stop_at, stop_and_note)
     timer.start()
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 240)
+        run = run_profile("paced", url, out, settings, quiet=True)
     finally:
         timer.cancel()
-    (out / "locust-output.txt").write_text(proc.stdout + proc.stderr)
     tools: dict[str, ToolLoad] = {}
     stats = out / "paced_stats.csv"
     rows = list(csv.DictReader(stats.open())) if stats.exists() else []
@@ -267,8 +211,8 @@ def drive_locust(
             if row["Name"] in tools:
                 tools[row["Name"]]["failure_kinds"][row["Error"][:120]] = int(row["Occurrences"])
     return {
-        "runner": "locust (ocm load run --profile paced)",
-        "exit_code": proc.returncode,
+        "runner": "locust (load.run, profile paced)",
+        "exit_code": run.exit_code,
         "tools": tools,
         "calls": total,
         "failures": sum(r["failures"] for r in tools.values()) if rows else -1,

@@ -9,7 +9,7 @@ from evals.run.fuzz_models import EXIT_NOTHING_CALLED, FuzzReport
 from evals.run.outcome import CallOutcome, ToolInfo
 from evals.run.security.findings import SecurityReport
 from evals.run.security.registry import FAMILIES
-from load.parallel import ParallelReport
+from load.parallel_report import ParallelReport
 from ocm_common.findings import Event, Finding, Skipped
 
 

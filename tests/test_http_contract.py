@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from ocm_common.mcp_http import PROTOCOL_VERSION
+from ocm_common.mcp_messages import PROTOCOL_VERSION
 from reference_server.server import INVALID_PARAMS, project_version
 from tests.conftest import HTTP_ALLOWED_ORIGIN as ALLOWED_ORIGIN
 from tests.conftest import HTTP_TOKEN as TOKEN

@@ -11,7 +11,8 @@ import pytest
 from evals.run.scenario import load_scenarios
 from ocm_common.durations import duration_arg, locust_time, parse_duration
 from ocm_common.golden import GOLDEN_DIR, golden_calls
-from ocm_common.mcp_http import PROTOCOL_VERSION, McpSession, initialize_body
+from ocm_common.mcp_http import McpSession
+from ocm_common.mcp_messages import PROTOCOL_VERSION, initialize_body
 from ocm_common.percentiles import DEFINITION, pct, percentile
 
 

@@ -9,8 +9,9 @@ from reference_server.config import RAISE_STEPS
 from reference_server.errors import ToolInputError
 from reference_server.tools import ALL_TOOLS
 from reference_server.tools.common import Evidence
-from reference_server.tools.pipeline import Judged, SubCall, with_evidence
+from reference_server.tools.pipeline import SubCall
 from reference_server.tools.schedule import get as schedule_get
+from reference_server.tools.score_step import Judged, with_evidence
 
 
 def test_every_tool_declares_its_surface_once() -> None:

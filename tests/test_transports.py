@@ -12,7 +12,7 @@ import pytest
 from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
 
-from ocm_common.mcp_http import PROTOCOL_VERSION
+from ocm_common.mcp_messages import PROTOCOL_VERSION
 from reference_server.config import Settings
 from tests.conftest import HTTP_TOKEN as TOKEN
 

@@ -9,9 +9,10 @@ from typing import Any
 
 from evals import render
 from evals.read import plots, slo
-from ocm_common.bench_summary import BenchSummary, InProcessResult, LocustResult
+from ocm_common.bench_summary import BenchSummary
 from ocm_common.machine import lacking, one_line, relevant_flags
 from ocm_common.percentiles import DEFINITION
+from ocm_common.profile_results import InProcessResult, LocustResult
 
 
 def num(value: Any, digits: int = 1) -> str:

@@ -9,9 +9,10 @@ from pathlib import Path
 
 from evals import registry, render
 from evals.read import calibration_report, plots
-from evals.read.compare import OVERALL, Comparison, to_json
+from evals.read.compare import OVERALL, Comparison
 from evals.read.compare_flips_report import flip_sections, flip_verdict
 from evals.read.compare_format import ms_text, p_text
+from evals.read.compare_json import to_json
 from evals.read.compare_latency_report import latency_section, latency_verdict
 from evals.read.findings import fmt
 from ocm_common.percentiles import DEFINITION

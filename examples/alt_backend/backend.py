@@ -11,7 +11,8 @@ from examples.alt_backend.adp import Manuals
 from examples.alt_backend.adp_answer import AdpAnswer, AdpRequest
 from examples.alt_backend.config import active_defects, check_data, data_dir
 from examples.alt_backend.odb import Formulary
-from examples.alt_backend.odb_answer import OdbAnswer, OdbRequest
+from examples.alt_backend.odb_answer import OdbAnswer
+from examples.alt_backend.odb_request import OdbRequest
 from examples.alt_backend.payloads import (
     AdpResult,
     OdbResult,

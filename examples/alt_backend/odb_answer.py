@@ -1,5 +1,6 @@
-"""``odb.get`` answers: which product a request names, its coverage, its interchangeable
-group and the lowest-cost product in it, covered alternatives and the price comparison.
+"""``odb.get`` answers about the product a request names (found by
+:mod:`examples.alt_backend.odb_request`): its coverage, its interchangeable group and the
+lowest-cost product in it, covered alternatives and the price comparison.
 
 The facts come from :class:`examples.alt_backend.odb.Formulary`; the words of the question
 are read by :mod:`examples.alt_backend.odb_terms`. The seeded defects ``price``,
@@ -9,18 +10,20 @@ are read by :mod:`examples.alt_backend.odb_terms`. The seeded defects ``price``,
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
 
 from examples.alt_backend.odb import Formulary, Product
+from examples.alt_backend.odb_request import (
+    OdbRequest,
+    answered_product,
+    is_brand_named,
+    named_products,
+)
 from examples.alt_backend.odb_terms import (
     CLASSES,
     condition_in,
-    find_class,
     find_form,
     find_strength,
     form_matches,
-    form_tokens,
     norm_tokens,
     strength_matches,
 )
@@ -28,36 +31,11 @@ from examples.alt_backend.payloads import (
     Alternative,
     Citation,
     Coverage,
-    InterchangeableRow,
     OdbResult,
     ProductRow,
 )
 from examples.alt_backend.store import citation
 from examples.alt_backend.text import unit_price
-
-
-def _is_brand_named(product: Product) -> bool:
-    """A brand-name product: its name does not carry the ingredient's name."""
-    first = next(iter(Formulary.short_generic(product.generic)), "")
-    return bool(first) and first not in norm_tokens(product.brand)
-
-
-@dataclass
-class OdbRequest:
-    drug: str | None = None
-    din: str | None = None
-    ingredient: str | None = None
-    drug_class: str | None = None
-    q: str | None = None
-    strength: str | None = None
-    form: str | None = None
-    condition: str | None = None
-    check: list[str] | None = None
-    check_alternatives: bool = True
-    include_lu: bool = True
-    exclude_lu: bool = False
-    include_brand: bool = True
-    top_k: int = 5
 
 
 class OdbAnswer:
@@ -87,36 +65,6 @@ class OdbAnswer:
             "price": self.price(p),
         }
 
-    # -------------------------------------------------------------- resolution
-    def candidates(self, req: OdbRequest) -> tuple[list[Product], str, str | None]:
-        """Products the request names, how they were found, and the class key if any."""
-        if req.din:
-            din = req.din.zfill(8)
-            p = self.f.products.get(din)
-            return ([p] if p else []), f"DIN {din}", None
-        text = " ".join(x for x in (req.drug, req.ingredient, req.q) if x)
-        if req.q:
-            m = re.search(r"(?<!\d)(\d{8})(?!\d)", req.q)
-            if m and m.group(1) in self.f.products:
-                return [self.f.products[m.group(1)]], f"DIN {m.group(1)}", None
-        names = self.f.find_names(text) if text else []
-        if names:
-            best = names[0][0]
-            top = [(kind, name) for n, kind, name in names if n == best]
-            generic = next((name for kind, name in top if kind == "generic"), None)
-            if generic is not None:
-                return list(self.f.by_generic[generic]), generic, None
-            brand = top[0][1]
-            return list(self.f.by_brand[norm_tokens(brand)]), brand, None
-        key = None
-        if req.drug_class:
-            key = find_class(req.drug_class)
-        if key is None and text:
-            key = find_class(text)
-        if key is not None:
-            return self.f.class_members(key), CLASSES[key][0], key
-        return [], text or "the request", None
-
     # -------------------------------------------------------------- the answer
     def answer(self, req: OdbRequest) -> OdbResult:
         checks = set(req.check or ["coverage", "interchangeable", "lowest_cost"])
@@ -128,7 +76,7 @@ class OdbAnswer:
         wants_brands = "all_strengths" in checks or bool(
             req.q and re.search(r"\b(brands?|biosimilars?|all strengths)\b", req.q, re.I)
         )
-        candidates, named, class_key = self.candidates(req)
+        candidates, named, class_key = named_products(self.f, req)
         if req.din and candidates:
             strength = form = None  # the DIN names one product
         out: OdbResult = {
@@ -169,7 +117,7 @@ class OdbAnswer:
             if not pool:
                 return self._not_listed(out, candidates, named, strength, form, req.top_k)
 
-        chosen = self._pick(pool, class_key is not None)
+        chosen = answered_product(pool, class_key is not None)
         out["provenance"] = ["sql"]
         group = [p for p in self.f.groups[chosen.group_id]]
         benefit_group = [p for p in group if p.benefit and p.price is not None]
@@ -191,7 +139,7 @@ class OdbAnswer:
                 p
                 for p in group
                 if (p.benefit or p.din == chosen.din)
-                and (req.include_brand or not _is_brand_named(p) or p.din == chosen.din)
+                and (req.include_brand or not is_brand_named(p) or p.din == chosen.din)
             ]
             shown.sort(
                 key=lambda p: (p.din != chosen.din, p.price is None, p.price or 0.0, p.order)
@@ -252,18 +200,6 @@ class OdbAnswer:
         if "missing_field" in self.defects:
             out.pop("needs_more_info", None)
         return out
-
-    def _pick(self, pool: list[Product], by_price: bool) -> Product:
-        """The product answered: for a class, the cheapest covered one; otherwise covered
-        before not covered, plain tablets/capsules before other forms, listing order."""
-        if by_price:
-            covered = [p for p in pool if p.benefit and p.price is not None]
-            if covered:
-                return min(covered, key=lambda p: (p.price or 0.0, p.order))
-        return min(
-            pool,
-            key=lambda p: (not p.benefit, len(form_tokens(p.form)) > 1, p.order),
-        )
 
     def _coverage(
         self, p: Product, req: OdbRequest, checks: set[str], condition: str | None
@@ -392,16 +328,3 @@ def _summarise(note: str, limit: int = 240) -> str:
         return text
     cut = text[:limit].rsplit(" ", 1)[0]
     return cut + " …"
-
-
-def iter_prices(answer: OdbResult) -> Iterable[float]:
-    """Every unit price an answer states (for tests)."""
-    rows: list[InterchangeableRow | Alternative | ProductRow] = [
-        *answer["interchangeable"],
-        *answer["alternatives"],
-        *answer["brands"],
-        *answer["other_strengths"],
-    ]
-    for row in rows:
-        if row["price"] is not None:
-            yield row["price"]

@@ -14,7 +14,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import Any
 
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
@@ -25,6 +25,14 @@ from mcp.types import TextContent, ToolAnnotations
 from pydantic import PrivateAttr
 
 from examples.alt_opa.corpus import ORG_NAMES, Corpus, Document, Section, load_corpus
+from examples.alt_opa.payloads import (
+    DocumentBlock,
+    PageCitation,
+    SearchResult,
+    SectionBody,
+    SectionResult,
+    SectionRow,
+)
 from examples.alt_opa.search import (
     RELEVANCE_FLOOR,
     Filters,
@@ -43,94 +51,6 @@ BASE_CONFIDENCE = 0.6
 CORROBORATION_STEP = 0.03
 CORROBORATION_CAP = 0.15
 WEAK_CONFIDENCE_CAP = 0.5
-
-
-class DocumentBlock(TypedDict):
-    document_id: str
-    title: str
-    source_org: str
-    source_url: str
-    document_type: str
-    effective_date: str | None
-    updated_date: str | None
-    published_date: str | None
-    topics: list[str]
-    policy_level: str | None
-    is_superseded: bool
-    superseded_by: str | None
-
-
-class SectionRow(TypedDict):
-    """One section opa.search_sections shows (its text cut at TEXT_LIMIT)."""
-
-    section_id: str
-    document_id: str
-    chunk_type: str
-    text: str
-    score: float
-    source_org: str
-    source_url: str
-    document_title: str
-    section_heading: str
-    effective_date: str | None
-    updated_date: str | None
-    topics: list[str]
-    policy_level: str | None
-    is_superseded: bool
-
-
-class SectionCitation(TypedDict):
-    source: str
-    loc: str
-    chunk_id: str
-    page: int | None
-
-
-class Conflict(TypedDict):
-    """The schema's conflict (one path here, so this backend reports none)."""
-
-    field: str
-    resolution: str
-
-
-class SearchResult(TypedDict):
-    provenance: list[str]
-    confidence: float
-    sections: list[SectionRow]
-    total_matches: int
-    no_relevant_document: bool
-    conflicts: list[Conflict]
-    citations: list[SectionCitation]
-
-
-class SectionBody(TypedDict):
-    """A whole section (chunk_type parent) or one of its paragraphs (child)."""
-
-    section_id: str
-    chunk_type: str
-    text: str
-    section_heading: str
-    section_idx: int
-    chunk_idx: int | None
-
-
-class PageCitation(TypedDict):
-    """A citation to the official page, in words, with its address and anchor."""
-
-    text: str
-    url: str
-    anchor: str | None
-    chunk_id: str
-
-
-class SectionResult(TypedDict):
-    section: SectionBody
-    citation: PageCitation
-    provenance: list[str]
-    conflicts: list[Conflict]
-    document: DocumentBlock | None
-    parent: SectionBody | None
-    children: NotRequired[list[SectionBody]]
 
 
 def load_schemas() -> dict[str, dict[str, Any]]:

@@ -16,14 +16,25 @@ import json
 import re
 import sys
 from collections import Counter
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
 import yaml
 
-from . import act, adp, adp_descriptive, adp_exclusions, adp_funding, dpd, odb, odb_notes, ohip
-from .adp_manual_text import AdpSection
+from . import (
+    act,
+    adp,
+    adp_descriptive,
+    adp_exclusions,
+    adp_funding,
+    dpd,
+    odb,
+    odb_notes,
+    odb_shapes,
+    ohip,
+    ohip_shapes,
+)
+from .off_writers import write_csv, write_jsonl
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared" / "data"
@@ -34,34 +45,6 @@ HAND_WRITTEN = {
     "adp_cep.yaml": "CEP income thresholds from the project specification, written by hand.",
     "odb_policy.yaml": "How ODB interchangeability, lowest cost and Limited Use work, in our own words.",
 }
-
-
-def _cell(v: Any) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, bool):
-        return "1" if v else "0"
-    if isinstance(v, float):
-        return repr(round(v, 4)) if not v.is_integer() else f"{v:.1f}"
-    if isinstance(v, (list, tuple)):
-        return ";".join(_cell(x) for x in v)
-    return str(v)
-
-
-# Every row kind written to a corpus CSV file.
-CsvRow = (
-    odb.DrugRow
-    | odb.GroupRow
-    | odb.LuRow
-    | odb_notes.NoteRow
-    | ohip.FeeRow
-    | ohip.DroppedRow
-    | ohip.SubsectionRow
-    | adp_funding.FundingRow
-    | adp_exclusions.ExclusionRow
-    | adp_descriptive.DescriptiveRow
-    | act.ActRow
-)
 
 
 class CommentaryCheck(TypedDict):
@@ -77,22 +60,6 @@ class HandWrittenEntry(TypedDict):
     rows_out: NotRequired[int]
     unknown_codes: NotRequired[list[str]]
     fee_mismatches: NotRequired[list[str]]
-
-
-def write_csv(path: Path, columns: list[str], rows: Sequence[CsvRow]) -> int:
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        w = csv.writer(fh, lineterminator="\n")
-        w.writerow(columns)
-        for r in rows:
-            w.writerow([_cell(r.get(c)) for c in columns])
-    return len(rows)
-
-
-def write_jsonl(path: Path, rows: list[AdpSection]) -> int:
-    with path.open("w", encoding="utf-8", newline="\n") as fh:
-        for r in rows:
-            fh.write(json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n")
-    return len(rows)
 
 
 def _first(folder: Path, pattern: str) -> Path | None:
@@ -151,7 +118,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "notes": "One row per <drug>. atc_code/atc_class empty when the DIN/PIN is not in the DPD "
             "marketed extract. lowest_cost = benefit drug at the group's minimum individual_price.",
         }
-        n = write_csv(out / "odb_interchangeable_groups.csv", odb.GROUP_COLUMNS, res.groups)
+        n = write_csv(out / "odb_interchangeable_groups.csv", odb_shapes.GROUP_COLUMNS, res.groups)
         files["odb_interchangeable_groups.csv"] = {
             **src_odb,
             "rows_in": n,
@@ -163,7 +130,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "groups_without_priced_benefit": sum(1 for g in res.groups if not g["lowest_cost_din"]),
             "notes": "One row per <pcg9>; group_id = itemNumber, else the pcg9 id.",
         }
-        n = write_csv(out / "odb_lu_codes.csv", odb.LU_COLUMNS, res.lu_codes)
+        n = write_csv(out / "odb_lu_codes.csv", odb_shapes.LU_COLUMNS, res.lu_codes)
         files["odb_lu_codes.csv"] = {
             **src_odb,
             "rows_in": n,
@@ -195,7 +162,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "schedule_pdf": res_o.meta["source_pdf"],
             "edition": res_o.meta["edition"],
         }
-        n = write_csv(out / "ohip_fee_schedule.csv", ohip.FEE_COLUMNS, res_o.rows)
+        n = write_csv(out / "ohip_fee_schedule.csv", ohip_shapes.FEE_COLUMNS, res_o.rows)
         reasons: Counter[str] = Counter()
         for d in res_o.dropped:
             reasons[d["reason"]] += d["n_rows"]
@@ -209,7 +176,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "dropped": dict(sorted(reasons.items())),
             "notes": "One row per (code, fee); details of dropped rows in ohip_dropped.csv.",
         }
-        n = write_csv(out / "ohip_dropped.csv", ohip.DROPPED_COLUMNS, res_o.dropped)
+        n = write_csv(out / "ohip_dropped.csv", ohip_shapes.DROPPED_COLUMNS, res_o.dropped)
         files["ohip_dropped.csv"] = {
             **src_ohip,
             "rows_in": sum(reasons.values()),
@@ -217,7 +184,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "dropped": {},
             "notes": "Aggregated per (code, raw fee, reason).",
         }
-        n = write_csv(out / "ohip_subsections.csv", ohip.SUBSECTION_COLUMNS, res_o.subsections)
+        n = write_csv(
+            out / "ohip_subsections.csv", ohip_shapes.SUBSECTION_COLUMNS, res_o.subsections
+        )
         files["ohip_subsections.csv"] = {
             **src_ohip,
             "rows_in": n,

@@ -28,8 +28,9 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
+from .ohip_shapes import DroppedRow, FeeRow, OhipMeta, OhipResult, SubsectionRow
 from .textrules import NUMBER_WORDS, break_runs, guarding, keep_label, reword, summarise
 
 CODE_RE = re.compile(r"^[A-Z]{1,2}\d{3}[A-Z]?$")
@@ -137,64 +138,6 @@ def find_limits(*texts: str) -> list[str]:
     return out
 
 
-class FeeRow(TypedDict):
-    """One ohip_fee_schedule.csv row: one (code, fee)."""
-
-    code: str
-    description: str
-    fee: float | None
-    fee_kind: str
-    fee_percent: float | None
-    h_fee: float | None
-    p_fee: float | None
-    asst_fee: float | None
-    surg_fee: float | None
-    anae_fee: float | None
-    t_fee: float | None
-    units: str
-    requirements: str
-    limits: str
-    special_prefix: str
-    section: str
-    subsection_title: str
-    subsection_n: int | None
-    page_ref: str
-    pdf_pages: str
-    n_source_rows: int
-    conflict_group: str
-    n_fee_variants: int
-
-
-class DroppedRow(TypedDict):
-    """One ohip_dropped.csv row: source rows dropped for one (code, raw fee, reason)."""
-
-    code: str
-    fee_raw: str
-    reason: str
-    n_rows: int
-    page_refs: str
-
-
-class SubsectionRow(TypedDict):
-    """One ohip_subsections.csv row."""
-
-    subsection_n: int
-    section: str
-    subsection_title: str
-    page_ref: str
-    pdf_pages: str
-    plausible_pages: bool
-    n_source_rows: int
-    n_codes: int
-
-
-class OhipMeta(TypedDict):
-    source_pdf: list[str]
-    edition: str
-    rows_in: int
-    unique_codes_in: int
-
-
 @dataclass
 class _SourceRow:
     """One fee code entry of a section file, with where it was read."""
@@ -207,52 +150,6 @@ class _SourceRow:
 
     def get(self, key: str) -> Any:
         return self.fields.get(key)
-
-
-@dataclass
-class OhipResult:
-    rows: list[FeeRow]
-    dropped: list[DroppedRow]
-    subsections: list[SubsectionRow]
-    meta: OhipMeta
-
-
-FEE_COLUMNS = [
-    "code",
-    "description",
-    "fee",
-    "fee_kind",
-    "fee_percent",
-    "h_fee",
-    "p_fee",
-    "asst_fee",
-    "surg_fee",
-    "anae_fee",
-    "t_fee",
-    "units",
-    "requirements",
-    "limits",
-    "special_prefix",
-    "section",
-    "subsection_title",
-    "subsection_n",
-    "page_ref",
-    "pdf_pages",
-    "n_source_rows",
-    "conflict_group",
-    "n_fee_variants",
-]
-DROPPED_COLUMNS = ["code", "fee_raw", "reason", "n_rows", "page_refs"]
-SUBSECTION_COLUMNS = [
-    "subsection_n",
-    "section",
-    "subsection_title",
-    "page_ref",
-    "pdf_pages",
-    "plausible_pages",
-    "n_source_rows",
-    "n_codes",
-]
 
 
 def _tokset(text: str) -> frozenset[str]:

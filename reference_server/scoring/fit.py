@@ -39,15 +39,16 @@ import json
 import math
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
 import numpy as np
 import yaml
 
 from reference_server.scoring.calibrated import MODEL_FILE, SCHEMA_VERSION, parse
+from reference_server.scoring.fit_answers import Answer, read_answers
+from reference_server.scoring.fit_judge import judge
 from reference_server.scoring.split import QUESTIONS, SEED, in_fit_half, split_cases
 
 C = 1.0
@@ -105,8 +106,6 @@ DOUBT_FLAGS = ("unsettled", "no_answer")
 TOP_SHARE = 0.25
 MIN_CLINICIAN_FLAGGED = 10
 CLINICIAN_PREFIX = "clinician."
-CONFIDENCE_CHECKS = frozenset({"confidence_range"})
-HIGH = 0.9
 
 
 class FixedNote(TypedDict):
@@ -149,63 +148,6 @@ class CalibrationContent(TypedDict):
     split: dict[str, int | str]
     runs: list[FittedRun]
     families: dict[str, FamilyBody]
-
-
-class JudgedScope(TypedDict):
-    """One scope of `judge`: a run's family, or the run overall."""
-
-    scope: str
-    n: int
-    accuracy: float
-    ece: float
-    auroc: float | None
-    high_n: int
-    high_accuracy: float | None
-
-
-# ----------------------------------------------------------------------------- answers
-
-
-@dataclass(frozen=True)
-class Answer:
-    case_id: str
-    tool: str
-    family: str
-    features: dict[str, float]
-    right: bool
-    run: str
-
-
-def is_right(record: dict[str, Any]) -> bool:
-    """Every check passed, the checks on the confidence itself left aside (the rule of
-    evals/read/calibration_answers.py's `is_right`)."""
-    if record.get("status") == "passed":
-        return True
-    failed = [c for c in record.get("checks", []) if not c.get("passed")]
-    return bool(failed) and all(c.get("check") in CONFIDENCE_CHECKS for c in failed)
-
-
-def read_answers(run: Path) -> list[Answer]:
-    """The main-pass answers of a run log that carry their confidence's features."""
-    out = []
-    with (run / "scenarios.jsonl").open(encoding="utf-8") as lines:
-        for line in lines:
-            r = json.loads(line)
-            if r.get("mode", "default") != "default" or r.get("status") == "error":
-                continue
-            if r.get("is_error") or any(
-                c.get("check") == "tool_error" for c in r.get("checks", [])
-            ):
-                continue
-            basis = (r.get("result") or {}).get("confidence_basis")
-            if not isinstance(basis, dict) or not basis.get("family") or not basis.get("features"):
-                continue
-            out.append(
-                Answer(
-                    r["id"], r["tool"], basis["family"], basis["features"], is_right(r), run.name
-                )
-            )
-    return out
 
 
 # ----------------------------------------------------------------------------- fit
@@ -367,59 +309,6 @@ def _target(run: Path) -> str | None:
         return None
     target = header.get("target")
     return str(target) if target else None
-
-
-# ----------------------------------------------------------------------------- judge
-
-
-def _ece(conf: np.ndarray, right: np.ndarray, bins: int = 10) -> float:
-    """Equal-count bins (as evals/read/calibration.py cuts them): mean |accuracy - confidence|."""
-    from sklearn.calibration import calibration_curve
-
-    k = max(1, min(bins, conf.size // 5))
-    acc, mean = calibration_curve(right.astype(int), conf, n_bins=k, strategy="quantile")
-    edges = np.percentile(conf, np.linspace(0, 1, k + 1) * 100)
-    counts = np.bincount(np.searchsorted(edges[1:-1], conf), minlength=k)
-    counts = counts[counts > 0]
-    return float(np.sum(counts * np.abs(acc - mean)) / conf.size)
-
-
-def judge(runs: Sequence[Path], model_file: Path, seed: int = SEED) -> list[JudgedScope]:
-    """The model applied to the held-out half's recorded features: per family and overall,
-    n, accuracy, ECE, AUROC, answers at >= 0.9 and their accuracy."""
-    from sklearn.metrics import roc_auc_score
-
-    model = parse(yaml.safe_load(model_file.read_text(encoding="utf-8")), str(model_file))
-    rows: dict[str, list[tuple[float, bool]]] = defaultdict(list)
-    for run in runs:
-        for a in read_answers(run):
-            if in_fit_half(a.case_id, seed):
-                continue
-            m = model.of(a.family)
-            if m is None:
-                continue
-            p = m.probability(a.features)
-            rows[f"{run.name} {a.family}"].append((p, a.right))
-            rows[f"{run.name} overall"].append((p, a.right))
-    out: list[JudgedScope] = []
-    for scope in sorted(rows):
-        conf = np.array([p for p, _ in rows[scope]])
-        right = np.array([r for _, r in rows[scope]])
-        high = conf >= HIGH
-        out.append(
-            {
-                "scope": scope,
-                "n": int(conf.size),
-                "accuracy": float(right.mean()),
-                "ece": _ece(conf, right),
-                "auroc": float(roc_auc_score(right, conf))
-                if 0 < right.sum() < right.size
-                else None,
-                "high_n": int(high.sum()),
-                "high_accuracy": float(right[high].mean()) if high.any() else None,
-            }
-        )
-    return out
 
 
 # ----------------------------------------------------------------------------- command

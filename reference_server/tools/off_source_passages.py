@@ -23,8 +23,9 @@ from reference_server.retrieval.dual_path import DualResult, PathName
 from reference_server.runtime import Runtime
 from reference_server.scoring.conflicts import Conflict, compare
 from reference_server.tools.base import ExtraMeta
-from reference_server.tools.pipeline import DualPathTool, EvidenceFields, Score
+from reference_server.tools.pipeline import DualPathTool
 from reference_server.tools.request_model import NON_BLANK, StrictModel
+from reference_server.tools.score_step import EvidenceFields, Score
 
 NAME = "source.passages"
 CONTEXT_CHARS = 50

@@ -16,8 +16,9 @@ from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import OPA, Counts
 from reference_server.scoring.features import Signals
 from reference_server.tools.common import CONFIDENCE_DESCRIPTION, ConfidenceBasis, Path
-from reference_server.tools.pipeline import DualPathTool, EvidenceFields, Score
+from reference_server.tools.pipeline import DualPathTool
 from reference_server.tools.request_model import NON_BLANK, StrictModel
+from reference_server.tools.score_step import EvidenceFields, Score
 
 NAME = "opa.clinical_tools"
 FEATURES: dict[str, Feature] = {

@@ -16,8 +16,9 @@ from reference_server.runtime import Runtime
 from reference_server.scoring.citations import SectionCitation, format_section_citation
 from reference_server.scoring.conflicts import Conflict, compare
 from reference_server.tools.common import Path, SourceOrg
-from reference_server.tools.pipeline import DualPathTool, EvidenceFields, Score
+from reference_server.tools.pipeline import DualPathTool
 from reference_server.tools.request_model import NON_BLANK, StrictModel
+from reference_server.tools.score_step import EvidenceFields, Score
 
 NAME = "opa.get_section"
 

@@ -23,8 +23,9 @@ from reference_server.scoring.conflicts import (
 from reference_server.scoring.features import Signals
 from reference_server.tools.base import ExtraMeta
 from reference_server.tools.common import Evidence
-from reference_server.tools.pipeline import DualPathTool, EvidenceFields, Score
+from reference_server.tools.pipeline import DualPathTool
 from reference_server.tools.request_model import NON_BLANK, StrictModel
+from reference_server.tools.score_step import EvidenceFields, Score
 from reference_server.tools.section_merge import (
     SectionHit,
     fused_and_reranked,

@@ -16,8 +16,9 @@ from reference_server.runtime import Runtime
 from reference_server.scoring.citations import Citation, section_citation
 from reference_server.tools.base import ExtraMeta
 from reference_server.tools.common import Evidence
-from reference_server.tools.pipeline import DualPathTool, EvidenceFields, Score
+from reference_server.tools.pipeline import DualPathTool
 from reference_server.tools.request_model import NON_BLANK, StrictModel
+from reference_server.tools.score_step import EvidenceFields, Score
 from reference_server.tools.section_ambiguity import (
     AMBIGUITY_DESCRIPTION,
     Candidate,

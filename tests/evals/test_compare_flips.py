@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from evals_testkit import record
 
-from evals.read.compare import EXIT_OK, EXIT_REGRESSION, compare_logs, to_json
+from evals.read.compare import EXIT_OK, EXIT_REGRESSION, compare_logs
+from evals.read.compare_json import to_json
 from evals.read.flips import exact_test, failure_lines
 from evals.run.runlog import CheckOutcome, RunLog, ScenarioRecord
 

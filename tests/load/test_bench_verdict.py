@@ -15,8 +15,9 @@ import pytest
 
 from load.bench_judge import judge_bench
 from load.slo import load_slo
-from ocm_common.bench_summary import BenchSummary, LocustResult, MachineLoad
+from ocm_common.bench_summary import BenchSummary, MachineLoad
 from ocm_common.latency_records import LatencyRecord
+from ocm_common.profile_results import LocustResult
 from tests.described_machines import AVX2_ONLY, AVX512_AMX, AVX512_VNNI
 
 TOOLS = ("odb.get", "schedule.get", "opa.search_sections", "coverage.answer")

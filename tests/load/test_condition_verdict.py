@@ -18,6 +18,7 @@ import pytest
 from load import parallel
 from load.against_base import judge_condition
 from load.base_conditions import DEADLINE, DELAY, DELAY_MS, LAG, ConditionSamples, delay_not_taken
+from load.client import Reply
 from load.regression import CONDITION_MARGINS, CONDITION_RATIOS, judge, table
 from tests.run_records import bench_markdown
 
@@ -108,7 +109,7 @@ class _FakeClient:
 
     def call(self, tool: str, arguments: dict[str, Any], schemas: Any = None) -> Any:
         self.log.append((self.url, tool))
-        return parallel.Reply(tool, self.latency[self.url], None, {})
+        return Reply(tool, self.latency[self.url], None, {})
 
     def schemas(self) -> None:
         return None

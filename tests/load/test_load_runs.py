@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from load.parallel import ParallelReport, check_delay, check_fanout, run_parallel
+from load.parallel import check_delay, check_fanout, run_parallel
+from load.parallel_report import ParallelReport
 from load.profiles import LocustProfile, ParallelProfile
 from load.run import run_profile
 from load.slo import load_slo

@@ -16,8 +16,8 @@ from load.bench import planned_steps
 from load.bench_judge import judge_bench
 from load.profiles import PROFILES_FILE, LocustProfile, Profiles, load_profiles
 from load.slo import load_slo
-from ocm_common.bench_summary import LocustResult
 from ocm_common.latency_records import LatencyRecord
+from ocm_common.profile_results import LocustResult
 from tests.described_machines import AVX2_ONLY
 from tests.load.test_bench_verdict import described_bench
 

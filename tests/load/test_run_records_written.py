@@ -15,8 +15,9 @@ import pytest
 from load import bench
 from load import run as load_run
 from ocm_cli.program import main as ocm_main
-from ocm_common.bench_summary import BenchSummary, LocustResult, MachineLoad, ParallelResult
+from ocm_common.bench_summary import BenchSummary, MachineLoad
 from ocm_common.latency_records import RECORDS_FILE, LatencyRecord, write_records
+from ocm_common.profile_results import LocustResult, ParallelResult
 from ocm_common.run_record import read_record
 from scale import bench as scale_bench
 from tests.described_machines import AVX2_ONLY

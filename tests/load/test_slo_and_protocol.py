@@ -132,7 +132,7 @@ def test_task_mix_covers_every_tool_and_varies_free_text() -> None:
 
 
 def test_known_gap_allows_its_miss_and_fails_once_stale() -> None:
-    from load.parallel import known_gap_verdict
+    from load.one_path_failing import known_gap_verdict
 
     assert known_gap_verdict([], None)
     assert not known_gap_verdict(["error: -32602"], None)

@@ -12,7 +12,7 @@ from evals.read import bench_report
 from load.bench_judge import stage_table
 from load.stage_stats import MCP_HTTP, StageSamples
 from load.transport_floor import ANSWER, TOOL, build_floor_server
-from ocm_common.bench_summary import LocustResult
+from ocm_common.profile_results import LocustResult
 from tests.run_records import write_bench
 
 

@@ -48,8 +48,9 @@ from reference_server.tools.adp.select import (
 from reference_server.tools.adp.summary import Lead, Summary, summary
 from reference_server.tools.adp.terms import Basis
 from reference_server.tools.common import Evidence
-from reference_server.tools.pipeline import DualPathTool, EvidenceFields, Score
+from reference_server.tools.pipeline import DualPathTool
 from reference_server.tools.request_model import NON_BLANK, StrictModel
+from reference_server.tools.score_step import EvidenceFields, Score
 
 NAME = "adp.get"
 Category = Literal[

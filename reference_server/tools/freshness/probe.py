@@ -47,8 +47,9 @@ from reference_server.tools.freshness.review import (
     provenance_cutoff,
     reviewed,
 )
-from reference_server.tools.pipeline import DualPathTool, EvidenceFields, Score
+from reference_server.tools.pipeline import DualPathTool
 from reference_server.tools.request_model import StrictModel, TextItem
+from reference_server.tools.score_step import EvidenceFields, Score
 
 NAME = "opa.freshness_probe"
 

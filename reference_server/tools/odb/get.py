@@ -43,8 +43,9 @@ from reference_server.tools.odb.score import (
     corroborates,
     group_conflicts,
 )
-from reference_server.tools.pipeline import DualPathTool, EvidenceFields, Score
+from reference_server.tools.pipeline import DualPathTool
 from reference_server.tools.request_model import NON_BLANK, StrictModel
+from reference_server.tools.score_step import EvidenceFields, Score
 
 NAME = "odb.get"
 DEFAULT_CHECKS: list[Check] = ["coverage", "interchangeable", "lowest_cost"]

@@ -35,7 +35,7 @@ from reference_server.scoring.confidence import OPA, Counts
 from reference_server.scoring.conflicts import Conflict
 from reference_server.scoring.features import Signals
 from reference_server.tools.common import CONFIDENCE_DESCRIPTION, ConfidenceBasis, Path
-from reference_server.tools.pipeline import DualPathTool, EvidenceFields, Score
+from reference_server.tools.pipeline import DualPathTool
 from reference_server.tools.program.facts import (
     UNVERIFIED_PENALTY,
     PatientAnswer,
@@ -52,6 +52,7 @@ from reference_server.tools.program.facts import (
     unverified_facts,
 )
 from reference_server.tools.request_model import NON_BLANK, StrictModel, TextItem
+from reference_server.tools.score_step import EvidenceFields, Score
 
 NAME = "opa.program_lookup"
 QueryType = Literal["intervals", "eligibility", "pathway", "referral"]

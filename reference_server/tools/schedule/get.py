@@ -28,9 +28,10 @@ from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import SCHEDULE, Counts
 from reference_server.scoring.features import Signals
 from reference_server.tools.common import Citation, Evidence
-from reference_server.tools.pipeline import DualPathTool, EvidenceFields, Score
+from reference_server.tools.pipeline import DualPathTool
 from reference_server.tools.request_model import NON_BLANK, StrictModel
 from reference_server.tools.schedule.merge import Built, ScheduleItem, build_items
+from reference_server.tools.score_step import EvidenceFields, Score
 
 NAME = "schedule.get"
 CODE_PATTERN = r"^[A-Za-z]{1,2}\d{3}[A-Za-z]?$"  # A007, C124, B990, C983B; any case
