@@ -98,8 +98,8 @@ BOTH_PATHS_ONLY = frozenset({"opa_search", "opa_policy"})
 # a ceiling drawn from a few dozen of them moved with the sample.
 # The slopes that rank flagged answers are learnt from derived cases, worded from the guidance
 # itself; on clinicians' own wording they do not hold (new clinician questions, written apart
-# from the fitted ones: policy answers flagged unsettled stood at the 0.83 ceiling and were
-# wrong 5 times in 9). So where a family's fit half holds at least MIN_CLINICIAN_FLAGGED
+# from the fitted ones: policy answers flagged unsettled stood at 0.80-0.83 and were wrong 5
+# times in 8). So where a family's fit half holds at least MIN_CLINICIAN_FLAGGED
 # clinician questions with a doubt flag, no flag's ceiling exceeds the rate, Laplace-smoothed,
 # at which they were right: the flag's meaning for the questions the server is asked.
 DOUBT_FLAGS = ("unsettled", "no_answer")
