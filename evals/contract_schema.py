@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from evals.contract_change import Change, added_entry, change_kind, text_change
 from evals.json_pointer import escape, resolve
+from ocm_common.json_types import JsonObject, JsonValue
 
 Side = Literal["inputSchema", "outputSchema"]
 CONSTRAINTS = (
@@ -177,7 +178,7 @@ def _walk(a: Any, b: Any, pointer: str, side: Side, out: list[Change]) -> None:
 
 
 def _walk_subschemas(
-    a: dict[str, Any], b: dict[str, Any], pointer: str, side: Side, out: list[Change]
+    a: JsonObject, b: JsonObject, pointer: str, side: Side, out: list[Change]
 ) -> None:
     """Subschemas other than properties and items: walked where both sides have one of the
     same shape, otherwise shown as one change (their type effects are judged at ``type``)."""
@@ -215,7 +216,7 @@ def _walk_subschemas(
                 )
             )
     for key in SUBSCHEMA_MAPS:
-        map_a, map_b = a.get(key) or {}, b.get(key) or {}
+        map_a, map_b = _members(a.get(key)), _members(b.get(key))
         for name in sorted(set(map_a) | set(map_b)):
             where = f"{pointer}/{key}/{escape(name)}"
             if name in map_a and name in map_b:
@@ -231,6 +232,11 @@ def _walk_subschemas(
                         concern="compatibility",
                     )
                 )
+
+
+def _members(value: JsonValue) -> JsonObject:
+    """A keyword's named subschemas (``patternProperties``); a missing or malformed one has none."""
+    return value if isinstance(value, dict) else {}
 
 
 def schema_texts(schema: Any, pointer: str) -> list[tuple[str, str, Any]]:
@@ -270,7 +276,7 @@ def _without_texts(schema: Any) -> Any:
     return schema
 
 
-def _renamed(removed: Any, added: dict[str, Any]) -> str | None:
+def _renamed(removed: Any, added: JsonObject) -> str | None:
     """The one added property whose schema (texts aside) equals the removed one's."""
     same = [
         name for name, schema in added.items() if _without_texts(schema) == _without_texts(removed)

@@ -4,7 +4,16 @@ and reports the run's hit rate and mean embedding batch."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
+
+from ocm_common.json_types import JsonValue
+
+
+def count(value: JsonValue) -> int:
+    """A counter the server sent, as `int()` reads it (a TypeError for a list, object or null)."""
+    if isinstance(value, int | float | str):
+        return int(value)
+    raise TypeError(f"not a count: {value!r}")
 
 
 class CacheCounts:
@@ -15,24 +24,25 @@ class CacheCounts:
         self.first: dict[str, tuple[int, ...]] = {}
         self.last: dict[str, tuple[int, ...]] = {}
 
-    def see(self, cache: dict[str, Any] | None) -> None:
-        if not cache or "process" not in cache:
+    def see(self, cache: JsonValue) -> None:
+        """One reply's `_meta.cache` (anything but an object naming its process is ignored)."""
+        if not isinstance(cache, dict) or "process" not in cache:
             return
         counts = tuple(
-            int(cache.get(k, 0))
+            count(cache.get(k, 0))
             for k in ("embed_hits", "embed_misses", "embed_batches", "embed_batched_texts")
         )
-        self.first.setdefault(cache["process"], counts)
-        self.last[cache["process"]] = counts
+        self.first.setdefault(str(cache["process"]), counts)
+        self.last[str(cache["process"])] = counts
 
-    def merge(self, data: dict[str, dict[str, list[int]]]) -> None:
+    def merge(self, data: Mapping[str, Mapping[str, Sequence[int]]]) -> None:
         """A worker's `dump` (its tuples arrive as lists)."""
         for proc, counts in data.get("first", {}).items():
             old = self.first.get(proc)
-            self.first[proc] = tuple(counts) if old is None else min(old, tuple(counts))  # type: ignore[assignment]
+            self.first[proc] = tuple(counts) if old is None else min(old, tuple(counts))
         for proc, counts in data.get("last", {}).items():
             old = self.last.get(proc)
-            self.last[proc] = tuple(counts) if old is None else max(old, tuple(counts))  # type: ignore[assignment]
+            self.last[proc] = tuple(counts) if old is None else max(old, tuple(counts))
 
     def dump(self) -> dict[str, dict[str, tuple[int, ...]]]:
         return {"first": dict(self.first), "last": dict(self.last)}

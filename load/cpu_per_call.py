@@ -14,18 +14,18 @@ from __future__ import annotations
 
 import statistics
 import time
-from typing import Any
 
 from load.distinct_mix import TOOLS
 from load.profile_calls import Caller, has_free_text
 from load.taskmix import TaskMix
 from ocm_common.bench_summary import DistinctCallCpu
+from ocm_common.json_types import Arguments
 
 KINDS = ("free_text", "no_free_text")
 CALLS = 60
 
 
-def calls_of_kind(mix: TaskMix, tool: str, kind: str, limit: int = CALLS) -> list[dict[str, Any]]:
+def calls_of_kind(mix: TaskMix, tool: str, kind: str, limit: int = CALLS) -> list[Arguments]:
     """The tool's distinct calls of one kind, in the mix's order, at most `limit`."""
     wanted = kind == "free_text"
     calls = mix.calls.get(tool, [])

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 from load.profile_calls import Caller
+from ocm_common.json_types import Arguments
 from ocm_common.latency_records import LatencyRecord
 
 PROFILE = "inprocess"
@@ -21,14 +21,14 @@ REQUESTS_FILE = Path(__file__).with_name("inprocess_requests.yaml")
 ROUNDS = 60
 
 
-def load_requests(path: Path = REQUESTS_FILE) -> dict[str, list[dict[str, Any]]]:
+def load_requests(path: Path = REQUESTS_FILE) -> dict[str, list[Arguments]]:
     """{tool: its requests, in turn}."""
     raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     return {str(tool): list(calls) for tool, calls in raw.items()}
 
 
 def measure(
-    server: Caller, requests: dict[str, list[dict[str, Any]]], rounds: int = ROUNDS
+    server: Caller, requests: dict[str, list[Arguments]], rounds: int = ROUNDS
 ) -> tuple[list[LatencyRecord], list[str]]:
     """(one record per tool over `rounds` timed calls, the calls answered with a tool error).
     Each request is called once first, untimed, so a first call's set-up is not the tool's."""

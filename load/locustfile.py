@@ -17,8 +17,9 @@ import json
 import os
 import random
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import gevent
 import gevent.lock
@@ -35,6 +36,7 @@ from load.slo import load_slo
 from load.stage_stats import StageSamples
 from load.taskmix import TaskMix
 from ocm_common.durations import duration_arg
+from ocm_common.json_types import JsonObject
 from ocm_common.mcp_http import (
     CALL_DEADLINE_S,
     McpCallError,
@@ -142,7 +144,7 @@ class McpUser(FastHttpUser):
     connection_timeout = 10.0
     network_timeout = 30.0
     schemas: OutputSchemas | None = None
-    listing: dict[str, Any] | None = None  # the server's tools/list result
+    listing: JsonObject | None = None  # the server's tools/list result
 
     def on_start(self) -> None:
         require_loopback(self.host or "")
@@ -229,7 +231,7 @@ class McpUser(FastHttpUser):
             else:
                 response.success()
 
-    def _post(self, body: RpcRequest, name: str) -> dict[str, Any] | None:
+    def _post(self, body: RpcRequest, name: str) -> JsonObject | None:
         """The result of one request, or None after reporting why there is none."""
         sent = self._send(body, name)
         if sent is None:
@@ -278,6 +280,8 @@ class McpUser(FastHttpUser):
                 )
                 client_ms = (time.perf_counter() - started) * 1000
                 meta = result.get("_meta") or {}
+                if not isinstance(meta, dict):  # not an object: no counts, no timings
+                    meta = {}
                 CACHE.see(meta.get("cache"))
                 STAGES.see(call.tool, client_ms, meta.get("timings_ms"))
                 response.success()
@@ -319,14 +323,22 @@ def _start_warmup(environment: Environment, **_: Any) -> None:
     gevent.spawn(reset)
 
 
+class WorkerReport(TypedDict, total=False):
+    """The keys this file adds to a worker's report to the master (locust's own are not read
+    here); the tuples sent arrive as lists."""
+
+    ocm_cache: Mapping[str, Mapping[str, Sequence[int]]]
+    ocm_stages: Mapping[str, Mapping[str, Sequence[float]]]
+
+
 @events.report_to_master.add_listener
-def _send_cache(client_id: str, data: dict[str, Any], **_: Any) -> None:
+def _send_cache(client_id: str, data: WorkerReport, **_: Any) -> None:
     data["ocm_cache"] = CACHE.dump()
     data["ocm_stages"] = STAGES.drain()
 
 
 @events.worker_report.add_listener
-def _receive_cache(client_id: str, data: dict[str, Any], **_: Any) -> None:
+def _receive_cache(client_id: str, data: WorkerReport, **_: Any) -> None:
     CACHE.merge(data.get("ocm_cache") or {})
     STAGES.merge(data.get("ocm_stages") or {})
 

@@ -11,12 +11,17 @@ from load.taskmix import TaskMix
 
 def _provenance(reply: Reply) -> list[str] | None:
     s = reply.structured or {}
-    if isinstance(s.get("provenance"), list):
-        return [str(p) for p in s["provenance"]]
-    if isinstance(reply.meta.get("provenance"), list):
-        return [str(p) for p in reply.meta["provenance"]]
-    if isinstance(s.get("provenance_summary"), str):
-        return [p for p in s["provenance_summary"].split("+") if p and p != "none"]
+    listed, in_meta, summary = (
+        s.get("provenance"),
+        reply.meta.get("provenance"),
+        s.get("provenance_summary"),
+    )
+    if isinstance(listed, list):
+        return [str(p) for p in listed]
+    if isinstance(in_meta, list):
+        return [str(p) for p in in_meta]
+    if isinstance(summary, str):
+        return [p for p in summary.split("+") if p and p != "none"]
     return None
 
 

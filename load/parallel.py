@@ -25,19 +25,29 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any
 
+from load.cache_counts import count
 from load.client import McpClient
 from load.one_path_failing import check_one_path_failing
 from load.parallel_report import ParallelReport
 from load.profiles import ParallelProfile
 from load.slo import Slo, load_slo
 from load.taskmix import TaskMix
+from ocm_common.json_types import Arguments, JsonValue
 from ocm_common.profile_results import DelayPair, LagFigures
 
 ServerFactory = Callable[[dict[str, str]], AbstractContextManager[str]]
 CHEAP_TOOL = "opa.get_section"
 SLOW_TOOL = "coverage.answer"
+
+
+def _ms(value: JsonValue) -> float:
+    """A duration the server sent, as `float()` reads it (0 when absent or zero)."""
+    if not value:
+        return 0.0
+    if isinstance(value, int | float | str):
+        return float(value)
+    raise TypeError(f"not a duration: {value!r}")
 
 
 def _p50(values: list[float]) -> float:
@@ -58,9 +68,9 @@ class SideCalls:
     def errors_of(self, tool: str) -> list[str]:
         return [e for e in self.errors if e.startswith(f"{tool}: ")]
 
-    def see_cache(self, cache: Any) -> None:
+    def see_cache(self, cache: JsonValue) -> None:
         if isinstance(cache, dict) and "process" in cache:
-            counts = (int(cache.get("embed_hits", 0)), int(cache.get("embed_misses", 0)))
+            counts = (count(cache.get("embed_hits", 0)), count(cache.get("embed_misses", 0)))
             self.cache_first.setdefault(str(cache["process"]), counts)
             self.cache_last[str(cache["process"])] = counts
 
@@ -74,7 +84,7 @@ class SideCalls:
 
 def interleaved_calls(
     urls: Mapping[str, str],
-    calls: Sequence[tuple[str, dict[str, Any]]],
+    calls: Sequence[tuple[str, Arguments]],
     *,
     validate: bool = False,
 ) -> dict[str, SideCalls]:
@@ -248,11 +258,14 @@ def check_fanout(url: str, mix: TaskMix, slo: Slo, report: ParallelReport) -> No
                 errors.append(r.error or "no result")
                 continue
             trace = r.structured.get("trace") or []
-            if len(trace) < 2:
+            if not isinstance(trace, list) or len(trace) < 2:
                 continue  # one tool called: nothing ran in parallel
-            total = float(r.meta.get("timings_ms", {}).get("total") or 0.0)
-            slowest = max(float(t.get("duration_ms") or 0) for t in trace)
-            total_sum = sum(float(t.get("duration_ms") or 0) for t in trace)
+            timings = r.meta.get("timings_ms", {})
+            total = _ms(timings.get("total") if isinstance(timings, dict) else None)
+            slowest = max(_ms(t.get("duration_ms") if isinstance(t, dict) else None) for t in trace)
+            total_sum = sum(
+                _ms(t.get("duration_ms") if isinstance(t, dict) else None) for t in trace
+            )
             gap = total - slowest
             bar = fanout_bar(slo, total_sum - slowest)
             if gap / bar >= worst[0]:

@@ -48,6 +48,7 @@ from load.profile_calls_report import (
 from load.stage_clock import STAGES, StageClock, instrument, instrument_embedder
 from load.taskmix import FREE_TEXT_ARGS, TaskMix
 from ocm_common.client_session import record_results_as_they_come
+from ocm_common.json_types import Arguments
 
 NATURAL_LANGUAGE_ARGS = (*FREE_TEXT_ARGS, "specific_item", "condition")
 GOLDEN_WARM_ROUNDS = 4  # golden calls made before timing, per timed call: the bench's cache state
@@ -73,7 +74,7 @@ def reference_cpu_ms(rounds: int = REFERENCE_ROUNDS) -> float:
     return statistics.median(times)
 
 
-def has_free_text(args: dict[str, Any]) -> bool:
+def has_free_text(args: Arguments) -> bool:
     """Whether a call carries words in a sentence (a question, an item, a condition), not only
     names, ids, codes, strengths and options."""
     return any(isinstance(args.get(k), str) for k in NATURAL_LANGUAGE_ARGS)
@@ -82,7 +83,7 @@ def has_free_text(args: dict[str, Any]) -> bool:
 class Caller(Protocol):
     """What the in-process steps call: one tool call, answered without a tool error or not."""
 
-    def call(self, tool: str, args: dict[str, Any]) -> bool: ...
+    def call(self, tool: str, args: Arguments) -> bool: ...
 
 
 class InProcessServer:
@@ -105,7 +106,7 @@ class InProcessServer:
         self.loop.run_until_complete(self.client.__aenter__())
         record_results_as_they_come(self.client)
 
-    def call(self, tool: str, args: dict[str, Any]) -> bool:
+    def call(self, tool: str, args: Arguments) -> bool:
         """One call; the raw MCP result (`Client.call_tool` would build a Python type from the
         output schema on every call, 5-11 ms of client CPU that no server spends)."""
         result = self.loop.run_until_complete(self.client.call_tool_mcp(tool, args))
@@ -141,9 +142,7 @@ def bare_tool_cpu_ms(n: int) -> float:
     return statistics.fmean(asyncio.run(calls()))
 
 
-def measure(
-    server: InProcessServer, tool: str, kind: str, calls: list[dict[str, Any]]
-) -> ToolFigures:
+def measure(server: InProcessServer, tool: str, kind: str, calls: list[Arguments]) -> ToolFigures:
     """Each call's CPU ms and the stage split (the MCP layer is what no stage claimed)."""
     clock = server.clock
     clock.reset()
@@ -168,7 +167,7 @@ def measure(
     return figures
 
 
-def profile(server: InProcessServer, tool: str, calls: list[dict[str, Any]]) -> pstats.Stats:
+def profile(server: InProcessServer, tool: str, calls: list[Arguments]) -> pstats.Stats:
     profiler = cProfile.Profile(time.process_time)  # CPU, as every other figure here
     profiler.enable()
     for args in calls:
@@ -205,7 +204,7 @@ def _short(path: str) -> str:
     return path
 
 
-def golden_calls(mix: TaskMix, tool: str, n: int) -> list[dict[str, Any]]:
+def golden_calls(mix: TaskMix, tool: str, n: int) -> list[Arguments]:
     return [mix.pick(tool).arguments for _ in range(n)]
 
 

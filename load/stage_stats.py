@@ -13,7 +13,9 @@ from __future__ import annotations
 import math
 import threading
 from collections import defaultdict
-from typing import Any
+from collections.abc import Mapping, Sequence
+
+from ocm_common.json_types import JsonValue
 
 # The client-side stage: the reply's latency as the client saw it less the server's handler.
 MCP_HTTP = "mcp_http"
@@ -44,7 +46,7 @@ class StageSamples:
         self._lock = threading.Lock()
         self.samples: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
 
-    def see(self, tool: str, client_ms: float, timings: Any) -> None:
+    def see(self, tool: str, client_ms: float, timings: JsonValue) -> None:
         """One reply: its stages, the server's handler time and the MCP + HTTP layer."""
         if not isinstance(timings, dict):
             return
@@ -67,7 +69,7 @@ class StageSamples:
             self.samples.clear()
         return out
 
-    def merge(self, data: dict[str, dict[str, list[float]]]) -> None:
+    def merge(self, data: Mapping[str, Mapping[str, Sequence[float]]]) -> None:
         with self._lock:
             for tool, stages in data.items():
                 for name, values in stages.items():

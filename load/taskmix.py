@@ -22,10 +22,10 @@ import os
 import random
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
 from ocm_common.golden import GOLDEN_DIR, example_calls, golden_calls
 from ocm_common.golden import GoldenCall as Call
+from ocm_common.json_types import Arguments, JsonObject
 from ocm_common.tool_safety import write_risk
 
 __all__ = ["FREE_TEXT_ARGS", "GOLDEN_DIR", "Call", "TaskMix", "variants"]
@@ -105,7 +105,7 @@ class TaskMix:
         cls,
         source: str,
         *,
-        listing: dict[str, Any] | None = None,
+        listing: JsonObject | None = None,
         seed: int | None = None,
         allow_writes: bool = False,
     ) -> TaskMix:
@@ -131,23 +131,36 @@ class TaskMix:
     @classmethod
     def from_schemas(
         cls,
-        listing: dict[str, Any],
+        listing: JsonObject,
         seed: int | None = None,
         per_tool: int = 20,
         allow_writes: bool = False,
     ) -> TaskMix:
         """`per_tool` arguments drawn from each callable tool's inputSchema (seeded, so every
-        locust process draws the same mix)."""
+        locust process draws the same mix). An entry that is not an object with a string
+        `name` is no tool that can be called; an `annotations`, `execution` or `inputSchema`
+        that is not an object counts as absent."""
         by_tool: dict[str, list[Call]] = {}
-        for tool in listing.get("tools") or []:
-            if not allow_writes and write_risk(tool.get("annotations")):
+        tools = listing.get("tools") or []
+        for tool in tools if isinstance(tools, list) else []:
+            if not isinstance(tool, dict):
                 continue
-            if (tool.get("execution") or {}).get("taskSupport") == "required":
+            annotations = tool.get("annotations")
+            if not allow_writes and write_risk(
+                annotations if isinstance(annotations, dict) else None
+            ):
                 continue
-            drawn = generated_arguments(tool.get("inputSchema") or {}, per_tool, seed or 0)
-            by_tool[tool["name"]] = [
-                Call(tool["name"], args, f"generated#{n}") for n, args in enumerate(drawn)
-            ]
+            execution = tool.get("execution") or {}
+            if isinstance(execution, dict) and execution.get("taskSupport") == "required":
+                continue
+            schema = tool.get("inputSchema") or {}
+            name = tool["name"]
+            if not isinstance(name, str):
+                continue
+            drawn = generated_arguments(
+                schema if isinstance(schema, dict) else {}, per_tool, seed or 0
+            )
+            by_tool[name] = [Call(name, args, f"generated#{n}") for n, args in enumerate(drawn)]
         return cls(by_tool, seed, tool_errors_ok=True, source="schema")
 
     @classmethod
@@ -190,8 +203,9 @@ class TaskMix:
             return call
         args = dict(call.arguments)
         for key in FREE_TEXT_ARGS:
-            if isinstance(args.get(key), str):
-                args[key] = self._rng.choice(variants(args[key]))
+            text = args.get(key)
+            if isinstance(text, str):
+                args[key] = self._rng.choice(variants(text))
         return Call(tool, args, call.scenario)
 
     def _walk(self, tool: str) -> Call:
@@ -205,7 +219,7 @@ class TaskMix:
         return calls[position]
 
 
-def generated_arguments(schema: dict[str, Any], count: int, seed: int) -> list[dict[str, Any]]:
+def generated_arguments(schema: JsonObject, count: int, seed: int) -> list[Arguments]:
     """`count` argument objects valid against `schema` (formats asserted), drawn by
     hypothesis-jsonschema under a fixed seed; `[{}]` for a tool without arguments."""
     if not schema.get("properties"):
@@ -219,7 +233,7 @@ def generated_arguments(schema: dict[str, Any], count: int, seed: int) -> list[d
     validator = jsonschema.Draft202012Validator(
         schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
     )
-    drawn: list[dict[str, Any]] = []
+    drawn: list[Arguments] = []
 
     @hypothesis_settings(
         max_examples=count,
@@ -230,7 +244,7 @@ def generated_arguments(schema: dict[str, Any], count: int, seed: int) -> list[d
     )
     @hypothesis_seed(seed)
     @given(from_schema(schema))
-    def collect(args: dict[str, Any]) -> None:
+    def collect(args: Arguments) -> None:
         if validator.is_valid(args) and args not in drawn:
             drawn.append(args)
 

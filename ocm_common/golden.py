@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from ocm_common.json_types import Arguments
+
 GOLDEN_DIR = Path(__file__).resolve().parent.parent / "golden"
 SUFFIXES = (".yaml", ".yml", ".jsonl")
 # `<name>.tools.yaml` beside a golden file describes its tools (evals/run/tool_descriptors.py):
@@ -81,7 +83,7 @@ def raw_records(path: Path) -> list[tuple[int | None, Any]]:
 @dataclass(frozen=True)
 class GoldenCall:
     tool: str
-    arguments: dict[str, Any]
+    arguments: Arguments
     scenario: str
 
 

@@ -16,10 +16,11 @@ import os
 import platform
 from importlib import metadata
 from pathlib import Path
-from typing import Any
 
 from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict
+
+from ocm_common.json_types import JsonObject
 
 CPUINFO = Path("/proc/cpuinfo")
 # our names -> the kernel's flag names (any one present counts)
@@ -122,16 +123,17 @@ X86_FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx_vnni", "amx")
 ARM_FLAGS = ("asimddp",)
 
 
-def relevant_flags(machine: MachineDescription | dict[str, Any]) -> dict[str, bool]:
+def relevant_flags(machine: MachineDescription | JsonObject) -> dict[str, bool]:
     """The flags that can exist on the machine's architecture: an ARM machine is not said to
     lack AVX2, nor an x86 one the ARM dot product (unknown architecture: every flag)."""
-    flags = machine.get("flags") or {}
+    found = machine.get("flags") or {}
+    flags = found if isinstance(found, dict) else {}  # not an object: no flags recorded
     arch = str(machine.get("arch") or "").lower()
     names = X86_FLAGS if arch in X86 else ARM_FLAGS if arch in ARM else tuple(flags)
     return {name: bool(flags.get(name)) for name in names if name in flags}
 
 
-def one_line(machine: MachineDescription | dict[str, Any] | None = None) -> str:
+def one_line(machine: MachineDescription | JsonObject | None = None) -> str:
     """`AMD EPYC (x86_64), 2 cores, avx2, fma (no avx512f, avx512_vnni, avx_vnni, amx),
     onnxruntime 1.31.1`."""
     machine = machine if machine is not None else describe()
@@ -148,7 +150,7 @@ def one_line(machine: MachineDescription | dict[str, Any] | None = None) -> str:
 
 
 def lacking(
-    machine: MachineDescription | dict[str, Any], other_flags: dict[str, bool]
+    machine: MachineDescription | JsonObject, other_flags: dict[str, bool]
 ) -> tuple[list[str], list[str]]:
     """(flags this machine has that the other lacks, flags the other has that this one lacks),
     among those both record: kernels that differ make the same work take other times."""

@@ -28,11 +28,11 @@ import socket
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 import httpx
 from jsonschema import Draft202012Validator
 
+from ocm_common.json_types import Arguments, JsonObject, JsonValue
 from ocm_common.mcp_messages import (
     PROTOCOL_VERSION,
     RpcNotification,
@@ -76,10 +76,11 @@ def event_data(text: str) -> list[str]:
     return [e for e in events if e.strip()]
 
 
-def parse_reply(status: int, content_type: str, text: str, request_id: Any) -> dict[str, Any]:
+def parse_reply(status: int, content_type: str, text: str, request_id: int) -> JsonObject:
     """The JSON-RPC result for `request_id`, from a JSON or an event-stream reply."""
     if status >= 400:
         raise McpCallError(f"HTTP {status}: {text[:200]}")
+    messages: list[JsonValue]
     try:
         if content_type.startswith("text/event-stream"):
             messages = [json.loads(data) for data in event_data(text)]
@@ -92,6 +93,8 @@ def parse_reply(status: int, content_type: str, text: str, request_id: Any) -> d
         if isinstance(message, dict) and message.get("id") == request_id:
             if "error" in message:
                 error = message["error"] or {}
+                if not isinstance(error, dict):  # not an error object: nothing to name
+                    error = {}
                 raise McpCallError(f"JSON-RPC error {error.get('code')}: {error.get('message')}")
             result = message.get("result")
             if not isinstance(result, dict):
@@ -107,16 +110,19 @@ class OutputSchemas:
     validators: dict[str, Draft202012Validator] = field(default_factory=dict)
 
     @classmethod
-    def from_tools_list(cls, result: dict[str, Any]) -> OutputSchemas:
-        return cls(
-            {
-                t["name"]: Draft202012Validator(t["outputSchema"])
-                for t in result.get("tools", [])
-                if t.get("outputSchema")
-            }
-        )
+    def from_tools_list(cls, result: JsonObject) -> OutputSchemas:
+        """`result`: a `tools/list` result; a tool is called by a string name, so an entry
+        whose name is not one is never looked up."""
+        tools = result.get("tools", [])
+        validators: dict[str, Draft202012Validator] = {}
+        for t in tools if isinstance(tools, list) else []:
+            if isinstance(t, dict) and t.get("outputSchema"):
+                name = t["name"]
+                if isinstance(name, str):
+                    validators[name] = Draft202012Validator(t["outputSchema"])
+        return cls(validators)
 
-    def problems(self, tool: str, structured: dict[str, Any]) -> str | None:
+    def problems(self, tool: str, structured: JsonObject) -> str | None:
         validator = self.validators.get(tool)
         if validator is None:
             return f"{tool} publishes no outputSchema"
@@ -127,14 +133,20 @@ class OutputSchemas:
         return f"structuredContent does not match outputSchema at {where}: {error.message[:160]}"
 
 
+def _text(block: JsonValue) -> str:
+    """A content block's text ("" for a block without one)."""
+    text = block.get("text", "") if isinstance(block, dict) else ""
+    return text if isinstance(text, str) else ""
+
+
 def check_tool_result(
     tool: str,
-    result: dict[str, Any],
+    result: JsonObject,
     schemas: OutputSchemas | None = None,
     *,
     validate: bool = True,
     tool_errors_ok: bool = False,
-) -> dict[str, Any] | None:
+) -> JsonObject | None:
     """The `structuredContent` of a successful call (None when the tool publishes no
     outputSchema and sends none, which the protocol allows); raises McpCallError naming the
     broken rule. With `schemas` (the server's tools/list), a tool that publishes an
@@ -144,7 +156,8 @@ def check_tool_result(
     if result.get("isError"):
         if tool_errors_ok:
             return None
-        text = " ".join(c.get("text", "") for c in result.get("content") or [])
+        content = result.get("content") or []
+        text = " ".join(_text(c) for c in (content if isinstance(content, list) else []))
         raise McpCallError(f"isError: {text[:200]}")
     structured = result.get("structuredContent")
     declares = schemas is None or tool in schemas.validators
@@ -179,7 +192,7 @@ class McpSession:
         content_type: str,
         text: str,
         session_header: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         """The result for `body`; after `initialize`, keeps the session id and the version."""
         result = parse_reply(status, content_type, text, body["id"])
         if body.get("method") == "initialize":
@@ -194,8 +207,8 @@ class Reply:
 
     tool: str
     latency_ms: float
-    structured: dict[str, Any] | None
-    meta: dict[str, Any]
+    structured: JsonObject | None
+    meta: JsonObject
     error: str | None = None
     size: int = 0
     timed_out: bool = False  # no complete reply within the call's deadline
@@ -220,8 +233,13 @@ def judged_reply(
             body, response.status_code, response.headers.get("content-type", ""), response.text
         )
         structured = check_tool_result(tool, result, schemas)
+        meta = result.get("_meta") or {}
         return Reply(
-            tool, latency_ms, structured, result.get("_meta") or {}, size=len(response.content)
+            tool,
+            latency_ms,
+            structured,
+            meta if isinstance(meta, dict) else {},
+            size=len(response.content),
         )
     except McpCallError as exc:
         return Reply(tool, latency_ms, None, {}, str(exc), size=len(response.content))
@@ -301,7 +319,7 @@ class McpClient:
             deadline_s if deadline_s is not None else self.timeout_s,
         )
 
-    def _request(self, body: RpcRequest) -> dict[str, Any]:
+    def _request(self, body: RpcRequest) -> JsonObject:
         response = self._post(body)
         return self.session.read(
             body,
@@ -311,7 +329,7 @@ class McpClient:
             response.headers.get("mcp-session-id"),
         )
 
-    def tools_list(self) -> dict[str, Any]:
+    def tools_list(self) -> JsonObject:
         return self._request(rpc("tools/list"))
 
     def schemas(self) -> OutputSchemas:
@@ -320,7 +338,7 @@ class McpClient:
     def call(
         self,
         tool: str,
-        arguments: dict[str, Any],
+        arguments: Arguments,
         schemas: OutputSchemas | None = None,
         *,
         deadline_s: float | None = None,

@@ -10,10 +10,10 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from typing import Any
 
 import httpx
 
+from ocm_common.json_types import Arguments
 from ocm_common.mcp_http import (
     CALL_DEADLINE_S,
     CallDeadlineError,
@@ -70,7 +70,7 @@ class AsyncMcpClient:
         return self
 
     async def call(
-        self, tool: str, arguments: dict[str, Any], schemas: OutputSchemas | None = None
+        self, tool: str, arguments: Arguments, schemas: OutputSchemas | None = None
     ) -> Reply:
         body = call_body(tool, arguments)
         started = time.perf_counter()

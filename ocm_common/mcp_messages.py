@@ -12,9 +12,11 @@ server answered with.
 from __future__ import annotations
 
 import itertools
-from typing import Any, Literal, TypedDict
+from typing import Literal, TypedDict
 
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
+
+from ocm_common.json_types import Arguments
 
 PROTOCOL_VERSION: str = LATEST_HANDSHAKE_VERSION
 
@@ -41,7 +43,7 @@ class InitializeParams(TypedDict):
 class CallParams(TypedDict):
     name: str
     # the tool's arguments, as the server's inputSchema (not this code) defines them
-    arguments: dict[str, Any]
+    arguments: Arguments
 
 
 class NoParams(TypedDict):
@@ -82,7 +84,7 @@ def initialized_notification() -> RpcNotification:
     return {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
-def call_body(tool: str, arguments: dict[str, Any]) -> RpcRequest:
+def call_body(tool: str, arguments: Arguments) -> RpcRequest:
     return rpc("tools/call", {"name": tool, "arguments": arguments})
 
 

@@ -28,6 +28,7 @@ from pydantic_settings import (
 )
 from pydantic_settings.sources.utils import parse_env_vars
 
+from ocm_common.json_types import JsonObject
 from reference_server import configurations
 from reference_server.embedding_model import ModelVariant
 
@@ -328,7 +329,7 @@ class _EnvSource(EnvSettingsSource):
             self._env, self.case_sensitive, self.env_ignore_empty, self.env_parse_none_str
         )
 
-    def __call__(self) -> dict[str, Any]:
+    def __call__(self) -> JsonObject:
         values = super().__call__()
         faults = {
             name: self._env[var]
@@ -350,7 +351,7 @@ class _FaultsFileSource(PydanticBaseSettingsSource):
     def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
         return None, field_name, False
 
-    def __call__(self) -> dict[str, Any]:
+    def __call__(self) -> JsonObject:
         if not self._path:
             return {}
         text = Path(self._path).read_text(encoding="utf-8")
@@ -368,6 +369,6 @@ class _NamedConfigurationSource(PydanticBaseSettingsSource):
     def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
         return None, field_name, False
 
-    def __call__(self) -> dict[str, Any]:
+    def __call__(self) -> JsonObject:
         name = self._env.get("OCM_CONFIG")
         return configurations.resolve(name, self._env) if name else {}

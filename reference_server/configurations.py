@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ocm_common.json_types import JsonObject
+
 # Beside the default index (build/index); this module reads no settings, so that
 # `config.Settings` can resolve OCM_CONFIG through it without the two importing each other.
 OPENAI_INDEX_DIR = Path(__file__).resolve().parent.parent / "build" / "index-openai"
@@ -97,7 +99,7 @@ CONFIGURATIONS: dict[str, NamedConfiguration] = {
 }
 
 
-def resolve(name: str, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+def resolve(name: str, env: Mapping[str, str] | None = None) -> JsonObject:
     """The Settings overrides of a named configuration; raises ConfigurationUnavailable naming
     the known names, or the reason this one cannot run here."""
     env = os.environ if env is None else env
@@ -109,7 +111,9 @@ def resolve(name: str, env: Mapping[str, str] | None = None) -> dict[str, Any]:
     reason = config.unavailable(env)
     if reason:
         raise ConfigurationUnavailable(f"configuration {name!r} is unavailable: {reason}")
-    overrides = {k: dict(v) if isinstance(v, Mapping) else v for k, v in config.overrides.items()}
+    overrides: JsonObject = {
+        k: dict(v) if isinstance(v, Mapping) else v for k, v in config.overrides.items()
+    }
     if name == "openai-embeddings":
         overrides["index_dir"] = env.get("OCM_OPENAI_INDEX_DIR") or str(OPENAI_INDEX_DIR)
     return overrides

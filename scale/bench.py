@@ -29,7 +29,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TypedDict
 
 import httpx
 from rich.console import Console
@@ -37,6 +37,7 @@ from rich.console import Console
 from ocm_common import golden
 from ocm_common.bench_summary import BenchSummary
 from ocm_common.durations import duration_arg
+from ocm_common.json_types import Arguments
 from ocm_common.launcher import running_server
 from ocm_common.mcp_http_async import AsyncMcpClient
 from ocm_common.percentiles import pct
@@ -54,7 +55,7 @@ from scale.bench_targets import (
 )
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
-Call = tuple[str, dict[str, Any]]
+Call = tuple[str, Arguments]
 
 
 def golden_calls() -> list[Call]:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
+from ocm_common.json_types import JsonObject
 from reference_server.index import provenance
 
 CORPUS = Path(__file__).resolve().parents[1] / "reference_server" / "corpus" / "opa"
@@ -41,7 +42,7 @@ def test_sources_are_real_pages_seen_on_a_date(path: Path) -> None:
 
 
 def test_a_fact_without_provenance_fails() -> None:
-    doc = {
+    doc: JsonObject = {
         "document_id": "x",
         "source_org": "ontario_health",
         "verified_from": ["p"],

@@ -18,6 +18,7 @@ from reference_server.retrieval.opa_programs import (
     ProgramEligibility,
     ProgramRec,
     Seen,
+    StoredProgram,
     program_block,
     program_key,
 )
@@ -48,7 +49,7 @@ def rec(text: str, risk_factors: list[str], conditions: list[str] | None = None)
     ).recommendations[0]
 
 
-def doc(document_id: str, program: dict[str, Any]) -> ProgramDoc:
+def doc(document_id: str, program: StoredProgram) -> ProgramDoc:
     return ProgramDoc(
         document_id, "", "", None, None, None, program_block(program, document_id, "")
     )

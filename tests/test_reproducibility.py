@@ -10,7 +10,6 @@ To try another instruction set on one machine, run this file under Debian's qemu
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import numpy as np
 import pytest
@@ -31,12 +30,12 @@ REWRITE = "re-record it deliberately: .venv/bin/ocm fixture --write"
 
 
 @pytest.fixture(scope="module")
-def fixture() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(repro.FIXTURE.read_text(encoding="utf-8"))
+def fixture() -> repro.Fixture:
+    data: repro.Fixture = json.loads(repro.FIXTURE.read_text(encoding="utf-8"))
     return data
 
 
-def test_the_fixture_covers_enough_golden_texts_and_calls(fixture: dict[str, Any]) -> None:
+def test_the_fixture_covers_enough_golden_texts_and_calls(fixture: repro.Fixture) -> None:
     scenarios = load_scenarios(repro.GOLDEN)
     assert len(fixture["vectors"]) >= 50
     assert len(fixture["calls"]) >= 30
@@ -48,7 +47,7 @@ def test_the_fixture_covers_enough_golden_texts_and_calls(fixture: dict[str, Any
     ]
 
 
-def test_the_fixture_was_recorded_with_this_model_and_index(fixture: dict[str, Any]) -> None:
+def test_the_fixture_was_recorded_with_this_model_and_index(fixture: repro.Fixture) -> None:
     settings = Settings.from_env()
     model = family_embedder_name(settings, "opa")
     assert fixture["model"] == model, (
@@ -65,7 +64,7 @@ def test_the_fixture_was_recorded_with_this_model_and_index(fixture: dict[str, A
     )
 
 
-def test_query_vectors_equal_the_fixture_within_the_tolerance(fixture: dict[str, Any]) -> None:
+def test_query_vectors_equal_the_fixture_within_the_tolerance(fixture: repro.Fixture) -> None:
     texts = [v["text"] for v in fixture["vectors"]]
     model, vectors = repro.embed(texts)
     static_model, static = repro.embed(texts, static=True) if repro.uses_static() else (None, None)
@@ -76,7 +75,7 @@ def test_query_vectors_equal_the_fixture_within_the_tolerance(fixture: dict[str,
         static_model,
         None if static is None else dict(zip(texts, static, strict=True)),
     )
-    fixture_vectors_only = {**fixture, "calls": []}
+    fixture_vectors_only: repro.Fixture = {**fixture, "calls": []}
     problems = repro.differences(fixture_vectors_only, observed)
     assert not problems, (
         f"on {one_line()} (fixture recorded on {one_line(fixture['recorded_on'])}):\n"
@@ -84,7 +83,7 @@ def test_query_vectors_equal_the_fixture_within_the_tolerance(fixture: dict[str,
     )
 
 
-def test_the_tolerance_would_catch_a_saturating_kernel(fixture: dict[str, Any]) -> None:
+def test_the_tolerance_would_catch_a_saturating_kernel(fixture: repro.Fixture) -> None:
     """An integer kernel that saturates moved components by ~1e-2; the check must see that."""
     entry = fixture["vectors"][0]
     moved = repro.decode(entry["float32_le_base64"]).copy()
@@ -92,7 +91,7 @@ def test_the_tolerance_would_catch_a_saturating_kernel(fixture: dict[str, Any]) 
     observed = repro.Observed(
         fixture["model"], {entry["text"]: moved}, {}, fixture.get("static_model"), {}
     )
-    only = {**fixture, "vectors": [entry], "static_vectors": [], "calls": []}
+    only: repro.Fixture = {**fixture, "vectors": [entry], "static_vectors": [], "calls": []}
     problems = repro.differences(only, observed)
     assert problems and "differs by 5.00e-03" in problems[0]
 
@@ -107,7 +106,7 @@ EMULATION_PROOF = {
 
 
 async def test_top_ids_of_golden_retrieval_calls_equal_the_fixture(
-    fixture: dict[str, Any], server: FastMCP
+    fixture: repro.Fixture, server: FastMCP
 ) -> None:
     scenarios = repro.retrieval_scenarios(load_scenarios(repro.GOLDEN))
     patient = build_server(make_settings(**EMULATION_PROOF))

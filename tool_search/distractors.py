@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING
 
+from ocm_common.json_types import JsonObject, JsonValue
 from tool_search.records import ToolRecord
 
 if TYPE_CHECKING:
@@ -219,8 +220,8 @@ def _snake(text: str) -> str:
 def _tool(server: str, domain: str, thing: str, action: str, ident: str) -> ToolRecord:
     what, _, _ = DOMAINS[domain]
     verb, template = ACTIONS[action]
-    props: dict[str, dict[str, object]] = {}
-    required: list[str] = []
+    props: JsonObject = {}
+    required: list[JsonValue] = []
     if action in ("search", "summarize"):
         props["query"] = {"type": "string", "description": f"Words describing the {thing}s wanted"}
         props["limit"] = {"type": "integer", "description": "Most results returned", "default": 20}

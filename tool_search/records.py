@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import TypedDict
+
+from ocm_common.json_types import Arguments, JsonObject, JsonValue
 
 TOOL_TYPES = ("system", "custom", "third_party")
 
@@ -18,23 +20,27 @@ class Parameter:
     type: str
     description: str
     required: bool
-    default: Any = None
-    enum: tuple[Any, ...] = ()
+    default: JsonValue = None
+    enum: tuple[JsonValue, ...] = ()
 
 
 class ToolCallExample(TypedDict):
     """One example call shown with a tool: its arguments (for the tool's own schema) and where
     the example comes from (a golden scenario, a catalogue file)."""
 
-    arguments: dict[str, Any]
+    arguments: Arguments
     source: str
 
 
-def catalogue_example(entry: dict[str, Any], source: str) -> ToolCallExample:
+def catalogue_example(entry: JsonObject, source: str) -> ToolCallExample:
     """An example as a tool-definition file gives it: bare arguments, or already an example
-    (`{arguments, source}`; KeyError when it has no source)."""
+    (`{arguments, source}`; KeyError when it has no source, TypeError when its arguments are
+    not an object or its source not a string)."""
     if "arguments" in entry:
-        return {"arguments": entry["arguments"], "source": entry["source"]}
+        arguments, given = entry["arguments"], entry["source"]
+        if not isinstance(arguments, dict) or not isinstance(given, str):
+            raise TypeError("an example's arguments must be an object and its source a string")
+        return {"arguments": arguments, "source": given}
     return {"arguments": entry, "source": f"catalogue {source}"}
 
 
@@ -45,14 +51,14 @@ class ToolRecord:
     server: str
     name: str
     description: str
-    input_schema: dict[str, Any]
+    input_schema: JsonObject
     title: str | None = None
     source: str = ""
     category: str = "general"
     tool_type: str = "custom"
-    annotations: dict[str, Any] = field(default_factory=dict)
+    annotations: JsonObject = field(default_factory=dict)
     examples: list[ToolCallExample] = field(default_factory=list)
-    output_schema: dict[str, Any] | None = None
+    output_schema: JsonObject | None = None
 
     @property
     def tool_id(self) -> str:
@@ -82,12 +88,25 @@ class ToolRecord:
         return "complex"
 
 
-def _type_of(node: dict[str, Any]) -> str:
+def _items(node: JsonObject) -> JsonObject:
+    """An array node's `items` schema ({} when it gives none as an object)."""
+    items = node.get("items")
+    return items if isinstance(items, dict) else {}
+
+
+def _values(values: JsonValue | tuple[()]) -> tuple[JsonValue, ...]:
+    """A list keyword's values as `tuple()` reads them (a TypeError for a number)."""
+    if isinstance(values, list | dict | str | tuple):
+        return tuple(values)
+    raise TypeError(f"'{type(values).__name__}' object is not iterable")
+
+
+def _type_of(node: JsonObject) -> str:
     kind = node.get("type")
     if isinstance(kind, list):
         return " | ".join(str(k) for k in kind if k != "null") or "null"
     if kind == "array":
-        items: dict[str, Any] = node["items"] if isinstance(node.get("items"), dict) else {}
+        items = _items(node)
         return f"{_type_of(items)}[]" if items else "array"
     if kind:
         return str(kind)
@@ -100,16 +119,16 @@ def _type_of(node: dict[str, Any]) -> str:
     return "any"
 
 
-def parameters_of(schema: dict[str, Any]) -> list[Parameter]:
+def parameters_of(schema: JsonObject) -> list[Parameter]:
     """The top-level arguments of a JSON Schema object, in the schema's order."""
     props = schema.get("properties") if isinstance(schema, dict) else None
     if not isinstance(props, dict):
         return []
-    required = set(schema.get("required") or ())
+    required = set(_values(schema.get("required") or ()))
     out = []
     for name, node in props.items():
         node = node if isinstance(node, dict) else {}
-        items: dict[str, Any] = node["items"] if isinstance(node.get("items"), dict) else {}
+        items = _items(node)
         enum = node.get("enum") or items.get("enum") or ()
         out.append(
             Parameter(
@@ -118,7 +137,7 @@ def parameters_of(schema: dict[str, Any]) -> list[Parameter]:
                 description=str(node.get("description") or node.get("title") or ""),
                 required=name in required,
                 default=node.get("default"),
-                enum=tuple(enum),
+                enum=_values(enum),
             )
         )
     return out

@@ -18,6 +18,7 @@ from fastmcp.tools.base import Tool, ToolResult
 from mcp.types import TextContent, ToolAnnotations
 from pydantic import BaseModel, ValidationError
 
+from ocm_common.json_types import Arguments
 from reference_server.errors import InternalError, Problem, ToolInputError
 from reference_server.tools.input_schema import input_error, published_input_schema
 from tool_search import models as m
@@ -42,7 +43,7 @@ class SearchTool(Tool):
     answer: Any = None
     extra_problems: Any = None
 
-    def parse(self, arguments: dict[str, Any] | None) -> BaseModel:
+    def parse(self, arguments: Arguments | None) -> BaseModel:
         args = arguments or {}
         extra: list[Problem] = [
             p for p in (self.extra_problems(args) if self.extra_problems else []) if p
@@ -56,7 +57,7 @@ class SearchTool(Tool):
             raise ToolInputError.from_problems(extra)
         return request  # type: ignore[no-any-return]
 
-    async def run(self, arguments: dict[str, Any]) -> ToolResult:
+    async def run(self, arguments: Arguments) -> ToolResult:
         try:
             structured = self.answer(self.parse(arguments)).model_dump(mode="json")
         except ToolError:
@@ -76,7 +77,7 @@ def _tool(
     request: type[BaseModel],
     response: type[BaseModel],
     answer: Callable[[Any], BaseModel],
-    extra_problems: Callable[[dict[str, Any]], list[Problem | None]] | None = None,
+    extra_problems: Callable[[Arguments], list[Problem | None]] | None = None,
 ) -> SearchTool:
     return SearchTool(
         name=name,
@@ -94,7 +95,7 @@ def _tool(
 def build_server(service: ToolSearchService | BackgroundService) -> FastMCP:
     server = FastMCP("tool-search", instructions=INSTRUCTIONS, mask_error_details=True)
 
-    def category(args: dict[str, Any]) -> list[Problem | None]:
+    def category(args: Arguments) -> list[Problem | None]:
         value = args.get("category")
         return [service.category_problem(value)] if isinstance(value, str) else []
 

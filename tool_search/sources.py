@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ocm_common.json_types import JsonObject
 from tool_search.examples import MAX_EXAMPLES
 from tool_search.records import ToolRecord, catalogue_example
 
@@ -48,7 +49,7 @@ def _split_name(spec: str) -> tuple[str | None, str]:
     return None, spec
 
 
-def tool_from_definition(entry: dict[str, Any], server: str, source: str) -> ToolRecord:
+def tool_from_definition(entry: JsonObject, server: str, source: str) -> ToolRecord:
     """One tool definition in any of the three formats -> a record."""
     body = entry.get("function") if isinstance(entry.get("function"), dict) else entry
     if not isinstance(body, dict) or not body.get("name"):
@@ -62,22 +63,29 @@ def tool_from_definition(entry: dict[str, Any], server: str, source: str) -> Too
     if not isinstance(schema, dict):
         raise SourceError(f"{source}: tool {body['name']!r} has a schema that is not an object")
     examples = body.get("examples") or body.get("input_examples") or []
-    annotations = body.get("annotations") if isinstance(body.get("annotations"), dict) else {}
-    given = [e for e in examples if isinstance(e, dict)][:MAX_EXAMPLES]
+    found = body.get("annotations")
+    annotations = found if isinstance(found, dict) else {}
+    listed = examples if isinstance(examples, list) else []
+    given = [e for e in listed if isinstance(e, dict)][:MAX_EXAMPLES]
     try:
         shown = [catalogue_example(e, source) for e in given]
     except KeyError:
         raise SourceError(
             f"{source}: tool {body['name']!r} has an example with arguments but no source"
         ) from None
+    except TypeError as exc:
+        raise SourceError(f"{source}: tool {body['name']!r}: {exc}") from None
+    # a title or an outputSchema of another JSON type counts as absent (both are optional)
+    title = body.get("title") or annotations.get("title")
+    output_schema = body.get("outputSchema")
     return ToolRecord(
         server=server,
         name=str(body["name"]),
-        title=body.get("title") or (annotations or {}).get("title"),
+        title=title if isinstance(title, str) else None,
         description=str(body.get("description") or ""),
         input_schema=schema,
-        output_schema=body.get("outputSchema"),
-        annotations=dict(annotations or {}),
+        output_schema=output_schema if isinstance(output_schema, dict) else None,
+        annotations=dict(annotations),
         examples=shown,
         source=source,
     )
@@ -89,7 +97,7 @@ def read_definition_file(path: Path, server: str | None = None) -> Catalogue:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise SourceError(f"cannot read tool definitions from {path}: {exc}") from None
-    meta: dict[str, Any] = data if isinstance(data, dict) else {}
+    meta: JsonObject = data if isinstance(data, dict) else {}
     entries = data if isinstance(data, list) else meta.get("tools") or meta.get("functions")
     if not isinstance(entries, list):
         raise SourceError(f"{path}: expected a list of tools or an object with 'tools'")
@@ -98,7 +106,7 @@ def read_definition_file(path: Path, server: str | None = None) -> Catalogue:
     return Catalogue(str(path), name, tools)
 
 
-async def _list_live(client: Any) -> tuple[str | None, list[dict[str, Any]]]:
+async def _list_live(client: Any) -> tuple[str | None, list[JsonObject]]:
     async with client:
         tools = await client.list_tools()
         info = getattr(client, "initialize_result", None)

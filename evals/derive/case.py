@@ -9,6 +9,7 @@ from typing import Any, Required, TypedDict
 from evals.run.checks import CheckSpec
 from evals.run.id_lookup import IdLookup
 from evals.run.scenario import CRITICAL, Scenario
+from ocm_common.json_types import Arguments
 
 DERIVED_TAG = "derived"
 FAMILY_PREFIX = "family:"
@@ -52,7 +53,7 @@ class LookupSpec(TypedDict, total=False):
     """An :class:`IdLookup` as a family writes it (the fields it sets)."""
 
     tool: Required[str]
-    args: dict[str, Any]  # arguments of the target's search tool
+    args: Arguments  # arguments of the target's search tool
     path: Required[str]
     key: str | list[str]
     id: Required[str]
@@ -70,7 +71,7 @@ def derived_case(
     key: str,
     *,
     tool: str,
-    args: dict[str, Any],
+    args: Arguments,
     expect: list[ExpectSpec],
     title: str,
     source: str,

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evals.read import diff
-from evals.run.runlog import DEFAULT_MODE, RunLog, ScenarioRecord
+from evals.run.runlog import DEFAULT_MODE, GitInfo, RunLog, ScenarioRecord
+from ocm_common.json_types import JsonObject
 
 BASELINE_VERSION = 1
 
@@ -36,10 +36,10 @@ class Baseline(BaseModel):
     created_at: str
     run: str
     target: str
-    git: dict[str, Any] = Field(default_factory=dict)
+    git: GitInfo = Field(default_factory=lambda: GitInfo())
     # the run's embedding model, index fingerprint and machine: scores are only comparable
     # with a run made with the same model and index (see `mismatch`)
-    environment: dict[str, Any] = Field(default_factory=dict)
+    environment: JsonObject = Field(default_factory=dict)
     scenarios: dict[str, BaselineScenario]
 
 
@@ -85,7 +85,7 @@ def from_run(log: RunLog, run_dir: Path | str) -> Baseline:
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         run=str(run_dir),
         target=log.summary.target,
-        git=dict(log.summary.git),
+        git=log.summary.git.copy(),
         environment=dict(log.summary.environment),
         scenarios=scenarios,
     )
@@ -109,7 +109,7 @@ def load(path: Path) -> Baseline:
 IDENTITY_KEYS = ("embedding_model", "index_fingerprint")
 
 
-def mismatch(baseline: Baseline, run_environment: dict[str, Any]) -> str | None:
+def mismatch(baseline: Baseline, run_environment: JsonObject) -> str | None:
     """Why this run's scores cannot be compared with the baseline's, or None.
 
     Scores depend on the embedding model and the index as much as on the backend's code, so a

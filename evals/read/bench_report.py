@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from evals import render
 from evals.read import regression_report
@@ -31,6 +30,7 @@ from evals.read.bench_sections import (
     verdict_section,
 )
 from ocm_common.bench_summary import BenchSummary
+from ocm_common.json_types import JsonObject
 from ocm_common.latency_records import RECORDS_FILE, LatencyRecord, read_records
 from ocm_common.run_record import RunRecord, RunRecordError, locate, read_record
 
@@ -129,9 +129,9 @@ def document(directory: Path) -> render.Document:
     return bench_document(directory, record)
 
 
-def _scalars(values: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+def _scalars(values: JsonObject, prefix: str = "") -> list[tuple[str, int | float | str]]:
     """A profile's scalar measures, one level of nesting flattened (`machine_cpu.steal`)."""
-    out: list[tuple[str, Any]] = []
+    out: list[tuple[str, int | float | str]] = []
     for key, value in values.items():
         if isinstance(value, int | float | str | bool):
             out.append((prefix + key, value))

@@ -3,7 +3,7 @@ writes a :class:`evals.read.compare.Comparison` in them (keys in the order the f
 
 from __future__ import annotations
 
-from typing import Any, Required, TypedDict
+from typing import Required, TypedDict
 
 from evals import contract, registry
 from evals.contract_change import ChangeJson
@@ -17,6 +17,7 @@ from evals.read.compare import (
     ScopeResult,
     Verdict,
 )
+from ocm_common.json_types import JsonObject
 
 
 class RunJson(RunMeta, total=False):
@@ -73,8 +74,8 @@ class MetricJson(TypedDict):
 class LatencyRecordsJson(TypedDict):
     profile: str
     tool: str
-    a: dict[str, Any]  # LatencyRecord.model_dump(): the record's own JSON form
-    b: dict[str, Any]
+    a: JsonObject  # LatencyRecord.model_dump(): the record's own JSON form
+    b: JsonObject
 
 
 class ChangedScenarioJson(TypedDict):

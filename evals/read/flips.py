@@ -23,6 +23,7 @@ from scipy.stats import binomtest
 from evals.read import stats
 from evals.run.jsonpath import resolve
 from evals.run.runlog import ScenarioRecord
+from ocm_common.json_types import JsonObject
 
 OVERALL = "overall"
 
@@ -101,7 +102,7 @@ def exact_test(newly_failing: int, newly_passing: int) -> float:
     return float(binomtest(newly_failing, n, 0.5, alternative="greater").pvalue)
 
 
-def _values(result: dict[str, Any] | None, path: str) -> Any:
+def _values(result: JsonObject | None, path: str) -> Any:
     if not isinstance(result, dict):
         return None
     found = resolve(result, path)

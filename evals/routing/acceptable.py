@@ -20,6 +20,8 @@ import json
 import re
 from typing import Any
 
+from ocm_common.json_types import Arguments
+
 ORCHESTRATOR = "coverage.answer"
 GENERAL_SEARCH = "opa.search_sections"
 DOMAIN_OF_HINT = {"codes": "schedule.get", "device": "adp.get", "drug": "odb.get"}
@@ -49,7 +51,7 @@ def _one(values: set[str]) -> str | None:
     return next(iter(values)) if len(values) == 1 else None
 
 
-def coverage_domain(args: dict[str, Any], words: list[str]) -> str | None:
+def coverage_domain(args: Arguments, words: list[str]) -> str | None:
     """The one domain tool a coverage.answer question is about: its hints, else the words
     (golden tags, derived family) that name a domain; None for none or several."""
     hints = args.get("hints") or {}
@@ -60,7 +62,7 @@ def coverage_domain(args: dict[str, Any], words: list[str]) -> str | None:
     return _one({DOMAIN_OF_WORD[w] for w in words if w in DOMAIN_OF_WORD})
 
 
-def search_org(args: dict[str, Any], documents: Any, words: list[str]) -> str | None:
+def search_org(args: Arguments, documents: Any, words: list[str]) -> str | None:
     """The one organisation a general search is confined to: its `source_org` filter, else
     the documents its expectations name, else the golden tags naming an organisation."""
     org = args.get("source_org")
@@ -73,7 +75,7 @@ def search_org(args: dict[str, Any], documents: Any, words: list[str]) -> str | 
 
 
 def alternatives(
-    tool: str, args: dict[str, Any], documents: Any, words: list[str]
+    tool: str, args: Arguments, documents: Any, words: list[str]
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(other tools that answer the case, the rules that said so)."""
     if tool in DOMAIN_TOOLS:

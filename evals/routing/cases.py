@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 
 from evals.routing.acceptable import alternatives, is_validation_only
+from ocm_common.json_types import Arguments
 
 REFERENCE_SERVER = "reference"
 # The argument that carries a tool call's question, in the order they are looked for.
@@ -46,14 +47,14 @@ class RoutingCase:
 
 
 def _expected(
-    tool: str, args: dict[str, Any], documents: Any, words: list[str]
+    tool: str, args: Arguments, documents: Any, words: list[str]
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(the tool then every tool that also answers the case, the rules that said so)."""
     others, basis = alternatives(tool, args, documents, words)
     return tuple(f"{REFERENCE_SERVER}/{t}" for t in (tool, *others)), basis
 
 
-def _is_routing_case(tool: str, args: dict[str, Any], expect: list[Any]) -> bool:
+def _is_routing_case(tool: str, args: Arguments, expect: list[Any]) -> bool:
     return not is_validation_only(expect) and question_of(tool, args) != tool
 
 
@@ -65,7 +66,7 @@ def _words(value: Any) -> str:
     return str(value)
 
 
-def question_of(tool: str, args: dict[str, Any]) -> str:
+def question_of(tool: str, args: Arguments) -> str:
     """The words a host would search with for this call."""
     for key in QUESTION_ARGS:
         value = args.get(key)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
 from evals.run.outcome import Overrides
+from ocm_common.json_types import Arguments
 
 GATE_SETTINGS: Overrides = {
     "as_of_date": "2026-11-25",
@@ -43,7 +44,7 @@ class SnapshotRecord(TypedDict):
 
     id: str
     tool: str
-    args: dict[str, Any]
+    args: Arguments
     target_error: NotRequired[str]
     is_error: NotRequired[bool]
     text: NotRequired[str]

@@ -42,6 +42,7 @@ from evals.run.check_failures import (
 from evals.run.citations import CitationEvidence
 from evals.run.jsonpath import PathSyntaxError, parse
 from evals.run.outcome import CallOutcome
+from ocm_common.json_types import Arguments, JsonSchema
 from ocm_common.registry import Registry
 
 __all__ = [
@@ -106,10 +107,10 @@ class CheckContext:
 
     data: Any
     outcome: CallOutcome
-    output_schema: dict[str, Any] | None = None
+    output_schema: JsonSchema | None = None
     retrieved_ids: tuple[str, ...] = ()
     citations: CitationEvidence | None = None
-    args: dict[str, Any] = field(default_factory=dict)  # the arguments the tool was called with
+    args: Arguments = field(default_factory=dict)  # the arguments the tool was called with
 
     def on(self, data: Any) -> CheckContext:
         """The same context with paths resolving against ``data`` (for nested item checks)."""

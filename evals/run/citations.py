@@ -83,7 +83,9 @@ async def resolve(
     for start in range(0, len(ids), BATCH):
         batch = ids[start : start + BATCH]
         try:
-            outcome = await target.call_tool(RESOLVER, {"chunk_ids": batch}, timeout_s=timeout_s)
+            outcome = await target.call_tool(
+                RESOLVER, {"chunk_ids": list(batch)}, timeout_s=timeout_s
+            )
         except TargetError as exc:
             return CitationEvidence(cited=len(ids), without_id=without, error=str(exc))
         if outcome.is_error:  # not-found when none of the batch resolves
@@ -91,7 +93,8 @@ async def resolve(
                 return CitationEvidence(cited=len(ids), without_id=without, error=outcome.text)
             continue
         passages = (outcome.structured or {}).get("passages") or []
-        found.update(str(p.get("chunk_id")) for p in passages if isinstance(p, dict))
+        if isinstance(passages, list):
+            found.update(str(p.get("chunk_id")) for p in passages if isinstance(p, dict))
     return CitationEvidence(
         cited=len(ids),
         resolved=[i for i in ids if i in found],

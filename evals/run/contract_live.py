@@ -27,14 +27,15 @@ import json
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from evals import contract
 from evals.cli_options import out_dir, spec
 from evals.console import log_console
-from evals.contract_change import Change
+from evals.contract_change import Change, ChangeJson
 from evals.render import Bullets, Document, Paragraph, Table, write
 from evals.run.targets import TargetError, make_target
+from ocm_common.json_types import JsonObject, JsonValue
 from ocm_common.run_record import Clock, RecordHeader, Status, header, status_for, write_record
 
 DEADLINE_S = 120.0
@@ -54,7 +55,35 @@ class Progress:
     as it arrived (a side whose session was still closing at the deadline was read)."""
 
     stage: str = "not started"
-    entries: list[dict[str, Any]] | None = None
+    entries: list[JsonObject] | None = None
+
+
+class MarkedChangeJson(ChangeJson):
+    """A change as ``contract.json`` lists it: its fields and how it is marked."""
+
+    marks: str
+
+
+class ContractJson(TypedDict):
+    """``contract.json`` (and the run record's body): both sides, their tools and every change."""
+
+    a: str
+    b: str
+    status: Status
+    exit_code: int
+    error: str | None
+    deadline_s: float | None
+    not_read: list[dict[str, str]]
+    tools_a: list[str]
+    tools_b: list[str]
+    added: list[str]
+    removed: list[str]
+    breaking: int
+    suspicious: int
+    for_review: int
+    compatibility: int
+    poisoning: int
+    changes: list[MarkedChangeJson]
 
 
 STAGE_CONNECTING = "connecting (start, initialize)"
@@ -145,7 +174,7 @@ class ContractDiff:
                 lines += [f"      old: {_full(c.before)}", f"      new: {_full(c.after)}"]
         return lines
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ContractJson:
         return {
             "a": self.a,
             "b": self.b,
@@ -170,7 +199,7 @@ class ContractDiff:
         }
 
 
-def _full(value: Any) -> str:
+def _full(value: JsonValue) -> str:
     """A text in full on one line ('(none)' when absent; examples as JSON)."""
     if value is None:
         return "(none)"
@@ -180,12 +209,12 @@ def _full(value: Any) -> str:
 
 async def list_surface(
     spec: str, timeout_s: float = 30.0, progress: Progress | None = None
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, JsonObject]:
     """Every tool ``spec`` publishes, ``{name: tools/list entry}`` (one session, bounded);
     ``progress`` follows how far it got."""
     progress = progress or Progress()
 
-    async def listed() -> list[dict[str, Any]]:
+    async def listed() -> list[JsonObject]:
         progress.stage = STAGE_CONNECTING
         async with make_target(spec, timeout_s=timeout_s) as target:
             progress.stage = STAGE_LISTING

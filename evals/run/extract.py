@@ -18,8 +18,9 @@ from urllib.parse import urlsplit
 from evals.run.jsonpath import resolve
 from evals.run.public_keys import SECTION_SIGN
 from evals.run.tool_descriptors import ToolDescriptor, ToolDescriptors, builtin
+from ocm_common.json_types import JsonObject
 
-IdExtractor = Callable[[dict[str, Any]], list[str]]
+IdExtractor = Callable[[JsonObject], list[str]]
 
 _CHILD_SUFFIX = re.compile(r":c\d+$")
 
@@ -46,7 +47,7 @@ def parent_section(section_id: str) -> str:
 def ids_at(*paths: str, parent: bool = False) -> IdExtractor:
     """An extractor reading ids at ``paths`` in order (later paths rank below earlier ones)."""
 
-    def extract(result: dict[str, Any]) -> list[str]:
+    def extract(result: JsonObject) -> list[str]:
         values: list[Any] = []
         for path in paths:
             values.extend(resolve(result, path))
@@ -63,7 +64,7 @@ def descriptor(tool: str, descriptors: ToolDescriptors | None = None) -> ToolDes
 
 
 def retrieved_ids(
-    tool: str, result: dict[str, Any] | None, descriptors: ToolDescriptors | None = None
+    tool: str, result: JsonObject | None, descriptors: ToolDescriptors | None = None
 ) -> list[str]:
     """Ranked, de-duplicated ids a tool result retrieved ([] for errors or tools without ids)."""
     if not isinstance(result, dict):
@@ -90,7 +91,7 @@ def public_names(result: Any, items: str, fields: tuple[str, ...]) -> list[str]:
 
 def answer_text(
     tool: str,
-    result: dict[str, Any] | None,
+    result: JsonObject | None,
     fallback: str = "",
     descriptors: ToolDescriptors | None = None,
 ) -> str:
@@ -105,7 +106,7 @@ def answer_text(
 
 
 def contexts(
-    tool: str, result: dict[str, Any] | None, descriptors: ToolDescriptors | None = None
+    tool: str, result: JsonObject | None, descriptors: ToolDescriptors | None = None
 ) -> list[str]:
     """Retrieved passages as text, for LLM-judged faithfulness and context metrics."""
     if not isinstance(result, dict):

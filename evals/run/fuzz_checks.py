@@ -28,6 +28,7 @@ from evals.conformance.grading import TABLE
 from evals.run.outcome import ToolInfo
 from evals.run.target_contract import UNREADABLE_REPLY
 from ocm_common.findings import FAILING_GRADES, GRADES, Grade, fails
+from ocm_common.json_types import Arguments, JsonSchema
 from ocm_common.registry import Registry
 
 __all__ = [
@@ -62,7 +63,7 @@ class Context:
     error_limit_ms: float
     canary: str | None = None
     family: str = ""
-    args: dict[str, Any] | None = None
+    args: Arguments | None = None
     protocol_version: str = ""  # as negotiated; "" when unknown
 
 
@@ -202,8 +203,8 @@ def coerced(ctx: Context) -> bool:
         return False
     value = ctx.args.get(ctx.fields[0])
     node = schema_node(ctx.tool.input_schema, ctx.fields[0]) or {}
-    kinds = node.get("type")
-    kinds = set(kinds) if isinstance(kinds, list) else {kinds}
+    declared = node.get("type")
+    kinds = set(declared) if isinstance(declared, list) else {declared}
     if not isinstance(value, str):
         return isinstance(value, bool) and bool({"integer", "number"} & kinds)
     text = value.strip().lower()
@@ -306,7 +307,8 @@ def _allowed_values(call: Classified, ctx: Context) -> str | None:
         return None
     for name in ctx.fields:
         node = schema_node(ctx.tool.input_schema, name)
-        enum = (node or {}).get("enum") or ((node or {}).get("items") or {}).get("enum")
+        items = (node or {}).get("items") or {}
+        enum = (node or {}).get("enum") or (items.get("enum") if isinstance(items, dict) else None)
         if enum and not any(str(v) in call.text for v in enum):
             return (
                 f"error for {name!r} does not list its allowed values {enum}: {call.text[:200]!r}"
@@ -329,8 +331,8 @@ def mentions(text: str, field_path: str) -> bool:
     return field_path in text or top in text
 
 
-def schema_node(schema: dict[str, Any], field_path: str) -> dict[str, Any] | None:
-    node: Any = schema
+def schema_node(schema: JsonSchema, field_path: str) -> JsonSchema | None:
+    node: JsonSchema | list[JsonSchema] | bool | None = schema
     for part in re.split(r"\.|(?=\[)", field_path):
         if not part:
             continue

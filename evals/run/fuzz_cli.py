@@ -30,6 +30,7 @@ from evals.run.fuzz import run_fuzz
 from evals.run.fuzz_models import EXIT_HARNESS, PROFILES, FuzzConfig, ToolStats
 from evals.run.fuzz_render import render_edges, render_table
 from ocm_common.findings import Event, EventStream, Finding, fails
+from ocm_common.json_types import Arguments
 from ocm_common.run_record import Clock, header, write_record
 
 HELP = "property-based contract tests of any MCP target from its published schemas"
@@ -55,7 +56,7 @@ class SkipReporter:
 
 def known_inputs(
     examples: str | None, golden: str | None, target: str
-) -> dict[str, list[dict[str, Any]]]:
+) -> dict[str, list[Arguments]]:
     """Known-good arguments per tool, from an examples file and golden scenarios (for the
     reference server, its own golden set unless told otherwise)."""
     from ocm_common.golden import GOLDEN_DIR, example_calls, golden_calls
@@ -65,7 +66,7 @@ def known_inputs(
         *(example_calls(Path(examples)) if examples else []),
         *(golden_calls(root) if root is not None else []),
     ]
-    known: dict[str, list[dict[str, Any]]] = {}
+    known: dict[str, list[Arguments]] = {}
     for call in calls:
         known.setdefault(call.tool, []).append(call.arguments)
     return known

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 import warnings
 from pathlib import Path
-from typing import Any
 
 from hypothesis import HealthCheck, Phase, Verbosity, example, given, seed, settings
 from hypothesis import strategies as st
@@ -19,7 +18,6 @@ from hypothesis.database import (
     InMemoryExampleDatabase,
 )
 from hypothesis.errors import HypothesisWarning, Unsatisfiable
-from hypothesis_jsonschema import from_schema
 
 from evals.run.fuzz_checks import Classified, Context, classify, ending, run_checks
 from evals.run.fuzz_models import (
@@ -34,11 +32,12 @@ from evals.run.fuzz_models import (
 )
 from evals.run.fuzz_recovery import RecoveringSession
 from evals.run.fuzz_session import REPLAY
-from evals.run.fuzz_strategies import Mutations, invalid_cases, valid_cases
+from evals.run.fuzz_strategies import Mutations, arguments_from, invalid_cases, valid_cases
 from evals.run.fuzz_survival import NEEDS_RESTART, StopRun, StopTool, rule_for
 from evals.run.outcome import CallOutcome, ToolInfo
 from evals.run.schema_edges import schema_edges
 from evals.run.target_contract import UNREADABLE_REPLY, UnreadableReply
+from ocm_common.json_types import Arguments, JsonSchema
 
 
 class Fuzzer(RecoveringSession):
@@ -144,7 +143,7 @@ class Fuzzer(RecoveringSession):
         known: list[Case] | None = None,
         *,
         generate: bool = True,
-    ) -> list[dict[str, Any]]:
+    ) -> list[Arguments]:
         """Run one property; the arguments of the valid calls that answered (for the replay).
 
         ``known`` cases run first, in hypothesis' explicit phase (known-good inputs, then the
@@ -152,7 +151,7 @@ class Fuzzer(RecoveringSession):
         so every edge is tried and reported, and random generation still follows; any other
         failing case stops the property and is shrunk. ``generate=False``: the explicit phase
         alone."""
-        answered: list[dict[str, Any]] = []
+        answered: list[Arguments] = []
         phases = [Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink]
 
         @settings(
@@ -220,7 +219,7 @@ class Fuzzer(RecoveringSession):
             self._count_restart(tool.name)
 
     def edge_cases(
-        self, name: str, schema: dict[str, Any], stats: ToolStats, known: list[Case]
+        self, name: str, schema: JsonSchema, stats: ToolStats, known: list[Case]
     ) -> list[Case]:
         """The schema's boundary cases, each a change to the first known-good input (when
         there is one); what was exercised and what was dropped is kept for the report."""
@@ -235,7 +234,7 @@ class Fuzzer(RecoveringSession):
         ``stats.not_run``; a StopRun leaves them listed too and goes up to the run."""
         stats = stats or ToolStats(tool.name)
         self._stats[tool.name] = stats
-        schema = tool.input_schema or {"type": "object"}
+        schema: JsonSchema = tool.input_schema or {"type": "object"}
         mutations = Mutations(schema)
         self._validity[tool.name] = mutations
         wanted = set(self.config.families or [])
@@ -265,16 +264,16 @@ class Fuzzer(RecoveringSession):
     def _run_parts(
         self,
         tool: ToolInfo,
-        schema: dict[str, Any],
+        schema: JsonSchema,
         mutations: Mutations,
         families: list[str],
         stats: ToolStats,
         generate: bool,
-    ) -> list[dict[str, Any]]:
+    ) -> list[Arguments]:
         """The invalid families, then the valid cases; the arguments of the answered ones."""
         wanted = set(self.config.families or [])
         if families:
-            valid_args = from_schema(schema)  # canonicalising a schema is slow: once per tool
+            valid_args = arguments_from(schema)  # canonicalising a schema is slow: once per tool
             each = math.ceil(self.config.invalid / len(mutations.families()))
             for family in families:
                 self.check_time()
@@ -306,7 +305,7 @@ class Fuzzer(RecoveringSession):
             generate=not edges_only,
         )
 
-    def _replay(self, tool: ToolInfo, args: dict[str, Any], stats: ToolStats) -> None:
+    def _replay(self, tool: ToolInfo, args: Arguments, stats: ToolStats) -> None:
         replay = Case(tool.name, "valid", REPLAY, args)
         try:
             self.run_case(tool, replay, stats)

@@ -11,6 +11,7 @@ from evals.run.fuzz_checks import GRADES, RULES, STILL_SERVING, fails, rule_name
 from evals.run.fuzz_survival import CutShort
 from evals.run.schema_edges import DroppedEdge
 from ocm_common.findings import Finding, Skipped
+from ocm_common.json_types import Arguments, JsonValue
 from ocm_common.run_record import Status, status_for
 
 PROFILES: dict[str, dict[str, int]] = {
@@ -38,12 +39,12 @@ class Case:
     tool: str
     kind: str  # "valid" or "invalid"
     family: str  # how the case was made: "generated", "wrong_type", "hostile_text", ...
-    args: dict[str, Any]
+    args: Arguments
     fields: list[str] = field(default_factory=list)  # broken fields the error must name
     edge: str = ""  # a boundary case's label ("query: maxLength 1000 words"), else ""
 
     def short_args(self, limit: int = 300) -> str:
-        def shrink(v: Any) -> Any:
+        def shrink(v: JsonValue) -> JsonValue:
             if isinstance(v, str) and len(v) > 60:
                 return f"{v[:20]}...<{len(v)} chars>"
             if isinstance(v, list):
@@ -265,7 +266,7 @@ class FuzzConfig:
     # opt-in for any other backend
     house_rules: bool = True
     allow_writes: bool = False  # call tools that do not say they are read-only
-    examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # known-good inputs
+    examples: dict[str, list[Arguments]] = field(default_factory=dict)  # known-good inputs
     canary: str | None = None  # a secret planted in the server's environment (stdio, inprocess)
     edges: bool = True  # boundary cases from the schema first (schema_edges.py)
     # the whole run (connect, every tool): at the deadline nothing new starts, a call in flight

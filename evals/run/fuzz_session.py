@@ -31,6 +31,7 @@ from evals.run.fuzz_survival import FailureHow, StopRun, StopTool
 from evals.run.outcome import CallOutcome, ToolInfo
 from evals.run.target_contract import Target, TargetError
 from ocm_common.findings import EventStream, Finding
+from ocm_common.json_types import Arguments
 
 T = TypeVar("T")
 CONNECT_LIMIT_S = 300.0  # start and initialize (a restart too)
@@ -125,7 +126,7 @@ class FuzzSession:
     # ------------------------------------------------------------------ calls
 
     def _call(
-        self, tool: str, args: dict[str, Any]
+        self, tool: str, args: Arguments
     ) -> tuple[CallOutcome | None, Exception | None, float]:
         """One tools/call within its limit: (outcome, error, seconds taken). A call the
         deadline cut short ends the run instead of counting as a hang."""

@@ -8,13 +8,13 @@ import copy
 import json
 import re
 from collections.abc import Iterator
-from typing import Any
 
 import jsonschema
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
 from evals.run.fuzz_models import VALID_FAMILY, Case
+from ocm_common.json_types import Arguments, JsonSchema, JsonValue
 
 HOSTILE_TEXT = [
     "\u202eevil\u202c \u05e9\u05dc\u05d5\u05dd \u0645\u0631\u062d\u0628\u0627",  # RTL override, Hebrew, Arabic
@@ -35,7 +35,7 @@ BLANK_TEXT = ["", " ", "   ", "\t\n", "\u00a0\u2003"]
 ONE_MB = "a" * (1 << 20)
 
 
-def _type_of(node: dict[str, Any]) -> set[str]:
+def _type_of(node: JsonSchema) -> set[str]:
     kind = node.get("type")
     if isinstance(kind, list):
         return set(kind)
@@ -46,7 +46,7 @@ def _type_of(node: dict[str, Any]) -> set[str]:
     return set()
 
 
-WRONG_VALUES: dict[str, list[Any]] = {
+WRONG_VALUES: dict[str, list[JsonValue]] = {
     "string": [12345, 3.5, True, ["a"], {"a": 1}],
     "integer": ["5", 2.5, True, [1], {"n": 1}],
     "number": ["5", True, [1.0], {"n": 1}],
@@ -56,9 +56,7 @@ WRONG_VALUES: dict[str, list[Any]] = {
 }
 
 
-def _string_fields(
-    schema: dict[str, Any], prefix: str = ""
-) -> Iterator[tuple[str, dict[str, Any]]]:
+def _string_fields(schema: JsonSchema, prefix: str = "") -> Iterator[tuple[str, JsonSchema]]:
     """Every string-valued place (top-level fields, nested object fields, array items)."""
     for name, node in (schema.get("properties") or {}).items():
         path = f"{prefix}{name}"
@@ -67,14 +65,21 @@ def _string_fields(
             yield path, node
         if "object" in kinds:
             yield from _string_fields(node, f"{path}.")
-        if "array" in kinds and "string" in _type_of(node.get("items") or {}):
-            yield f"{path}[0]", node["items"]
+        items = _items(node)
+        if "array" in kinds and "string" in _type_of(items):
+            yield f"{path}[0]", items
 
 
-def _set_path(args: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+def _items(node: JsonSchema) -> JsonSchema:
+    """An array node's one item schema; {} when absent (or a tuple's list of schemas)."""
+    items = node.get("items")
+    return items if isinstance(items, dict) else {}
+
+
+def _set_path(args: Arguments, path: str, value: JsonValue) -> Arguments:
     out = copy.deepcopy(args)
     parts = [p for p in re.split(r"(\.|\[0\])", path) if p and p != "."]
-    node: Any = out
+    node = out
     for i, part in enumerate(parts):
         last = i == len(parts) - 1
         if part == "[0]":
@@ -85,17 +90,21 @@ def _set_path(args: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
         elif nxt == "[0]":
             items = node.get(part)
             if not isinstance(items, list) or not items:
-                items = node[part] = [None]
+                items = [None]
+                node[part] = items
             if i + 1 == len(parts) - 1:
                 items[0] = value
                 return out
-            if not isinstance(items[0], dict):
-                items[0] = {}
-            node = items[0]
+            first = items[0]
+            if not isinstance(first, dict):
+                first = {}
+                items[0] = first
+            node = first
         else:
             child = node.get(part)
             if not isinstance(child, dict):
-                child = node[part] = {}
+                child = {}
+                node[part] = child
             node = child
     return out
 
@@ -104,15 +113,15 @@ class Mutations:
     """Schema-driven ways to break a valid argument object; each returns (family, args, fields)
     or None when the schema gives it nothing to break."""
 
-    def __init__(self, schema: dict[str, Any]):
+    def __init__(self, schema: JsonSchema):
         self.schema = schema
-        self.props: dict[str, dict[str, Any]] = schema.get("properties") or {}
+        self.props: dict[str, JsonSchema] = schema.get("properties") or {}
         # formats (date, uri, ...) are asserted: a value breaking its format is no valid case
         self.validator = jsonschema.Draft202012Validator(
             schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
         )
 
-    def is_valid(self, args: dict[str, Any]) -> bool:
+    def is_valid(self, args: Arguments) -> bool:
         return self.validator.is_valid(args)
 
     def families(self) -> list[str]:
@@ -147,8 +156,8 @@ class Mutations:
         return out
 
     def apply(
-        self, family: str, base: dict[str, Any], draw: Any
-    ) -> tuple[dict[str, Any], list[str]] | None:
+        self, family: str, base: Arguments, draw: st.DrawFn
+    ) -> tuple[Arguments, list[str]] | None:
         props = sorted(self.props)
         if family == "wrong_type":
             name = draw(st.sampled_from(props))
@@ -156,10 +165,12 @@ class Mutations:
             value = draw(st.sampled_from(WRONG_VALUES[sorted(kinds)[0]]))
             return {**base, name: value}, [name]
         if family == "wrong_type_arguments":
-            return {"arguments": draw(st.sampled_from([[1], "x", 3]))}, ["arguments"]
+            wrong: list[JsonValue] = [[1], "x", 3]
+            return {"arguments": draw(st.sampled_from(wrong))}, ["arguments"]
         if family == "extra_field":
             name = "zz_" + draw(st.text("abcdefghij_", min_size=1, max_size=8))
-            return {**base, name: draw(st.sampled_from([1, "x", None, [1]]))}, [name]
+            odd: list[JsonValue] = [1, "x", None, [1]]
+            return {**base, name: draw(st.sampled_from(odd))}, [name]
         if family == "missing_required":
             required = list(self.schema.get("required") or [])
             if required:
@@ -171,7 +182,7 @@ class Mutations:
             numeric = [p for p in props if {"integer", "number"} & _type_of(self.props[p])]
             name = draw(st.sampled_from(numeric))
             node = self.props[name]
-            options = []
+            options: list[int | float] = []
             if "maximum" in node:
                 options += [node["maximum"] + 1, node["maximum"] * 1000 + 7]
             if "minimum" in node:
@@ -197,7 +208,7 @@ class Mutations:
             arrays = [p for p in props if "maxItems" in self.props[p]]
             name = draw(st.sampled_from(arrays))
             node = self.props[name]
-            item = _sample_item(node.get("items") or {})
+            item = _sample_item(_items(node))
             return {**base, name: [item] * (int(node["maxItems"]) + 1)}, [name]
         if family in ("huge_string", "control_chars", "blank_text"):
             places = list(_string_fields(self.schema))
@@ -225,7 +236,7 @@ class Mutations:
         return None
 
 
-def _sample_item(node: dict[str, Any]) -> Any:
+def _sample_item(node: JsonSchema) -> JsonValue:
     if "enum" in node:
         return node["enum"][0]
     kinds = _type_of(node)
@@ -236,18 +247,24 @@ def _sample_item(node: dict[str, Any]) -> Any:
     return "item"
 
 
-def valid_strategy(schema: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
+def arguments_from(schema: JsonSchema) -> st.SearchStrategy[Arguments]:
+    """hypothesis-jsonschema's strategy for an object schema (its stubs type the schema as a
+    plain dict of JSON values and what it draws as any JSON value)."""
+    return from_schema(schema)  # type: ignore[arg-type, return-value]
+
+
+def valid_strategy(schema: JsonSchema) -> st.SearchStrategy[Arguments]:
     """Valid arguments from the published schema, plus the same with hostile text put into a
     string field (kept as a valid case only when the schema still accepts it)."""
     if not schema.get("properties"):
         return st.just({})  # a tool without arguments has one valid call
-    base: st.SearchStrategy[dict[str, Any]] = from_schema(schema)  # type: ignore[assignment]
+    base = arguments_from(schema)
     places = list(_string_fields(schema))
     if not places:
         return base
 
     @st.composite
-    def hostile(draw: Any) -> dict[str, Any]:
+    def hostile(draw: st.DrawFn) -> Arguments:
         args = draw(base)
         path, _ = draw(st.sampled_from(places))
         return _set_path(args, path, draw(st.sampled_from(HOSTILE_TEXT)))
@@ -255,11 +272,11 @@ def valid_strategy(schema: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
     return st.one_of(base, hostile())
 
 
-def valid_cases(name: str, schema: dict[str, Any], mutations: Mutations) -> st.SearchStrategy[Case]:
+def valid_cases(name: str, schema: JsonSchema, mutations: Mutations) -> st.SearchStrategy[Case]:
     """Schema-valid calls; hostile text the schema refuses is no valid case (the invalid
     families cover it), so hypothesis draws again."""
 
-    def case(args: dict[str, Any]) -> Case:
+    def case(args: Arguments) -> Case:
         text = json.dumps(args, ensure_ascii=False)
         family = "hostile_text" if any(h in text for h in HOSTILE_TEXT) else VALID_FAMILY
         return Case(name, "valid", family, args)
@@ -268,12 +285,12 @@ def valid_cases(name: str, schema: dict[str, Any], mutations: Mutations) -> st.S
 
 
 def invalid_cases(
-    name: str, mutations: Mutations, family: str, valid_args: st.SearchStrategy[Any]
+    name: str, mutations: Mutations, family: str, valid_args: st.SearchStrategy[Arguments]
 ) -> st.SearchStrategy[Case]:
     """Valid arguments broken by one family's mutation, each confirmed invalid by the schema."""
 
     @st.composite
-    def made(draw: Any) -> Case | None:
+    def made(draw: st.DrawFn) -> Case | None:
         broken = mutations.apply(family, draw(valid_args), draw)
         if broken is None or mutations.is_valid(broken[0]):
             return None

@@ -27,6 +27,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ocm_common.json_types import Arguments
+
 FailureHow = Literal["died", "stopped answering", "hung"]
 NEEDS_RESTART: tuple[str, ...] = ("died", "stopped answering")
 CutStatus = Literal["cut_short", "interrupted"]
@@ -110,14 +112,14 @@ def _smaller_values(value: Any) -> Iterator[Any]:
         yield from smaller_args(value, required=set())
 
 
-def smaller_args(args: dict[str, Any], required: set[str]) -> Iterator[dict[str, Any]]:
+def smaller_args(args: Arguments, required: set[str]) -> Iterator[Arguments]:
     """Candidate smaller argument objects, one change each, the biggest cuts first: each key
     not in ``required`` dropped, then each value made smaller (numbers toward 0, texts and
     lists shorter, nested objects by the same rule). The caller keeps the ones of the same kind
     (schema-valid or not) as the case being shrunk."""
     seen: set[str] = set()
 
-    def new(candidate: dict[str, Any]) -> bool:
+    def new(candidate: Arguments) -> bool:
         key = json.dumps(candidate, sort_keys=True, default=str)
         if key in seen:
             return False

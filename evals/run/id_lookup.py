@@ -15,10 +15,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evals.run.jsonpath import resolve
 from evals.run.public_keys import public_key
+from ocm_common.json_types import Arguments, JsonObject, JsonSchema, as_json
 
 
 class IdLookup(BaseModel):
@@ -27,7 +28,7 @@ class IdLookup(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     tool: str
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: Arguments = Field(default_factory=dict)
     path: str = Field(min_length=1, description="objects to choose from, e.g. citations[*]")
     key: str | list[str] | None = Field(
         default=None, description="public key(s) or text the chosen object must all name"
@@ -38,6 +39,11 @@ class IdLookup(BaseModel):
     grade: int | None = Field(
         default=None, ge=1, le=3, description="relevance grade given to the ids found"
     )
+
+    @field_validator("args", mode="before")
+    @classmethod
+    def _json_args(cls, args: object) -> object:
+        return as_json(args)
 
     def describe(self) -> str:
         named = f" naming {self.key!r}" if self.key else ""
@@ -96,9 +102,7 @@ def pick_ids(lookup: IdLookup, result: Any) -> list[str]:
     return found[: lookup.limit]
 
 
-def fill(
-    args: dict[str, Any], into: str, ids: list[str], schema: dict[str, Any] | None
-) -> dict[str, Any]:
+def fill(args: Arguments, into: str, ids: list[str], schema: JsonSchema | None) -> Arguments:
     """``args`` with the ids put in ``into``: before the ids already there where the tool's
     input schema takes an array (without a schema: where a list is there already or the name
     is a plural of id, ``chunk_ids``), else the first id alone."""
@@ -115,15 +119,15 @@ def lookup_failure(lookup: IdLookup, reason: str) -> str:
     return f"could not find the id to ask for: {lookup.describe()}: {reason}"
 
 
-CallTool = Callable[[str, dict[str, Any]], Awaitable[Any]]
+CallTool = Callable[[str, Arguments], Awaitable[JsonObject | None]]
 
 
 async def resolve_args(
     call_tool: CallTool,
     lookups: list[IdLookup],
-    args: dict[str, Any],
-    input_schema: dict[str, Any] | None = None,
-) -> dict[str, Any] | None:
+    args: Arguments,
+    input_schema: JsonSchema | None = None,
+) -> Arguments | None:
     """``args`` with every lookup's ids filled in by asking ``call_tool`` (which returns the
     structured result, or None on an error); None when a lookup finds nothing. For callers
     outside a run (fuzz examples, store comparisons) that need a call the backend can answer."""

@@ -33,13 +33,14 @@ import time
 from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from evals.run.runlog import DEFAULT_MODE, RunLog
 from evals.run.scenario import Scenario
 from evals.run.targets import Target, TargetError
+from ocm_common.json_types import Arguments
 
 VERSION = 1
 Side = Literal["a", "b"]
@@ -49,8 +50,8 @@ class PairedCall(BaseModel):
     """One distinct golden call, measured on both targets round after round."""
 
     tool: str
-    args: dict[str, Any]  # as sent to A
-    args_b: dict[str, Any] | None = None  # as sent to B when they differ from A's
+    args: Arguments  # as sent to A
+    args_b: Arguments | None = None  # as sent to B when they differ from A's
     scenarios: list[str]  # the golden scenarios that make this call
     # per counted round: (A ms, B ms) and which side went first; failed rounds dropped
     a_ms: list[float] = Field(default_factory=list)
@@ -58,7 +59,7 @@ class PairedCall(BaseModel):
     first: list[Side] = Field(default_factory=list)
     dropped: list[str] = Field(default_factory=list)  # why a round's pair was dropped
 
-    def sent(self, side: Side) -> dict[str, Any]:
+    def sent(self, side: Side) -> Arguments:
         """The arguments this call sends to ``side``."""
         return dict(self.args_b if side == "b" and self.args_b is not None else self.args)
 
@@ -82,14 +83,14 @@ class InterleavedLatency(BaseModel):
         path.write_text(self.model_dump_json(indent=2) + "\n", encoding="utf-8")
 
 
-def _key(args: dict[str, Any]) -> str:
+def _key(args: Arguments) -> str:
     return json.dumps(args, sort_keys=True, default=str)
 
 
 def golden_calls(
     scenarios: Sequence[Scenario],
-    sent_a: Mapping[str, dict[str, Any]] | None = None,
-    sent_b: Mapping[str, dict[str, Any]] | None = None,
+    sent_a: Mapping[str, Arguments] | None = None,
+    sent_b: Mapping[str, Arguments] | None = None,
 ) -> dict[str, list[PairedCall]]:
     """Per tool, its distinct golden calls (first seen first), without the error scenarios.
 
@@ -120,7 +121,7 @@ def golden_calls(
     return {tool: list(by_args.values()) for tool, by_args in sorted(calls.items())}
 
 
-def answered_args(log: RunLog) -> dict[str, dict[str, Any]]:
+def answered_args(log: RunLog) -> dict[str, Arguments]:
     """Scenario id -> the arguments of its main-pass call, for the calls the run answered
     (no tool error, no harness error, a latency measured: a failed id lookup has none)."""
     return {
@@ -139,7 +140,7 @@ class _Clock:
         self.unreachable = False
 
     async def call(
-        self, side: Side, target: Target, tool: str, args: dict[str, Any], timeout_s: float
+        self, side: Side, target: Target, tool: str, args: Arguments, timeout_s: float
     ) -> tuple[float | None, str | None]:
         """(latency ms, None) for an answer, (None, why) for a failure of any kind."""
         started = time.perf_counter()
@@ -163,8 +164,8 @@ async def measure(
     *,
     rounds: int = 3,
     timeout_s: float = 30.0,
-    sent_a: Mapping[str, dict[str, Any]] | None = None,
-    sent_b: Mapping[str, dict[str, Any]] | None = None,
+    sent_a: Mapping[str, Arguments] | None = None,
+    sent_b: Mapping[str, Arguments] | None = None,
 ) -> InterleavedLatency:
     """Open both targets, warm each tool up once per target, then ``rounds`` interleaved
     rounds of every distinct golden call (see the module docstring; ``sent_a`` / ``sent_b``

@@ -13,8 +13,10 @@ from types import TracebackType
 from typing import Any
 
 from evals.run.outcome import BackendIdentity, CallOutcome, ToolInfo
+from evals.run.schema_reading import schema_of
 from evals.run.target_contract import HARNESS_MARK, Target, TargetError, UnreadableReply
 from ocm_common.client_session import record_results_as_they_come
+from ocm_common.json_types import Arguments, JsonObject
 
 INIT_TIMEOUT_S = 60.0  # a server that has not answered initialize by then did not start
 
@@ -116,8 +118,8 @@ class McpTarget:
         return [
             ToolInfo(
                 name=tool.name,
-                input_schema=dict(tool.input_schema or {}),
-                output_schema=dict(tool.output_schema) if tool.output_schema else None,
+                input_schema=schema_of(tool.input_schema),
+                output_schema=schema_of(tool.output_schema) if tool.output_schema else None,
                 description=tool.description,
                 annotations=_wire(getattr(tool, "annotations", None)),
                 execution=_wire(getattr(tool, "execution", None)),
@@ -125,7 +127,7 @@ class McpTarget:
             for tool in tools
         ]
 
-    async def list_tools_wire(self) -> list[dict[str, Any]]:
+    async def list_tools_wire(self) -> list[JsonObject]:
         """The ``tools/list`` entries as the server sent them (JSON names, every member kept:
         what a contract diff compares)."""
         try:
@@ -137,7 +139,7 @@ class McpTarget:
         return [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools]
 
     async def call_tool(
-        self, name: str, args: dict[str, Any], *, timeout_s: float | None = None
+        self, name: str, args: Arguments, *, timeout_s: float | None = None
     ) -> CallOutcome:
         limit = timeout_s or self._timeout_s
         client = self._connected()
@@ -207,7 +209,7 @@ def _launch(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _wire(model: Any) -> dict[str, Any]:
+def _wire(model: Any) -> JsonObject:
     """A protocol object as its JSON (camelCase keys), or {} when absent."""
     if model is None:
         return {}

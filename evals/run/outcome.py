@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import TypedDict
+
+from ocm_common.json_types import JsonObject, JsonSchema
 
 # A reference-server ``Settings`` override: a YAML scalar (``mode=keyword``), or a group of them
 # under a dotted name (``faults.sql_delay_ms=200`` -> ``{"faults": {"sql_delay_ms": 200}}``).
@@ -24,11 +26,11 @@ class ToolInfo:
     """A tool as published by ``tools/list``: name and its JSON schemas."""
 
     name: str
-    input_schema: dict[str, Any]
-    output_schema: dict[str, Any] | None = None
+    input_schema: JsonSchema
+    output_schema: JsonSchema | None = None
     description: str | None = None
-    annotations: dict[str, Any] = field(default_factory=dict)  # readOnlyHint, destructiveHint...
-    execution: dict[str, Any] = field(default_factory=dict)  # taskSupport (tasks, 2025-11-25)
+    annotations: JsonObject = field(default_factory=dict)  # readOnlyHint, destructiveHint...
+    execution: JsonObject = field(default_factory=dict)  # taskSupport (tasks, 2025-11-25)
 
     def accepts(self, argument: str) -> bool:
         """True when the published inputSchema declares ``argument`` (used for mode overrides)."""
@@ -45,10 +47,10 @@ class CallOutcome:
     result ``_meta`` and ``latency_ms`` the wall time measured by the client.
     """
 
-    structured: dict[str, Any] | None
+    structured: JsonObject | None
     is_error: bool
     text: str
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: JsonObject = field(default_factory=dict)
     latency_ms: float = 0.0
 
     @property

@@ -22,7 +22,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TypedDict
 
 import numpy as np
 
@@ -99,8 +99,8 @@ async def top_ids(
             outcome = await target.call_tool(scenario.tool, args)
             found[scenario.id] = retrieved_ids(scenario.tool, outcome.structured)[:DEPTH]
             errors = outcome.meta.get("path_errors") if isinstance(outcome.meta, dict) else None
-            if errors and path_errors is not None:
-                path_errors[scenario.id] = dict(errors)
+            if isinstance(errors, dict) and errors and path_errors is not None:
+                path_errors[scenario.id] = {path: str(why) for path, why in errors.items()}
     return found
 
 
@@ -183,7 +183,7 @@ def record(observed: Observed, index_fingerprint: str | None) -> Fixture:
     }
 
 
-def differences(fixture: dict[str, Any], observed: Observed) -> list[str]:
+def differences(fixture: Fixture, observed: Observed) -> list[str]:
     """What this machine computed differently from the fixture, one line each."""
     problems = []
     if observed.model != fixture["model"]:
@@ -194,11 +194,11 @@ def differences(fixture: dict[str, Any], observed: Observed) -> list[str]:
             f"{fixture.get('static_model')!r}"
         ]
     tolerance = float(fixture["vector_tolerance"])
-    for key, seen, what in (
-        ("vectors", observed.vectors, "vector"),
-        ("static_vectors", observed.static_vectors or {}, "static vector"),
+    for pinned, seen, what in (
+        (fixture.get("vectors"), observed.vectors, "vector"),
+        (fixture.get("static_vectors"), observed.static_vectors or {}, "static vector"),
     ):
-        for entry in fixture.get(key) or []:
+        for entry in pinned or []:
             text = entry["text"]
             if text not in seen:
                 problems.append(f"query text no longer in the golden set: {text!r}")

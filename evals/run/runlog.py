@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing_extensions import TypedDict
 
 from evals.run.public_keys import public_judgments, public_ranking
+from ocm_common.json_types import Arguments, JsonObject
 from ocm_common.latency_records import LatencyRecord
 from ocm_common.latency_records import read_records as read_latency
 from ocm_common.run_record import (
@@ -40,6 +42,13 @@ TOOLS_FILE = "tools.json"
 LATENCY_FILE = "latency.jsonl"
 
 Status = Literal["passed", "failed", "error"]
+
+
+class GitInfo(TypedDict, total=False):
+    """The commit a run measured (None outside a repository): ocm_common.run_record.git_state."""
+
+    commit: str | None
+    dirty: bool | None
 
 
 class CheckOutcome(BaseModel):
@@ -74,7 +83,7 @@ class ScenarioRecord(BaseModel):
     tags: list[str] = Field(default_factory=list)
     mode: str = DEFAULT_MODE
     org: str = "other"
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: Arguments = Field(default_factory=dict)
     status: Status
     latency_ms: float | None = None
     timings_ms: dict[str, float | None] = Field(default_factory=dict)
@@ -87,8 +96,8 @@ class ScenarioRecord(BaseModel):
     # metrics are not measured for this scenario (absent, not 0)
     ids_measured: bool = True
     relevant: dict[str, int] = Field(default_factory=dict)
-    result: dict[str, Any] | None = None
-    citations: dict[str, Any] | None = None  # show-source evidence (evals.run.citations)
+    result: JsonObject | None = None
+    citations: JsonObject | None = None  # show-source evidence (evals.run.citations)
     metrics: dict[str, float] = Field(default_factory=dict)
     ragas: dict[str, float | None] = Field(default_factory=dict)
     ragas_errors: dict[str, str] = Field(default_factory=dict)
@@ -131,7 +140,7 @@ class RunSummary(BaseModel):
     started_at: str
     finished_at: str
     duration_s: float
-    git: dict[str, Any] = Field(default_factory=dict)
+    git: GitInfo = Field(default_factory=lambda: GitInfo())
     # embedding_model and index_fingerprint (in-process targets) and machine (every run):
     # what a gate must match before it compares scores (evals/run/environment.py)
     environment: dict[str, Any] = Field(default_factory=dict)

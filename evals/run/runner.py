@@ -37,7 +37,7 @@ from evals.run.environment import machine
 from evals.run.events import EventBus, RunFinished, RunStarted, ScenarioFinished
 from evals.run.metrics import score_records
 from evals.run.outcome import ToolInfo
-from evals.run.runlog import DEFAULT_MODE, RunLog, RunSummary, ScenarioRecord
+from evals.run.runlog import DEFAULT_MODE, GitInfo, RunLog, RunSummary, ScenarioRecord
 from evals.run.scenario import Scenario
 from evals.run.scenario_runner import SEARCH_MODE_ARG, RunOptions, ScenarioRunner
 from evals.run.target_contract import Target
@@ -93,7 +93,7 @@ async def run_scenarios(
     return records, listed
 
 
-def git_info(cwd: Path | None = None) -> dict[str, Any]:
+def git_info(cwd: Path | None = None) -> GitInfo:
     """The commit the run measured (None outside a repository or before the first commit)."""
     commit, dirty = git_state(cwd)
     return {"commit": commit, "dirty": dirty}

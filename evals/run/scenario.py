@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from evals.run.checks import CheckSpec
 from evals.run.id_lookup import IdLookup
 from ocm_common.golden import GoldenFileError, golden_files, raw_records
+from ocm_common.json_types import Arguments, as_json
 
 CRITICAL = "critical"
 
@@ -28,7 +29,7 @@ class Scenario(BaseModel):
     id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:\-]*$")
     title: str = Field(min_length=1)
     tool: str
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: Arguments = Field(default_factory=dict)
     # the id argument is the same backend's own id, found by asking its search first
     ids_from: IdLookup | list[IdLookup] | None = None
     expect: list[CheckSpec] = Field(default_factory=list)
@@ -38,6 +39,11 @@ class Scenario(BaseModel):
     tags: list[str] = Field(default_factory=list)
     version: int = Field(ge=1)
     source: str = Field(min_length=1)
+
+    @field_validator("args", mode="before")
+    @classmethod
+    def _json_args(cls, args: object) -> object:
+        return as_json(args)
 
     @field_validator("tool")
     @classmethod

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
-from typing import Any
 
 from evals.run.check_failures import NotChecked
 from evals.run.checks import CheckContext, CheckFailure, CheckSpec, run_check
@@ -15,6 +14,7 @@ from evals.run.citations import CitationEvidence
 from evals.run.outcome import CallOutcome, ToolInfo
 from evals.run.runlog import CheckOutcome
 from evals.run.scenario import Scenario
+from ocm_common.json_types import Arguments
 
 IMPLICIT_CHECKS: tuple[str, ...] = ("no_tool_error", "schema_valid", "citations_resolve")
 # A scenario whose right answer has nothing to cite (nothing found, more information needed):
@@ -45,7 +45,7 @@ def evaluate_checks(
     ids: Sequence[str],
     disabled: frozenset[str] = frozenset(),
     citations: CitationEvidence | None = None,
-    args: dict[str, Any] | None = None,
+    args: Arguments | None = None,
 ) -> list[CheckOutcome]:
     """Run every planned check on one outcome; failures become values, not exceptions."""
     ctx = CheckContext(

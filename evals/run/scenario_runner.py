@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
 from evals.run.citations import RESOLVER, CitationEvidence
 from evals.run.citations import resolve as resolve_citations
@@ -22,6 +22,7 @@ from evals.run.scenario import Scenario
 from evals.run.scenario_checks import evaluate_checks
 from evals.run.target_contract import Target, TargetError
 from evals.run.tool_descriptors import ToolDescriptors, builtin
+from ocm_common.json_types import Arguments
 
 MODES: tuple[str, ...] = ("hybrid", "vector", "keyword")
 SEARCH_MODE_ARG = "search_mode"
@@ -53,7 +54,7 @@ class RecordBase(TypedDict):
     tags: list[str]
     mode: str
     org: str
-    args: dict[str, Any]
+    args: Arguments
     relevant: dict[str, int]
     ids_measured: bool
 
@@ -86,7 +87,7 @@ class RunOptions:
         }
 
 
-def with_depth(tool: ToolInfo | None, args: dict[str, Any], depth: int) -> dict[str, Any]:
+def with_depth(tool: ToolInfo | None, args: Arguments, depth: int) -> Arguments:
     """``args`` with the tool's result-count argument raised to ``depth`` (within its maximum)."""
     if tool is None or depth <= 0:
         return args
@@ -96,6 +97,10 @@ def with_depth(tool: ToolInfo | None, args: dict[str, Any], depth: int) -> dict[
             limit = properties[name].get("maximum", depth)
             wanted = min(depth, int(limit))
             current = args.get(name, properties[name].get("default", 0)) or 0
+            if not isinstance(current, int | float):  # as `<` would: not a number
+                raise TypeError(
+                    f"'<' not supported between instances of '{type(current).__name__}' and 'int'"
+                )
             if current < wanted:
                 return {**args, name: wanted}
     return args
@@ -119,7 +124,7 @@ class ScenarioRunner:
         self._gate = asyncio.Semaphore(max(1, options.concurrency))
 
     async def one(
-        self, target: Target, scenario: Scenario, mode: str, args: dict[str, Any], with_checks: bool
+        self, target: Target, scenario: Scenario, mode: str, args: Arguments, with_checks: bool
     ) -> ScenarioRecord:
         self.bus.emit(ScenarioStarted(scenario.id, scenario.tool, mode))
         described = self.descriptors.of(scenario.tool)
@@ -253,7 +258,7 @@ class ScenarioRunner:
         *,
         override_mode: bool = False,
     ) -> list[ScenarioRecord]:
-        def args_for(scenario: Scenario) -> dict[str, Any]:
+        def args_for(scenario: Scenario) -> Arguments:
             args = dict(scenario.args)
             if override_mode:
                 args[SEARCH_MODE_ARG] = mode

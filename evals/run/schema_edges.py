@@ -35,6 +35,7 @@ import jsonschema
 
 from evals.run.edge_text import Style, fitted
 from evals.run.schema_values import FORMAT_SAMPLES, Path, SchemaValues, field_rng
+from ocm_common.json_types import Arguments, JsonSchema, JsonValue
 
 STYLES: tuple[Style, ...] = ("words", "codepoints")
 
@@ -45,7 +46,7 @@ class Edge:
 
     field: str  # "query", "device.type", "topics[]", "(optional)", "(anyOf)", "(choices)"
     what: str  # "maxLength 1000 words"
-    args: dict[str, Any]
+    args: Arguments
 
     @property
     def label(self) -> str:
@@ -85,7 +86,7 @@ class SchemaEdges:
         return "; ".join(f"{name}: {', '.join(whats)}" for name, whats in by_field.items())
 
 
-def schema_edges(schema: dict[str, Any], base: dict[str, Any] | None = None) -> SchemaEdges:
+def schema_edges(schema: JsonSchema, base: Arguments | None = None) -> SchemaEdges:
     """The boundary calls of one tool's ``inputSchema``; ``base`` (a known-good call) is the
     call each field edge changes, when it is valid."""
     return _EdgeMaker(schema).make(base)
@@ -104,38 +105,38 @@ class _EdgeMaker(SchemaValues):
 
     # ------------------------------------------------------------------------- the whole set
 
-    def make(self, base: dict[str, Any] | None) -> SchemaEdges:
+    def make(self, base: Arguments | None) -> SchemaEdges:
         out = SchemaEdges()
         root = self.node(self.root)
         if not root.get("properties"):
             return out  # a tool without arguments: the one valid call is {}
         none = self.plain(root, "none", ())
-        start = base if base is not None and self.validator.is_valid(base) else none
+        start = _call(base if base is not None and self.validator.is_valid(base) else none)
         seen: set[str] = set()
 
-        def add(field_name: str, what: str, args: Any) -> None:
-            key = json.dumps(args, sort_keys=True, ensure_ascii=False)
+        def add(field_name: str, what: str, value: JsonValue) -> None:
+            key = json.dumps(value, sort_keys=True, ensure_ascii=False)
             if key in seen:
-                out.repeats.append(Edge(field_name, what, args))
+                out.repeats.append(Edge(field_name, what, _call(value)))
                 return
-            problem = self.problem(args)
+            problem = self.problem(value)
             if problem:
                 out.dropped.append(DroppedEdge(field_name, what, problem))
                 return
             seen.add(key)
-            out.edges.append(Edge(field_name, what, args))
+            out.edges.append(Edge(field_name, what, _call(value)))
 
         add("(optional)", "none", self.plain(root, "none", (), borrow=start))
         add("(optional)", "all", self.plain(root, "all", (), borrow=start))
         for n, alternative in enumerate(self.required_sets(root)):
             args = self.plain(root, "none", (), borrow=start, extra_required=alternative)
             add("(anyOf)", f"#{n + 1} {'+'.join(alternative)}", args)
-        choices: list[tuple[Path, list[Any]]] = []
+        choices: list[tuple[Path, list[JsonValue]]] = []
         for path, what, value, reason in self.field_edges(root, ()):
             name = path_name(path)
             if reason is not None:
                 out.dropped.append(DroppedEdge(name, what, reason))
-            elif what == "choices":
+            elif what == "choices" and isinstance(value, list):
                 choices.append((path, value))
             else:
                 add(name, what, self.place(start, path, value))
@@ -155,7 +156,7 @@ class _EdgeMaker(SchemaValues):
                     add(path_name(path), f"value {values[k]!r}", self.place(start, path, values[k]))
         return out
 
-    def problem(self, args: Any) -> str | None:
+    def problem(self, args: JsonValue) -> str | None:
         error = jsonschema.exceptions.best_match(self.validator.iter_errors(args))
         if error is None:
             return None
@@ -165,16 +166,16 @@ class _EdgeMaker(SchemaValues):
     # ------------------------------------------------------------------------- field edges
 
     def field_edges(
-        self, node: dict[str, Any], path: Path
-    ) -> Iterator[tuple[Path, str, Any, str | None]]:
+        self, node: JsonSchema, path: Path
+    ) -> Iterator[tuple[Path, str, JsonValue, str | None]]:
         """(path, what, value, reason-dropped) for every edge of every field under ``node``;
         what == "choices" carries the list of values a field cycles through."""
         for name, child in (node.get("properties") or {}).items():
             yield from self.value_edges(self.node(child), (*path, name))
 
     def value_edges(
-        self, node: dict[str, Any], path: Path
-    ) -> Iterator[tuple[Path, str, Any, str | None]]:
+        self, node: JsonSchema, path: Path
+    ) -> Iterator[tuple[Path, str, JsonValue, str | None]]:
         branches = self.branches(node)
         if len(branches) > 1:
             for n, branch in enumerate(branches):
@@ -198,8 +199,8 @@ class _EdgeMaker(SchemaValues):
             yield path, "null", None, None
 
     def string_edges(
-        self, node: dict[str, Any], path: Path
-    ) -> Iterator[tuple[Path, str, Any, str | None]]:
+        self, node: JsonSchema, path: Path
+    ) -> Iterator[tuple[Path, str, JsonValue, str | None]]:
         fmt = node.get("format")
         if fmt:
             if fmt in FORMAT_SAMPLES:
@@ -246,8 +247,8 @@ class _EdgeMaker(SchemaValues):
                     break  # the empty string has no style
 
     def number_edges(
-        self, node: dict[str, Any], kind: str, path: Path
-    ) -> Iterator[tuple[Path, str, Any, str | None]]:
+        self, node: JsonSchema, kind: str, path: Path
+    ) -> Iterator[tuple[Path, str, JsonValue, str | None]]:
         for side, inclusive_key, exclusive_key in (
             ("min", "minimum", "exclusiveMinimum"),
             ("max", "maximum", "exclusiveMaximum"),
@@ -267,8 +268,8 @@ class _EdgeMaker(SchemaValues):
                 yield path, what, value, None
 
     def array_edges(
-        self, node: dict[str, Any], path: Path
-    ) -> Iterator[tuple[Path, str, Any, str | None]]:
+        self, node: JsonSchema, path: Path
+    ) -> Iterator[tuple[Path, str, JsonValue, str | None]]:
         item = self.node(node.get("items") or {})
         low = int(node.get("minItems", 0))
         yield path, f"minItems {low}", self.distinct_items(item, low, path, "none"), None
@@ -286,7 +287,7 @@ class _EdgeMaker(SchemaValues):
 
     # ------------------------------------------------------------------------- placing a value
 
-    def place(self, args: dict[str, Any], path: Path, value: Any) -> dict[str, Any]:
+    def place(self, args: Arguments, path: Path, value: JsonValue) -> Arguments:
         """``args`` with ``value`` at ``path``; missing parents are made as plain values (an
         edge inside an array replaces its first item; a choice list replaces the array)."""
         if len(path) >= 2 and isinstance(path[-1], int) and isinstance(value, list):
@@ -324,7 +325,15 @@ class _EdgeMaker(SchemaValues):
         return out
 
 
-def _choice_kind(values: list[Any]) -> str:
+def _call(value: JsonValue) -> Arguments:
+    """A call's arguments: a JSON object (an MCP ``inputSchema`` is ``type: object``, so its
+    plain value is one; placing a field into any other value raised TypeError before)."""
+    if not isinstance(value, dict):
+        raise TypeError(f"the arguments of a call are a JSON object, not {value!r:.80}")
+    return value
+
+
+def _choice_kind(values: list[JsonValue]) -> str:
     if all(isinstance(v, bool) for v in values):
         return "boolean"
     if len(values) == 1:

@@ -10,11 +10,12 @@ import copy
 import math
 import random
 import zlib
-from typing import Any
 
 import jsonschema
 
 from evals.run.edge_text import Style, anchored_width, fitted
+from evals.run.schema_reading import UNIONS, is_schema
+from ocm_common.json_types import JsonSchema, JsonValue
 
 # A known value per string format: a format fixes the text, so length edges are not built for it.
 FORMAT_SAMPLES = {
@@ -37,16 +38,16 @@ class SchemaValues:
     """One tool's ``inputSchema`` (its root, for local references, and a validator that asserts
     formats) and the plain values and bounds of its nodes."""
 
-    def __init__(self, schema: dict[str, Any]):
+    def __init__(self, schema: JsonSchema):
         self.root = schema
         self.validator = jsonschema.Draft202012Validator(
             schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
         )
 
-    def required_sets(self, node: dict[str, Any]) -> list[list[str]]:
+    def required_sets(self, node: JsonSchema) -> list[list[str]]:
         """The alternatives of an anyOf / oneOf of required sets (one call each at the top level)."""
         sets = []
-        for key in ("anyOf", "oneOf"):
+        for key in UNIONS:
             for alternative in node.get(key) or []:
                 required = alternative.get("required") if isinstance(alternative, dict) else None
                 if required:
@@ -55,19 +56,19 @@ class SchemaValues:
 
     # ------------------------------------------------------------------------- schema nodes
 
-    def node(self, node: Any, depth: int = 0) -> dict[str, Any]:
+    def node(self, node: object, depth: int = 0) -> JsonSchema:
         """A node with local ``$ref`` and ``allOf`` folded in (the published shape, whole)."""
-        if not isinstance(node, dict):
+        if not is_schema(node):
             return {}
-        out = dict(node)
+        out: JsonSchema = {**node}
         ref = out.pop("$ref", None)
         if isinstance(ref, str) and ref.startswith("#/") and depth < 20:
-            target: Any = self.root
+            target: object = self.root
             for part in ref[2:].split("/"):
                 target = target.get(part, {}) if isinstance(target, dict) else {}
             out = {**self.node(target, depth + 1), **out}
-        for part in out.pop("allOf", None) or []:
-            merged = self.node(part, depth + 1)
+        for each in out.pop("allOf", None) or []:
+            merged = self.node(each, depth + 1)
             props = {**(out.get("properties") or {}), **(merged.get("properties") or {})}
             required = [*(out.get("required") or []), *(merged.get("required") or [])]
             out = {**merged, **out}
@@ -77,19 +78,20 @@ class SchemaValues:
                 out["required"] = list(dict.fromkeys(required))
         return out
 
-    def branches(self, node: dict[str, Any]) -> list[dict[str, Any]]:
+    def branches(self, node: JsonSchema) -> list[JsonSchema]:
         """A union field's alternatives (anyOf / oneOf of schemas, or a list of types)."""
-        for key in ("anyOf", "oneOf"):
+        for key in UNIONS:
             options = node.get(key)
             if options and all(isinstance(o, dict) and "required" not in o for o in options):
-                rest = {k: v for k, v in node.items() if k != key}
+                rest: JsonSchema = {**node}
+                del rest[key]
                 return [{**rest, **self.node(o)} for o in options]
         kinds = node.get("type")
         if isinstance(kinds, list) and len(kinds) > 1:
             return [{**node, "type": k} for k in kinds]
         return [node]
 
-    def kind(self, node: dict[str, Any]) -> str:
+    def kind(self, node: JsonSchema) -> str:
         kinds = node.get("type")
         if isinstance(kinds, list):
             kinds = next((k for k in kinds if k != "null"), kinds[0] if kinds else None)
@@ -107,13 +109,13 @@ class SchemaValues:
 
     def plain(
         self,
-        node: dict[str, Any],
+        node: JsonSchema,
         optional: str,
         path: Path,
         *,
-        borrow: Any = None,
+        borrow: JsonValue = None,
         extra_required: list[str] | None = None,
-    ) -> Any:
+    ) -> JsonValue:
         """A valid, unremarkable value: objects with their required fields (``optional="all"``:
         every field), the borrowed known-good value where it has one."""
         node = self.node(node)
@@ -165,12 +167,12 @@ class SchemaValues:
         return "x"
 
     def distinct_items(
-        self, item: dict[str, Any], count: int, path: Path, optional: str
-    ) -> list[Any]:
+        self, item: JsonSchema, count: int, path: Path, optional: str
+    ) -> list[JsonValue]:
         values = self.choice_values(item)
         if values:
             return [values[k % len(values)] for k in range(count)]
-        out = []
+        out: list[JsonValue] = []
         for k in range(count):
             value = self.plain(item, optional, (*path, k))
             if isinstance(value, str) and value in out:
@@ -178,7 +180,7 @@ class SchemaValues:
             out.append(value)
         return out
 
-    def plain_string(self, node: dict[str, Any], path: Path) -> str:
+    def plain_string(self, node: JsonSchema, path: Path) -> str:
         if node.get("format") in FORMAT_SAMPLES:
             return FORMAT_SAMPLES[node["format"]]
         low, high = self.length_bounds(node)
@@ -191,7 +193,7 @@ class SchemaValues:
                 return text
         return "x"
 
-    def plain_number(self, node: dict[str, Any], kind: str) -> int | float:
+    def plain_number(self, node: JsonSchema, kind: str) -> int | float:
         low, high = self.number_bounds(node, kind)
         value: int | float = 1 if kind == "integer" else 1.0
         if low is not None and value < low:
@@ -200,13 +202,13 @@ class SchemaValues:
             value = high
         return value
 
-    def text(self, node: dict[str, Any], length: int, style: Style, path: Path) -> str | None:
+    def text(self, node: JsonSchema, length: int, style: Style, path: Path) -> str | None:
         made = fitted(node.get("pattern"), style, length, field_rng(path, style, length))
         return made[0] if made else None
 
     # ------------------------------------------------------------------------- bounds
 
-    def length_bounds(self, node: dict[str, Any]) -> tuple[int, int | None]:
+    def length_bounds(self, node: JsonSchema) -> tuple[int, int | None]:
         low = int(node.get("minLength", 0))
         high = int(node["maxLength"]) if "maxLength" in node else None
         width = anchored_width(node["pattern"]) if node.get("pattern") else None
@@ -217,11 +219,11 @@ class SchemaValues:
         return low, high
 
     def number_bounds(
-        self, node: dict[str, Any], kind: str
+        self, node: JsonSchema, kind: str
     ) -> tuple[int | float | None, int | float | None]:
         return self.number_bound(node, kind, "min"), self.number_bound(node, kind, "max")
 
-    def number_bound(self, node: dict[str, Any], kind: str, side: str) -> int | float | None:
+    def number_bound(self, node: JsonSchema, kind: str, side: str) -> int | float | None:
         """The smallest (or largest) value the node accepts, bounds and exclusive bounds
         together; None when unbounded on that side."""
         inclusive = node.get("minimum" if side == "min" else "maximum")
@@ -251,7 +253,7 @@ class SchemaValues:
             return math.nextafter(float(bound), math.inf if up else -math.inf)
         return bound
 
-    def choice_values(self, node: dict[str, Any]) -> list[Any]:
+    def choice_values(self, node: JsonSchema) -> list[JsonValue]:
         if "const" in node:
             return [node["const"]]
         if "enum" in node:

@@ -7,9 +7,10 @@ name these without importing either.
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Protocol
 
 from evals.run.outcome import CallOutcome, ToolInfo
+from ocm_common.json_types import Arguments
 
 # A JSON-RPC error code of the implementation-defined band the SDK does not use: the stdio
 # transport makes it up (HARNESS_MARK in its data) for a request whose reply it could not read.
@@ -43,7 +44,7 @@ class Target(Protocol):
     async def list_tools(self) -> list[ToolInfo]: ...
 
     async def call_tool(
-        self, name: str, args: dict[str, Any], *, timeout_s: float | None = None
+        self, name: str, args: Arguments, *, timeout_s: float | None = None
     ) -> CallOutcome: ...
 
     def for_mode(self, mode: str) -> Target | None:

@@ -17,12 +17,12 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 import yaml
 
 from evals.run.outcome import BackendIdentity, CallOutcome, ToolInfo
 from evals.run.targets import Target
+from ocm_common.json_types import Arguments
 
 
 class ToolMapError(ValueError):
@@ -105,7 +105,7 @@ class MappedTarget:
         return sorted([*mapped, *rest], key=lambda t: t.name)
 
     async def call_tool(
-        self, name: str, args: dict[str, Any], *, timeout_s: float | None = None
+        self, name: str, args: Arguments, *, timeout_s: float | None = None
     ) -> CallOutcome:
         return await self.inner.call_tool(self.to_target.get(name, name), args, timeout_s=timeout_s)
 

@@ -17,7 +17,8 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from pydantic import JsonValue
 
 from examples.alt_backend.store import Passage, PassageStore
 from examples.alt_backend.text import BM25, terms
@@ -115,7 +116,7 @@ def _clean(text: str, title: str) -> str:
     return " ".join(text.split()).strip(" •")
 
 
-def _revision_note(s: dict[str, Any]) -> bool:
+def _revision_note(s: dict[str, JsonValue]) -> bool:
     """A manual's revision-history line (front matter, no part, pages 1-3), not a section."""
     page = s.get("page_num")
     return s.get("part") is None and isinstance(page, int) and page <= 3
@@ -131,7 +132,8 @@ class Manuals:
         data = json.loads((folder / "adp_extraction.json").read_text(encoding="utf-8"))
         self.sections: dict[tuple[str, str], Section] = {}
         self.by_category: dict[str, list[Section]] = defaultdict(list)
-        rows = [
+        # adp_extraction.json's section records: {adp_doc, section_id, title, raw_text, ...}
+        rows: list[dict[str, JsonValue]] = [
             s
             for s in data.get("sections") or []
             if "...." not in str(s.get("title")) and not _revision_note(s)
@@ -160,9 +162,9 @@ class Manuals:
         self._index = BM25([f"{s.heading} {s.body()}" for s in self.all])
 
     @staticmethod
-    def _runs(rows: list[dict[str, Any]]) -> dict[str, list[list[dict[str, Any]]]]:
+    def _runs(rows: list[dict[str, JsonValue]]) -> dict[str, list[list[dict[str, JsonValue]]]]:
         """Sections of each adp_doc split where the numbering starts again (a new manual)."""
-        runs: dict[str, list[list[dict[str, Any]]]] = defaultdict(list)
+        runs: dict[str, list[list[dict[str, JsonValue]]]] = defaultdict(list)
         for s in rows:
             doc = str(s.get("adp_doc"))
             try:
@@ -177,7 +179,7 @@ class Manuals:
         return runs
 
     @staticmethod
-    def _run_title(doc: str, run: list[dict[str, Any]]) -> str:
+    def _run_title(doc: str, run: list[dict[str, JsonValue]]) -> str:
         counts: Counter[str] = Counter()
         for s in run:
             counts.update(_TITLE.findall(f"{s.get('title')} {s.get('raw_text')}"))
@@ -186,12 +188,13 @@ class Manuals:
                 return name
         return MANUALS.get(doc, f"ADP {doc} manual")
 
-    def _add(self, doc: str, title: str, s: dict[str, Any]) -> None:
+    def _add(self, doc: str, title: str, s: dict[str, JsonValue]) -> None:
         manual = doc if title == MANUALS.get(doc) and doc != "core_manual" else _slug(title)
         sid = str(s.get("section_id")).strip()
         heading = " ".join(str(s.get("title") or "").split())
         text = _clean(str(s.get("raw_text") or ""), title)
-        page = s.get("page_num") if isinstance(s.get("page_num"), int) else None
+        found = s.get("page_num")
+        page = found if isinstance(found, int) else None
         key = (manual, sid)
         held = self.sections.get(key)
         if held is not None:

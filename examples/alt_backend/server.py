@@ -8,14 +8,14 @@ import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import jsonschema
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.tools.base import Tool, ToolResult
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, JsonValue
 from pydantic.json_schema import SkipJsonSchema
 
 from examples.alt_backend.backend import Backend, NotFound
@@ -47,8 +47,15 @@ DESCRIPTIONS = {
 }
 
 
-def load_schemas() -> dict[str, dict[str, Any]]:
-    data: dict[str, dict[str, Any]] = json.loads(SCHEMAS_FILE.read_text(encoding="utf-8"))
+class ToolSchemas(TypedDict):
+    """One tool's entry in schemas.json: its published JSON Schemas."""
+
+    inputSchema: dict[str, JsonValue]
+    outputSchema: dict[str, JsonValue]
+
+
+def load_schemas() -> dict[str, ToolSchemas]:
+    data: dict[str, ToolSchemas] = json.loads(SCHEMAS_FILE.read_text(encoding="utf-8"))
     return data
 
 
@@ -57,7 +64,7 @@ def _where(error: jsonschema.ValidationError) -> str:
     return path or "arguments"
 
 
-def validate_arguments(schema: dict[str, Any], args: dict[str, Any]) -> None:
+def validate_arguments(schema: dict[str, JsonValue], args: dict[str, JsonValue]) -> None:
     """Raise ToolError naming the offending field and what is allowed."""
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(args), key=lambda e: list(map(str, e.absolute_path)))
@@ -66,19 +73,29 @@ def validate_arguments(schema: dict[str, Any], args: dict[str, Any]) -> None:
     problems = []
     for error in errors[:3]:
         if error.validator == "anyOf" and not error.absolute_path:
-            options = ["/".join(sub.get("required", [])) for sub in schema.get("anyOf", []) if sub]
+            any_of = schema.get("anyOf", [])
+            options = [
+                "/".join(_names(sub.get("required", [])))
+                for sub in (any_of if isinstance(any_of, list) else [])
+                if isinstance(sub, dict) and sub
+            ]
             problems.append(f"arguments: give at least one of {', '.join(options)}")
         else:
             problems.append(f"{_where(error)}: {error.message}")
     raise ToolError("Invalid arguments - " + "; ".join(problems))
 
 
+def _names(required: JsonValue) -> list[str]:
+    """An `anyOf` branch's `required` names."""
+    return [str(n) for n in required] if isinstance(required, list) else []
+
+
 class SchemaTool(Tool):
     """A tool published with a fixed input and output schema; the handler returns its answer."""
 
-    handler: SkipJsonSchema[Callable[[dict[str, Any]], ToolAnswer]] = Field(exclude=True)
+    handler: SkipJsonSchema[Callable[[dict[str, JsonValue]], ToolAnswer]] = Field(exclude=True)
 
-    async def run(self, arguments: dict[str, Any]) -> ToolResult:
+    async def run(self, arguments: dict[str, JsonValue]) -> ToolResult:
         validate_arguments(self.parameters, arguments)
         try:
             result = await asyncio.to_thread(self.handler, arguments)
@@ -94,7 +111,7 @@ class SchemaTool(Tool):
 
 def build_server(backend: Backend) -> FastMCP[Any]:
     schemas = load_schemas()
-    handlers: dict[str, Callable[[dict[str, Any]], ToolAnswer]] = {
+    handlers: dict[str, Callable[[dict[str, JsonValue]], ToolAnswer]] = {
         "odb.get": backend.odb_get,
         "schedule.get": backend.schedule_get,
         "adp.get": backend.adp_get,

@@ -4,11 +4,10 @@ not in the extract); the sub-headings are kept as extra search terms.
 
 from __future__ import annotations
 
-from typing import Any
-
 from examples.alt_opa.raw_documents import (
     DATE,
     DOC_TYPES,
+    Extract,
     RawDoc,
     RawSection,
     clean_heading,
@@ -19,7 +18,7 @@ from examples.alt_opa.raw_documents import (
 )
 
 
-def read_cep(data: dict[str, Any], source: str) -> RawDoc:
+def read_cep(data: Extract, source: str) -> RawDoc:
     anchors = {
         clean_heading(str(n.get("title") or "")).casefold(): str(n.get("anchor") or "").lstrip("#")
         for n in data.get("navigation") or []

@@ -22,12 +22,11 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from examples.alt_opa.cep_tools import read_cep
 from examples.alt_opa.cpso_pages import read_cpso
 from examples.alt_opa.pho_pdfs import read_pho
-from examples.alt_opa.raw_documents import RawDoc, letter_words, squash
+from examples.alt_opa.raw_documents import Extract, RawDoc, letter_words, squash
 
 DATA_ENV = "ALT_OPA_DATA"
 # <repo>/../shared/data/opa
@@ -153,10 +152,10 @@ def load_corpus(folder: Path | None = None) -> Corpus:
     folder = folder or data_folder()
     if not folder.is_dir():
         raise CorpusError(f"OPA data folder not found: {folder} (set {DATA_ENV})")
-    loaded: list[tuple[str, str, dict[str, Any]]] = []
+    loaded: list[tuple[str, str, Extract]] = []
     for org, path in _files(folder):
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data: Extract = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue  # an unreadable extract is left out, the others still serve
         if isinstance(data, dict):

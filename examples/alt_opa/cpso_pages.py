@@ -10,10 +10,10 @@ text of the page, not a heading.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from examples.alt_opa.raw_documents import (
     DOC_TYPES,
+    Extract,
     RawDoc,
     RawSection,
     clean_heading,
@@ -45,7 +45,7 @@ def _bold_heading(line: str) -> str | None:
     return None
 
 
-def read_cpso(data: dict[str, Any], source: str) -> RawDoc:
+def read_cpso(data: Extract, source: str) -> RawDoc:
     title = display_title(str(data.get("title") or "").strip())
     meta: dict[str, list[str]] = {}
     sections: list[RawSection] = []

@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 from examples.alt_opa.raw_documents import (
     DOC_TYPES,
+    Extract,
     RawDoc,
     RawSection,
     display_title,
@@ -74,7 +74,7 @@ def _repair_words(line: str, clean: set[str], known: set[str]) -> str:
     return " ".join(out)
 
 
-def _pdf_lines(data: dict[str, Any]) -> str:
+def _pdf_lines(data: Extract) -> str:
     parts = [
         str(s.get("full_content") or s.get("content") or "") for s in data.get("sections") or []
     ]
@@ -82,7 +82,7 @@ def _pdf_lines(data: dict[str, Any]) -> str:
     return text or str(data.get("content") or "")
 
 
-def read_pho(data: dict[str, Any], source: str, clean: set[str]) -> RawDoc:
+def read_pho(data: Extract, source: str, clean: set[str]) -> RawDoc:
     text = _PRIVATE_USE.sub("\u2022", _pdf_lines(data))
     counts = Counter(w.lower() for w in letter_words(text))
     known = clean | {w for w, c in counts.items() if c >= 3 and len(w) >= 3}
@@ -180,7 +180,7 @@ def read_pho(data: dict[str, Any], source: str, clean: set[str]) -> RawDoc:
     )
 
 
-def _pho_title(data: dict[str, Any], text: str) -> str:
+def _pho_title(data: Extract, text: str) -> str:
     """The PDF's own title line(s) from its cover when the extract's title is only a topic."""
     given = str(data.get("title") or "").strip()
     head = [squash(line) for line in str(data.get("content") or text).splitlines()[:15]]
@@ -190,7 +190,7 @@ def _pho_title(data: dict[str, Any], text: str) -> str:
     return head[0] if head and head[0].startswith(given) else given
 
 
-def _pho_url(data: dict[str, Any], published: list[str]) -> str:
+def _pho_url(data: Extract, published: list[str]) -> str:
     """The extract of a PHO PDF names its file but not its address. PHO serves its
     publications at ``/-/media/documents/<first letter>/<year>/<file>.pdf``; the year is the
     publication year. Documented rule, not a lookup table: a new PHO file gets its URL alike."""

@@ -7,6 +7,57 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TypedDict
+
+from pydantic import JsonValue
+
+
+# One extract file (``<org>/*.json``) as the readers take it: the keys they read, of any JSON type
+# unless the reader needs one (each reads a value through ``str()`` or checks it).
+class ExtractLink(TypedDict, total=False):
+    title: JsonValue
+    anchor: JsonValue
+
+
+class ExtractSubsection(TypedDict, total=False):
+    heading: JsonValue
+
+
+class ExtractSection(TypedDict, total=False):
+    heading: JsonValue
+    summary: JsonValue
+    content: JsonValue
+    full_content: JsonValue
+    subsections: list[ExtractSubsection]
+
+
+class ExtractKeyContent(TypedDict, total=False):
+    assessment_tools: list[JsonValue]
+
+
+class ExtractMetadata(TypedDict, total=False):
+    published_date: JsonValue
+    effective_date: JsonValue
+    revision_date: JsonValue
+    source_url: JsonValue
+    document_type: JsonValue
+    topics: list[str]
+
+
+class Extract(TypedDict, total=False):
+    title: JsonValue
+    content: JsonValue
+    source_url: JsonValue
+    source_file: JsonValue
+    document_type: JsonValue
+    tool_category: JsonValue
+    last_updated: JsonValue
+    policy_level: str | None
+    sections: list[ExtractSection]
+    navigation: list[ExtractLink]
+    key_content: ExtractKeyContent
+    metadata: ExtractMetadata
+
 
 # the extracts' document types -> the vocabulary the published schema filters on
 DOC_TYPES = {

@@ -14,7 +14,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
@@ -22,7 +22,7 @@ from fastmcp.tools import Tool
 from fastmcp.tools.base import ToolResult
 from jsonschema import Draft202012Validator
 from mcp.types import TextContent, ToolAnnotations
-from pydantic import PrivateAttr
+from pydantic import JsonValue, PrivateAttr
 
 from examples.alt_opa.corpus import ORG_NAMES, Corpus, Document, Section, load_corpus
 from examples.alt_opa.payloads import (
@@ -53,9 +53,33 @@ CORROBORATION_CAP = 0.15
 WEAK_CONFIDENCE_CAP = 0.5
 
 
-def load_schemas() -> dict[str, dict[str, Any]]:
-    data: dict[str, dict[str, Any]] = json.loads(SCHEMAS_FILE.read_text(encoding="utf-8"))
+class ToolSchemas(TypedDict):
+    """One tool's entry in schemas.json: its published JSON Schemas."""
+
+    inputSchema: dict[str, JsonValue]
+    outputSchema: dict[str, JsonValue]
+
+
+def load_schemas() -> dict[str, ToolSchemas]:
+    data: dict[str, ToolSchemas] = json.loads(SCHEMAS_FILE.read_text(encoding="utf-8"))
     return data
+
+
+# The arguments arrive validated against the tool's published inputSchema (SchemaTool.run), so
+# each is absent or of its schema's type; these read them as that type.
+def _text(value: JsonValue) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _texts(value: JsonValue) -> tuple[str, ...]:
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+
+def _int(value: JsonValue) -> int:
+    """`int(value)`, with its TypeError for a list, object or null."""
+    if isinstance(value, int | float | str):
+        return int(value)
+    raise TypeError(f"int() argument must be a string or a number, not {value!r}")
 
 
 def parse_defects(raw: str | None) -> frozenset[str]:
@@ -108,7 +132,7 @@ class Backend:
 
     # ------------------------------------------------------------------ opa.search_sections
 
-    def search_sections(self, args: dict[str, Any]) -> SearchResult:
+    def search_sections(self, args: dict[str, JsonValue]) -> SearchResult:
         query = str(args["query"])
         if args.get("search_mode") == "vector":
             raise ToolError(
@@ -116,12 +140,12 @@ class Backend:
                 "(BM25) path, which 'hybrid' and 'keyword' both use"
             )
         filters = Filters(
-            source_org=args.get("source_org"),
-            document_type=args.get("document_type"),
-            topics=tuple(args.get("topics") or ()),
+            source_org=_text(args.get("source_org")),
+            document_type=_text(args.get("document_type")),
+            topics=_texts(args.get("topics")),
             include_superseded=bool(args.get("include_superseded", False)),
         )
-        n = int(args.get("n_results", 5))
+        n = _int(args.get("n_results", 5))
         hits = self.search.search(query, filters)
         if "wrong_document" in self.defects:
             hits = promote_second_document(hits)
@@ -183,7 +207,7 @@ class Backend:
 
     # ------------------------------------------------------------------ opa.get_section
 
-    def get_section(self, args: dict[str, Any]) -> SectionResult:
+    def get_section(self, args: dict[str, JsonValue]) -> SectionResult:
         wanted = str(args["section_id"]).strip()
         section, paragraph = self.resolve(wanted)
         doc = self.corpus.documents[section.doc_id]
@@ -282,7 +306,7 @@ class SchemaTool(Tool):
         self._delay = delay
         return self
 
-    async def run(self, arguments: dict[str, Any]) -> ToolResult:
+    async def run(self, arguments: dict[str, JsonValue]) -> ToolResult:
         errors = sorted(
             self._validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.path]
         )

@@ -12,12 +12,12 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from reference_server.config import Settings
 from reference_server.retrieval import chroma_client
+from reference_server.retrieval.vector import MetadataValue
 
 BATCH = 1000
 
@@ -45,7 +45,11 @@ def load_collections(index_dir: Path, url: str, quiet: bool = False) -> dict[str
         for source in sources:
             if source.name in {c.name for c in remote.list_collections()}:
                 remote.delete_collection(source.name)
-            metadata: dict[str, Any] = {**(source.metadata or {}), "corpus_hash": corpus_hash}
+            # a collection's metadata: scalars (the build's "hnsw:space" and "embedder")
+            metadata: dict[str, MetadataValue] = {
+                **(source.metadata or {}),
+                "corpus_hash": corpus_hash,
+            }
             target = remote.create_collection(source.name, metadata=metadata)
             for page in chroma_client.pages(
                 source, ["embeddings", "documents", "metadatas"], page=BATCH

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from datetime import date
 from typing import Any, NotRequired, TypedDict
 
+from ocm_common.json_types import JsonObject, JsonValue
 from reference_server.retrieval.opa_freshness import Fact, SeenAt
 
 TRACED_ORGS = ("ontario_health", "moh")
@@ -47,47 +48,90 @@ class SourcePage(TypedDict):
     note: NotRequired[str]
 
 
-def needs_provenance(doc: dict[str, Any]) -> bool:
+# A document is read as the YAML mapping it is (a `seen:` date loads as a `date`, which is only
+# ever turned into text here); each key is narrowed where it is read. A part of the wrong kind
+# (a section that is not a mapping, a `verified_from` that is not a list) raises TypeError.
+
+
+def _list(value: JsonValue, what: str) -> list[JsonValue]:
+    """The items of a list-valued key (absent or empty: none)."""
+    if not value:
+        return []
+    if not isinstance(value, list):
+        raise TypeError(f"{what} must be a list, not {value!r}")
+    return value
+
+
+def _objects(value: JsonValue, what: str) -> list[JsonObject]:
+    """The mappings of a list-valued key (absent or empty: none)."""
+    items = _list(value, what)
+    objects = [item for item in items if isinstance(item, dict)]
+    if len(objects) != len(items):
+        raise TypeError(f"{what} must be a list of mappings")
+    return objects
+
+
+def _mapping(value: JsonValue, what: str) -> JsonObject:
+    """A mapping-valued key (absent or empty: {})."""
+    if not value:
+        return {}
+    if not isinstance(value, dict):
+        raise TypeError(f"{what} must be a mapping, not {value!r}")
+    return value
+
+
+def _source_ids(mark: JsonValue) -> list[str]:
+    """A `verified_from` list of source ids."""
+    ids = _list(mark, "verified_from")
+    names = [m for m in ids if isinstance(m, str)]
+    if len(names) != len(ids):
+        raise TypeError(f"verified_from must list source ids, not {mark!r}")
+    return names
+
+
+def needs_provenance(doc: JsonObject) -> bool:
     return doc.get("source_org") in TRACED_ORGS
 
 
-def _units(doc: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+def _units(doc: JsonObject) -> Iterator[tuple[str, JsonValue]]:
     """(path, provenance marker) for every fact unit; the marker is the raw `verified_from`
     list, the string 'unverified', or None when the unit carries neither."""
 
-    def marker(node: dict[str, Any]) -> Any:
+    def marker(node: JsonObject) -> JsonValue:
         if node.get("unverified") is True:
             return UNVERIFIED
         return node.get("verified_from")
 
     yield "document", marker(doc)
-    for i, section in enumerate(doc.get("sections") or [], start=1):
+    for i, section in enumerate(_objects(doc.get("sections"), "sections"), start=1):
         name = f"sections[{i}] {section.get('heading', '')}"
         yield name, marker(section)
-        for j in section.get("unverified_paragraphs") or []:
+        for j in _list(section.get("unverified_paragraphs"), "unverified_paragraphs"):
             yield f"{name}, paragraph {j}", UNVERIFIED
-    program = doc.get("program")
+    program = _mapping(doc.get("program"), "program")
     if not program:
         return
-    table = program.get("provenance") or {}
+    table = _mapping(program.get("provenance"), "program.provenance")
     for field in PROGRAM_FIELDS:
         if program.get(field):
             yield f"program.{field}", table.get(field)
-    for key in program.get("intervals") or {}:
+    for key in _mapping(program.get("intervals"), "program.intervals"):
         yield f"program.intervals.{key}", table.get(f"intervals.{key}")
-    for i, rec in enumerate(program.get("recommendations") or [], start=1):
+    recommendations = _objects(program.get("recommendations"), "program.recommendations")
+    for i, rec in enumerate(recommendations, start=1):
         yield f"program.recommendations[{i}]", marker(rec)
-    for i, algo in enumerate(program.get("algorithms") or [], start=1):
+    for i, algo in enumerate(_objects(program.get("algorithms"), "program.algorithms"), start=1):
         yield f"program.algorithms[{i}]", marker(algo)
-        for j, point in enumerate(algo.get("decision_points") or [], start=1):
+        points = _objects(algo.get("decision_points"), "decision_points")
+        for j, point in enumerate(points, start=1):
             yield f"program.algorithms[{i}].decision_points[{j}]", marker(point)
 
 
-def missing(doc: dict[str, Any]) -> list[str]:
+def missing(doc: JsonObject) -> list[str]:
     """Fact units with neither provenance nor an unverified mark, or naming unknown sources."""
     if not needs_provenance(doc):
         return []
-    sources = doc.get("sources") or {}
+    sources = _mapping(doc.get("sources"), "sources")
     problems = []
     for path, mark in _units(doc):
         if mark == UNVERIFIED:
@@ -100,9 +144,15 @@ def missing(doc: dict[str, Any]) -> list[str]:
         unknown = [m for m in mark if m not in sources]
         if unknown:
             problems.append(f"{doc['document_id']}: {path} names unknown sources {unknown}")
-    for i, section in enumerate(doc.get("sections") or [], start=1):
-        count = len([p for p in (section.get("text") or "").split("\n\n") if p.strip()])
-        bad = [j for j in section.get("unverified_paragraphs") or [] if not 1 <= j <= count]
+    for i, section in enumerate(_objects(doc.get("sections"), "sections"), start=1):
+        text = section.get("text") or ""
+        if not isinstance(text, str):
+            raise TypeError(f"sections[{i}] text must be text, not {text!r}")
+        count = len([p for p in text.split("\n\n") if p.strip()])
+        paragraphs = _list(section.get("unverified_paragraphs"), "unverified_paragraphs")
+        if not all(isinstance(j, int) for j in paragraphs):
+            raise TypeError(f"sections[{i}] unverified_paragraphs must be numbers")
+        bad = [j for j in paragraphs if isinstance(j, int) and not 1 <= j <= count]
         if bad:
             problems.append(f"{doc['document_id']}: sections[{i}] has no paragraph {bad}")
     for sid, src in sources.items():
@@ -111,26 +161,35 @@ def missing(doc: dict[str, Any]) -> list[str]:
     return problems
 
 
-def _seen(ids: list[str], sources: dict[str, SourcePage]) -> list[SeenAt]:
-    return [{"url": sources[m]["url"], "seen": str(sources[m]["seen"])} for m in ids]
+def _seen(ids: list[str], sources: JsonObject) -> list[SeenAt]:
+    pages = [_mapping(sources[m], f"source {m!r}") for m in ids]
+    return [{"url": str(page["url"]), "seen": str(page["seen"])} for page in pages]
 
 
-def _expand(mark: Any, sources: dict[str, SourcePage]) -> list[SeenAt] | str | None:
+def _expand(mark: JsonValue, sources: JsonObject) -> JsonValue:
+    """A provenance marker with its source ids expanded to `[{url, seen}]`."""
     if mark == UNVERIFIED or mark is None:
         return mark
-    return _seen(mark, sources)
+    return [{"url": s["url"], "seen": s["seen"]} for s in _seen(_source_ids(mark), sources)]
 
 
-def resolve(doc: dict[str, Any]) -> dict[str, Any]:
+def resolve(doc: JsonObject) -> dict[str, Any]:
     """A copy of the document with every `verified_from` expanded to `[{url, seen}]`, and the
     flat fact list under `facts`."""
     if not needs_provenance(doc):
         return doc
-    sources = doc.get("sources") or {}
+    sources = _mapping(doc.get("sources"), "sources")
     out = copy.deepcopy(doc)
-    out["facts"] = facts(doc)
+    out["facts"] = [
+        {
+            "fact": f["fact"],
+            "unverified": f["unverified"],
+            "verified_from": [{"url": s["url"], "seen": s["seen"]} for s in f["verified_from"]],
+        }
+        for f in facts(doc)
+    ]
 
-    def fix(node: dict[str, Any]) -> None:
+    def fix(node: JsonObject) -> None:
         node["verified_from"] = _expand(
             UNVERIFIED if node.get("unverified") is True else node.get("verified_from"), sources
         )
@@ -139,31 +198,38 @@ def resolve(doc: dict[str, Any]) -> dict[str, Any]:
             node["unverified"] = True
 
     fix(out)
-    for section in out.get("sections") or []:
+    for section in _objects(out.get("sections"), "sections"):
         fix(section)
-    program = out.get("program")
+    program = _mapping(out.get("program"), "program")
     if program:
         program["provenance"] = {
-            k: _expand(v, sources) for k, v in (program.get("provenance") or {}).items()
+            k: _expand(v, sources)
+            for k, v in _mapping(program.get("provenance"), "program.provenance").items()
         }
-        for rec in program.get("recommendations") or []:
+        for rec in _objects(program.get("recommendations"), "program.recommendations"):
             fix(rec)
-        for algo in program.get("algorithms") or []:
+        for algo in _objects(program.get("algorithms"), "program.algorithms"):
             fix(algo)
-            for point in algo.get("decision_points") or []:
+            for point in _objects(algo.get("decision_points"), "decision_points"):
                 fix(point)
     return out
 
 
-def facts(doc: dict[str, Any]) -> list[Fact]:
+def facts(doc: JsonObject) -> list[Fact]:
     """Flat list of fact units with their resolved provenance, for freshness reporting."""
     if not needs_provenance(doc):
         return []
-    sources = doc.get("sources") or {}
+    sources = _mapping(doc.get("sources"), "sources")
     out: list[Fact] = []
     for path, mark in _units(doc):
         if mark == UNVERIFIED or not mark:
             out.append({"fact": path, "unverified": True, "verified_from": []})
         else:
-            out.append({"fact": path, "unverified": False, "verified_from": _seen(mark, sources)})
+            out.append(
+                {
+                    "fact": path,
+                    "unverified": False,
+                    "verified_from": _seen(_source_ids(mark), sources),
+                }
+            )
     return out

@@ -24,17 +24,19 @@ from reference_server.index.synthetic_values import (
     synthetic_title,
 )
 from reference_server.retrieval import chroma_client
+from reference_server.retrieval.vector import ChunkMetadata
 
 NOISE_SIGMA = 0.025  # per dimension, for 384-d unit vectors: cosine to the original ~0.9
 
 
-def metadata_roles(metadatas: list[dict[str, Any]], sql: Roles) -> Roles:
+def metadata_roles(metadatas: list[ChunkMetadata], sql: Roles) -> Roles:
     """Metadata keys: an id if SQL's same name (or what it refers to) is one, else by kind."""
     ids = {name for name, role in sql.by_name.items() if role == "id"}
     roles: dict[str, str] = {}
     for key in {key for m in metadatas for key in m}:
-        values = [m[key] for m in metadatas if key in m]
-        if not all(isinstance(v, str) for v in values):
+        found = [m[key] for m in metadatas if key in m]
+        values = [v for v in found if isinstance(v, str)]
+        if len(values) != len(found):  # not all text
             roles[key] = "category"
         elif key in ids or refers_to_id(key, ids) or ID_NAME.search(key):
             roles[key] = "id"

@@ -15,7 +15,9 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TypedDict
+
+from ocm_common.json_types import JsonValue
 
 from .textrules import guarding, norm_words, summarise
 
@@ -48,11 +50,41 @@ def topic_of(*texts: str) -> str:
     return "other"
 
 
-def _conditions(raw: str) -> tuple[list[dict[str, Any]], dict[str, Any], list[str], str]:
+# The JSON cells of the Act extraction's CSVs (`condition_json`, `prerequisites_json`).
+
+
+class ActCondition(TypedDict, total=False):
+    """One condition of a rule: `{"key": ..., "op": ..., "value": ...}`."""
+
+    key: str
+    op: str  # "equals", "listed_in", "<", "between", ... (`_OPS`)
+    value: JsonValue  # a string, number, yes/no or a list of them
+
+
+class Durations(TypedDict, total=False):
+    months: int
+    repeatable: bool
+
+
+class Prerequisites(TypedDict, total=False):
+    prior_presence_days: int
+
+
+class ConditionBlock(TypedDict, total=False):
+    """The object form of `condition_json` (the other is a bare list of conditions)."""
+
+    conditions: list[ActCondition]
+    durations: Durations
+    prerequisites: Prerequisites
+    actors: list[str]
+    description: str
+
+
+def _conditions(raw: str) -> tuple[list[ActCondition], Durations, list[str], str]:
     """Both shapes -> (conditions, durations, actors, description)."""
     if not raw or not raw.strip():
         return [], {}, [], ""
-    data = json.loads(raw)
+    data: list[ActCondition] | ConditionBlock = json.loads(raw)
     if isinstance(data, list):
         return data, {}, [], ""
     return (
@@ -63,7 +95,7 @@ def _conditions(raw: str) -> tuple[list[dict[str, Any]], dict[str, Any], list[st
     )
 
 
-def _short_value(value: Any, source: str) -> Any:
+def _short_value(value: JsonValue, source: str) -> JsonValue:
     if isinstance(value, str) and len(norm_words(value)) >= 8:
         return summarise(value, max_words=12, first_clause=False)
     if isinstance(value, list):
@@ -86,7 +118,7 @@ _OPS = {
 }
 
 
-def conditions_text(conds: list[dict[str, Any]]) -> str:
+def conditions_text(conds: list[ActCondition]) -> str:
     """Project format for a condition list: 'key op value; key op value' (lists joined by '|')."""
     parts = []
     for c in conds:
@@ -197,14 +229,9 @@ def load(act_dir: Path) -> ActResult:
         return _load(act_dir)
 
 
-def _reworded_conditions(conds: list[dict[str, Any]], source: str = "") -> str:
+def _reworded_conditions(conds: list[ActCondition], source: str = "") -> str:
     """`conditions_text` of a condition list, long values summarised."""
-    return conditions_text(
-        [
-            {"key": c.get("key"), "op": c.get("op"), "value": _short_value(c.get("value"), source)}
-            for c in conds
-        ]
-    )
+    return conditions_text([{**c, "value": _short_value(c.get("value"), source)} for c in conds])
 
 
 def _note(text: str) -> str:
@@ -212,7 +239,7 @@ def _note(text: str) -> str:
     return summarise(text, max_words=30, first_clause=False)
 
 
-def _prerequisites(r: dict[str, str]) -> dict[str, Any]:
+def _prerequisites(r: dict[str, str]) -> Prerequisites:
     raw = r.get("prerequisites_json") or ""
     return json.loads(raw) if raw.strip() else {}
 

@@ -54,6 +54,7 @@ from .adp_funding import (
 from .adp_manual_text import (
     AMOUNT,
     MANUAL_FOOTER,
+    AdpExtraction,
     AdpSection,
     clean_text,
     heading,
@@ -98,7 +99,7 @@ class AdpResult:
 
 def load(extraction: Path, funding_csv: Path | None, exclusion_csv: Path | None) -> AdpResult:
     """Load all ADP inputs; rewording avoids 8-word runs of any of their texts."""
-    data = json.loads(extraction.read_text(encoding="utf-8"))
+    data: AdpExtraction = json.loads(extraction.read_text(encoding="utf-8"))
     texts: list[str] = []
     for x in data.get("sections", []):
         title, raw = x.get("title") or "", x.get("raw_text") or ""
@@ -114,7 +115,7 @@ def load(extraction: Path, funding_csv: Path | None, exclusion_csv: Path | None)
         return _load(data, funding_csv, exclusion_csv)
 
 
-def _load(data: dict[str, Any], funding_csv: Path | None, exclusion_csv: Path | None) -> AdpResult:
+def _load(data: AdpExtraction, funding_csv: Path | None, exclusion_csv: Path | None) -> AdpResult:
     raw_sections = data.get("sections", [])
     stats: Counter[str] = Counter()
 

@@ -8,7 +8,7 @@ The funding, exclusion and section rows (`adp`) are all read from text cleaned h
 from __future__ import annotations
 
 import re
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
 from .dates import MONTH
 from .textrules import keep_label, summarise
@@ -101,7 +101,52 @@ class AdpSection(TypedDict):
     _text: NotRequired[str]  # the cleaned section text, while rules are read; never written
 
 
-def section_kind(x: dict[str, Any], raw: str) -> str:
+# `../shared/data/adp/adp_extraction.json` as the extraction wrote it: the keys read here (any
+# may be missing).
+
+
+class AdpFundingItem(TypedDict, total=False):
+    """A funding statement the extraction found in a section."""
+
+    scenario: str
+    client_share_percent: str | int | float | None  # 25, "25%", ...
+    details: str | None
+    llm_extracted: bool
+
+
+class AdpExclusionItem(TypedDict, total=False):
+    """A not-funded phrase the extraction found in a section."""
+
+    phrase: str | None
+    applies_to: str | None
+    llm_extracted: bool
+
+
+class AdpExtractedSection(TypedDict, total=False):
+    """One section of one ADP manual, as extracted from its PDF."""
+
+    adp_doc: str
+    part: str | None
+    section_id: str | None
+    title: str
+    raw_text: str | None
+    policy_uid: str | None
+    topics: list[str] | None
+    funding: list[AdpFundingItem] | None
+    exclusions: list[AdpExclusionItem] | None
+    page_num: int | None
+
+
+class AdpExtraction(TypedDict, total=False):
+    extraction_date: str
+    documents_processed: int
+    total_sections: int
+    total_exclusions: int
+    total_funding_rules: int
+    sections: list[AdpExtractedSection]
+
+
+def section_kind(x: AdpExtractedSection, raw: str) -> str:
     """'toc' for table-of-contents / amendment-log fragments, else 'policy'."""
     title = x.get("title") or ""
     if (

@@ -17,9 +17,11 @@ import re
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
 import yaml
+
+from ocm_common.json_types import JsonObject
 
 from . import (
     act,
@@ -47,6 +49,16 @@ HAND_WRITTEN = {
 }
 
 
+class CommentaryChunk(TypedDict, total=False):
+    """One chunk of `ohip_commentary.yaml` (corpus/FORMAT.md): the keys the check reads."""
+
+    id: str
+    title: str
+    codes: list[str]
+    section: str
+    text: str
+
+
 class CommentaryCheck(TypedDict):
     unknown_codes: list[str]
     fee_mismatches: list[str]
@@ -62,19 +74,28 @@ class HandWrittenEntry(TypedDict):
     fee_mismatches: NotRequired[list[str]]
 
 
+class OffManifest(TypedDict, total=False):
+    """corpus/off/MANIFEST.json: what wrote it, its rules, and one note per file written (a
+    source file's counts and provenance as JSON, or a hand-written file's entry)."""
+
+    files: dict[str, JsonObject | HandWrittenEntry]
+    generated_by: str
+    rules: str
+
+
 def _first(folder: Path, pattern: str) -> Path | None:
     hits = sorted(folder.glob(pattern)) if folder.is_dir() else []
     return hits[-1] if hits else None
 
 
-def run(args: argparse.Namespace) -> dict[str, Any]:
+def run(args: argparse.Namespace) -> OffManifest:
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     manifest_path = out / "MANIFEST.json"
-    manifest: dict[str, Any] = (
+    manifest: OffManifest = (
         json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
     )
-    files: dict[str, Any] = manifest.setdefault("files", {})
+    files = manifest.setdefault("files", {})
     manifest["generated_by"] = "ocm ingest off"
     manifest["rules"] = (
         "Facts only (codes, fees, DINs, prices, groups, dates, names, thresholds, percentages). "
@@ -157,9 +178,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.ohip_dir and args.ohip_dir.is_dir():
         paths = sorted(args.ohip_dir.glob("section_*_extracted.json"))
         res_o = ohip.load(paths)
-        src_ohip = {
+        src_ohip: JsonObject = {
             "source": [f"ohip/{p.name}" for p in paths],
-            "schedule_pdf": res_o.meta["source_pdf"],
+            "schedule_pdf": list(res_o.meta["source_pdf"]),
             "edition": res_o.meta["edition"],
         }
         n = write_csv(out / "ohip_fee_schedule.csv", ohip_shapes.FEE_COLUMNS, res_o.rows)
@@ -205,14 +226,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             args.adp_dir / "adp_funding_rule.csv",
             args.adp_dir / "adp_exclusion.csv",
         )
-        src_adp = {
+        src_adp: JsonObject = {
             "source": [
                 "adp/adp_extraction.json",
                 "adp/adp_funding_rule.csv",
                 "adp/adp_exclusion.csv",
             ],
             "extraction_date": res_a.meta["extraction_date"],
-            "manuals": res_a.meta["manuals"],
+            "manuals": {doc: list(names) for doc, names in res_a.meta["manuals"].items()},
         }
         n = write_csv(out / "adp_funding_rule.csv", adp_funding.FUNDING_COLUMNS, res_a.funding)
         files["adp_funding_rule.csv"] = {
@@ -282,7 +303,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             files[f"{table}.csv"] = {
                 "source": f"ohip_act/{table}.csv",
                 "source_note": "rules extracted from the Health Insurance Act and Reg. 552",
-                "extracted": res_c.meta["extracted"],
+                "extracted": list(res_c.meta["extracted"]),
                 "rows_in": res_c.meta["rows_in"].get(table, 0),
                 "rows_out": n,
                 "dropped": {
@@ -318,7 +339,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return manifest
 
 
-def check_commentary(chunks: list[dict[str, Any]], schedule: Path) -> CommentaryCheck:
+def check_commentary(chunks: list[CommentaryChunk], schedule: Path) -> CommentaryCheck:
     """Codes the commentary names that the fee schedule lacks, and quoted fees ('A135
     (164.90)') that differ from every fee the schedule gives for that code."""
     if not schedule.exists():

@@ -28,7 +28,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from .ohip_shapes import DroppedRow, FeeRow, OhipMeta, OhipResult, SubsectionRow
 from .textrules import NUMBER_WORDS, break_runs, guarding, keep_label, reword, summarise
@@ -36,6 +36,44 @@ from .textrules import NUMBER_WORDS, break_runs, guarding, keep_label, reword, s
 CODE_RE = re.compile(r"^[A-Z]{1,2}\d{3}[A-Z]?$")
 MAX_PLAUSIBLE_SPAN = 100
 _NUM = r"\d+(?:\.\d+)?"
+
+
+# One `../shared/data/ohip/section_*_extracted.json` file as the extraction wrote it: the keys
+# read here (any may be missing). A fee cell holds what the PDF table showed: a number, or text
+# such as "per unit 12.50", "Add 30%", "I.C.".
+
+FeeCell = str | int | float | None
+
+
+class OhipFeeCode(TypedDict, total=False):
+    """One fee code entry of a subsection."""
+
+    code: str
+    description: str
+    fee: FeeCell
+    units: str | int | None
+    conditions: str | None
+    h_fee: FeeCell
+    p_fee: FeeCell
+    t_fee: FeeCell
+    asst_fee: FeeCell
+    surg_fee: FeeCell
+    anae_fee: FeeCell
+    special_prefix: str | None
+    context: str
+
+
+class OhipSubsection(TypedDict, total=False):
+    subsection_title: str
+    parent_section: str
+    page_ref: str
+    pages_processed: str | None  # the PDF pages read, "12-14"
+    fee_codes: list[OhipFeeCode] | None
+
+
+class OhipSectionFile(TypedDict, total=False):
+    source_pdf: str
+    subsections: list[OhipSubsection]
 
 
 @dataclass(frozen=True)
@@ -145,11 +183,8 @@ class _SourceRow:
     file: str
     sub: tuple[str, str, str]  # (parent section, page ref, subsection title)
     order: int
-    fields: dict[str, Any]  # the extraction's entry as read (code, description, fee, ...)
+    fields: OhipFeeCode  # the extraction's entry as read
     fee: Fee = field(default_factory=lambda: Fee(None, "missing"))
-
-    def get(self, key: str) -> Any:
-        return self.fields.get(key)
 
 
 def _tokset(text: str) -> frozenset[str]:
@@ -183,7 +218,8 @@ def load(paths: list[Path]) -> OhipResult:
     """Load all section files; rewording avoids 8-word runs of any text in them."""
     texts: list[str] = []
     for path in paths:
-        for sub in json.loads(path.read_text(encoding="utf-8")).get("subsections", []):
+        section: OhipSectionFile = json.loads(path.read_text(encoding="utf-8"))
+        for sub in section.get("subsections", []):
             for fc in sub.get("fee_codes") or []:
                 texts.extend(
                     str(fc.get(k))
@@ -201,16 +237,16 @@ def _load(paths: list[Path]) -> OhipResult:
     source_pdfs: set[str] = set()
     order = 0
     for path in sorted(paths):
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data: OhipSectionFile = json.loads(path.read_text(encoding="utf-8"))
         if data.get("source_pdf"):
             source_pdfs.add(Path(data["source_pdf"]).name)
-        for sub in data.get("subsections", []):
+        for part in data.get("subsections", []):
             key: tuple[str, str, str] = (
-                sub.get("parent_section", ""),
-                sub.get("page_ref", ""),
-                sub.get("subsection_title", ""),
+                part.get("parent_section", ""),
+                part.get("page_ref", ""),
+                part.get("subsection_title", ""),
             )
-            fee_codes = sub.get("fee_codes") or []
+            fee_codes = part.get("fee_codes") or []
             if key not in sub_index and fee_codes:
                 sub_index[key] = len(subsections) + 1
                 subsections.append(
@@ -219,8 +255,8 @@ def _load(paths: list[Path]) -> OhipResult:
                         "section": key[0],
                         "subsection_title": key[2],
                         "page_ref": key[1],
-                        "pdf_pages": sub.get("pages_processed") or "",
-                        "plausible_pages": _span(sub.get("pages_processed")) <= MAX_PLAUSIBLE_SPAN,
+                        "pdf_pages": part.get("pages_processed") or "",
+                        "plausible_pages": _span(part.get("pages_processed")) <= MAX_PLAUSIBLE_SPAN,
                         "n_source_rows": 0,
                         "n_codes": 0,
                     }
@@ -236,17 +272,17 @@ def _load(paths: list[Path]) -> OhipResult:
 
     by_code: dict[str, list[_SourceRow]] = defaultdict(list)
     for r in raw_rows:
-        code = str(r.get("code") or "").strip().upper()
+        code = str(r.fields.get("code") or "").strip().upper()
         page_ref = r.sub[1]
         if not code:
-            drop("", r.get("fee"), "no code", page_ref)
+            drop("", r.fields.get("fee"), "no code", page_ref)
             continue
         if not CODE_RE.match(code):
-            drop(code, r.get("fee"), "malformed code", page_ref)
+            drop(code, r.fields.get("fee"), "malformed code", page_ref)
             continue
-        fee = parse_fee(r.get("fee"))
+        fee = parse_fee(r.fields.get("fee"))
         if fee is None:
-            drop(code, r.get("fee"), "malformed fee", page_ref)
+            drop(code, r.fields.get("fee"), "malformed fee", page_ref)
             continue
         r.fee = fee
         if r.sub in sub_index:
@@ -257,7 +293,8 @@ def _load(paths: list[Path]) -> OhipResult:
     for code in sorted(by_code):
         members = by_code[code]
         code_text = " ".join(
-            f"{r.get('conditions') or ''} {r.get('description') or ''}" for r in members
+            f"{r.fields.get('conditions') or ''} {r.fields.get('description') or ''}"
+            for r in members
         )
         for r, f in zip(
             members, _percent_in_disguise([r.fee for r in members], code_text), strict=True
@@ -269,14 +306,16 @@ def _load(paths: list[Path]) -> OhipResult:
         priced = [f for f in variants if f.kind != "missing"]
         if priced and Fee(None, "missing") in variants:
             for r in variants.pop(Fee(None, "missing")):
-                drop(code, r.get("fee"), "duplicate (no fee; priced row kept)", r.sub[1])
+                drop(code, r.fields.get("fee"), "duplicate (no fee; priced row kept)", r.sub[1])
         conditions: list[str] = []
         for r in members:
-            c = (r.get("conditions") or "").strip()
+            c = (r.fields.get("conditions") or "").strip()
             if c and not _trivial_condition(c) and c not in conditions:
                 conditions.append(c)
-        units_texts = [str(r.get("units")) for r in members if isinstance(r.get("units"), str)]
-        descs = [r.get("description") or "" for r in members]
+        units_texts = [
+            str(r.fields.get("units")) for r in members if isinstance(r.fields.get("units"), str)
+        ]
+        descs = [r.fields.get("description") or "" for r in members]
         limits = _dedupe(find_limits(*units_texts, *conditions, *descs))
         req = _dedupe([summarise(c, max_words=30, first_clause=False) for c in conditions])
         req = [x for x in req if not any(_tokset(x) <= _tokset(lim) for lim in limits)]
@@ -290,23 +329,23 @@ def _load(paths: list[Path]) -> OhipResult:
                 plausible = bool(sub and sub["plausible_pages"])
                 return (
                     0 if plausible else 1,
-                    -len((r.get("description") or "").split()),
+                    -len((r.fields.get("description") or "").split()),
                     r.order,
                 )
 
             vrows.sort(key=rank)
             best = vrows[0]
             for r in vrows[1:]:
-                drop(code, r.get("fee"), "duplicate", r.sub[1])
+                drop(code, r.fields.get("fee"), "duplicate", r.sub[1])
             sub = subsections[sub_index[best.sub] - 1] if best.sub in sub_index else None
             if sub:
                 sub["n_codes"] += 1
-            units = best.get("units")
+            units = best.fields.get("units")
             if isinstance(units, (int, float)) and not isinstance(units, bool):
                 units_s = str(int(units)) if float(units).is_integer() else str(units)
             else:
                 units_s = keep_label(str(units or ""), max_words=12)
-            desc = best.get("description") or ""
+            desc = best.fields.get("description") or ""
             rows.append(
                 {
                     "code": code,
@@ -314,16 +353,16 @@ def _load(paths: list[Path]) -> OhipResult:
                     "fee": fee.value,
                     "fee_kind": fee.kind,
                     "fee_percent": fee.percent,
-                    "h_fee": _num(best.get("h_fee")),
-                    "p_fee": _num(best.get("p_fee")),
-                    "asst_fee": _num(best.get("asst_fee")),
-                    "surg_fee": _num(best.get("surg_fee")),
-                    "anae_fee": _num(best.get("anae_fee")),
-                    "t_fee": _num(best.get("t_fee")),
+                    "h_fee": _num(best.fields.get("h_fee")),
+                    "p_fee": _num(best.fields.get("p_fee")),
+                    "asst_fee": _num(best.fields.get("asst_fee")),
+                    "surg_fee": _num(best.fields.get("surg_fee")),
+                    "anae_fee": _num(best.fields.get("anae_fee")),
+                    "t_fee": _num(best.fields.get("t_fee")),
                     "units": units_s,
                     "requirements": " | ".join(req[:4]),
                     "limits": "; ".join(limits[:4]),
-                    "special_prefix": (best.get("special_prefix") or "").strip(),
+                    "special_prefix": (best.fields.get("special_prefix") or "").strip(),
                     "section": best.sub[0],
                     "subsection_title": best.sub[2],
                     "subsection_n": sub["subsection_n"] if sub else None,
@@ -349,7 +388,7 @@ def _load(paths: list[Path]) -> OhipResult:
         "source_pdf": sorted(source_pdfs),
         "edition": _edition(source_pdfs),
         "rows_in": len(raw_rows),
-        "unique_codes_in": len({str(r.get("code") or "").strip().upper() for r in raw_rows}),
+        "unique_codes_in": len({str(r.fields.get("code") or "").strip().upper() for r in raw_rows}),
     }
     return OhipResult(rows, dropped, subsections, meta)
 

@@ -15,11 +15,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypedDict, get_args
+from typing import Literal, TypedDict, get_args
 
 import yaml
 
 from .opa_cep_facts import (
+    CepPage,
     clean_navigation,
     clean_title,
     derive_features,
@@ -87,7 +88,7 @@ _REFRESHED_TOOL: tuple[Literal["tool_id", "category", "features", "screening_too
 
 def derive(path: Path) -> CepRecord:
     """Corpus record (facts only, empty texts) for one CEP tool file."""
-    raw = json.loads(path.read_text(encoding="utf-8"))
+    raw: CepPage = json.loads(path.read_text(encoding="utf-8"))
     document_id = f"cep-{tool_slug(raw)}"
     date = parse_date(raw.get("last_updated"))
     nav = clean_navigation(raw.get("navigation") or [])
@@ -120,12 +121,13 @@ def derive(path: Path) -> CepRecord:
     }
 
 
-def merge(existing: dict[str, Any], facts: CepRecord) -> dict[str, Any]:
-    """Refresh derived facts; keep authored topics, conditions, summaries and sections."""
-    merged = dict(existing)
+def merge(existing: CepRecord, facts: CepRecord) -> CepRecord:
+    """Refresh derived facts; keep authored topics, conditions, summaries and sections.
+    `existing` is the authored file as read: a document in the same format, texts written."""
+    merged = existing.copy()
     for key in _REFRESHED:
         merged[key] = facts[key]
-    tool = dict(existing.get("tool") or {})
+    tool = existing["tool"].copy() if existing.get("tool") else facts["tool"].copy()
     for tool_key in _REFRESHED_TOOL:
         tool[tool_key] = facts["tool"][tool_key]
     summaries = {n.get("anchor"): n.get("summary", "") for n in tool.get("navigation") or []}
@@ -197,13 +199,13 @@ class CepIngestion:
         return {o.source_file: o.excluded_because for o in self.outcomes if o.excluded_because}
 
 
-def content_fingerprint(raw: dict[str, Any]) -> str:
+def content_fingerprint(raw: CepPage) -> str:
     """Hash of what a reader of the page sees, so one tool crawled under two URLs hashes alike."""
     content = {key: raw.get(key) for key in _CONTENT_FIELDS}
     return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
 
 
-def not_a_tool(raw: dict[str, Any]) -> str | None:
+def not_a_tool(raw: CepPage) -> str | None:
     """Why a crawled page is not a published clinical tool (a draft, a staging page, a
     learning-centre hub), or None when it is one."""
     title = re.sub(r"\s+", " ", raw.get("title") or "").strip()
@@ -228,7 +230,7 @@ def ingestion_outcome(source_dir: Path) -> CepIngestion:
 
     One tool crawled under two URLs (e.g. `opioid-use-disorder` and `opioid-use-disorder-oud-tool`,
     same content) yields one document: the shortest slug, the parent page."""
-    raws = {
+    raws: dict[str, CepPage] = {
         p.name: json.loads(p.read_text(encoding="utf-8")) for p in sorted(source_dir.glob("*.json"))
     }
     kept_for: dict[str, str] = {}  # content fingerprint -> the file that represents it

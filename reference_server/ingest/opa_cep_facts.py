@@ -9,9 +9,72 @@ crawled files become documents.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TypedDict
+
+from ocm_common.json_types import JsonValue
 
 from .dates import MONTH, iso_date
+
+# ----------------------------------------------------------------------------- the crawled page
+# One `../shared/data/opa/cep/*_extracted.json` file as the crawler wrote it: the keys read
+# here (every key may be missing; a crawl of a page that lacks a part leaves it out or empty).
+
+
+class CepNavItem(TypedDict, total=False):
+    """One entry of the page's navigation (its table of contents)."""
+
+    title: str
+    anchor: str | None
+    type: str
+    level: int
+
+
+class CepSubsection(TypedDict, total=False):
+    heading: str
+    anchor: str | None
+    level: int
+
+
+class CepSection(TypedDict, total=False):
+    """One main section of the page: its heading, anchor, subsections and a text extract."""
+
+    heading: str
+    anchor: str | None
+    level: int
+    subsections: list[CepSubsection]
+    summary: str | None
+
+
+class CepKeyContent(TypedDict, total=False):
+    """What the crawler recognised in the page's text."""
+
+    assessment_tools: list[str]
+    red_flags: list[str]
+    has_diagnostic_criteria: bool
+    has_treatment_guidance: bool
+    has_referral_criteria: bool
+
+
+class CepPage(TypedDict, total=False):
+    """One crawled CEP tool page."""
+
+    document_id: str
+    source_url: str
+    source_org: str
+    document_type: str
+    tool_category: str
+    extracted_at: str
+    content_hash: str
+    title: str
+    tool_slug: str
+    last_updated: str
+    navigation: list[CepNavItem]
+    key_content: CepKeyContent
+    features: dict[str, bool]  # has_algorithm, has_calculator, has_checklist, ...
+    sections: list[CepSection]
+    references: list[JsonValue]
+    summary: str
+
 
 _DATE = re.compile(rf"({MONTH})\s+(\d{{1,2}}),\s*(\d{{4}})", re.I)
 # Footnote markers glued to a heading: "Assessment algorithm2,3,5-8", "Diagnosis3–5", "Screening6".
@@ -63,7 +126,7 @@ _INSTRUMENTS: dict[str, str] = {
 }
 
 
-def parse_date(value: Any) -> str | None:
+def parse_date(value: str | None) -> str | None:
     """'July 31, 2025' -> '2025-07-31'; anything that is not just a date -> None."""
     m = _DATE.fullmatch(str(value or "").strip())
     if not m:
@@ -84,7 +147,7 @@ def clean_title(title: str) -> str:
     return t.rstrip(":").strip()
 
 
-def tool_slug(raw: dict[str, Any]) -> str:
+def tool_slug(raw: CepPage) -> str:
     """URL slug without WordPress '-2' suffixes and with known typos fixed."""
     slug = raw.get("tool_slug") or raw["source_url"].rstrip("/").rsplit("/", 1)[-1]
     slug = re.sub(r"-[2-9]$", "", slug.lower())  # keep "covid-19", drop "...-2"
@@ -93,7 +156,7 @@ def tool_slug(raw: dict[str, Any]) -> str:
     return slug
 
 
-def clean_navigation(nav: list[dict[str, Any]]) -> list[dict[str, str]]:
+def clean_navigation(nav: list[CepNavItem]) -> list[dict[str, str]]:
     """[{title, anchor}] with titles cleaned; first entry wins when an anchor repeats."""
     out: list[dict[str, str]] = []
     seen: set[str] = set()
@@ -112,7 +175,7 @@ def _find_anchor(nav: list[dict[str, str]], pattern: str) -> str | None:
     return None
 
 
-def derive_features(raw: dict[str, Any], nav: list[dict[str, str]]) -> dict[str, str | None]:
+def derive_features(raw: CepPage, nav: list[dict[str, str]]) -> dict[str, str | None]:
     """Best-matching navigation anchor per feature, else the tool URL if flagged, else None."""
     flags = raw.get("features") or {}
     out: dict[str, str | None] = {}
@@ -122,7 +185,7 @@ def derive_features(raw: dict[str, Any], nav: list[dict[str, str]]) -> dict[str,
     return out
 
 
-def _section_text(raw: dict[str, Any]) -> str:
+def _section_text(raw: CepPage) -> str:
     parts = []
     for s in raw.get("sections") or []:
         if not _BOILERPLATE.match(clean_title(s.get("heading", ""))):
@@ -131,7 +194,7 @@ def _section_text(raw: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
-def screening_tools(raw: dict[str, Any]) -> list[str]:
+def screening_tools(raw: CepPage) -> list[str]:
     """key_content.assessment_tools, then instruments named in the tool's own sections."""
     found = list((raw.get("key_content") or {}).get("assessment_tools") or [])
     text = _section_text(raw)
@@ -141,7 +204,7 @@ def screening_tools(raw: dict[str, Any]) -> list[str]:
     return found
 
 
-def skeleton_sections(raw: dict[str, Any], nav: list[dict[str, str]]) -> list[dict[str, str]]:
+def skeleton_sections(raw: CepPage, nav: list[dict[str, str]]) -> list[dict[str, str]]:
     """Headings for authors: navigation titles, or the tool's main headings when nav is thin."""
     headings = [n["title"] for n in nav]
     if len(headings) < 3:

@@ -54,6 +54,7 @@ from .opa_pho_outline import (
     derive_title,
 )
 from .opa_pho_text import (
+    PhoExtraction,
     Rejoiner,
     first_group,
     full_text,
@@ -162,7 +163,7 @@ class PhoFacts:
 
 
 def derive(path: Path) -> PhoFacts:
-    raw = json.loads(path.read_text(encoding="utf-8"))
+    raw: PhoExtraction = json.loads(path.read_text(encoding="utf-8"))
     meta = raw.get("metadata") or {}
     text = full_text(raw)
     fix = Rejoiner(repair(text))

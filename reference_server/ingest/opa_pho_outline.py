@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
-from .opa_pho_text import Rejoiner, repair
+from .opa_pho_text import PhoExtraction, Rejoiner, repair
 
 
 class OrphanHeading(TypedDict):
@@ -48,7 +48,7 @@ class Heading:
         return f"{self.number}. {self.title}"
 
 
-def derive_title(raw: dict[str, Any]) -> str:
+def derive_title(raw: PhoExtraction) -> str:
     head = (raw.get("content") or "").split("Published:")[0]
     words = " ".join(w.strip() for w in head.splitlines() if w.strip())
     words = re.sub(r"\s+", " ", words).strip()

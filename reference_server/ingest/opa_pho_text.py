@@ -4,9 +4,47 @@ force, missing pages found, and dates read from "Month YYYY"."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TypedDict
+
+from ocm_common.json_types import JsonValue
 
 from .dates import MONTH, iso_date
+
+# One PDF extraction (`../shared/data/opa/pho/*.json`) as the extractor wrote it: the keys read
+# here (any may be missing).
+
+
+class PhoExtractedSection(TypedDict, total=False):
+    heading: str
+    content: str | None
+    full_content: str | None  # the section's whole text (`content` may be cut short)
+    subsections: list[JsonValue]
+
+
+class PhoExtractionMeta(TypedDict, total=False):
+    """The extraction's `metadata`: the PDF's own properties and what the extractor read."""
+
+    pdf_title: str
+    pdf_author: str
+    pdf_creation_date: str
+    pdf_modified_date: str
+    published_date: str | None  # "June 2013"
+    revision_date: str | None
+    effective_date: str | None
+    topics: list[str]
+    source_org: str
+    document_type: str
+    page_count: int | None
+    extraction_date: str
+
+
+class PhoExtraction(TypedDict, total=False):
+    title: str
+    source_file: str | None  # the PDF's path on the extracting machine
+    content: str | None  # the text before the first section
+    sections: list[PhoExtractedSection]
+    metadata: PhoExtractionMeta
+
 
 # Page footer/header left by the PDF extraction: "... Practice | April 2015  49 <text>"
 _PAGE = re.compile(r"Practice\s*\|\s*[A-Z][a-z]+ \d{4}\s+(\d{1,3})\b")
@@ -20,7 +58,7 @@ def repair(text: str) -> str:
     return text
 
 
-def full_text(raw: dict[str, Any]) -> str:
+def full_text(raw: PhoExtraction) -> str:
     return "\n".join(chunks_of(raw))
 
 
@@ -34,13 +72,13 @@ def month_date(text: str) -> str | None:
     return iso_date(m.group(2), m.group(1)) if m else None
 
 
-def chunks_of(raw: dict[str, Any]) -> list[str]:
+def chunks_of(raw: PhoExtraction) -> list[str]:
     return [raw.get("content") or ""] + [
         s.get("full_content") or s.get("content") or "" for s in raw.get("sections") or []
     ]
 
 
-def paged_lines(raw: dict[str, Any]) -> list[tuple[int | None, str]]:
+def paged_lines(raw: PhoExtraction) -> list[tuple[int | None, str]]:
     """Split into lines tagged with the page number in force (from the running footer).
 
     The extraction dropped some pages; a chunk that resumes after such a gap starts with text

@@ -12,8 +12,10 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
+from ocm_common.json_types import JsonObject, JsonValue
+from reference_server.retrieval.opa_freshness import SeenAt
 from reference_server.retrieval.opa_sections import Filters, vector_search
 from reference_server.retrieval.sql import SqlClient
 from reference_server.retrieval.vector import VectorClient, VectorHit
@@ -44,6 +46,58 @@ def program_key(name: str) -> str | None:
     return min(found)[1] if found else None
 
 
+# ----------------------------------------------------------------------------- the stored block
+# A document's `program:` block as the index stores it (corpus/FORMAT.md, with every
+# `verified_from` expanded to `[{url, seen}]` by index/provenance.py): the `program` column of
+# `opa_documents` and the `program` metadata of a vector chunk, as JSON. Every key is optional.
+
+
+class StoredEligibility(TypedDict, total=False):
+    age_criteria: str | None
+    risk_criteria: str | None
+    general: list[str] | None
+    min_age: int | None
+    max_age: int | None  # None: no upper limit
+
+
+class StoredRecommendation(TypedDict, total=False):
+    text: str
+    category: str  # screening | diagnostic | referral | surveillance
+    age_range: list[int] | None
+    frequency: str | None
+    conditions: list[str] | None
+    risk_factors: list[str] | None
+    section: int | None  # 1-based index of the section it is written in
+    verified_from: list[SeenAt] | None
+    unverified: bool
+
+
+class StoredAlgorithm(TypedDict, total=False):
+    name: str
+    description: str
+    steps: list[str] | None
+    decision_points: list[JsonObject] | None  # {"if", "then", verified_from | unverified}
+    verified_from: list[SeenAt] | None
+    unverified: bool
+
+
+class StoredProgram(TypedDict, total=False):
+    key: str | None  # cervical | breast | colorectal | lung
+    name: str | None
+    overview: str | None
+    eligibility: StoredEligibility | None
+    intervals: dict[str, str] | None
+    recommendations: list[StoredRecommendation] | None
+    algorithms: list[StoredAlgorithm] | None
+    procedures: list[str] | None
+    referral_process: str | None
+    self_referral: str | None
+    locations: list[str] | None
+    resources: list[str] | None
+    # fact -> the pages that verify it, or "unverified" (None: the corpus named neither)
+    provenance: dict[str, list[SeenAt] | str | None] | None
+
+
 @dataclass(frozen=True)
 class Seen:
     """A public page a fact was verified from, and the date of the copy seen."""
@@ -52,7 +106,7 @@ class Seen:
     seen: str
 
 
-def _pages(raw: Any) -> tuple[Seen, ...]:
+def _pages(raw: list[SeenAt] | str | None) -> tuple[Seen, ...]:
     if not isinstance(raw, list):
         return ()
     return tuple(Seen(s["url"], str(s["seen"])) for s in raw if isinstance(s, dict))
@@ -69,7 +123,7 @@ class FactCheck:
 UNCHECKED = FactCheck()  # a fact the provenance table does not name
 
 
-def _fact_check(raw: Any) -> FactCheck:
+def _fact_check(raw: list[SeenAt] | str | None) -> FactCheck:
     return FactCheck(_pages(raw), raw == "unverified")
 
 
@@ -107,7 +161,7 @@ class ProgramAlgo:
     description: str
     steps: tuple[str, ...]
     # Published as stored (their keys vary: `unverified` only where a step could not be checked).
-    decision_points: tuple[Mapping[str, Any], ...]
+    decision_points: tuple[Mapping[str, JsonValue], ...]
     verified_from: tuple[Seen, ...]
     unverified: bool
 
@@ -147,7 +201,7 @@ class ProgramDoc:
     program: ProgramBlock
 
 
-def _rec(raw: dict[str, Any], document_id: str) -> ProgramRec:
+def _rec(raw: StoredRecommendation, document_id: str) -> ProgramRec:
     rng = raw.get("age_range")
     return ProgramRec(
         document_id=document_id,
@@ -163,7 +217,7 @@ def _rec(raw: dict[str, Any], document_id: str) -> ProgramRec:
     )
 
 
-def _algo(raw: dict[str, Any], source_url: str) -> ProgramAlgo:
+def _algo(raw: StoredAlgorithm, source_url: str) -> ProgramAlgo:
     return ProgramAlgo(
         source_url=source_url,
         name=raw["name"],
@@ -175,7 +229,7 @@ def _algo(raw: dict[str, Any], source_url: str) -> ProgramAlgo:
     )
 
 
-def _eligibility(raw: dict[str, Any] | None) -> ProgramEligibility | None:
+def _eligibility(raw: StoredEligibility | None) -> ProgramEligibility | None:
     if not raw:
         return None
     return ProgramEligibility(
@@ -187,7 +241,7 @@ def _eligibility(raw: dict[str, Any] | None) -> ProgramEligibility | None:
     )
 
 
-def program_block(raw: dict[str, Any], document_id: str, source_url: str) -> ProgramBlock:
+def program_block(raw: StoredProgram, document_id: str, source_url: str) -> ProgramBlock:
     """A decoded program block; its recommendations and pathways name their document."""
     return ProgramBlock(
         key=raw.get("key"),
@@ -207,7 +261,7 @@ def program_block(raw: dict[str, Any], document_id: str, source_url: str) -> Pro
     )
 
 
-def _program_doc(row: Mapping[str, Any], raw_program: dict[str, Any]) -> ProgramDoc:
+def _program_doc(row: Mapping[str, Any], raw_program: StoredProgram) -> ProgramDoc:
     document_id, source_url = row["document_id"], row.get("source_url") or ""
     return ProgramDoc(
         document_id=document_id,
@@ -256,7 +310,7 @@ def program_docs_from_hits(hits: list[VectorHit], key: str | None) -> list[Progr
         m = h.metadata
         if key is None or not m.get("program") or m.get("document_id") in found:
             continue
-        program = json.loads(m["program"])
+        program: StoredProgram = json.loads(m["program"])
         if program.get("key") == key:
             found[m["document_id"]] = _program_doc(m, program)
     return sorted(found.values(), key=lambda d: d.document_id)

@@ -39,10 +39,12 @@ def fts_query(text: str, mode: str = "OR") -> str:
     return f" {mode} ".join(f'"{w}"' for w in fts_words(text))
 
 
-def _as_dicts(description: Any, rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+def _as_dicts(
+    description: Sequence[Sequence[object]], rows: list[tuple[SqlValue, ...]]
+) -> list[dict[str, SqlValue]]:
     """Rows as dicts keyed by column name. When two names clash, ignoring case (a join's
     `a.*, b.*`), each name reads its first matching column, as `dict(sqlite3.Row)` did."""
-    names = [column[0] for column in description]
+    names = [str(column[0]) for column in description]
     lowered = [n.lower() for n in names]
     if len(set(lowered)) == len(lowered):
         return [dict(zip(names, row, strict=True)) for row in rows]
@@ -96,7 +98,7 @@ def select_list(row_type: type[Any], alias: str = "") -> str:
     return ", ".join(alias + f.name for f in fields(row_type))
 
 
-def as_rows(row_type: type[Row], rows: list[dict[str, Any]]) -> list[Row]:
+def as_rows(row_type: type[Row], rows: Sequence[dict[str, SqlValue]]) -> list[Row]:
     """The client's row dicts as typed rows, each dict becoming the row's attributes: no copy
     and no per-field init, since a call can read hundreds of rows (the SELECT must name
     exactly the type's fields: `select_list`)."""

@@ -45,6 +45,8 @@ _FANOUT = ThreadPoolExecutor(max_workers=6, thread_name_prefix="chroma")
 MetadataValue: TypeAlias = str | int | float | bool
 # An embedding as Chroma returns it (a numpy row) or as the embedder gives it (a list).
 Vector: TypeAlias = np.ndarray | list[float]
+# One chunk's metadata as Chroma returns it (None: no value stored under that key).
+ChunkMetadata: TypeAlias = dict[str, MetadataValue | None]
 # The filter operators the tools use, `{"field": {"$in": [...]}}` or `{"field": {"$eq": v}}`.
 Condition = TypedDict("Condition", {"$in": list[MetadataValue], "$eq": MetadataValue}, total=False)
 # A `where` filter in the subset of Chroma's language `_matches` evaluates: field equality, a
@@ -103,7 +105,7 @@ class FlatIndex:
         return [(self.ids[candidates[i]], float(scores[i])) for i in order]
 
 
-def _matches(metadata: dict[str, Any], where: Where | None) -> bool:
+def _matches(metadata: ChunkMetadata, where: Where | None) -> bool:
     """Evaluate the subset of Chroma's `where` language the tools use ($and, $in, equality)."""
     if not where:
         return True
@@ -135,7 +137,7 @@ class VectorClient:
         self.embedder = embedder
         self._client: Any = None
         self._collections: dict[str, Collection] = {}
-        self._payloads: dict[str, dict[str, tuple[str, dict[str, Any]]]] = {}
+        self._payloads: dict[str, dict[str, tuple[str, ChunkMetadata]]] = {}
         self._flat: dict[str, FlatIndex] = {}
         self._lock = threading.Lock()
         # name indexes, per-filter ids, rows and subset indexes, decoded payload views: each
@@ -150,7 +152,7 @@ class VectorClient:
                 collection = self._client.get_collection(name)
                 exact = collection.count() <= self.settings.exact_search_max
                 include = ["documents", "metadatas"] + (["embeddings"] if exact else [])
-                payloads: dict[str, tuple[str, dict[str, Any]]] = {}
+                payloads: dict[str, tuple[str, ChunkMetadata]] = {}
                 vectors: dict[str, Vector] = {}
                 for data in chroma_client.pages(collection, include):
                     for i, doc_id in enumerate(data["ids"]):
@@ -256,7 +258,7 @@ class VectorClient:
     @staticmethod
     def _hnsw(
         chroma: Any,
-        payloads: dict[str, tuple[str, dict[str, Any]]],
+        payloads: dict[str, tuple[str, ChunkMetadata]],
         vector: list[float],
         n_results: int,
         chroma_where: Where | None,
@@ -278,7 +280,7 @@ class VectorClient:
 
     @staticmethod
     def _flat_hits(
-        payloads: dict[str, tuple[str, dict[str, Any]]], found: list[tuple[str, float]]
+        payloads: dict[str, tuple[str, ChunkMetadata]], found: list[tuple[str, float]]
     ) -> list[VectorHit]:
         return [VectorHit(i, *payloads[i], max(0.0, similarity)) for i, similarity in found]
 

@@ -36,6 +36,7 @@ from typing import Any, Literal, TypedDict
 
 import yaml
 
+from ocm_common.json_types import JsonObject
 from reference_server.scoring.features import FEATURES
 
 MODEL_FILE = Path(__file__).with_name("calibration.yaml")
@@ -130,7 +131,7 @@ class CalibrationModel:
     """Every family's model, and what the file says about how they were fitted."""
 
     families: dict[str, Logistic]
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: JsonObject = field(default_factory=dict)  # the file's other keys (version, fitted, ...)
 
     def of(self, family: str | None) -> Logistic | None:
         return self.families.get(family) if family else None

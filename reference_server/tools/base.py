@@ -30,6 +30,7 @@ from mcp.types import TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.json_schema import SkipJsonSchema
 
+from ocm_common.json_types import Arguments, JsonObject
 from reference_server.errors import InternalError
 from reference_server.retrieval.dual_path import DualResult, PathName, tool_deadline
 from reference_server.retrieval.rerank import RerankMeta
@@ -57,7 +58,7 @@ class ExtraMeta(TypedDict, total=False):
     rerank: RerankMeta  # what the optional reranker did (section-level tools)
     sub_call_timings_ms: list[SubCallTiming]  # a composed tool's sub-calls
     provenance: list[PathName]  # a tool publishing no evidence fields: the paths that answered
-    conflicts: list[dict[str, Any]]  # ... and the conflicts it found, as JSON
+    conflicts: list[JsonObject]  # ... and the conflicts it found, as JSON
 
 
 class Timings(TypedDict):
@@ -115,7 +116,7 @@ class Tool(ABC, Generic[Req, Resp]):
     async def run(self, rt: Runtime, req: Req) -> ToolOutput[Resp]:
         """The typed response with its timings and meta."""
 
-    def warm_up_arguments(self) -> dict[str, Any]:
+    def warm_up_arguments(self) -> Arguments:
         """The warm-up request as a client would send it."""
         return self.warm_up().model_dump(mode="json", exclude_unset=True)
 
@@ -174,7 +175,7 @@ class McpTool(FastMcpTool):
             runtime=runtime,
         )
 
-    async def run(self, arguments: dict[str, Any]) -> ToolResult:
+    async def run(self, arguments: Arguments) -> ToolResult:
         """The tool's answer; a client-facing error as it is; anything unexpected masked (a
         generic message and an error id for the client, the detail in the log)."""
         try:
@@ -184,12 +185,12 @@ class McpTool(FastMcpTool):
         except Exception as exc:
             raise InternalError(self.name, exc) from None
 
-    async def _answer(self, arguments: dict[str, Any]) -> ToolResult:
+    async def _answer(self, arguments: Arguments) -> ToolResult:
         with collecting() as stages:
             result = await self._timed_answer(arguments, stages)
         return result
 
-    async def _timed_answer(self, arguments: dict[str, Any], stages: StageTimes) -> ToolResult:
+    async def _timed_answer(self, arguments: Arguments, stages: StageTimes) -> ToolResult:
         tool, rt = self.tool, self.runtime
         received = time.perf_counter()
         with stage(VALIDATION):

@@ -3,19 +3,24 @@ what the confidence was computed from)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, WithJsonSchema
 
+from ocm_common.json_types import JsonObject
 from reference_server.retrieval.dual_path import PathName
 from reference_server.scoring.citations import Citation
 from reference_server.scoring.conflicts import Conflict
 
-__all__ = ["Citation", "ConfidenceBasis", "Evidence", "SpecInputs"]
+__all__ = ["Citation", "ConfidenceBasis", "Evidence", "OpenObject", "SpecInputs"]
 
 SourceOrg = Literal["cpso", "ontario_health", "cep", "pho", "moh"]
 DocumentType = Literal["policy", "advice", "guideline", "bulletin", "tool", "statement"]
 Path = PathName
+
+# A free-form JSON object in a response (the arguments of a sub-call, a decision point as the
+# corpus states it): any JSON values, published as an object open to any properties.
+OpenObject = Annotated[JsonObject, WithJsonSchema({"additionalProperties": True, "type": "object"})]
 
 CONFIDENCE_DESCRIPTION = (
     "The probability that this answer is right (a 'nothing answers this' answer included), "

@@ -42,6 +42,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from ocm_common.json_types import Arguments
 from reference_server.errors import ClientFacingError, masked
 from reference_server.retrieval.dual_path import DualResult, run_dual
 from reference_server.runtime import Runtime
@@ -209,7 +210,7 @@ class SubCall(Generic[SubReq, SubResp]):
         return self.tool.name
 
     @property
-    def arguments(self) -> dict[str, Any]:
+    def arguments(self) -> Arguments:
         """The request as a client would have sent it (the trace shows it)."""
         if self.request is None:
             return {}

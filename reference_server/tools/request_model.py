@@ -7,10 +7,11 @@ The published input schema and the input errors (`input_schema`) are worded from
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Self
+from typing import Annotated, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, StringConstraints, model_validator
 
+from ocm_common.json_types import Arguments
 from reference_server.errors import Problem
 
 # Free text: at least one visible character and no control characters (tab, newline and carriage
@@ -46,7 +47,7 @@ class StrictModel(BaseModel):
         return self
 
 
-def missing_required_set(request: type[BaseModel], arguments: dict[str, Any]) -> Problem | None:
+def missing_required_set(request: type[BaseModel], arguments: Arguments) -> Problem | None:
     """The cross-field rule's problem when none of the required sets is fully given."""
     sets: tuple[tuple[str, ...], ...] = getattr(request, "required_any_of", ())
     if not sets or any(all(arguments.get(f) is not None for f in s) for s in sets):

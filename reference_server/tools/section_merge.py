@@ -16,14 +16,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from functools import lru_cache
-from typing import Any
 
 from reference_server import ranking
 from reference_server.config import Fusion, Settings
 from reference_server.retrieval import rerank
 from reference_server.retrieval.opa_section_rows import SectionRow
 from reference_server.retrieval.sql import STOPWORDS
-from reference_server.retrieval.vector import VectorHit
+from reference_server.retrieval.vector import ChunkMetadata, VectorHit
 from reference_server.scoring.confidence import OPA, Counts
 from reference_server.scoring.conflicts import Conflict, compare
 from reference_server.text import prefix_stem
@@ -58,7 +57,7 @@ class SectionHit:
     sql_rank: int | None = None
     vector_rank: int | None = None
     vector_similarity: float | None = None
-    vector_meta: dict[str, Any] = field(default_factory=dict)  # the vector store's metadata
+    vector_meta: ChunkMetadata = field(default_factory=dict)  # the vector store's metadata
 
     @property
     def from_sql(self) -> bool:
@@ -230,8 +229,9 @@ def metadata_conflicts(hits: list[SectionHit]) -> list[Conflict]:
             ("updated_date", str(row.updated_date or ""), meta.get("updated_date")),
             ("policy_level", row.policy_level or "", meta.get("policy_level")),
         ]
-        if row.ipac and meta.get("ipac"):
-            vector_block = json.dumps(json.loads(meta["ipac"]), sort_keys=True)
+        ipac = meta.get("ipac")
+        if row.ipac and ipac and isinstance(ipac, str):  # stored as JSON text
+            vector_block = json.dumps(json.loads(ipac), sort_keys=True)
             checks.append(("ipac", row.ipac.canonical, vector_block))
         for name, sql_value, vector_value in checks:
             c = compare(

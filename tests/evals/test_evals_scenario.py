@@ -113,3 +113,17 @@ def test_question_falls_back_to_title() -> None:
         ).question()
         == "Q?"
     )
+
+
+def test_an_unquoted_yaml_date_in_arguments_is_sent_as_its_iso_text(tmp_path: Path) -> None:
+    # YAML reads `2025-04-01` as a date, which JSON has no type for: a hand-written scenario
+    # still means the text, in its call and in an id lookup's call
+    text = GOOD.replace(
+        "args: {codes: [A007]}",
+        "args: {codes: [A007], as_of: 2025-04-01}\n"
+        "ids_from: {tool: schedule.get, args: {dates: [2025-04-01]}, path: 'items[*]', id: code, "
+        "into: codes}",
+    )
+    (scenario,) = load_scenarios(write(tmp_path, "s.yaml", text))
+    assert scenario.args == {"codes": ["A007"], "as_of": "2025-04-01"}
+    assert scenario.lookups[0].args == {"dates": ["2025-04-01"]}

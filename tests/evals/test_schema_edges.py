@@ -11,12 +11,13 @@ from typing import Any
 import jsonschema
 
 from evals.run.edge_text import fitted, words
-from evals.run.schema_edges import Edge, SchemaEdges, schema_edges
+from evals.run.schema_edges import SchemaEdges, schema_edges
+from ocm_common.json_types import Arguments, JsonSchema
 
 # the reference server's free-text pattern: no control characters, not blank
 TEXT = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*[^\s\x00-\x08\x0b\x0c\x0e-\x1f\x7f][^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$"
 
-SEARCH = {
+SEARCH: JsonSchema = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
@@ -34,7 +35,7 @@ SEARCH = {
 }
 
 
-def _by_label(made: SchemaEdges) -> dict[str, Edge]:
+def _by_label(made: SchemaEdges) -> dict[str, Any]:
     """Every edge by label, those sent and those that repeat an earlier edge's call."""
     return {e.label: e for e in [*made.edges, *made.repeats]}
 
@@ -66,7 +67,7 @@ def test_text_at_max_and_min_length_in_words_and_code_points() -> None:
 
 
 def test_numbers_at_their_bounds_and_just_inside_exclusive_ones() -> None:
-    schema = {
+    schema: JsonSchema = {
         "type": "object",
         "properties": {
             "n": {"type": "integer", "minimum": 1, "maximum": 50},
@@ -97,7 +98,7 @@ def test_arrays_at_min_and_max_items() -> None:
     assert edges["topics: minItems 0"].args["topics"] == []
     full = edges["topics: maxItems 3"].args["topics"]
     assert len(full) == 3 and len(set(full)) == 3
-    enum_items = {
+    enum_items: JsonSchema = {
         "type": "object",
         "properties": {
             "orgs": {"type": "array", "items": {"enum": ["cpso", "pho", "moh"]}, "minItems": 1}
@@ -108,7 +109,9 @@ def test_arrays_at_min_and_max_items() -> None:
     assert labels["orgs: minItems 1"].args["orgs"] == ["cpso"]
     assert labels["orgs: all 3 item values"].args["orgs"] == ["cpso", "pho", "moh"]
     # each value alone once (the first is the same call as minItems 1, so it is not sent twice)
-    chosen = [e.args["orgs"] for e in [*made.edges, *made.repeats] if e.field == "(choices)"]
+    chosen: list[Any] = [
+        e.args["orgs"] for e in [*made.edges, *made.repeats] if e.field == "(choices)"
+    ]
     assert sorted(chosen) == [["cpso"], ["moh"], ["pho"]]
 
 
@@ -119,7 +122,7 @@ def test_optional_fields_absent_and_present() -> None:
 
 
 def test_one_call_per_required_alternative() -> None:
-    schema = {
+    schema: JsonSchema = {
         "type": "object",
         "additionalProperties": False,
         "properties": {
@@ -140,7 +143,7 @@ def test_one_call_per_required_alternative() -> None:
 
 
 def test_nested_fields_and_refs() -> None:
-    schema = {
+    schema: JsonSchema = {
         "type": "object",
         "$defs": {
             "Device": {
@@ -166,14 +169,14 @@ def test_nested_fields_and_refs() -> None:
 
 
 def test_a_known_good_call_is_the_base_of_each_field_edge() -> None:
-    base = {"query": "cervical screening", "n_results": 5}
+    base: Arguments = {"query": "cervical screening", "n_results": 5}
     edges = _by_label(schema_edges(SEARCH, base))
     assert edges["n_results: maximum 50"].args == {"query": "cervical screening", "n_results": 50}
     assert edges["(optional): none"].args == {"query": "cervical screening"}
 
 
 def test_edges_that_cannot_be_built_or_do_not_validate_are_dropped_with_a_reason() -> None:
-    schema = {
+    schema: JsonSchema = {
         "type": "object",
         "properties": {
             # a look-ahead: neither style matches and the pattern walker does not build it

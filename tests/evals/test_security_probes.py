@@ -26,6 +26,7 @@ from evals.run.security.sandbox import Sandbox
 from evals.run.security.session import Session
 from evals.run.security.shadowing import find_shadow, scan
 from evals.run.security.surface import ToolSurface
+from ocm_common.json_types import Arguments
 from tests.served_tools import SERVED
 
 SNAPSHOT = Path(__file__).parents[1] / "snapshots" / "tool_schemas.json"
@@ -192,7 +193,7 @@ def test_destinations_not_in_the_arguments_are_reported() -> None:
         "/var/spool/outbox/copy-1.eml",
         "/srv/uploads/report.pdf",
     ]
-    args = {"to": "ocm-1@example.org", "attachment": "report.pdf"}
+    args: Arguments = {"to": "ocm-1@example.org", "attachment": "report.pdf"}
     assert unasked(json.dumps({"result": result}), args) == [
         "archive@collector.example",
         "relay.collector.example",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from security_servers import stdio
 
@@ -20,8 +21,9 @@ from evals.run.security.runner import Options, run_security
 from evals.run.security.session import Call
 from evals.run.security.surface import ToolSurface
 from ocm_cli.program import main
+from ocm_common.json_types import Arguments, JsonSchema
 
-CURRENCY = {
+CURRENCY: JsonSchema = {
     "type": "object",
     "properties": {
         "amount": {"type": "number", "minimum": 0, "maximum": 1000},
@@ -47,7 +49,7 @@ def _named(report: SecurityReport) -> set[tuple[str, str | None]]:
 
 
 def test_valid_arguments_honour_pattern_format_and_bounds() -> None:
-    args = valid_args(CURRENCY)
+    args: dict[str, Any] = valid_args(CURRENCY)
     assert re.fullmatch("[A-Z]{3}", args["currency"])
     assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", args["when"])
     assert 0 <= args["amount"] <= 1000 and args["kind"] in ("spot", "forward", "average")
@@ -55,13 +57,13 @@ def test_valid_arguments_honour_pattern_format_and_bounds() -> None:
 
 def test_the_sweep_tries_every_enum_value_first() -> None:
     tool = ToolSurface("rates", input_schema=CURRENCY)
-    planned, _ = sweep(tool, limit=3)
+    planned: list[dict[str, Any]] = sweep(tool, limit=3)[0]
     assert [args["kind"] for args in planned] == ["spot", "forward", "average"]
     assert all(re.fullmatch("[A-Z]{3}", args["currency"]) for args in planned)
 
 
 def test_refusals_are_told_from_the_tools_own_errors() -> None:
-    args = {"currency": "test", "amount": 1}
+    args: Arguments = {"currency": "test", "amount": 1}
     pydantic = (
         "1 validation error for call[convert]\ncurrency\n  String should match pattern "
         "'^[A-Z]{3}$' [type=string_pattern_mismatch, input_value='test', input_type=str]"
@@ -78,7 +80,7 @@ def test_refusals_are_told_from_the_tools_own_errors() -> None:
 
 
 def test_a_refused_filler_is_retried_with_what_the_error_asks_for() -> None:
-    schema = {"type": "object", "properties": {"currency": {"type": "string"}}}
+    schema: JsonSchema = {"type": "object", "properties": {"currency": {"type": "string"}}}
     call = Call(
         "rate", {"currency": "test"}, "reach", "tool-error", "currency must be one of: EUR, USD"
     )

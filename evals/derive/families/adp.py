@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Iterator
-from typing import Any
 
 from evals.derive.case import ExpectSpec, derived_case
 from evals.derive.corpus import Corpus
@@ -20,6 +19,7 @@ from evals.derive.families.adp_category import DEVICES as MANUAL_DEVICES
 from evals.derive.families.adp_category import rule_manual
 from evals.derive.registry import family
 from evals.run.scenario import Scenario
+from ocm_common.json_types import Arguments
 
 TOOL = "adp.get"
 FUNDING = "adp_funding_rule.csv"
@@ -120,7 +120,7 @@ def funding_rules(corpus: Corpus) -> Iterator[Scenario]:
         scenario, doc, section = row["scenario"], row["adp_doc"], row["section_ref"]
         device = _device_for(row, corpus)
         question = _pick(row["rule_id"], SHARE_QUESTIONS[scenario]).format(device=device)
-        args: dict[str, Any] = {"query": question}
+        args: Arguments = {"query": question}
         if doc == CORE:  # the core manual's own rule: asked as the category, not a device's
             args["device"] = {"category": CORE, "type": device}
         client, adp_share = _num(row["client_share_percent"]), _num(row["adp_share_percent"])
@@ -201,7 +201,7 @@ def exclusions(corpus: Corpus) -> Iterator[Scenario]:
         )
         device = _pick(row["exclusion_id"], devices)
         question = _pick(row["exclusion_id"], EXCLUSION_QUESTIONS[kind]).format(device=device)
-        args: dict[str, Any] = {"query": question}
+        args: Arguments = {"query": question}
         if doc == CORE:
             args["device"] = {"category": CORE, "type": device}
         where = re.escape(loc(doc, section)) + r"(?=[,;)])"
@@ -275,7 +275,7 @@ def social_assistance(corpus: Corpus) -> Iterator[Scenario]:
                     continue
                 question = template.format(device=device)
                 question = question[:1].upper() + question[1:]
-                args: dict[str, Any] = {"query": question}
+                args: Arguments = {"query": question}
                 if doc == CORE:
                     args["device"] = {"category": CORE, "type": device}
                 expect: list[ExpectSpec] = [
@@ -306,7 +306,7 @@ def social_assistance(corpus: Corpus) -> Iterator[Scenario]:
                     source=_source(corpus, FUNDING, rows),
                     critical=True,
                 )
-            structured: dict[str, Any] = {
+            structured: Arguments = {
                 "query": f"ADP funding for a {device}?",
                 "social_assistance": "odsp",
             }

@@ -17,12 +17,12 @@ contribution").
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from evals.derive.case import ExpectSpec, derived_case
 from evals.derive.corpus import ADP_SECTIONS, AdpSectionRecord, Corpus
 from evals.derive.registry import family
 from evals.run.scenario import Scenario
+from ocm_common.json_types import Arguments
 
 TOOL = "adp.get"
 FAMILY = "adp.device_category"
@@ -173,7 +173,7 @@ def device_category(corpus: Corpus) -> Iterator[Scenario]:
                 ]
             if manual in OTHER_TERMS:
                 what += "; other terms " + ", ".join(s for s, _ in OTHER_TERMS[manual])
-            args: dict[str, Any] = {"query": question, "check": ["funding"]}
+            args: Arguments = {"query": question, "check": ["funding"]}
             if category == CORE:
                 args["device"] = {"category": CORE, "type": device}
             yield derived_case(

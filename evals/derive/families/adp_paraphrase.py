@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterator
-from typing import Any
 
 from evals.derive.case import ExpectSpec, derived_case
 from evals.derive.corpus import Corpus
@@ -20,6 +19,7 @@ from evals.derive.families.adp import CORE, EXCLUSIONS, FUNDING, _num, _pick, _s
 from evals.derive.families.adp_category import rule_manual
 from evals.derive.registry import family
 from evals.run.scenario import Scenario
+from ocm_common.json_types import Arguments
 
 TOOL = "adp.get"
 FAMILY = "adp.paraphrase"
@@ -100,8 +100,8 @@ EXCLUSION_WORDS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _args(doc: str, question: str, device: str) -> dict[str, Any]:
-    args: dict[str, Any] = {"query": question[:1].upper() + question[1:]}
+def _args(doc: str, question: str, device: str) -> Arguments:
+    args: Arguments = {"query": question[:1].upper() + question[1:]}
     if doc == CORE:  # the core manual's own rules: asked as the category, as adp.get names it
         args["device"] = {"category": CORE, "type": device}
     return args

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
 import yaml
 
@@ -20,6 +20,7 @@ from evals.derive.families.odb import (
 )
 from evals.derive.registry import family
 from evals.run.scenario import Scenario
+from ocm_common.json_types import Arguments, JsonObject
 
 TOOL = "coverage.answer"
 POLICY = "odb_policy.yaml"
@@ -64,6 +65,16 @@ def eligibility(corpus: Corpus) -> Eligibility:
     raise ValueError(f"{POLICY}: no eligibility block")
 
 
+def stated(patient: Patient) -> JsonObject:
+    """The patient as the ``patient`` argument sends it (its keys in the same order)."""
+    argument: JsonObject = {"age": patient["age"]}
+    if "setting" in patient:
+        argument["setting"] = patient["setting"]
+    if "plan" in patient:
+        argument["plan"] = patient["plan"]
+    return argument
+
+
 def patients(policy: Eligibility) -> list[tuple[Patient, str]]:
     """Patient variations and how each is said in a question."""
     senior = policy.min_age + 7
@@ -98,9 +109,9 @@ def drug_questions(corpus: Corpus) -> Iterator[Scenario]:
             if in_text
             else f"Is {first.brand} {spoken} covered by ODB for this patient?"
         )
-        args: dict[str, Any] = {"question": question}
+        args: Arguments = {"question": question}
         if not in_text:
-            args["patient"] = patient
+            args["patient"] = stated(patient)
         benefits = {p.covered for p in group}
         dins = sorted(p.din for p in group)
         expect: list[ExpectSpec] = [

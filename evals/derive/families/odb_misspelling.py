@@ -36,6 +36,7 @@ from evals.derive.families.odb_paraphrase import (
 from evals.derive.misspell import misspell
 from evals.derive.registry import family
 from evals.run.scenario import Scenario
+from ocm_common.json_types import Arguments
 
 ONE_WORD_BRAND = re.compile(r"[A-Za-z]{6,}")
 ONE_WORD_GENERIC = re.compile(r"[a-z]{7,}")
@@ -121,7 +122,7 @@ def misspellings(corpus: Corpus) -> Iterator[Scenario]:
         first = group[0]
         pick = _choice(f"{SEED}:{typed}", len(MISSPELT_QUESTIONS) + 1)
         if pick == len(MISSPELT_QUESTIONS):
-            args = {"drug": typed, "strength": first.strength}
+            args: Arguments = {"drug": typed, "strength": first.strength}
         else:
             args = {"q": _question(MISSPELT_QUESTIONS[pick], name=typed, strength=first.strength)}
         yield derived_case(

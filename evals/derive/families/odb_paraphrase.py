@@ -30,6 +30,7 @@ from evals.derive.families.odb import (
 )
 from evals.derive.registry import family
 from evals.run.scenario import Scenario
+from ocm_common.json_types import Arguments
 
 SEED = 0
 TOOL = "odb.get"
@@ -164,7 +165,7 @@ def strength_formats(corpus: Corpus) -> Iterator[Scenario]:
                 ]
                 pick = _choice(key, len(STRENGTH_QUESTIONS) + 1)
                 if pick == len(STRENGTH_QUESTIONS):
-                    args = {"drug": name, "strength": written}
+                    args: Arguments = {"drug": name, "strength": written}
                 else:
                     q = _question(STRENGTH_QUESTIONS[pick], name=name, strength=written)
                     args = {"q": q}

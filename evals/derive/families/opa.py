@@ -16,13 +16,13 @@ import re
 import zlib
 from collections import Counter, defaultdict
 from collections.abc import Iterator
-from typing import Any
 
 from evals.derive.case import ExpectSpec, derived_case
 from evals.derive.corpus import Corpus, OpaDocument, OpaSection
 from evals.derive.registry import family, skip
 from evals.run.public_keys import SECTION_SIGN
 from evals.run.scenario import Scenario
+from ocm_common.json_types import Arguments
 
 SEARCH = "opa.search_sections"
 POLICY = "opa.policy_check"
@@ -188,7 +188,7 @@ def paraphrase(key: str, heading: str) -> str:
 def _heading_cases(corpus: Corpus, name: str, phrase: bool) -> Iterator[Scenario]:
     for doc, section, heading in unique_headings(corpus, name):
         query = paraphrase(section.section_id, heading) if phrase else heading
-        args: dict[str, Any] = {"query": query, "n_results": TOP}
+        args: Arguments = {"query": query, "n_results": TOP}
         if doc.data.get("is_superseded"):
             args["include_superseded"] = True
         yield derived_case(

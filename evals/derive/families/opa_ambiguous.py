@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator
-from typing import Any
 
 from evals.derive.case import derived_case
 from evals.derive.corpus import Corpus, OpaDocument, OpaSection
@@ -32,6 +31,7 @@ from evals.derive.families.opa import (
 )
 from evals.derive.registry import family, skip
 from evals.run.scenario import Scenario
+from ocm_common.json_types import Arguments
 
 # Headings shared by more documents than this are boilerplate ('Definitions', 'Purpose'): a few
 # of their owners stand for all of them, so the family does not grow with the corpus's boilerplate.
@@ -79,7 +79,7 @@ def shared_heading(corpus: Corpus) -> Iterator[Scenario]:
     it came from among the first five? (Right for at most five of the documents sharing it.)"""
     name = "opa.shared_heading"
     for doc, section, _n, why in ambiguous_headings(corpus, name, SEARCHED_ORGS):
-        args: dict[str, Any] = {"query": section.heading, "n_results": TOP}
+        args: Arguments = {"query": section.heading, "n_results": TOP}
         yield derived_case(
             name,
             section.section_id,

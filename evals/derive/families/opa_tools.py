@@ -12,13 +12,13 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator
-from typing import Any
 
 from evals.derive.case import ExpectSpec, derived_case
 from evals.derive.corpus import CepTool, Corpus, OpaDocument, ProgramRecommendation
 from evals.derive.families.opa import documents
 from evals.derive.registry import family, skip
 from evals.run.scenario import Scenario
+from ocm_common.json_types import Arguments
 
 CEP = "opa.clinical_tools"
 IPAC = "opa.ipac_guidance"
@@ -193,7 +193,7 @@ def _case(
     key: str,
     docs: list[OpaDocument],
     ident: str,
-    args: dict[str, Any],
+    args: Arguments,
     expect: list[ExpectSpec],
     title: str,
     source: str,
@@ -282,7 +282,7 @@ def _recommendation_cases(key: str, docs: list[OpaDocument]) -> Iterator[Scenari
                 skip(name, "facts give different intervals to the same patient")
                 continue
             pattern = "(" + "|".join(re.escape(str(a["text"])) for a in answers) + ")"
-            args: dict[str, Any] = {"query_type": "intervals", "patient_age": age}
+            args: Arguments = {"query_type": "intervals", "patient_age": age}
             if risk:
                 args["risk_factors"] = [risk]
             yield _case(

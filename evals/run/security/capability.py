@@ -5,7 +5,6 @@ contradicts."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from evals.conformance.grading import grade_of
 from evals.run.security.findings import TOOLS_SECURITY, Finding
@@ -13,6 +12,7 @@ from evals.run.security.inputs import plain
 from evals.run.security.registry import Context
 from evals.run.security.reproduce import call_line
 from evals.run.security.surface import ToolSurface
+from ocm_common.json_types import Arguments
 
 FAMILY = "capabilities"
 CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -24,12 +24,12 @@ def name_tokens(name: str) -> set[str]:
     return {t.lower() for t in TOKEN.findall(CAMEL.sub("_", name))}
 
 
-def is_string(schema: Any) -> bool:
+def is_string(schema: object) -> bool:
     types = plain(schema).get("type")
     return types == "string" or (isinstance(types, list) and "string" in types)
 
 
-def free_text(schema: Any) -> bool:
+def free_text(schema: object) -> bool:
     """A string argument that takes any text (no enum or const, not a date or an address)."""
     s = plain(schema)
     if not is_string(s) or "enum" in s or "const" in s:
@@ -37,7 +37,7 @@ def free_text(schema: Any) -> bool:
     return s.get("format") not in ("date", "date-time", "time", "email", "uuid")
 
 
-def fits(schema: Any, value: str) -> bool:
+def fits(schema: object, value: str) -> bool:
     """``value`` satisfies the argument's pattern and maximum length, so the probe reaches the
     tool instead of its input validation."""
     s = plain(schema)
@@ -52,7 +52,7 @@ def fits(schema: Any, value: str) -> bool:
 
 def recognised(
     name: str,
-    schema: Any,
+    schema: object,
     names: frozenset[str],
     words: re.Pattern[str],
     formats: frozenset[str] = frozenset(),
@@ -72,7 +72,7 @@ def finding(
     argument: str,
     message: str,
     evidence: str,
-    args: dict[str, Any],
+    args: Arguments,
 ) -> Finding:
     return Finding(
         check=check,

@@ -4,7 +4,7 @@ by the one grading table, the tools not called, and which families made no calls
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from evals.conformance.grading import (
     AUTH_ERRORS,
@@ -17,7 +17,8 @@ from evals.conformance.grading import (
     TOOLS_SECURITY,
     TRANSPORT_SECURITY,
 )
-from ocm_common.findings import GRADES, Finding, Grade, Skipped
+from ocm_common.findings import GRADES, Finding, FindingJson, Grade, Skipped
+from ocm_common.json_types import JsonObject
 
 if TYPE_CHECKING:
     from evals.run.security.session import CallSummary
@@ -49,6 +50,33 @@ class ReachRow(TypedDict):
     refused: int  # refused by the server for the probe's own value: checked
     unreached: int
     could_not_reach: list[str]  # each reason once, "<n> x <reason>" when repeated
+
+
+class CheckRow(TypedDict):
+    """One check of the report: its family and findings (None: the family made no call)."""
+
+    name: str
+    family: str
+    findings: int | None
+    made_calls: bool
+
+
+class SecurityReportJson(TypedDict):
+    """``security.json`` (and the run record's body): :meth:`SecurityReport.to_json`."""
+
+    target: str
+    exit_code: int
+    error: str | None
+    calls: int
+    families_without_calls: list[str]
+    duration_s: float
+    counts: dict[Grade, int]
+    checks: list[CheckRow]
+    findings: list[FindingJson]
+    skipped: list[JsonObject]
+    notes: list[str]
+    reach: list[ReachRow]
+    call_log: list[CallSummary]
 
 
 @dataclass
@@ -103,7 +131,7 @@ class SecurityReport:
             return 1
         return 3 if self.called_nothing and not self.findings else 0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SecurityReportJson:
         return {
             "target": self.target,
             "exit_code": self.exit_code,

@@ -6,9 +6,10 @@ past anything a tool should accept without a limit."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from evals.json_pointer import resolve
+from evals.run.schema_reading import UNIONS, is_schema
+from ocm_common.json_types import Arguments, JsonSchema, JsonValue
 
 HUGE_INT = 10**12
 HUGE_NUMBER = 1e308
@@ -17,21 +18,22 @@ HUGE_ARRAY = 10_000
 STRING_CANDIDATES = ("test", "a", "1", "00000000", "a1", "2026-01-01", "x@example.org")
 
 
-def plain(schema: Any) -> dict[str, Any]:
+def plain(schema: object) -> JsonSchema:
     """The schema of one value: ``anyOf``/``oneOf`` reduced to their first non-null variant."""
-    if not isinstance(schema, dict):
+    if not is_schema(schema):
         return {}
-    for key in ("anyOf", "oneOf"):
+    for key in UNIONS:
         variants = schema.get(key)
         if isinstance(variants, list):
-            real = [v for v in variants if isinstance(v, dict) and v.get("type") != "null"]
+            real = [v for v in variants if is_schema(v) and v.get("type") != "null"]
             if real:
-                merged = {k: v for k, v in schema.items() if k != key}
+                merged: JsonSchema = {**schema}
+                del merged[key]
                 return plain({**merged, **real[0]})
     return schema
 
 
-def kind(schema: dict[str, Any]) -> str | None:
+def kind(schema: JsonSchema) -> str | None:
     value = schema.get("type")
     if isinstance(value, list):
         value = next((t for t in value if t != "null"), None)
@@ -40,7 +42,7 @@ def kind(schema: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def minimal(schema: Any) -> Any:
+def minimal(schema: object) -> JsonValue:
     """A small value valid against ``schema`` where that is easy (enum, const, type, bounds,
     simple patterns and formats); good enough to reach the code behind the argument."""
     s = plain(schema)
@@ -69,12 +71,12 @@ def minimal(schema: Any) -> Any:
     return _string(s)
 
 
-def _required(schema: dict[str, Any]) -> dict[str, Any]:
+def _required(schema: JsonSchema) -> dict[str, JsonSchema]:
     props = schema.get("properties") or {}
     return {n: props.get(n, {}) for n in schema.get("required") or [] if isinstance(n, str)}
 
 
-def _string(s: dict[str, Any]) -> str:
+def _string(s: JsonSchema) -> str:
     fmt = s.get("format")
     if fmt in ("uri", "uri-reference", "iri", "url"):
         return "file:///tmp/evals-security"
@@ -100,13 +102,13 @@ def _matches(pattern: str, text: str) -> bool:
         return True
 
 
-def base_args(input_schema: dict[str, Any]) -> dict[str, Any]:
+def base_args(input_schema: JsonSchema) -> Arguments:
     """Every required argument at its minimal value."""
-    schema = resolve(input_schema, input_schema)
+    schema: JsonSchema = resolve(input_schema, input_schema)
     return {name: minimal(sub) for name, sub in _required(schema).items()}
 
 
-def extreme(schema: Any) -> tuple[Any, str] | None:
+def extreme(schema: object) -> tuple[JsonValue, str] | None:
     """The largest value or size of one argument, and how to say it, or None for a kind of
     argument where size does not apply (booleans, enums)."""
     s = plain(schema)

@@ -22,7 +22,6 @@ import getpass
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from evals.conformance.grading import grade_of
 from evals.run.security.findings import ROOTS_SECURITY, Finding
@@ -32,6 +31,7 @@ from evals.run.security.registry import Context, family
 from evals.run.security.reproduce import call_line
 from evals.run.security.sandbox import HOME_MARKER, LINK_NAME, OUTSIDE_ENV
 from evals.run.security.surface import ToolSurface
+from ocm_common.json_types import Arguments
 
 FAMILY = "path_probes"
 EXPANSION = "path_escape_expansion"
@@ -132,7 +132,7 @@ def server_home(ctx: Context) -> Path:
 
 
 def _finding(
-    ctx: Context, tool: ToolSurface, name: str, probe: Probe, args: Any, shown: str | None
+    ctx: Context, tool: ToolSurface, name: str, probe: Probe, args: Arguments, shown: str | None
 ) -> Finding:
     how = (
         f"the answer shows it resolved to {shown}"
@@ -156,7 +156,7 @@ def _finding(
 
 
 def _refused_after(
-    ctx: Context, tool: ToolSurface, name: str, probe: Probe, args: Any, shown: str
+    ctx: Context, tool: ToolSurface, name: str, probe: Probe, args: Arguments, shown: str
 ) -> Finding:
     return Finding(
         check=REFUSED_AFTER,
@@ -175,7 +175,7 @@ def _refused_after(
 async def probe_argument(ctx: Context, tool: ToolSurface, name: str) -> list[Finding]:
     """Each check's forms in turn until one escapes (one finding per check and argument)."""
     marker = ctx.sandbox.marker
-    absolute = {name: str(ctx.sandbox.outside_file)}
+    absolute: Arguments = {name: str(ctx.sandbox.outside_file)}
     if marker in (await probe_call(ctx.session, tool, absolute, FAMILY)).output():
         ctx.notes.append(
             f"path_probes: {tool.name}.{name} reads any absolute path (the paths family "

@@ -23,7 +23,6 @@ import json
 import random
 import re
 from functools import lru_cache
-from typing import Any
 
 import jsonschema
 
@@ -35,6 +34,7 @@ from evals.run.security.inputs import STRING_CANDIDATES, base_args, kind, plain
 from evals.run.security.refusal import Refusal, refusal
 from evals.run.security.session import Call, Session
 from evals.run.security.surface import ToolSurface
+from ocm_common.json_types import Arguments, JsonSchema, JsonValue
 
 MAX_RETRIES = 4
 REACHED, REFUSED, RETRIED, UNREACHED = "reached", "refused", "retried", "unreached"
@@ -45,7 +45,7 @@ DESCRIBED = re.compile(
 QUOTED_IN_TEXT = re.compile(r"['\"`]([\w.:@/+\-]{1,40})['\"`]")
 
 
-def _key(schema: dict[str, Any]) -> str:
+def _key(schema: JsonSchema) -> str:
     return json.dumps(schema, sort_keys=True, default=str)
 
 
@@ -60,7 +60,7 @@ def _validator(key: str) -> jsonschema.protocols.Validator | None:
         return None
 
 
-def problems(schema: dict[str, Any], args: dict[str, Any]) -> list[str]:
+def problems(schema: JsonSchema, args: Arguments) -> list[str]:
     """The top-level argument names (or ``(arguments)``) the schema refuses in ``args``."""
     validator = _validator(_key(schema))
     if validator is None:
@@ -80,12 +80,12 @@ def _edges(key: str) -> SchemaEdges:
         return SchemaEdges()
 
 
-def edges(schema: dict[str, Any]) -> SchemaEdges:
+def edges(schema: JsonSchema) -> SchemaEdges:
     """The boundary calls of the schema (each schema-valid), built once per schema."""
     return _edges(_key(schema))
 
 
-def valid_args(schema: dict[str, Any]) -> dict[str, Any]:
+def valid_args(schema: JsonSchema) -> Arguments:
     """Every required argument with a value the published schema accepts (see the module)."""
     minimal = base_args(schema)
     if not problems(schema, minimal):
@@ -97,7 +97,7 @@ def valid_args(schema: dict[str, Any]) -> dict[str, Any]:
     return dict(built[0].args) if built else minimal
 
 
-def _typed(value: str, schema: dict[str, Any]) -> Any:
+def _typed(value: str, schema: JsonSchema) -> JsonValue:
     t = kind(schema)
     try:
         if t == "integer":
@@ -123,19 +123,22 @@ def _from_pattern(pattern: str) -> list[str]:
 
 
 def candidates(
-    name: str, schema: dict[str, Any], found: Refusal | None, built: SchemaEdges
-) -> list[Any]:
+    name: str, schema: JsonSchema, found: Refusal | None, built: SchemaEdges
+) -> list[JsonValue]:
     """Other values to try for argument ``name``, most telling first (see the module)."""
     s = plain(schema)
-    values: list[Any] = []
+    values: list[JsonValue] = []
     if found is not None:
         for pattern in found.patterns:
             values += _from_pattern(pattern)
         values += [_typed(v, s) for v in found.values]
-    for key in ("examples",):
-        if isinstance(s.get(key), list):
-            values += s[key]
-    values += [s[k] for k in ("default", "const") if k in s]
+    examples = s.get("examples")
+    if isinstance(examples, list):
+        values += examples
+    if "default" in s:
+        values.append(s["default"])
+    if "const" in s:
+        values.append(s["const"])
     values += list(s.get("enum") or [])
     text = str(s.get("description") or "")
     values += [_typed(v, s) for v in DESCRIBED.findall(text) + QUOTED_IN_TEXT.findall(text)]
@@ -148,7 +151,7 @@ def candidates(
     elif t == "boolean":
         values += [True, False]
     seen: set[str] = set()
-    out = []
+    out: list[JsonValue] = []
     for value in values:
         key = json.dumps(value, sort_keys=True, default=str)
         if value is not None and key not in seen:
@@ -158,12 +161,12 @@ def candidates(
 
 
 def alternatives(
-    schema: dict[str, Any], args: dict[str, Any], fixed: dict[str, Any], found: Refusal | None
-) -> list[dict[str, Any]]:
+    schema: JsonSchema, args: Arguments, fixed: Arguments, found: Refusal | None
+) -> list[Arguments]:
     """Other argument sets for a refused probe: the probe's own values kept, an argument the
     refusal named (or, when it names none, any argument the probe did not set) given another
     value, each set accepted by the schema apart from the probe's own values."""
-    resolved = resolve(schema, schema)
+    resolved: JsonSchema = resolve(schema, schema)
     props = {k: v for k, v in (resolved.get("properties") or {}).items() if isinstance(v, dict)}
     named = [n for n in (found.names if found else ()) if n not in fixed and n in props]
     targets = (
@@ -172,7 +175,7 @@ def alternatives(
         or [n for n in props if n not in fixed]
     )
     built = edges(schema)
-    out: list[dict[str, Any]] = []
+    out: list[Arguments] = []
     for name in targets:
         for value in candidates(name, props[name], found, built):
             trial = {**args, name: value}
@@ -189,7 +192,7 @@ def alternatives(
     return out
 
 
-def judge(call: Call, fixed: dict[str, Any], names: list[str]) -> tuple[str, Refusal | None]:
+def judge(call: Call, fixed: Arguments, names: list[str]) -> tuple[str, Refusal | None]:
     """``reached``, ``refused`` (only the probe's own arguments refused) or ``unreached`` (an
     argument the probe did not choose refused, or the whole call), with the refusal."""
     if call.status not in ("tool-error", "protocol-error") or call.unparsed:
@@ -206,10 +209,10 @@ def judge(call: Call, fixed: dict[str, Any], names: list[str]) -> tuple[str, Ref
 async def probe_call(
     session: Session,
     tool: ToolSurface,
-    fixed: dict[str, Any],
+    fixed: Arguments,
     purpose: str,
     *,
-    base: dict[str, Any] | None = None,
+    base: Arguments | None = None,
     timeout_s: float | None = None,
 ) -> Call:
     """One probe of ``tool`` with ``fixed`` on top of valid arguments (``base`` when given),

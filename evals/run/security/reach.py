@@ -14,7 +14,6 @@ server gave.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from evals.conformance.grading import grade_of, reference_of
 from evals.run.schema_edges import Edge
@@ -24,6 +23,7 @@ from evals.run.security.registry import Context, family
 from evals.run.security.reproduce import call_line
 from evals.run.security.session import Call
 from evals.run.security.surface import ToolSurface
+from ocm_common.json_types import Arguments
 
 FAMILY = "reach"
 UNREACHABLE = "tool_unreachable"
@@ -43,7 +43,7 @@ def _order(edge: Edge) -> int:
     return 2
 
 
-def sweep(tool: ToolSurface, limit: int) -> tuple[list[dict[str, Any]], int]:
+def sweep(tool: ToolSurface, limit: int) -> tuple[list[Arguments], int]:
     """The arguments of each call, and how many edges were left out."""
     built = sorted(edges(tool.input_schema).edges, key=_order)
     small = [e for e in built if len(json.dumps(e.args, default=str)) <= MAX_EDGE_BYTES]

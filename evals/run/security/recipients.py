@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from typing import Any
 from urllib.parse import urlsplit
 
 from evals.run.security.capability import finding, is_string, name_tokens, recognised
@@ -19,6 +18,7 @@ from evals.run.security.inputs import plain
 from evals.run.security.probe import probe_call
 from evals.run.security.registry import Context
 from evals.run.security.surface import ToolSurface
+from ocm_common.json_types import Arguments, JsonValue
 
 CHECK = "undeclared_recipient"
 RECIPIENT_NAMES = frozenset(
@@ -50,7 +50,7 @@ def sends(tool: ToolSurface) -> bool:
     return bool(SENDS.search(words) or SENDS.search(tool.description or ""))
 
 
-def recipient_value(schema: Any, address: str) -> Any:
+def recipient_value(schema: object, address: str) -> JsonValue:
     """The made-up address in the argument's shape (a list for an array argument)."""
     s = plain(schema)
     return [address] if s.get("type") == "array" else address
@@ -90,7 +90,7 @@ def destinations(output: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def unasked(output: str, args: dict[str, Any]) -> list[str]:
+def unasked(output: str, args: Arguments) -> list[str]:
     """Destinations in ``output`` that the arguments do not name (a path counts as named
     when its file name is in the arguments: a server may report it resolved)."""
     given = json.dumps(args, ensure_ascii=False).lower()

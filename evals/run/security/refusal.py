@@ -16,7 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+
+from ocm_common.json_types import Arguments, JsonValue
 
 REFUSAL = re.compile(
     r"validation errors? for|invalid (?:arguments?|params|parameters?|input|value|type|enum)|"
@@ -80,7 +81,7 @@ def _names_argument(text: str, name: str) -> bool:
     return len(name) >= 5 and re.search(rf"\b{q}\b", text) is not None
 
 
-def _names_value(text: str, value: Any) -> bool:
+def _names_value(text: str, value: JsonValue) -> bool:
     if isinstance(value, bool) or value is None:
         return False
     if isinstance(value, int | float):
@@ -107,7 +108,7 @@ def _values(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(v for v in out if v))
 
 
-def refusal(text: str, args: dict[str, Any], names: Iterable[str] = ()) -> Refusal | None:
+def refusal(text: str, args: Arguments, names: Iterable[str] = ()) -> Refusal | None:
     """The refusal in an error ``text`` for a call with ``args``, or None when the error is
     not about the input (the tool ran and failed on its own terms). ``names`` are the tool's
     other arguments (one the call left out may be the one refused as missing)."""

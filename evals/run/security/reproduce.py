@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import shlex
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evals.conformance.grading import grade_of, reference_of
 from ocm_common.findings import Finding
+from ocm_common.json_types import Arguments, JsonObject, JsonValue
 
 if TYPE_CHECKING:
     from evals.run.security.session import Call
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 SHOW_LIMIT = 60
 
 
-def shorten(value: Any) -> Any:
+def shorten(value: JsonValue) -> JsonValue:
     if isinstance(value, str) and len(value) > SHOW_LIMIT:
         return f"<{len(value):,} x {value[:1]!r}>"
     if isinstance(value, list) and len(value) > 5:
@@ -25,7 +26,12 @@ def shorten(value: Any) -> Any:
     return value
 
 
-def call_line(spec: str, tool: str, args: dict[str, Any]) -> str:
+def shorten_args(args: Arguments) -> JsonObject:
+    """A call's arguments with huge values abbreviated (:func:`shorten` of each)."""
+    return {k: shorten(v) for k, v in args.items()}
+
+
+def call_line(spec: str, tool: str, args: Arguments) -> str:
     """``tools/call`` with the arguments as JSON (huge values abbreviated), against ``spec``."""
     body = json.dumps({"name": tool, "arguments": shorten(args)}, ensure_ascii=True)
     return f"tools/call {body}  # target {spec}"

@@ -23,7 +23,8 @@ def _findings(changes: list[Change], when: str, ctx: Context) -> list[Finding]:
     for change in changes:
         tool = change.pointer.split("/")[1].replace("~1", "/").replace("~0", "~")
         by_tool.setdefault(tool, []).append(change)
-    announced = bool((ctx.session.capabilities.get("tools") or {}).get("listChanged"))
+    tools = ctx.session.capabilities.get("tools")
+    announced = isinstance(tools, dict) and bool(tools.get("listChanged"))
     note = (
         "the server announced listChanged"
         if announced

@@ -30,6 +30,7 @@ from evals.run.security.sandbox import Sandbox
 from evals.run.security.surface import ToolSurface
 from evals.run.targets import TargetError, make_target
 from ocm_common.client_session import record_results_as_they_come
+from ocm_common.json_types import Arguments, JsonObject, JsonValue
 
 Status = Literal["ok", "tool-error", "protocol-error", "timeout", "crash"]
 SAMPLE_EVERY_S = 0.05
@@ -46,7 +47,7 @@ class CallSummary(TypedDict):
     reach: str
     reach_reason: str
     latency_ms: float
-    args: dict[str, Any]  # as sent to the tool, huge values abbreviated
+    args: JsonObject  # as sent to the tool, huge values abbreviated
     answer: str
     answer_bytes: int
     peak_rss_growth_mb: float | None
@@ -63,11 +64,11 @@ class Call:
     sandbox's trees; ``unparsed`` the client's parse errors for messages during the call."""
 
     tool: str
-    args: dict[str, Any]
+    args: Arguments
     purpose: str
     status: Status
     text: str = ""
-    structured: Any = None
+    structured: JsonValue = None
     latency_ms: float = 0.0
     peak_rss_growth_mb: float | None = None
     detail: str = ""
@@ -79,7 +80,7 @@ class Call:
     def summary(self) -> CallSummary:
         """The call as the report records it: arguments abbreviated, the answer's start
         (lone surrogates written as escapes, so the record stays UTF-8)."""
-        from evals.run.security.reproduce import shorten
+        from evals.run.security.reproduce import shorten_args
 
         return {
             "tool": self.tool,
@@ -88,7 +89,7 @@ class Call:
             "reach": self.reach,
             "reach_reason": self.reach_reason,
             "latency_ms": round(self.latency_ms, 1),
-            "args": shorten(self.args),
+            "args": shorten_args(self.args),
             "answer": printable(self.output()[:200]),
             "answer_bytes": self.size_bytes(),
             "peak_rss_growth_mb": self.peak_rss_growth_mb,
@@ -120,7 +121,7 @@ class Session:
     call_timeout_s: float = 10.0
     connect_timeout_s: float = 60.0
     calls: list[Call] = field(default_factory=list)
-    capabilities: dict[str, Any] = field(default_factory=dict)
+    capabilities: JsonObject = field(default_factory=dict)  # the server's, as initialize sent them
     _client: Any = None
     _server: Any = None  # the in-process server, built once
     _target: McpTarget | None = None
@@ -261,7 +262,7 @@ class Session:
             await asyncio.sleep(SAMPLE_EVERY_S)
 
     async def call(
-        self, tool: str, args: dict[str, Any], purpose: str, *, timeout_s: float | None = None
+        self, tool: str, args: Arguments, purpose: str, *, timeout_s: float | None = None
     ) -> Call:
         limit = timeout_s or self.call_timeout_s
         base = self._rss_mb()

@@ -6,9 +6,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from evals.json_pointer import escape
+from evals.run.schema_reading import is_schema, schema_of
+from ocm_common.json_types import JsonObject, JsonSchema
+
+
+class ContractEntry(TypedDict):
+    """A tool as :func:`evals.contract.diff_surfaces` compares it."""
+
+    title: str | None
+    description: str | None
+    annotations: JsonObject | None
+    inputSchema: JsonSchema
+    outputSchema: JsonSchema | None
 
 
 @dataclass(frozen=True)
@@ -16,23 +28,26 @@ class ToolSurface:
     name: str
     title: str | None = None
     description: str | None = None
-    input_schema: dict[str, Any] = field(default_factory=dict)
-    output_schema: dict[str, Any] | None = None
-    annotations: dict[str, Any] = field(default_factory=dict)
+    input_schema: JsonSchema = field(default_factory=JsonSchema)
+    output_schema: JsonSchema | None = None
+    annotations: JsonObject = field(default_factory=dict)
 
     @classmethod
-    def from_wire(cls, raw: dict[str, Any]) -> ToolSurface:
-        """From the camelCase JSON form of one ``tools/list`` entry."""
+    def from_wire(cls, raw: JsonObject) -> ToolSurface:
+        """From the camelCase JSON form of one ``tools/list`` entry (a member of another type
+        than the specification's is read as absent)."""
+        title, description = raw.get("title"), raw.get("description")
+        output, annotations = raw.get("outputSchema"), raw.get("annotations")
         return cls(
             name=str(raw.get("name", "")),
-            title=raw.get("title"),
-            description=raw.get("description"),
-            input_schema=dict(raw.get("inputSchema") or {}),
-            output_schema=dict(raw["outputSchema"]) if raw.get("outputSchema") else None,
-            annotations=dict(raw.get("annotations") or {}),
+            title=title if isinstance(title, str) else None,
+            description=description if isinstance(description, str) else None,
+            input_schema=schema_of(raw.get("inputSchema")),
+            output_schema=schema_of(output) if is_schema(output) and output else None,
+            annotations=dict(annotations) if isinstance(annotations, dict) else {},
         )
 
-    def to_contract(self) -> dict[str, Any]:
+    def to_contract(self) -> ContractEntry:
         """The shape :func:`evals.contract.diff_surfaces` compares."""
         return {
             "title": self.title,
@@ -43,7 +58,7 @@ class ToolSurface:
         }
 
     @property
-    def properties(self) -> dict[str, dict[str, Any]]:
+    def properties(self) -> dict[str, JsonSchema]:
         props = self.input_schema.get("properties") or {}
         return {k: v for k, v in props.items() if isinstance(v, dict)}
 
@@ -68,7 +83,7 @@ class ToolSurface:
             yield from _strings(self.output_schema, f"{base}/outputSchema")
 
 
-def _strings(node: Any, pointer: str) -> Iterator[tuple[str, str]]:
+def _strings(node: object, pointer: str) -> Iterator[tuple[str, str]]:
     if isinstance(node, dict):
         for key, value in node.items():
             where = f"{pointer}/{escape(str(key))}"
@@ -82,5 +97,5 @@ def _strings(node: Any, pointer: str) -> Iterator[tuple[str, str]]:
         yield pointer, node
 
 
-def surface_map(tools: list[ToolSurface]) -> dict[str, dict[str, Any]]:
+def surface_map(tools: list[ToolSurface]) -> dict[str, ContractEntry]:
     return {t.name: t.to_contract() for t in tools}

@@ -5,10 +5,11 @@ is `rule_citations`; its one-line answer is `summary`."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from ocm_common.json_types import JsonObject
 from reference_server.retrieval.adp_manuals import (
     CepThreshold,
     DescriptiveRule,
@@ -26,13 +27,14 @@ from reference_server.tools.adp.terms import (
     Basis,
     basis_of,
 )
+from reference_server.tools.common import OpenObject
 
 
 class Eligibility(BaseModel):
     basic_mobility: bool | None = Field(description="null = not determined from the request.")
     ontario_resident: bool | None
     valid_prescription: bool | None
-    other_criteria: dict[str, Any]
+    other_criteria: OpenObject
 
 
 PaidBy = Literal["client", "social_assistance"]
@@ -208,10 +210,10 @@ def eligibility_of(
     basic: bool | None = None
     if p.category == "mobility":
         basic = False if "alternative_transport" in sel.flagged else (True if p.daily else None)
-    other: dict[str, Any] = {  # the published free-form criteria
+    other: JsonObject = {  # the published free-form criteria
         "device_type": p.device_type,
         "category": p.category,
-        "flagged_exclusions": sel.flagged,
+        "flagged_exclusions": list(sel.flagged),
         "requirements": [
             f"{ref(s)}: {s.heading} - {s.summary[:200]}" for s in sel.requirement_sections
         ],

@@ -27,7 +27,7 @@ from reference_server.runtime import Runtime
 from reference_server.scoring.conflicts import Conflict
 from reference_server.tools.adp import get as adp_get
 from reference_server.tools.adp.language import assistance_of
-from reference_server.tools.common import ConfidenceBasis, Evidence
+from reference_server.tools.common import ConfidenceBasis, Evidence, OpenObject
 from reference_server.tools.coverage.patient import Patient, with_stated_context
 from reference_server.tools.coverage.routing import (
     SETTING_WORDS,
@@ -109,7 +109,7 @@ class Request(StrictModel):
 
 class TraceEntry(BaseModel):
     tool: str
-    args: dict[str, Any]
+    args: OpenObject
     started_ms: float = Field(description="Start offset from the beginning of this answer (ms).")
     duration_ms: int
     error: str | None = Field(default=None, description="Why the tool failed, if it did.")

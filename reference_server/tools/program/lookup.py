@@ -34,7 +34,12 @@ from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import OPA, Counts
 from reference_server.scoring.conflicts import Conflict
 from reference_server.scoring.features import Signals
-from reference_server.tools.common import CONFIDENCE_DESCRIPTION, ConfidenceBasis, Path
+from reference_server.tools.common import (
+    CONFIDENCE_DESCRIPTION,
+    ConfidenceBasis,
+    OpenObject,
+    Path,
+)
 from reference_server.tools.pipeline import DualPathTool
 from reference_server.tools.program.facts import (
     UNVERIFIED_PENALTY,
@@ -98,7 +103,7 @@ class Algorithm(BaseModel):
     name: str
     description: str
     steps: list[str]
-    decision_points: list[dict[str, Any]]
+    decision_points: list[OpenObject]
     source_url: str
     verified_from: list[Source]
     unverified: bool
