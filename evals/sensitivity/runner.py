@@ -179,9 +179,7 @@ def prepare_worktree(rev: str = "HEAD", path: Path = WORKTREE) -> str:
         _git("worktree", "add", "--detach", str(path), sha)
     _git("checkout", "--detach", "--force", sha, cwd=path)
     reset(path)
-    venv = path / ".venv"
-    if not venv.exists():
-        venv.symlink_to(PROJECT_ROOT / ".venv")
+    link_venv(path / ".venv", PROJECT_ROOT / ".venv")
     # A fresh checkout's pyproject.toml is newer than the shared venv's install stamp, and make
     # would reinstall that venv from the worktree: date it back (its content is the same).
     os.utime(path / "pyproject.toml", (0, 0))
@@ -190,6 +188,18 @@ def prepare_worktree(rev: str = "HEAD", path: Path = WORKTREE) -> str:
         if src.is_dir() and not dst.exists():
             shutil.copytree(src, dst)
     return sha
+
+
+def link_venv(link: Path, venv: Path) -> None:
+    """`link` pointing at `venv`: a link an earlier run left pointing elsewhere (another
+    checkout's venv, perhaps gone since) is replaced, a real directory there is kept."""
+    if link.is_symlink():
+        if link.resolve() == venv.resolve():
+            return
+        link.unlink()
+    elif link.exists():
+        return
+    link.symlink_to(venv)
 
 
 def reset(path: Path) -> None:

@@ -16,6 +16,7 @@ from evals.sensitivity.runner import (
     Outcome,
     SensitivityRun,
     evidence,
+    link_venv,
     table,
 )
 
@@ -75,3 +76,15 @@ def test_evidence_is_the_line_that_says_why() -> None:
     log = "collecting\n.....\nFAILED tests/test_x.py::test_y - assert 1 == 2\n1 failed\n"
     assert evidence(log) == "FAILED tests/test_x.py::test_y - assert 1 == 2"
     assert evidence("all good\nbye\n") == "bye"
+
+
+def test_a_venv_link_left_by_an_earlier_run_from_elsewhere_is_replaced(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    venv.mkdir()
+    link = tmp_path / "worktree" / ".venv"
+    link.parent.mkdir()
+    link.symlink_to(tmp_path / "gone" / ".venv")  # another checkout's venv, removed since
+    link_venv(link, venv)
+    assert link.is_symlink() and link.resolve() == venv.resolve()
+    link_venv(link, venv)  # already right: left alone
+    assert link.resolve() == venv.resolve()
