@@ -17,7 +17,7 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypedDict
@@ -118,9 +118,15 @@ class DefectResult:
         }
 
 
-def evidence(log: str) -> str:
-    """The line of a red command's output that says why, or its last line."""
-    lines = [line.strip() for line in log.splitlines() if line.strip()]
+def log_lines(log: str) -> list[str]:
+    return [line.strip() for line in log.splitlines() if line.strip()]
+
+
+def evidence(log: str, known: frozenset[str] = frozenset()) -> str:
+    """The line of a red command's output that says why, or its last line. Lines the clean
+    commit's run of the same command printed too (`known`: its known failures, such as the
+    golden set's known misses) are not the defect's doing, so they are passed over."""
+    lines = [line for line in log_lines(log) if line not in known]
     for marker in ("FAILED ", "SLOWER", "FAIL", "MISS", "Error", "error"):
         hit = next((line for line in lines if marker in line), None)
         if hit:
@@ -138,7 +144,12 @@ def clean_env(applied: str | None = None) -> dict[str, str]:
 
 
 def run_command(
-    command: Command, cwd: Path, base: str, log_dir: Path, applied: str | None = None
+    command: Command,
+    cwd: Path,
+    base: str,
+    log_dir: Path,
+    applied: str | None = None,
+    known: frozenset[str] = frozenset(),
 ) -> Outcome:
     log_dir.mkdir(parents=True, exist_ok=True)
     log = log_dir / f"{command.name}.log"
@@ -159,7 +170,7 @@ def run_command(
             code = None
     text = log.read_text(encoding="utf-8", errors="replace")
     seconds = time.perf_counter() - started
-    shown = f"timed out after {command.timeout_s:.0f} s" if code is None else evidence(text)
+    shown = f"timed out after {command.timeout_s:.0f} s" if code is None else evidence(text, known)
     return Outcome(command.name, code, round(seconds, 1), shown if code != 0 else "")
 
 
@@ -216,10 +227,13 @@ def run_sequence(
     stop_at_red: bool,
     progress: Callable[[str], None],
     applied: str | None = None,
+    known: Mapping[str, frozenset[str]] | None = None,
 ) -> list[Outcome]:
     outcomes = []
     for command in commands:
-        outcome = run_command(command, cwd, base, log_dir, applied)
+        outcome = run_command(
+            command, cwd, base, log_dir, applied, (known or {}).get(command.name, frozenset())
+        )
         outcomes.append(outcome)
         progress(
             f"  {command.name}: "
@@ -300,6 +314,19 @@ def table(run: SensitivityRun, make_test: set[str]) -> str:
     return "\n".join(lines)
 
 
+def printed_lines(log_dir: Path, commands: Sequence[Command]) -> dict[str, frozenset[str]]:
+    """Each command's output lines in `log_dir` (the clean commit's run): what a defect's run
+    printing the same is not evidence of."""
+    out = {}
+    for command in commands:
+        log = log_dir / f"{command.name}.log"
+        if log.exists():
+            out[command.name] = frozenset(
+                log_lines(log.read_text(encoding="utf-8", errors="replace"))
+            )
+    return out
+
+
 def run_sensitivity(
     defects: Sequence[Defect],
     commands: Sequence[Command],
@@ -312,9 +339,9 @@ def run_sensitivity(
     started = time.perf_counter()
     sha = prepare_worktree(rev)
     progress(f"clean HEAD {sha[:12]} in {WORKTREE}")
-    clean = run_sequence(
-        commands, WORKTREE, sha, out / "logs" / "clean", stop_at_red=True, progress=progress
-    )
+    clean_logs = out / "logs" / "clean"
+    clean = run_sequence(commands, WORKTREE, sha, clean_logs, stop_at_red=True, progress=progress)
+    known = printed_lines(clean_logs, commands)
     run = SensitivityRun(sha, [c.name for c in commands], clean, [])
     if not run.clean_green:
         progress("clean HEAD is red: no defect can be judged")
@@ -337,6 +364,7 @@ def run_sensitivity(
                     stop_at_red=stop_at_red,
                     progress=progress,
                     applied=defect.id,
+                    known=known,
                 )
             finally:
                 reset(WORKTREE)

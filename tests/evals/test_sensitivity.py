@@ -12,11 +12,13 @@ from evals.sensitivity.defects import Defect, load_defects
 from evals.sensitivity.runner import (
     APPLIED_ENV,
     COMMANDS,
+    Command,
     DefectResult,
     Outcome,
     SensitivityRun,
     evidence,
     link_venv,
+    printed_lines,
     table,
 )
 
@@ -76,6 +78,23 @@ def test_evidence_is_the_line_that_says_why() -> None:
     log = "collecting\n.....\nFAILED tests/test_x.py::test_y - assert 1 == 2\n1 failed\n"
     assert evidence(log) == "FAILED tests/test_x.py::test_y - assert 1 == 2"
     assert evidence("all good\nbye\n") == "bye"
+
+
+def test_evidence_passes_over_what_the_clean_commit_printed_too(tmp_path: Path) -> None:
+    # the golden set's known misses fail on the clean commit as well: the defect's evidence is
+    # the failure the clean run did not print
+    clean = "FAIL known-miss: same_section at policies[0]\n177/179 passed in 12.7s\ngate passed\n"
+    (tmp_path / "gate.log").write_text(clean)
+    known = printed_lines(tmp_path, [Command("gate", ("make", "gate"), True, 60)])
+    red = (
+        "FAIL known-miss: same_section at policies[0]\n"
+        "FAIL fee-x090: contains_record at items[0].fee_components\n"
+        "gate FAILED: 2 rule(s)\n"
+    )
+    assert (
+        evidence(red, known["gate"]) == "FAIL fee-x090: contains_record at items[0].fee_components"
+    )
+    assert evidence(red) == "FAIL known-miss: same_section at policies[0]"
 
 
 def test_a_venv_link_left_by_an_earlier_run_from_elsewhere_is_replaced(tmp_path: Path) -> None:
