@@ -266,6 +266,25 @@ def test_features_are_named_plain_floats_in_one_order() -> None:
     assert margin(()) == 0.0 and margin((3.0,)) == 1.0 and margin((2.0, 2.0)) == 0.0
 
 
+@pytest.mark.parametrize(
+    ("top_scores", "lexical", "paths", "contested"),
+    [
+        ((10.0, 6.0), 0.0, ["sql", "vector"], 0.0),  # margin exactly 0.4: clear enough
+        ((10.0, 6.001), 0.0, ["sql", "vector"], 1.0),  # just under 0.4
+        ((10.0, 9.0), 1 / 3, ["sql", "vector"], 1.0),  # a third of the words: not named
+        ((10.0, 9.0), 0.5, ["sql", "vector"], 0.0),  # half the words name it
+        ((10.0, 9.0), 0.0, ["vector"], 0.0),  # one path: nothing was contested
+        ((10.0,), 0.0, ["sql", "vector"], 0.0),  # one document: margin 1
+    ],
+)
+def test_contested_marks_a_close_second_the_words_do_not_settle(
+    top_scores: tuple[float, ...], lexical: float, paths: list[str], contested: float
+) -> None:
+    """Boundaries first: margin 0.4 and a word share of a third (features.CONTESTED_*)."""
+    values = features(Signals(top_scores=top_scores, lexical=lexical), None, 0, paths, 0.9)
+    assert values["contested"] == contested
+
+
 def test_the_split_is_seeded_and_about_half() -> None:
     ids = [f"derived.odb.din.{i}" for i in range(2000)]
     fit_half = [i for i in ids if split.in_fit_half(i)]

@@ -40,6 +40,10 @@ Features (each in a small range, so a model's coefficients can be read):
                     by the section tools only), and the leading section's title and heading do
                     not use every subject word of the question: nothing but the fused ranking
                     chose between them
+  contested         1 when both paths answered, the first guidance stands less than
+                    CONTESTED_MARGIN clear of the second (`margin`), and the leading section's
+                    title and heading use a third or fewer of the question's subject words: another
+                    document was nearly as likely, and nothing in the words chose between them
 """
 
 from __future__ import annotations
@@ -65,7 +69,15 @@ FEATURES: tuple[str, ...] = (
     "paths_agree",
     "ambiguous",
     "unsettled",
+    "contested",
 )
+# How far the first guidance must stand clear of the second (`margin`) for an answer whose words
+# do not name it to leave `contested` unset. Chosen by 2-fold cross-validation within the fit
+# half (scoring/fit.py), over 0.2-0.5 and word shares of a third, a half or any (both families'
+# ECE, and clinician questions wrong at >= 0.8). The fit half's clinician questions so answered
+# were right 30 times in 39.
+CONTESTED_MARGIN = 0.4
+CONTESTED_WORDS = 0.34  # a third or fewer: 1/3 itself is under it
 
 
 @dataclass(frozen=True)
@@ -144,4 +156,9 @@ def features(
             and (signals.lexical or 0.0) < 1.0
         ),
     }
+    values["contested"] = float(
+        bool(values["both_paths"])
+        and values["margin"] < CONTESTED_MARGIN
+        and values["lexical"] < CONTESTED_WORDS
+    )
     return {name: round(float(values[name]), 4) for name in FEATURES}

@@ -59,12 +59,29 @@ ROUND = 6
 # section tools on how far the first guidance stands out (margin), whether the question may mean
 # a document the answer does not show (ambiguous), whether the leading section's words are the
 # question's (lexical, search) or close to it (similarity, policy), whether the two paths led
-# with different guidance and nothing in the words settled it (unsettled), and whether the
+# with different guidance and nothing in the words settled it (unsettled), whether a second
+# guidance scored nearly as well and the words did not name the first (contested), and whether the
 # answer is that no document addresses the question (no_answer: the probability such a flag is
 # right); the other tools on whether both paths answered and the spec's score.
 FAMILY_FEATURES: dict[str, tuple[str, ...]] = {
-    "opa_search": ("spec_score", "margin", "ambiguous", "lexical", "no_answer", "unsettled"),
-    "opa_policy": ("spec_score", "margin", "ambiguous", "similarity", "no_answer", "unsettled"),
+    "opa_search": (
+        "spec_score",
+        "margin",
+        "ambiguous",
+        "lexical",
+        "no_answer",
+        "unsettled",
+        "contested",
+    ),
+    "opa_policy": (
+        "spec_score",
+        "margin",
+        "ambiguous",
+        "similarity",
+        "no_answer",
+        "unsettled",
+        "contested",
+    ),
     "opa_tools": ("both_paths", "corroborated", "no_answer"),
     "odb": ("spec_score", "both_paths", "no_answer"),
     "schedule": ("spec_score", "both_paths", "no_answer"),
@@ -102,7 +119,10 @@ BOTH_PATHS_ONLY = frozenset({"opa_search", "opa_policy"})
 # times in 8). So where a family's fit half holds at least MIN_CLINICIAN_FLAGGED
 # clinician questions with a doubt flag, no flag's ceiling exceeds the rate, Laplace-smoothed,
 # at which they were right: the flag's meaning for the questions the server is asked.
-DOUBT_FLAGS = ("unsettled", "no_answer")
+# `contested` joined the flags when the clinician questions' wrong answers at >= 0.8 that no flag
+# marked were mostly answers whose second guidance scored close behind and whose words named
+# neither (scoring/features.py has its thresholds and how they were chosen).
+DOUBT_FLAGS = ("unsettled", "no_answer", "contested")
 TOP_SHARE = 0.25
 MIN_CLINICIAN_FLAGGED = 10
 CLINICIAN_PREFIX = "clinician."
