@@ -44,6 +44,7 @@ Features (each in a small range, so a model's coefficients can be read):
                     CONTESTED_MARGIN clear of the second (`margin`), and the leading section's
                     title and heading use a third or fewer of the question's subject words: another
                     document was nearly as likely, and nothing in the words chose between them
+                    (read by the section families' models only; other tools record it too)
 """
 
 from __future__ import annotations
