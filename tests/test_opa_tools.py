@@ -255,6 +255,31 @@ async def test_program_cervical_hpv_for_30_year_old(client: Client[Any]) -> None
     }
 
 
+async def test_program_recommendations_name_their_section_publicly(client: Client[Any]) -> None:
+    """Each recommendation names its document's official URL and its section's heading, the
+    public key another backend can cite too (the source_section_id is this index's own)."""
+    out = await call(
+        client, "opa.program_lookup", {"program": "HPV testing", "query_type": "pathway"}
+    )
+    cited = {(r["source_url"], r["section_heading"]) for r in out["recommendations"]}
+    assert (
+        "https://www.cancercareontario.ca/en/guidelines-advice/cancer-continuum/screening/hpv-hub",
+        "Follow-up of Self-Collected HPV Tests",
+    ) in cited
+    assert all(url.startswith("https://") and heading for url, heading in cited)
+
+
+async def test_ipac_requirements_name_their_section_publicly(client: Client[Any]) -> None:
+    out = await call(
+        client, "opa.ipac_guidance", {"topic": "ppe", "specific_item": "N95 respirator"}
+    )
+    first = out["requirements"][0]
+    assert first["source_url"] == (
+        "https://www.publichealthontario.ca/-/media/documents/b/2013/bp-clinical-office-practice.pdf"
+    )
+    assert first["section_heading"] == "Airborne Transmission and Precautions"
+
+
 async def test_program_breast_high_risk(client: Client[Any]) -> None:
     out = await call(
         client,

@@ -181,11 +181,14 @@ def same_section(ctx: CheckContext, spec: CheckSpec) -> None:
     """The object at path is one of the sections in ``value``: each ``{url, heading}``, the
     document's official URL (in any spelling, anywhere in the object) and, when given, the
     section's heading as the document has it (stated in the object's heading fields, or in its
-    text when it has none). Section ids are each backend's own; URL and heading are public."""
+    text when it has none). Section ids are each backend's own; URL and heading are public, so
+    an object that names no official URL at all cannot be judged: not checked, never failed."""
     obj = value_at(ctx, spec)
     choices = spec.value if isinstance(spec.value, list) else [spec.value]
     strings = list(_strings_by_key(obj))
     keys = {public_key(text) for _, text in strings} - {None}
+    if not any(key and key.startswith(("url:", "section:")) for key in keys):
+        raise NotChecked(spec.check, spec.path, "it names no official URL, only its own ids")
     headings = "\n".join(t for name, t in strings if "heading" in name) or text_under(obj)
     for choice in choices:
         url_key = public_key(str(choice.get("url", "")))

@@ -133,6 +133,17 @@ def canonical(text: str) -> str:
     return public_key(text) or text
 
 
+def only_private_ids(retrieved: Sequence[str], relevant: Mapping[str, int]) -> bool:
+    """True when every judgment names a public key and no retrieved id does: the backend ranks
+    by ids of its own, so its ranking cannot be judged (not measured, rather than scored 0)."""
+    return (
+        bool(retrieved)
+        and bool(relevant)
+        and all(public_key(doc) for doc in relevant)
+        and not any(public_key(doc) for doc in retrieved)
+    )
+
+
 def public_judgments(relevant: Mapping[str, int]) -> dict[str, int]:
     """Judgments keyed by the public key each id names (evals/run/public_keys.py), so a backend
     that cites the same manual section, DIN or fee code in its own spelling is judged alike."""

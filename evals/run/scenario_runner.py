@@ -17,6 +17,7 @@ from evals.run.events import CheckFailed, EventBus, ScenarioFinished, ScenarioSt
 from evals.run.extract import organisation, retrieved_ids
 from evals.run.id_lookup import IdLookup, LookupFailed, fill, lookup_failure, pick_ids
 from evals.run.outcome import CallOutcome, ToolInfo
+from evals.run.public_keys import only_private_ids
 from evals.run.runlog import DEFAULT_MODE, CheckOutcome, ScenarioRecord, Status
 from evals.run.scenario import Scenario
 from evals.run.scenario_checks import evaluate_checks
@@ -195,6 +196,8 @@ class ScenarioRunner:
             status = "passed" if all(c.passed for c in checks) else "failed"
         else:
             status = "failed" if outcome.is_error else "passed"
+        if only_private_ids(ids_for_metrics, base["relevant"]):
+            base["ids_measured"] = False
         record = ScenarioRecord(
             **base,
             status=status,

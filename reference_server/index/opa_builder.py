@@ -102,11 +102,30 @@ def policy_level(doc: dict[str, Any], section: dict[str, Any]) -> str | None:
     return section_level(section.get("text") or "") or "expectation"
 
 
+def kept_sections(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The sections with text, in order: section ``sNN`` is the NN-th of these."""
+    return [s for s in doc["sections"] if (s.get("text") or "").strip()]
+
+
+def stored_program(doc: dict[str, Any]) -> str:
+    """The program block as JSON, each recommendation with the heading of the section it is
+    written in, so an answer can cite the section by its public name ("" when none)."""
+    program = doc.get("program")
+    if not program:
+        return ""
+    headings = [s["heading"] for s in kept_sections(doc)]
+    recs = []
+    for rec in program.get("recommendations") or ():
+        idx = int(rec.get("section") or 1)
+        heading = headings[idx - 1] if 0 < idx <= len(headings) else None
+        recs.append({**rec, "section_heading": heading})
+    return json.dumps({**program, "recommendations": recs} if recs else program)
+
+
 def chunks(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """Parent and child chunk rows for one document."""
     rows = []
-    kept = [s for s in doc["sections"] if (s.get("text") or "").strip()]
-    for idx, section in enumerate(kept, start=1):
+    for idx, section in enumerate(kept_sections(doc), start=1):
         parent_id = f"{doc['document_id']}:s{idx:02d}"
         text = section["text"].strip()
         common = {
@@ -164,7 +183,7 @@ def build_sql(conn: sqlite3.Connection, corpus_dir: Path) -> dict[str, int]:
                 superseded,
                 _str(doc.get("superseded_by")),
                 _str(doc.get("companion_of")),
-                json.dumps(doc["program"]) if doc.get("program") else None,
+                stored_program(doc) or None,
                 json.dumps(doc["tool"]) if doc.get("tool") else None,
                 json.dumps(doc["facts"]) if doc.get("facts") is not None else None,
             ),
@@ -248,7 +267,7 @@ def vector_documents(corpus_dir: Path) -> dict[str, list[VectorDoc]]:
                         "chunk_idx": row["chunk_idx"] or 0,
                         "ipac": row["ipac"] or "",
                         # The document's structured block, so the vector path can answer alone.
-                        "program": json.dumps(doc["program"]) if doc.get("program") else "",
+                        "program": stored_program(doc),
                         "tool": json.dumps(doc["tool"]) if doc.get("tool") else "",
                     },
                 )

@@ -68,6 +68,7 @@ class StoredRecommendation(TypedDict, total=False):
     conditions: list[str] | None
     risk_factors: list[str] | None
     section: int | None  # 1-based index of the section it is written in
+    section_heading: str | None  # that section's heading, added at index build
     verified_from: list[SeenAt] | None
     unverified: bool
 
@@ -141,6 +142,8 @@ class ProgramRec:
     """One recommendation of a program block, with the document it came from."""
 
     document_id: str
+    source_url: str
+    section_heading: str | None
     text: str
     category: str
     age_range: tuple[int, ...] | None
@@ -201,10 +204,12 @@ class ProgramDoc:
     program: ProgramBlock
 
 
-def _rec(raw: StoredRecommendation, document_id: str) -> ProgramRec:
+def _rec(raw: StoredRecommendation, document_id: str, source_url: str) -> ProgramRec:
     rng = raw.get("age_range")
     return ProgramRec(
         document_id=document_id,
+        source_url=source_url,
+        section_heading=raw.get("section_heading"),
         text=raw["text"],
         category=raw.get("category", "screening"),
         age_range=tuple(rng) if rng is not None else None,
@@ -249,7 +254,9 @@ def program_block(raw: StoredProgram, document_id: str, source_url: str) -> Prog
         overview=raw.get("overview"),
         eligibility=_eligibility(raw.get("eligibility")),
         intervals={str(k): str(v) for k, v in (raw.get("intervals") or {}).items()},
-        recommendations=tuple(_rec(r, document_id) for r in raw.get("recommendations") or ()),
+        recommendations=tuple(
+            _rec(r, document_id, source_url) for r in raw.get("recommendations") or ()
+        ),
         algorithms=tuple(_algo(a, source_url) for a in raw.get("algorithms") or ()),
         procedures=tuple(raw.get("procedures") or ()),
         referral_process=raw.get("referral_process"),

@@ -70,6 +70,8 @@ class Requirement(BaseModel):
     text: str
     rationale: str | None
     source_section_id: str
+    source_url: str = Field(description="Official URL of the guidance document.")
+    section_heading: str = Field(description="Heading of the section, as the document has it.")
 
 
 class ChecklistItem(BaseModel):
@@ -207,7 +209,12 @@ def _read_blocks(
         for r in sorted(block.requirements, key=lambda r: LEVEL_ORDER.get(r.level, 3)):
             requirements.append(
                 Requirement(
-                    level=r.level, text=r.text, rationale=r.rationale, source_section_id=h.parent_id
+                    level=r.level,
+                    text=r.text,
+                    rationale=r.rationale,
+                    source_section_id=h.parent_id,
+                    source_url=h.row.source_url,
+                    section_heading=h.row.section_heading,
                 )
             )
         practices += [p for p in block.best_practices if p not in practices]

@@ -210,6 +210,15 @@ def test_nothing_to_judge_is_not_checked_never_a_pass() -> None:
         run_check(
             ctx(), CheckSpec(check="source_values", key="code", field="fee", value={"Z999": 1})
         )
+    # a section named only by the backend's own id: which document it is from is not stated
+    private = {"requirement": {"source_section_id": "ipac-7", "section_heading": "Consent"}}
+    wanted = [{"url": "https://cpso.on.ca/en/Policies/Consent", "heading": "Consent"}]
+    with pytest.raises(c.NotChecked):
+        run_check(ctx(private), CheckSpec(check="same_section", path="requirement", value=wanted))
+    # another official URL is stated: judged, and failed
+    other = {"requirement": {"id": "ipac-7", "url": "https://www.publichealthontario.ca/x.pdf"}}
+    with pytest.raises(c.ValueMismatch):
+        run_check(ctx(other), CheckSpec(check="same_section", path="requirement", value=wanted))
 
 
 def test_schema_valid_fails_on_invalid_result() -> None:

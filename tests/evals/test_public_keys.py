@@ -12,7 +12,7 @@ from evals.run.check_failures import ContainmentFailure, RankOrderFailure
 from evals.run.checks import CheckContext, CheckSpec, run_check
 from evals.run.metrics import qrels_and_run, score_records
 from evals.run.outcome import CallOutcome
-from evals.run.public_keys import public_key
+from evals.run.public_keys import only_private_ids, public_key
 
 
 @pytest.mark.parametrize(
@@ -91,3 +91,22 @@ def test_retrieval_metrics_are_the_same_in_either_spelling() -> None:
     qrels, run = qrels_and_run(scored)
     assert set(qrels["theirs"]) == {"adp:mobility:705", "adp:mobility:410", "adp:cep:thresholds"}
     assert list(run["theirs"]) == ["adp:mobility:705", "adp:cep:thresholds", "adp:mobility:410"]
+
+
+CPSO = "https://www.cpso.on.ca/en/Physicians/Policies-Guidance/Policies/Consent-to-Treatment"
+
+
+@pytest.mark.parametrize(
+    ("retrieved", "relevant", "private"),
+    [
+        (["ipac-7", "ipac-9"], {f"{CPSO} § Capacity": 3}, True),  # own ids only: not measured
+        ([f"{CPSO} § Capacity", "ipac-9"], {f"{CPSO} § Capacity": 3}, False),  # one public id
+        ([], {f"{CPSO} § Capacity": 3}, False),  # nothing retrieved: scored 0, not excused
+        (["ipac-7"], {"ipac-7": 3}, False),  # judged on the backend's own ids (an id lookup)
+        (["ipac-7"], {f"{CPSO} § Capacity": 3, "ipac-7": 1}, False),
+    ],
+)
+def test_a_ranking_of_own_ids_only_is_not_measured(
+    retrieved: list[str], relevant: dict[str, int], private: bool
+) -> None:
+    assert only_private_ids(retrieved, relevant) is private

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from evals.derive.case import ExpectSpec, derived_case
 from evals.derive.corpus import CepTool, Corpus, OpaDocument, ProgramRecommendation
-from evals.derive.families.opa import documents
+from evals.derive.families.opa import documents, section_name
 from evals.derive.registry import family, skip
 from evals.run.scenario import Scenario
 from ocm_common.json_types import Arguments
@@ -165,7 +165,7 @@ def ipac_topic(corpus: Corpus) -> Iterator[Scenario]:
                 ],
                 title=f"IPAC {topic} ({settings[0]}) cites '{section.heading}'",
                 source=doc.source(f"sections[{section.position}].ipac.topic, .settings"),
-                relevant={section.section_id: 3},
+                relevant={section_name(doc, section): 3},
             )
 
 

@@ -95,6 +95,10 @@ class Recommendation(BaseModel):
     frequency: str | None
     conditions: list[str]
     source_section_id: str
+    source_url: str = Field(description="Official URL of the document the recommendation is from.")
+    section_heading: str | None = Field(
+        description="Heading of the section it is written in, as the document has it."
+    )
     verified_from: list[Source]
     unverified: bool
 
@@ -363,6 +367,8 @@ def to_recommendation(r: ProgramRec) -> Recommendation:
         frequency=r.frequency,
         conditions=list(r.conditions),
         source_section_id=f"{r.document_id}:s{r.section:02d}",
+        source_url=r.source_url,
+        section_heading=r.section_heading,
         verified_from=Source.many(r.verified_from),
         unverified=r.unverified,
     )
