@@ -242,7 +242,10 @@ async def test_freshness_reports_unverified_and_stale_source_facts(client: Clien
     assert breast["unverified_facts"] == [] and breast["oldest_source_seen"] == "2024-10-08"
     assert "ontario-health-hpv-testing-hub" not in issues  # all verified from recent copies
     assert any(
-        r.startswith("Re-verify ontario-health-olsp-lung-screening") for r in out["recommendations"]
+        r.startswith(
+            "Re-verify 'Ontario Lung Screening Program' (ontario-health-olsp-lung-screening)"
+        )
+        for r in out["recommendations"]
     )
 
 

@@ -15,6 +15,7 @@ class StaleDocument(BaseModel):
     document_id: str
     title: str
     source_org: str
+    source_url: str = Field(description="The document's official URL.")
     last_updated: str | None
     days_old: int | None
     staleness: Staleness
@@ -34,6 +35,7 @@ class ProvenanceIssue(BaseModel):
     document_id: str
     title: str
     source_org: str
+    source_url: str = Field(description="The document's official URL.")
     facts: int = Field(description="Fact units in the document (corpus/FORMAT.md).")
     unverified_facts: list[str] = Field(description="Facts not verified against any public page.")
     stale_source_facts: list[str] = Field(
@@ -64,6 +66,7 @@ def provenance_issue(doc: FreshnessDoc, cutoff: str) -> ProvenanceIssue:
         document_id=doc.document_id,
         title=doc.title,
         source_org=doc.source_org,
+        source_url=doc.source_url,
         facts=prov.facts,
         unverified_facts=list(prov.unverified),
         stale_source_facts=stale,
@@ -76,6 +79,7 @@ def to_stale(level: Staleness, days: int | None, d: FreshnessDoc) -> StaleDocume
         document_id=d.document_id,
         title=d.title,
         source_org=d.source_org,
+        source_url=d.source_url,
         last_updated=d.updated_date,
         days_old=days,
         staleness=level,
@@ -132,7 +136,9 @@ def advice(
             if i.stale_source_facts
             else []
         )
-        out.append(f"Re-verify {i.document_id}: {' and '.join(what)} of {i.facts} facts.")
+        out.append(
+            f"Re-verify '{i.title}' ({i.document_id}): {' and '.join(what)} of {i.facts} facts."
+        )
     if merged.degraded:
         out.append(
             "Fact provenance is read from SQL only; it is missing from this degraded answer."
