@@ -8,6 +8,8 @@ below names the corpus row and the shared-data row it was checked against.
 
 from __future__ import annotations
 
+import csv
+from pathlib import Path
 from typing import Any, get_args
 
 import pytest
@@ -17,6 +19,8 @@ from reference_server.config import Faults
 from reference_server.retrieval import adp_manuals
 from reference_server.tools.adp import get as off_adp_get
 from tests.conftest import call, call_error, load_collections, run_fresh
+
+CORPUS = Path(__file__).resolve().parents[1] / "reference_server" / "corpus" / "off"
 
 pytestmark = pytest.mark.asyncio
 TOOL = "adp.get"
@@ -243,6 +247,29 @@ async def test_breast_prosthesis_grant_amount(client: Client[Any]) -> None:
     assert out["funding"]["max_contribution"] == 195.0
     assert out["funding"]["client_share_percent"] is None
     assert locs(out)[0] == "adp:grants:Section 230.01"
+
+
+async def test_breast_prosthesis_grant_for_a_client_on_ontario_works(client: Client[Any]) -> None:
+    out = await call(
+        client, TOOL, {"query": "grant for a breast prosthesis, patient on Ontario Works"}
+    )
+    # adp_extraction.json grants 230.02: clients on OW, ODSP or ACSD receive "$260.00" per full
+    # prosthesis (230.01's $195.00 is every client's grant, not theirs).
+    assert out["funding"]["max_contribution"] == 260.0
+    assert locs(out)[0] == "adp:grants:Section 230.02"
+
+
+def test_only_the_grants_section_naming_social_assistance_is_theirs() -> None:
+    """230.01 gives every client's grant and 230.02 that of clients on OW/ODSP/ACSD (source:
+    adp_extraction.json grants, p. 21); the sibling section's audience is not inherited."""
+    with (CORPUS / "adp_funding_rule.csv").open(encoding="utf-8", newline="") as fh:
+        grants = [r for r in csv.DictReader(fh) if r["adp_doc"] == "grants"]
+    by_section = {(r["section_ref"], r["scenario"], r["max_contribution"]) for r in grants}
+    assert ("230.01", "grant", "195.0") in by_section
+    assert ("230.01", "grant", "105.0") in by_section
+    assert ("230.02", "grant_social_assistance", "260.0") in by_section
+    assert ("230.02", "grant_social_assistance", "140.0") in by_section
+    assert not any(r["section_ref"] == "230.01" and "OW" in r["summary"] for r in grants)
 
 
 async def test_unknown_device_asks_for_it(client: Client[Any]) -> None:

@@ -200,14 +200,31 @@ def _load(data: AdpExtraction, funding_csv: Path | None, exclusion_csv: Path | N
             "evidence": evidence,
         }
 
-    social_majors = {
-        (s["adp_doc"], s["manual"], s["section_ref"].split(".")[0])
+    # A section is about OW/ODSP/ACSD recipients when its own text (any chunk of it) or its
+    # parent's (the bare major number or its .00, e.g. 310 "Funding Available to Clients Receiving
+    # Social Assistance") names them; a sibling's does not (230.01 grants to every client,
+    # 230.02 to those on OW).
+    def parent(ref: str) -> str:
+        return ref.split(".")[0]
+
+    social = {
+        (s["adp_doc"], s["manual"], s["section_ref"])
         for s in sections
         if SOCIAL_ASSISTANCE.search(s["_text"])
     }
+    social_parents = {
+        (doc, manual, ref)
+        for doc, manual, ref in social
+        if ref == parent(ref) or ref == parent(ref) + ".00"
+    }
     for sec in sections:
-        major = (sec["adp_doc"], sec["manual"], sec["section_ref"].split(".")[0])
-        social_ctx = bool(SOCIAL_ASSISTANCE.search(sec["_text"])) or major in social_majors
+        doc, manual, ref = sec["adp_doc"], sec["manual"], sec["section_ref"]
+        social_ctx = (
+            bool(SOCIAL_ASSISTANCE.search(sec["_text"]))
+            or (doc, manual, ref) in social
+            or (doc, manual, parent(ref)) in social_parents
+            or (doc, manual, parent(ref) + ".00") in social_parents
+        )
         for s in sentences(sec["_text"]):
             for r in funding_from_sentence(s, social_ctx):
                 add_rule(sec["adp_doc"], sec["section_ref"], r, "manual_text", sec)

@@ -89,6 +89,10 @@ SHARE_QUESTIONS = {
         "Client receives Ontario Works and needs a {device}: funding split?",
         "A {device} for a child on ACSD - who pays the co-payment?",
     ),
+    "grant": (
+        "What grant does ADP give towards a {device}?",
+        "ADP grant amount for a {device}?",
+    ),
     "grant_social_assistance": (
         "What grant does ADP give towards a {device} for a client on ODSP?",
         "ADP grant amount for a {device}, patient on Ontario Works?",

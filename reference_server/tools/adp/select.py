@@ -26,12 +26,15 @@ def in_scope(adp_doc: str | None, category: str | None) -> bool:
 
 
 def pick_funding(rows: Sequence[FundingRule], p: Parsed) -> list[FundingRule]:
-    """The standard share rules for the device: its category's purchase/lease rules, else the core
-    manual's. The 0% rules of social-assistance recipients are `assistance_rules`."""
+    """The standard share rules for the device: its category's purchase/lease rules or grants,
+    else the core manual's. The 0% rules of social-assistance recipients are `assistance_rules`."""
     rows = [r for r in rows if r.client_share_percent != 0]
     order = ("lease", "purchase") if p.lease else ("purchase", "lease")
+    # A grant category states every client's grant and, apart, the higher one of clients on
+    # OW/ODSP/ACSD (grants 230.01 / 230.02): the latter only for them, never for anyone else.
+    grants = ("grant_social_assistance", "grant") if p.social_assistance else ("grant",)
     for doc in (p.category, CORE):
-        for scenarios in ((order[0],), (order[1],), ("grant_social_assistance",)):
+        for scenarios in ((order[0],), (order[1],), *((g,) for g in grants)):
             found = [
                 r
                 for r in rows
