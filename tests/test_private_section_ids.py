@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -115,3 +116,13 @@ async def test_the_respelt_answer_still_fails_on_a_wrong_fact(client: Client[Any
         if rec.get("frequency") == "every 5 years":
             rec["frequency"] = "every 3 years"
     assert not all(c.passed for c in judged(cervical, theirs, info))
+
+    # the two publishers' levels for gloves: a conflict that no longer says one of them fails
+    gloves = by_id["opa-ipac-ppe-gloves-level-conflict-pho-cpso"]
+    answer, info = await asked(client, gloves)
+    theirs = copy.deepcopy(respelt(answer))
+    assert all(c.passed for c in judged(gloves, theirs, info))
+    theirs["conflicts"] = [
+        json.loads(json.dumps(c).replace("should", "must")) for c in theirs["conflicts"]
+    ]
+    assert not all(c.passed for c in judged(gloves, theirs, info))
