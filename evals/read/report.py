@@ -208,8 +208,14 @@ def header_lines(log: RunLog) -> list[str]:
         f"{counts.get('failed', 0)} failed, {counts.get('errors', 0)} errors; "
         f"retrieval queries: {counts.get('retrieval_queries', 0)}"
         + (
-            f" ({counts['retrieval_not_measured']} more not measured: no ids)"
+            f" ({counts['retrieval_not_measured']} more not measured: no ids, or only the"
+            " backend's own)"
             if counts.get("retrieval_not_measured")
+            else ""
+        )
+        + (
+            f"; {counts['checks_not_checked']} check(s) not checked (nothing to judge)"
+            if counts.get("checks_not_checked")
             else ""
         )
         + f"; modes: {', '.join(s.modes)}",

@@ -17,6 +17,7 @@ def counts(records: Sequence[ScenarioRecord]) -> dict[str, int]:
     """Scenario outcome counts for the main pass."""
     main = [r for r in records if r.mode == DEFAULT_MODE]
     not_measured = sum(bool(r.relevant) and not r.ids_measured for r in main)
+    not_checked = sum(not c.checked for r in main for c in r.checks)
     return {
         "scenarios": len(main),
         "passed": sum(r.status == "passed" for r in main),
@@ -28,6 +29,8 @@ def counts(records: Sequence[ScenarioRecord]) -> dict[str, int]:
         "ablation_records": len(records) - len(main),
         # judged scenarios of tools that name no ids: retrieval not measured (only when any)
         **({"retrieval_not_measured": not_measured} if not_measured else {}),
+        # checks that found nothing to judge (not passes): said, never folded into "passed"
+        **({"checks_not_checked": not_checked} if not_checked else {}),
     }
 
 

@@ -8,11 +8,13 @@ from typing import Any
 import pytest
 from evals_testkit import record
 
+from evals.run.aggregates import counts
 from evals.run.check_failures import ContainmentFailure, RankOrderFailure
 from evals.run.checks import CheckContext, CheckSpec, run_check
 from evals.run.metrics import qrels_and_run, score_records
 from evals.run.outcome import CallOutcome
 from evals.run.public_keys import only_private_ids, public_key
+from evals.run.runlog import CheckOutcome
 
 
 @pytest.mark.parametrize(
@@ -110,3 +112,19 @@ def test_a_ranking_of_own_ids_only_is_not_measured(
     retrieved: list[str], relevant: dict[str, int], private: bool
 ) -> None:
     assert only_private_ids(retrieved, relevant) is private
+
+
+def test_checks_with_nothing_to_judge_are_counted_apart_from_passes() -> None:
+    judged = record("a")
+    unjudged = record("b")
+    unjudged.checks.append(
+        CheckOutcome(
+            check="same_section",
+            path="requirements[0]",
+            passed=True,
+            checked=False,
+            message="same_section at requirements[0]: not checked (it names no official URL)",
+        )
+    )
+    assert "checks_not_checked" not in counts([judged])
+    assert counts([judged, unjudged])["checks_not_checked"] == 1
