@@ -236,4 +236,4 @@ async def test_slow_rerank_is_cut_to_the_tool_budget_and_the_tool_still_answers(
     assert not result.is_error, result.content[0].text
     assert result.structured_content["sections"]
     assert result.meta["rerank"]["applied"] is False
-    assert result.meta["rerank"]["elapsed_ms"] < 2500
+    assert result.meta["rerank"]["elapsed_ms"] < 3000  # cut, not the 3 s reply waited out

@@ -166,11 +166,6 @@ def test_adp_sections_rules_and_manual_titles(clean: Backend) -> None:
     assert core is not None and core.title.startswith("Policies and Procedures Manual")
 
 
-@needs_data
-def test_startup_is_quick(clean: Backend) -> None:
-    assert clean.load_seconds < 5.0
-
-
 # ---------------------------------------------------------------- answers
 
 
