@@ -11,6 +11,7 @@ from functools import partial
 from evals.run.check_failures import NotChecked
 from evals.run.checks import CheckContext, CheckFailure, CheckSpec, run_check
 from evals.run.citations import CitationEvidence
+from evals.run.extension_fields import not_published_reason, unpublished_extension
 from evals.run.outcome import CallOutcome, ToolInfo
 from evals.run.runlog import CheckOutcome
 from evals.run.scenario import Scenario
@@ -46,8 +47,10 @@ def evaluate_checks(
     disabled: frozenset[str] = frozenset(),
     citations: CitationEvidence | None = None,
     args: Arguments | None = None,
+    extensions: Sequence[str] = (),
 ) -> list[CheckOutcome]:
-    """Run every planned check on one outcome; failures become values, not exceptions."""
+    """Run every planned check on one outcome; failures become values, not exceptions. A check
+    that reads one of the tool's ``extensions`` the backend does not publish is not checked."""
     ctx = CheckContext(
         data=outcome.structured,
         outcome=outcome,
@@ -60,6 +63,13 @@ def evaluate_checks(
     for spec, implicit in planned_checks(scenario, disabled):
         outcome_of = partial(CheckOutcome, check=spec.check, implicit=implicit)
         try:
+            unpublished = (
+                None
+                if outcome.is_error
+                else (unpublished_extension(spec, extensions, ctx.output_schema, ctx.data))
+            )
+            if unpublished is not None:
+                raise NotChecked(spec.check, spec.path, not_published_reason(unpublished))
             run_check(ctx, spec)
         except NotChecked as nothing:
             results.append(

@@ -188,7 +188,14 @@ class ScenarioRunner:
             if not outcome.is_error and "citations_resolve" not in self.options.disabled_checks:
                 evidence = await self._resolve_citations(target, outcome)
             checks = evaluate_checks(
-                scenario, outcome, tool, ids, self.options.disabled_checks, evidence, args
+                scenario,
+                outcome,
+                tool,
+                ids,
+                self.options.disabled_checks,
+                evidence,
+                args,
+                described.extensions,
             )
             for check in checks:
                 if not check.passed:

@@ -71,6 +71,9 @@ class ToolDescriptor(BaseModel):
     # where the result states the backend's own confidence in its answer, a number in [0, 1]
     # (calibration, evals/read/calibration.py); a result without a number there publishes none
     confidence: ResultPath = "confidence"
+    # fields this project's server adds beyond the spec: a check reading one is "not checked"
+    # on a backend that neither declares nor answers it (evals/run/extension_fields.py)
+    extensions: tuple[ResultPath, ...] = ()
 
     @field_validator("organisation")
     @classmethod
