@@ -218,6 +218,12 @@ def header_lines(log: RunLog) -> list[str]:
             if counts.get("checks_not_checked")
             else ""
         )
+        + (
+            f"; {counts['passed_judging_no_fact']} passed with no fact judged (every fact"
+            " check read something this backend does not publish)"
+            if counts.get("passed_judging_no_fact")
+            else ""
+        )
         + f"; modes: {', '.join(s.modes)}",
     ]
 

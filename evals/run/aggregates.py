@@ -12,12 +12,23 @@ from evals.run.ragas_metrics import ragas_aggregates
 from evals.run.runlog import DEFAULT_MODE, ScenarioRecord
 from ocm_common.percentiles import pct
 
+# Checks on an answer's form, not its facts: passing only these judged nothing.
+FORM_CHECKS = frozenset({"no_tool_error", "schema_valid", "citations_resolve"})
+
+
+def judged_no_fact(record: ScenarioRecord) -> bool:
+    """A passed scenario with fact checks, none of which found anything to judge (each reads
+    something this backend does not publish): it passed on form alone."""
+    facts = [c for c in record.checks if c.check not in FORM_CHECKS]
+    return record.status == "passed" and bool(facts) and not any(c.checked for c in facts)
+
 
 def counts(records: Sequence[ScenarioRecord]) -> dict[str, int]:
     """Scenario outcome counts for the main pass."""
     main = [r for r in records if r.mode == DEFAULT_MODE]
     not_measured = sum(bool(r.relevant) and not r.ids_measured for r in main)
     not_checked = sum(not c.checked for r in main for c in r.checks)
+    no_fact = sum(judged_no_fact(r) for r in main)
     return {
         "scenarios": len(main),
         "passed": sum(r.status == "passed" for r in main),
@@ -31,6 +42,8 @@ def counts(records: Sequence[ScenarioRecord]) -> dict[str, int]:
         **({"retrieval_not_measured": not_measured} if not_measured else {}),
         # checks that found nothing to judge (not passes): said, never folded into "passed"
         **({"checks_not_checked": not_checked} if not_checked else {}),
+        # passed scenarios whose every fact check was not checked: said, not hidden in "passed"
+        **({"passed_judging_no_fact": no_fact} if no_fact else {}),
     }
 
 

@@ -90,6 +90,9 @@ class CheckSpec(BaseModel):
     key: str | None = None
     before: str | None = None
     after: str | None = None
+    # an extension field this check is about though it reads another (advice that follows from
+    # it): the check is judged only where the backend publishes that field
+    follows_from: str | None = None
 
     @model_validator(mode="after")
     def _known_and_complete(self) -> CheckSpec:
@@ -167,6 +170,7 @@ def validate_spec(spec: CheckSpec) -> None:
         raise ValueError(f"check {spec.check!r} needs field(s): {', '.join(missing)}")
     try:
         parse(spec.path)
+        parse(spec.follows_from or "")
     except PathSyntaxError as exc:
         raise ValueError(str(exc)) from None
     if spec.pattern is not None:

@@ -31,9 +31,12 @@ def shape(path: str) -> Shape:
 
 
 def read_shapes(spec: CheckSpec, prefix: Shape = ()) -> Iterator[Shape]:
-    """Every result path a check reads: its own and, for item checks, its item's under it."""
+    """Every result path a check reads (its own and, for item checks, its item's under it),
+    and the field it says it follows from."""
     here = prefix + shape(spec.path)
     yield here
+    if spec.follows_from:
+        yield shape(spec.follows_from)
     if spec.item is not None:
         yield from read_shapes(spec.item, (*here, ANY))
 

@@ -1,9 +1,12 @@
-"""A second, independent backend for `opa.search_sections` and `opa.get_section`.
+"""A second, independent backend for `opa.search_sections`, `opa.get_section` and
+`opa.freshness_probe`.
 
 It reads the publishers' extracts (``../shared/data/opa`` or ``ALT_OPA_DATA``) at start-up,
 cuts each document into sections by its own heading rules (:mod:`examples.alt_opa.corpus`),
-ranks them with a small BM25 (:mod:`examples.alt_opa.search`) and serves the two tools over
-stdio with the reference server's published schemas (:mod:`examples.alt_opa.server`).
+ranks them with a small BM25 (:mod:`examples.alt_opa.search`), ages them by the spec's
+staleness rules (:mod:`examples.alt_opa.freshness`) and serves the three tools over stdio
+(:mod:`examples.alt_opa.server`): the first two with the reference server's published schemas,
+the freshness probe with the spec's fields only.
 Its document and section ids (``doc0007``, ``doc0007-sec03``) are its own; what it shares with
 any other backend is the public facts: official URL, organisation, title, heading, text.
 

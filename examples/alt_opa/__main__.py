@@ -1,4 +1,5 @@
-"""`python -m examples.alt_opa`: serve opa.search_sections and opa.get_section over stdio."""
+"""`python -m examples.alt_opa`: serve opa.search_sections, opa.get_section and
+opa.freshness_probe over stdio."""
 
 from __future__ import annotations
 

@@ -1,10 +1,13 @@
-"""The two tools over FastMCP, with the reference server's published schemas as they are.
+"""The three tools over FastMCP, each with the schemas ``schemas.json`` publishes.
 
 Each tool is a :class:`fastmcp.tools.Tool` whose ``parameters`` and ``output_schema`` are the
-entries of ``schemas.json`` (copied from ``tests/snapshots/tool_schemas.json``), so
-``tools/list`` shows them unchanged. Arguments are validated against that input schema here
-(FastMCP does not for a hand-made tool); a bad argument is one tool error that names the field
-and, for a choice, the allowed values. Anything else that goes wrong is masked.
+entries of ``schemas.json``, so ``tools/list`` shows them unchanged: for ``opa.search_sections``
+and ``opa.get_section`` the reference server's schemas as they are (copied from
+``tests/snapshots/tool_schemas.json``); for ``opa.freshness_probe`` the spec's request and
+response fields only, written here from the spec (no field the reference server adds beyond it).
+Arguments are validated against that input schema here (FastMCP does not for a hand-made tool);
+a bad argument is one tool error that names the field and, for a choice, the allowed values.
+Anything else that goes wrong is masked.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import asyncio
 import json
 import os
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -25,6 +29,7 @@ from mcp.types import TextContent, ToolAnnotations
 from pydantic import JsonValue, PrivateAttr
 
 from examples.alt_opa.corpus import ORG_NAMES, Corpus, Document, Section, load_corpus
+from examples.alt_opa.freshness import FreshnessResult, Request, probe
 from examples.alt_opa.payloads import (
     DocumentBlock,
     PageCitation,
@@ -283,6 +288,22 @@ class Backend:
         text = f"{ORG_NAMES.get(doc.org, doc.org)}: “{doc.title}”, section “{self.locator(section)}”{dated}"
         return {"text": text, "url": url, "anchor": anchor, "chunk_id": chunk_id}
 
+    # ------------------------------------------------------------------ opa.freshness_probe
+
+    def freshness_probe(
+        self, args: dict[str, JsonValue], today: date | None = None
+    ) -> FreshnessResult:
+        """Stale documents by the spec's rules (:mod:`examples.alt_opa.freshness`), aged
+        against ``today`` (the real date unless given). No extract marks a document
+        superseded, so none is passed as such."""
+        request = Request(
+            document_ids=tuple(i.strip() for i in _texts(args.get("document_ids"))),
+            source_orgs=_texts(args.get("source_orgs")),
+            topics=_texts(args.get("topics")),
+            check_web=bool(args.get("check_web", False)),
+        )
+        return probe(self.corpus, request, today or date.today())
+
 
 # ---------------------------------------------------------------------- FastMCP wiring
 
@@ -334,6 +355,14 @@ DESCRIPTIONS = {
         "One section of a guidance document by the section id opa.search_sections returned, "
         "with its paragraphs, its document's details and a citation to the official page."
     ),
+    "opa.freshness_probe": (
+        "Which guidance documents are stale: superseded ones (definitely stale), then those "
+        "more than two years (likely stale) or one year (potentially stale) since their last "
+        "update, oldest first, with days_old and a re-ingestion list naming each. Filters: "
+        "document ids (as opa.search_sections returns them), organisations, topics. This "
+        "backend is offline: check_web reports that web checking is disabled and finds no "
+        "potential updates."
+    ),
 }
 
 
@@ -341,7 +370,7 @@ def build_server(backend: Backend) -> FastMCP[Any]:
     schemas = load_schemas()
     server: FastMCP[Any] = FastMCP(
         name="alt-opa",
-        instructions="A second, independent backend for two Dr. OPA tools.",
+        instructions="A second, independent backend for three Dr. OPA tools.",
         mask_error_details=True,
     )
     handlers = {
@@ -350,6 +379,7 @@ def build_server(backend: Backend) -> FastMCP[Any]:
             SLOW_SECONDS if "slow" in backend.defects else 0.0,
         ),
         "opa.get_section": (backend.get_section, 0.0),
+        "opa.freshness_probe": (backend.freshness_probe, 0.0),
     }
     for name, (handler, delay) in handlers.items():
         tool = SchemaTool(

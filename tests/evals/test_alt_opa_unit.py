@@ -1,4 +1,5 @@
-"""The independent OPA backend (examples/alt_opa): parsing, search, tools and seeded defects.
+"""The independent OPA backend (examples/alt_opa): parsing, search, freshness, tools and seeded
+defects.
 
 It reads the publishers' extracts in ../shared/data/opa (or ALT_OPA_DATA); without them there
 is nothing to parse, so the module is skipped.
@@ -11,19 +12,32 @@ import math
 import re
 import subprocess
 import sys
+from collections.abc import Mapping
+from datetime import date, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from fastmcp import Client
 from fastmcp.exceptions import ToolError
 from jsonschema import Draft202012Validator
+from pydantic import JsonValue
 
 from examples.alt_opa.corpus import (
     Corpus,
     CorpusError,
+    Document,
     data_folder,
     load_corpus,
+)
+from examples.alt_opa.freshness import (
+    LIKELY_STALE,
+    POTENTIALLY_STALE,
+    SOURCE_ORGS,
+    SUPERSEDED,
+    Request,
+    age,
+    probe,
 )
 from examples.alt_opa.pho_pdfs import _repair_words
 from examples.alt_opa.search import Bm25, SectionSearch, tokens, topic_matches
@@ -57,7 +71,7 @@ def doc_by_url(corpus: Corpus, url: str) -> str:
     return next(d.doc_id for d in corpus.documents.values() if d.url == url)
 
 
-def validate(tool: str, result: dict[str, Any]) -> None:
+def validate(tool: str, result: Mapping[str, object]) -> None:
     Draft202012Validator(load_schemas()[tool]["outputSchema"]).validate(result)
 
 
@@ -202,7 +216,7 @@ def test_search_filters(backend: Backend, args: dict[str, Any], field: str, valu
         docs = backend.corpus.documents
         assert {docs[s["document_id"]].doc_type for s in out["sections"]} == {value}
     else:
-        assert {s[field] for s in out["sections"]} == {value}
+        assert {cast(dict[str, Any], s)[field] for s in out["sections"]} == {value}
 
 
 def test_topics_filter_keeps_matching_documents_only(backend: Backend) -> None:
@@ -238,7 +252,7 @@ def test_get_section_with_children_and_document(backend: Backend, corpus: Corpus
     assert [c["chunk_idx"] for c in out["children"]] == list(
         range(1, len(section.paragraphs()) + 1)
     )
-    assert out["document"]["source_url"] == VIRTUAL_CARE
+    assert out["document"] is not None and out["document"]["source_url"] == VIRTUAL_CARE
     assert out["citation"]["url"] == VIRTUAL_CARE and section.heading in out["citation"]["text"]
 
 
@@ -247,7 +261,7 @@ def test_get_paragraph_returns_its_parent(backend: Backend, corpus: Corpus) -> N
     out = backend.get_section({"section_id": f"{section.section_id}-p2"})
     validate("opa.get_section", out)
     assert out["section"]["chunk_type"] == "child" and out["section"]["chunk_idx"] == 2
-    assert out["parent"]["section_id"] == section.section_id
+    assert out["parent"] is not None and out["parent"]["section_id"] == section.section_id
 
 
 def test_get_section_without_document_metadata(backend: Backend, corpus: Corpus) -> None:
@@ -272,6 +286,178 @@ def test_unknown_section_is_a_not_found_error_naming_it(backend: Backend, wanted
     assert wanted in str(info.value) and "section_id" in str(info.value)
 
 
+# ---------------------------------------------------------------------- freshness_probe
+
+TODAY = date(2026, 6, 1)  # a fixed "today": no assertion reads the live clock
+VIRTUAL_CARE_DATE = date(2022, 6, 1)
+
+
+def make_doc(
+    doc_id: str,
+    updated: date | None = None,
+    *,
+    effective: str | None = None,
+    published: str | None = None,
+    org: str = "cpso",
+    topics: tuple[str, ...] = ("virtual care",),
+) -> Document:
+    return Document(
+        doc_id=doc_id,
+        org=org,
+        title=f"Title of {doc_id}",
+        url=f"https://example.org/{doc_id}",
+        doc_type="policy",
+        policy_level=None,
+        published_date=published,
+        effective_date=effective,
+        updated_date=updated.isoformat() if updated else None,
+        topics=topics,
+        source_file=f"{org}/{doc_id}.json",
+    )
+
+
+def dated_corpus(*docs: Document) -> Corpus:
+    return Corpus(documents={d.doc_id: d for d in docs}, sections=[])
+
+
+@pytest.mark.parametrize(
+    ("days", "expected"),
+    [
+        (0, None),
+        (365, None),  # one year exactly is not yet "more than one year"
+        (366, POTENTIALLY_STALE),
+        (730, POTENTIALLY_STALE),  # two years exactly is not yet "more than two years"
+        (731, LIKELY_STALE),
+        (5000, LIKELY_STALE),
+    ],
+)
+def test_staleness_thresholds_at_their_boundaries(days: int, expected: str | None) -> None:
+    aged = age(make_doc("d", TODAY - timedelta(days=days)), TODAY)
+    assert (aged.days_old, aged.staleness) == (days, expected)
+    out = probe(dated_corpus(aged.doc), Request(), TODAY)
+    assert [s["days_old"] for s in out["stale_documents"]] == ([days] if expected else [])
+
+
+def test_a_superseded_document_is_stale_whatever_its_age() -> None:
+    doc = make_doc("new", TODAY - timedelta(days=3))
+    assert age(doc, TODAY).staleness is None
+    assert age(doc, TODAY, superseded={"new"}).staleness == SUPERSEDED
+
+
+def test_stale_documents_come_superseded_first_then_oldest() -> None:
+    corpus = dated_corpus(
+        make_doc("current", TODAY - timedelta(days=30)),
+        make_doc("potential", TODAY - timedelta(days=400)),
+        make_doc("old", TODAY - timedelta(days=3000)),
+        make_doc("likely", TODAY - timedelta(days=800)),
+        make_doc("replaced", TODAY - timedelta(days=10)),
+        make_doc("replaced-old", TODAY - timedelta(days=4000)),
+        make_doc("undated"),
+    )
+    out = probe(corpus, Request(), TODAY, superseded={"replaced", "replaced-old"})
+    validate("opa.freshness_probe", out)
+    order = [s["document_id"] for s in out["stale_documents"]]
+    assert order == ["replaced-old", "replaced", "old", "likely", "potential"]
+    assert out["documents_checked"] == 7
+    assert out["potential_updates"] == []
+    # the re-ingestion list names each stale document, in the same order, and why
+    lines = [r for r in out["recommendations"] if r.startswith("Re-ingest")]
+    assert [next(d for d in order if f"“Title of {d}”" in line) for line in lines] == order
+    assert "superseded" in lines[0] and "likely stale" in lines[2]
+    assert "potentially stale" in lines[4]
+    assert any("Title of undated" in r and "no updated" in r for r in out["recommendations"])
+
+
+def test_last_updated_falls_back_to_effective_then_published_date() -> None:
+    corpus = dated_corpus(
+        make_doc("a", date(2020, 1, 2), effective="2019-01-01", published="2018-01-01"),
+        make_doc("b", effective="2019-01-01", published="2018-01-01"),
+        make_doc("c", published="2018-01-01"),
+    )
+    out = probe(corpus, Request(), TODAY)
+    assert {s["document_id"]: s["last_updated"] for s in out["stale_documents"]} == {
+        "a": "2020-01-02",
+        "b": "2019-01-01",
+        "c": "2018-01-01",
+    }
+    assert out["stale_documents"][0]["days_old"] == (TODAY - date(2018, 1, 1)).days
+    assert out["last_corpus_update"] == "2020-01-02"
+
+
+def test_freshness_of_one_document_by_id(backend: Backend, corpus: Corpus) -> None:
+    doc = doc_by_url(corpus, VIRTUAL_CARE)
+    out = backend.freshness_probe({"document_ids": [doc]}, today=TODAY)
+    validate("opa.freshness_probe", out)
+    assert out["documents_checked"] == 1
+    assert out["stale_documents"] == [
+        {
+            "document_id": doc,
+            "title": "Virtual Care",
+            "last_updated": "2022-06-01",
+            "days_old": (TODAY - VIRTUAL_CARE_DATE).days,
+            "topics": list(corpus.documents[doc].topics),
+        }
+    ]
+    assert any("“Virtual Care”" in r and "likely stale" in r for r in out["recommendations"])
+    # every filter must keep a document: the same id under another organisation is not checked
+    other = backend.freshness_probe({"document_ids": [doc], "source_orgs": ["pho"]}, today=TODAY)
+    assert (other["documents_checked"], other["stale_documents"]) == (0, [])
+
+
+def test_freshness_filters_by_organisation_and_topic(backend: Backend, corpus: Corpus) -> None:
+    out = backend.freshness_probe(
+        {"source_orgs": ["cpso"], "topics": ["virtual care"]}, today=TODAY
+    )
+    assert {s["document_id"] for s in out["stale_documents"]} == {
+        doc_by_url(corpus, VIRTUAL_CARE),
+        doc_by_url(corpus, VIRTUAL_CARE + "/Advice-to-the-Profession-Virtual-Care"),
+    }
+    assert out["documents_checked"] == 2
+    pho = backend.freshness_probe({"source_orgs": ["pho"]}, today=TODAY)
+    assert [s["document_id"] for s in pho["stale_documents"]] == [doc_by_url(corpus, PHO_URL)]
+    everything = backend.freshness_probe({}, today=TODAY)
+    assert everything["documents_checked"] == len(corpus.documents)
+    days = [s["days_old"] or 0 for s in everything["stale_documents"]]
+    assert days == sorted(days, reverse=True) and days[0] == (TODAY - date(2015, 4, 1)).days
+    # the newest date of the whole corpus, whatever the filters
+    assert pho["last_corpus_update"] == everything["last_corpus_update"] is not None
+
+
+def test_an_organisation_without_documents_is_checked_and_explained(backend: Backend) -> None:
+    out = backend.freshness_probe({"source_orgs": ["ontario_health"]}, today=TODAY)
+    validate("opa.freshness_probe", out)
+    assert (out["documents_checked"], out["stale_documents"]) == (0, [])
+    assert any("no Ontario Health" in r for r in out["recommendations"])
+
+
+def test_check_web_says_web_checking_is_disabled(backend: Backend, corpus: Corpus) -> None:
+    args: dict[str, Any] = {"document_ids": [doc_by_url(corpus, VIRTUAL_CARE)]}
+    web = backend.freshness_probe({**args, "check_web": True}, today=TODAY)
+    assert web["potential_updates"] == []
+    assert any(re.search(r"(?i)web.*disabled", r) for r in web["recommendations"])
+    plain = backend.freshness_probe(args, today=TODAY)
+    assert not any("web" in r.casefold() for r in plain["recommendations"])
+
+
+@pytest.mark.parametrize("wanted", [["no-such-doc"], ["doc0002", "doc9999", "x"]])
+def test_unknown_document_id_is_a_not_found_error_naming_it(
+    backend: Backend, wanted: list[Any]
+) -> None:
+    """It names the field and each unknown id (not a known one given with them)."""
+    with pytest.raises(ToolError, match=r"not found") as info:
+        backend.freshness_probe({"document_ids": wanted}, today=TODAY)
+    message = str(info.value)
+    assert "document_ids" in message and "doc0002" not in message
+    assert all(repr(w) in message for w in wanted if w != "doc0002")
+
+
+def test_unknown_organisation_is_an_error_naming_the_allowed_ones(backend: Backend) -> None:
+    with pytest.raises(ToolError, match=r"source_orgs.*'cdc'.*cpso.*ontario_health.*cep.*pho.*moh"):
+        backend.freshness_probe({"source_orgs": ["cpso", "cdc"]}, today=TODAY)
+    schema: Any = load_schemas()["opa.freshness_probe"]["inputSchema"]
+    assert schema["properties"]["source_orgs"]["items"]["enum"] == list(SOURCE_ORGS)
+
+
 # ---------------------------------------------------------------------- over MCP
 
 
@@ -279,10 +465,64 @@ async def test_tools_list_publishes_the_reference_schemas_unchanged(backend: Bac
     snapshot = json.loads((REPO / "tests/snapshots/tool_schemas.json").read_text())
     async with Client(build_server(backend)) as client:
         tools = {t.name: t for t in await client.list_tools()}
-    assert set(tools) == {"opa.search_sections", "opa.get_section"}
-    for name, tool in tools.items():
-        assert tool.input_schema == snapshot[name]["inputSchema"]
-        assert tool.output_schema == snapshot[name]["outputSchema"]
+    assert set(tools) == {"opa.search_sections", "opa.get_section", "opa.freshness_probe"}
+    for name in ("opa.search_sections", "opa.get_section"):
+        assert tools[name].input_schema == snapshot[name]["inputSchema"]
+        assert tools[name].output_schema == snapshot[name]["outputSchema"]
+
+
+async def test_freshness_probe_publishes_the_spec_fields_only(backend: Backend) -> None:
+    async with Client(build_server(backend)) as client:
+        tool = {t.name: t for t in await client.list_tools()}["opa.freshness_probe"]
+    assert tool.input_schema == load_schemas()["opa.freshness_probe"]["inputSchema"]
+    assert set(tool.input_schema["properties"]) == {
+        "document_ids",
+        "source_orgs",
+        "topics",
+        "check_web",
+    }
+    output = tool.output_schema or {}
+    assert (
+        set(output["properties"])
+        == set(output["required"])
+        == {
+            "documents_checked",
+            "stale_documents",
+            "potential_updates",
+            "last_corpus_update",
+            "recommendations",
+        }
+    )
+    stale = output["properties"]["stale_documents"]["items"]
+    assert set(stale["properties"]) == {
+        "document_id",
+        "title",
+        "last_updated",
+        "days_old",
+        "topics",
+    }
+    update = output["properties"]["potential_updates"]["items"]
+    assert set(update["properties"]) == {"source_org", "indication", "url", "detected_date"}
+
+
+async def test_freshness_probe_over_mcp_ages_against_todays_date(
+    backend: Backend, corpus: Corpus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a date given the handler asks the clock, here a fixed one."""
+    from examples.alt_opa import server as server_module
+
+    class FixedDate(date):
+        @classmethod
+        def today(cls) -> FixedDate:
+            return cls(2030, 1, 1)
+
+    monkeypatch.setattr(server_module, "date", FixedDate)
+    doc = doc_by_url(corpus, VIRTUAL_CARE)
+    async with Client(build_server(backend)) as client:
+        result = await client.call_tool("opa.freshness_probe", {"document_ids": [doc]})
+    out = result.structured_content or {}
+    validate("opa.freshness_probe", out)
+    assert out["stale_documents"][0]["days_old"] == (date(2030, 1, 1) - VIRTUAL_CARE_DATE).days
 
 
 @pytest.mark.parametrize(
@@ -302,6 +542,24 @@ async def test_bad_arguments_are_tool_errors_naming_the_field(
     assert re.search(named, result.content[0].text)  # type: ignore[union-attr]
 
 
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        ({"source_orgs": ["cdc"]}, r"source_orgs.*cpso.*ontario_health.*cep.*pho.*moh"),
+        ({"document_ids": ["no-such-doc"]}, r"document_ids.*no-such-doc.*not found"),
+        ({"check_web": "yes"}, r"check_web"),
+        ({"n_results": 5}, r"n_results"),  # not a spec field
+    ],
+)
+async def test_bad_freshness_arguments_are_tool_errors_naming_the_field(
+    backend: Backend, args: dict[str, Any], named: str
+) -> None:
+    async with Client(build_server(backend)) as client:
+        result = await client.call_tool("opa.freshness_probe", args, raise_on_error=False)
+    assert result.is_error
+    assert re.search(named, result.content[0].text)  # type: ignore[union-attr]
+
+
 # ---------------------------------------------------------------------- seeded defects
 
 
@@ -313,7 +571,10 @@ def test_defect_names_are_checked() -> None:
 
 
 def test_wrong_document_puts_the_runner_up_document_first(corpus: Corpus) -> None:
-    args = {"query": "documentation requirements for virtual care", "n_results": 20}
+    args: dict[str, JsonValue] = {
+        "query": "documentation requirements for virtual care",
+        "n_results": 20,
+    }
     search = SectionSearch(corpus)
     plain = Backend(corpus, search).search_sections(args)["sections"]
     docs = list(dict.fromkeys(s["document_id"] for s in plain))
@@ -326,7 +587,8 @@ def test_no_url_empties_every_url(corpus: Corpus) -> None:
     out = seeded.search_sections({"query": "hand hygiene"})
     assert out["sections"] and {s["source_url"] for s in out["sections"]} == {""}
     section = seeded.get_section({"section_id": out["sections"][0]["section_id"]})
-    assert section["document"]["source_url"] == "" and section["citation"]["url"] == ""
+    assert section["document"] is not None and section["document"]["source_url"] == ""
+    assert section["citation"]["url"] == ""
 
 
 async def test_slow_delays_each_search_call(

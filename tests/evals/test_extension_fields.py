@@ -101,3 +101,16 @@ def test_a_backend_that_declares_the_field_still_fails_without_it() -> None:
     assert _judged(theirs, DECLARING)["stale_documents[0].staleness"] == (False, True)
     wrong = {"stale_documents": [{"title": "Cervical", "staleness": "likely_stale"}]}
     assert _judged(wrong, SPEC_SHAPED)["stale_documents[0].staleness"] == (False, True)
+
+
+def test_advice_that_follows_from_an_extension_is_judged_only_with_it() -> None:
+    advice = CheckSpec(
+        check="any_item",
+        path="recommendations",
+        item=CheckSpec(check="mentions", path="", value="unverified"),
+        follows_from="provenance_issues",
+    )
+    theirs = {"recommendations": ["Re-ingest Virtual Care"]}
+    assert ("provenance_issues",) in list(read_shapes(advice))
+    assert unpublished_extension(advice, EXTENSIONS, SPEC_SHAPED, theirs) == "provenance_issues"
+    assert unpublished_extension(advice, EXTENSIONS, DECLARING, theirs) is None

@@ -128,3 +128,20 @@ def test_checks_with_nothing_to_judge_are_counted_apart_from_passes() -> None:
     )
     assert "checks_not_checked" not in counts([judged])
     assert counts([judged, unjudged])["checks_not_checked"] == 1
+
+
+def test_a_scenario_that_passed_on_form_alone_is_counted() -> None:
+    form_only = record("c")
+    form_only.checks.append(
+        CheckOutcome(
+            check="any_item",
+            path="provenance_issues",
+            passed=True,
+            checked=False,
+            message="any_item at provenance_issues: not checked (it reads provenance_issues)",
+        )
+    )
+    judged = record("d")
+    judged.checks.append(CheckOutcome(check="equals", path="documents_checked", passed=True))
+    assert counts([form_only, judged])["passed_judging_no_fact"] == 1
+    assert "passed_judging_no_fact" not in counts([judged, record("e")])  # no fact check at all

@@ -1,9 +1,10 @@
 """The harness judges facts, shown on two backends written apart from the reference server.
 
 `examples/alt_backend` (odb.get, schedule.get, adp.get, source.passages) and `examples/alt_opa`
-(opa.search_sections, opa.get_section) read the official source files themselves, rank with
-their own BM25, word their answers their own way and give their own ids. On the golden
-scenarios of their tools each fails exactly the scenarios listed in its `known_misses.yaml`,
+(opa.search_sections, opa.get_section, opa.freshness_probe) read the official source files
+themselves, rank with their own BM25, word their answers their own way and give their own ids
+(alt_opa's freshness probe answers with the spec's fields only). On the golden scenarios of
+their tools each fails exactly the scenarios listed in its `known_misses.yaml`,
 every one with the reason the backend is wrong; any other failure is a check grading our
 wording or ids, or a regression of that backend. Each seeded defect (ALT_BACKEND_DEFECTS,
 ALT_OPA_DEFECTS) is then named by the harness's own commands: `evals compare` of the good run
