@@ -15,8 +15,6 @@ from reference_server.tools.request_model import NON_BLANK
 from tests.conftest import call_error
 from tests.served_tools import SERVED
 
-pytestmark = pytest.mark.asyncio
-
 
 async def _schemas(client: Client[Any]) -> dict[str, dict[str, Any]]:
     return {t.name: t.input_schema for t in await client.list_tools()}

@@ -8,12 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from reference_server.config import Faults
 from tests.conftest import run_fresh
 
-pytestmark = pytest.mark.asyncio
 QUERY = {"query": "documentation requirements for virtual care", "n_results": 5}
 
 

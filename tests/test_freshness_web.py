@@ -13,8 +13,6 @@ from fastmcp import Client
 from reference_server.server import build_server
 from tests.conftest import make_settings
 
-pytestmark = pytest.mark.asyncio
-
 PAGES = {
     "/en/Physicians/Policies-Guidance/Policies/Virtual-Care": "<p><strong>Reviewed and Updated:</strong> March 2026</p>",
     "/en/Physicians/Policies-Guidance/Policies/Consent-to-Treatment": "<p>Last Updated: January 2001</p>",

@@ -22,7 +22,6 @@ from tests.conftest import call, call_error, load_collections, run_fresh
 
 CORPUS = Path(__file__).resolve().parents[1] / "reference_server" / "corpus" / "off"
 
-pytestmark = pytest.mark.asyncio
 TOOL = "adp.get"
 CATEGORIES = get_args(off_adp_get.Category)
 

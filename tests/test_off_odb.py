@@ -20,7 +20,6 @@ from reference_server.retrieval.odb_selection import form_of
 from reference_server.tools.odb import get as off_odb_get
 from tests.conftest import call, call_error, load_collections, run_fresh
 
-pytestmark = pytest.mark.asyncio
 TOOL = "odb.get"
 SOURCE = (
     "Ontario Drug Benefit Formulary (extract 2025-08-27)"  # MANIFEST.json odb_drugs.csv create_date

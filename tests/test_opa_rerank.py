@@ -174,11 +174,14 @@ async def test_rerank_failure_keeps_the_fused_order(fake_openai: FakeChat, mode:
     fake_openai.mode = mode
     # only the slow reply needs a budget it overruns; the others answer at once, so a busy
     # machine must not spend their budget before the request is even sent
-    budget_ms = 400 if mode == "slow" else 10000
+    budget_ms = 1500 if mode == "slow" else 10000
     got, meta = await _sections(QUERY, rerank="openai", rerank_timeout_ms=budget_ms)
     assert [s["section_id"] for s in got] == [s["section_id"] for s in fused]
     assert meta["rerank"]["applied"] is False and meta["rerank"]["error"]
-    assert len(fake_openai.requests) == 1  # tried once, no retries
+    # tried once, no retries; on a starved machine the cut can come before the slow request
+    # reaches the fake, which is why that one may have sent nothing
+    sent = len(fake_openai.requests)
+    assert sent <= 1 if mode == "slow" else sent == 1
 
 
 @pytest.mark.asyncio

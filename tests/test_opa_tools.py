@@ -15,8 +15,6 @@ from fastmcp import Client
 from reference_server.config import Settings
 from tests.conftest import call, call_error
 
-pytestmark = pytest.mark.asyncio
-
 # -- opa.search_sections -------------------------------------------------------------------
 
 

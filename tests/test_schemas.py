@@ -13,12 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-import pytest
 from fastmcp import Client
 
 from evals.run.schema_edges import schema_edges
 
-pytestmark = pytest.mark.asyncio
 SNAPSHOT = Path(__file__).parent / "snapshots" / "tool_schemas.json"
 
 SAMPLES: dict[str, list[dict[str, Any]]] = {
