@@ -56,6 +56,8 @@ PHO_URL = (
     "https://www.publichealthontario.ca/-/media/documents/b/2013/bp-clinical-office-practice.pdf"
 )
 
+SEARCH, FRESHNESS = "opa.search_sections", "opa.freshness_probe"
+
 
 @pytest.fixture(scope="module")
 def corpus() -> Corpus:
@@ -526,36 +528,26 @@ async def test_freshness_probe_over_mcp_ages_against_todays_date(
 
 
 @pytest.mark.parametrize(
-    ("args", "named"),
+    ("tool", "args", "named"),
     [
-        ({"query": "x", "source_org": "cdc"}, r"source_org.*cpso.*ontario_health.*cep.*pho.*moh"),
-        ({"query": "x", "n_results": 21}, r"n_results"),
-        ({"query": "x", "search_mode": "vector"}, r"search_mode"),
+        (
+            SEARCH,
+            {"query": "x", "source_org": "cdc"},
+            r"source_org.*cpso.*ontario_health.*cep.*pho.*moh",
+        ),
+        (SEARCH, {"query": "x", "n_results": 21}, r"n_results"),
+        (SEARCH, {"query": "x", "search_mode": "vector"}, r"search_mode"),
+        (FRESHNESS, {"source_orgs": ["cdc"]}, r"source_orgs.*cpso.*ontario_health.*cep.*pho.*moh"),
+        (FRESHNESS, {"document_ids": ["no-such-doc"]}, r"document_ids.*no-such-doc.*not found"),
+        (FRESHNESS, {"check_web": "yes"}, r"check_web"),
+        (FRESHNESS, {"n_results": 5}, r"n_results"),  # not a spec field of this tool
     ],
 )
 async def test_bad_arguments_are_tool_errors_naming_the_field(
-    backend: Backend, args: dict[str, Any], named: str
+    backend: Backend, tool: str, args: dict[str, Any], named: str
 ) -> None:
     async with Client(build_server(backend)) as client:
-        result = await client.call_tool("opa.search_sections", args, raise_on_error=False)
-    assert result.is_error
-    assert re.search(named, result.content[0].text)  # type: ignore[union-attr]
-
-
-@pytest.mark.parametrize(
-    ("args", "named"),
-    [
-        ({"source_orgs": ["cdc"]}, r"source_orgs.*cpso.*ontario_health.*cep.*pho.*moh"),
-        ({"document_ids": ["no-such-doc"]}, r"document_ids.*no-such-doc.*not found"),
-        ({"check_web": "yes"}, r"check_web"),
-        ({"n_results": 5}, r"n_results"),  # not a spec field
-    ],
-)
-async def test_bad_freshness_arguments_are_tool_errors_naming_the_field(
-    backend: Backend, args: dict[str, Any], named: str
-) -> None:
-    async with Client(build_server(backend)) as client:
-        result = await client.call_tool("opa.freshness_probe", args, raise_on_error=False)
+        result = await client.call_tool(tool, args, raise_on_error=False)
     assert result.is_error
     assert re.search(named, result.content[0].text)  # type: ignore[union-attr]
 

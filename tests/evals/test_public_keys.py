@@ -14,7 +14,7 @@ from evals.run.checks import CheckContext, CheckSpec, run_check
 from evals.run.metrics import qrels_and_run, score_records
 from evals.run.outcome import CallOutcome
 from evals.run.public_keys import only_private_ids, public_key
-from evals.run.runlog import CheckOutcome
+from evals.run.runlog import CheckOutcome, ScenarioRecord
 
 
 @pytest.mark.parametrize(
@@ -114,33 +114,25 @@ def test_a_ranking_of_own_ids_only_is_not_measured(
     assert only_private_ids(retrieved, relevant) is private
 
 
+def unjudged(scenario_id: str, check: str, path: str, why: str) -> ScenarioRecord:
+    """A passed record with one check that found nothing to judge."""
+    found = record(scenario_id)
+    message = f"{check} at {path}: not checked ({why})"
+    found.checks.append(
+        CheckOutcome(check=check, path=path, passed=True, checked=False, message=message)
+    )
+    return found
+
+
 def test_checks_with_nothing_to_judge_are_counted_apart_from_passes() -> None:
     judged = record("a")
-    unjudged = record("b")
-    unjudged.checks.append(
-        CheckOutcome(
-            check="same_section",
-            path="requirements[0]",
-            passed=True,
-            checked=False,
-            message="same_section at requirements[0]: not checked (it names no official URL)",
-        )
-    )
+    nothing = unjudged("b", "same_section", "requirements[0]", "it names no official URL")
     assert "checks_not_checked" not in counts([judged])
-    assert counts([judged, unjudged])["checks_not_checked"] == 1
+    assert counts([judged, nothing])["checks_not_checked"] == 1
 
 
 def test_a_scenario_that_passed_on_form_alone_is_counted() -> None:
-    form_only = record("c")
-    form_only.checks.append(
-        CheckOutcome(
-            check="any_item",
-            path="provenance_issues",
-            passed=True,
-            checked=False,
-            message="any_item at provenance_issues: not checked (it reads provenance_issues)",
-        )
-    )
+    form_only = unjudged("c", "any_item", "provenance_issues", "it reads provenance_issues")
     judged = record("d")
     judged.checks.append(CheckOutcome(check="equals", path="documents_checked", passed=True))
     assert counts([form_only, judged])["passed_judging_no_fact"] == 1
