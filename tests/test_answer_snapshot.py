@@ -58,3 +58,22 @@ def test_an_ignored_field_is_left_out_of_the_comparison(tmp_path: Path) -> None:
     after = _write(tmp_path / "after.jsonl", [new])
     assert main(["snapshot", "--compare", str(before), str(after)]) == 1
     assert main(["snapshot", "--compare", str(before), str(after), "--ignore-field", "lead"]) == 0
+
+
+async def test_a_scenario_whose_ids_come_from_a_search_is_asked_with_them(
+    tmp_path: Path,
+) -> None:
+    import shutil
+
+    from evals.run.answer_snapshot import _record
+
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    shutil.copy(Path(__file__).resolve().parents[1] / "golden/opa/freshness_probe.yaml", golden)
+    out = tmp_path / "snap.jsonl"
+    await _record("", [golden], out)
+    records = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    one = records["opa-freshness-single-document"]
+    assert "document_ids" not in one["args"]  # the key stays the scenario's own arguments
+    assert one["asked"]["document_ids"] and one["answer"]["documents_checked"] == 1
+    assert "asked" not in records["opa-freshness-pho-documents"]  # no lookup, nothing added

@@ -45,6 +45,7 @@ class SnapshotRecord(TypedDict):
     id: str
     tool: str
     args: Arguments
+    asked: NotRequired[Arguments]  # the arguments sent, when ids came from the backend's search
     target_error: NotRequired[str]
     is_error: NotRequired[bool]
     text: NotRequired[str]
@@ -79,6 +80,7 @@ def _derived_cases(folder: Path) -> Path:
 
 
 async def _record(config: str, case_dirs: Sequence[Path], out: Path) -> int:
+    from evals.run.id_lookup import answers_of, resolve_args
     from evals.run.scenario import load_scenarios
     from evals.run.targets import TargetError, inprocess_target, parse_overrides
 
@@ -94,7 +96,16 @@ async def _record(config: str, case_dirs: Sequence[Path], out: Path) -> int:
                     "args": scenario.args,
                 }
                 try:
-                    outcome = await target.call_tool(scenario.tool, scenario.args)
+                    args = await resolve_args(
+                        answers_of(target.call_tool), scenario.lookups, dict(scenario.args)
+                    )
+                    if args is None:  # its id lookup found nothing: recorded as such
+                        record["text"] = "the scenario's id lookup found nothing"
+                        fh.write(json.dumps(record, sort_keys=True) + "\n")
+                        continue
+                    if scenario.lookups:
+                        record["asked"] = args  # with the ids its search gave
+                    outcome = await target.call_tool(scenario.tool, args)
                 except TargetError as exc:
                     record["target_error"] = str(exc)
                 else:

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evals.run.jsonpath import resolve
+from evals.run.outcome import CallOutcome
 from evals.run.public_keys import public_key
 from ocm_common.json_types import Arguments, JsonObject, JsonSchema, as_json
 
@@ -120,6 +121,16 @@ def lookup_failure(lookup: IdLookup, reason: str) -> str:
 
 
 CallTool = Callable[[str, Arguments], Awaitable[JsonObject | None]]
+
+
+def answers_of(call: Callable[[str, Arguments], Awaitable[CallOutcome]]) -> CallTool:
+    """A target's ``call_tool`` as a lookup asks it: the structured answer, None on an error."""
+
+    async def ask(tool: str, args: Arguments) -> JsonObject | None:
+        asked = await call(tool, args)
+        return None if asked.is_error else asked.structured
+
+    return ask
 
 
 async def resolve_args(

@@ -27,11 +27,10 @@ from typing import TypedDict
 import numpy as np
 
 from evals.run.extract import retrieved_ids
-from evals.run.id_lookup import resolve_args
+from evals.run.id_lookup import answers_of, resolve_args
 from evals.run.scenario import Scenario, load_scenarios
 from evals.run.scenario_runner import with_depth
 from evals.run.targets import Target, make_target
-from ocm_common.json_types import Arguments, JsonObject
 from ocm_common.machine import MachineDescription
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,16 +95,13 @@ async def top_ids(
     found: dict[str, list[str]] = {}
     async with target or make_target(TARGET, timeout_s=60.0) as target:
         tools = {t.name: t for t in await target.list_tools()}
-
-        async def answer(tool: str, args: Arguments) -> JsonObject | None:
-            asked = await target.call_tool(tool, args)
-            return None if asked.is_error else asked.structured
-
         for scenario in scenarios:
             args = with_depth(tools.get(scenario.tool), dict(scenario.args), DEPTH)
             if scenario.lookups:  # the backend's own ids, found through its search as a run does
                 schema = tools[scenario.tool].input_schema if scenario.tool in tools else None
-                resolved = await resolve_args(answer, scenario.lookups, args, schema)
+                resolved = await resolve_args(
+                    answers_of(target.call_tool), scenario.lookups, args, schema
+                )
                 if resolved is None:
                     found[scenario.id] = []
                     continue
