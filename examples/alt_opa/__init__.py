@@ -1,5 +1,7 @@
 """A second, independent backend for `opa.search_sections`, `opa.get_section` and
-`opa.freshness_probe`.
+`opa.freshness_probe`, and for `opa.policy_check` (CPSO policies and their advice,
+:mod:`examples.alt_opa.policy`, with the spec's fields only) and `opa.clinical_tools` (the CEP
+tools with their features and sections, :mod:`examples.alt_opa.cep_catalogue`, spec fields only).
 
 It reads the publishers' extracts (``../shared/data/opa`` or ``ALT_OPA_DATA``) at start-up,
 cuts each document into sections by its own heading rules (:mod:`examples.alt_opa.corpus`),

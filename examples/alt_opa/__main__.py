@@ -1,5 +1,5 @@
-"""`python -m examples.alt_opa`: serve opa.search_sections, opa.get_section and
-opa.freshness_probe over stdio."""
+"""`python -m examples.alt_opa`: serve opa.search_sections, opa.get_section,
+opa.freshness_probe, opa.policy_check and opa.clinical_tools over stdio."""
 
 from __future__ import annotations
 

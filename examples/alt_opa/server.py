@@ -4,7 +4,9 @@ Each tool is a :class:`fastmcp.tools.Tool` whose ``parameters`` and ``output_sch
 entries of ``schemas.json``, so ``tools/list`` shows them unchanged: for ``opa.search_sections``
 and ``opa.get_section`` the reference server's schemas as they are (copied from
 ``tests/snapshots/tool_schemas.json``); for ``opa.freshness_probe`` the spec's request and
-response fields only, written here from the spec (no field the reference server adds beyond it).
+response fields only, written here from the spec (no field the reference server adds beyond it);
+likewise for ``opa.policy_check`` (:mod:`examples.alt_opa.policy`).
+``opa.clinical_tools`` (:mod:`examples.alt_opa.cep_catalogue`) has the spec's fields only too.
 Arguments are validated against that input schema here (FastMCP does not for a hand-made tool);
 a bad argument is one tool error that names the field and, for a choice, the allowed values.
 Anything else that goes wrong is masked.
@@ -28,6 +30,8 @@ from jsonschema import Draft202012Validator
 from mcp.types import TextContent, ToolAnnotations
 from pydantic import JsonValue, PrivateAttr
 
+from examples.alt_opa.cep_catalogue import Catalogue, ClinicalToolsResult, answer
+from examples.alt_opa.cep_catalogue import Request as ToolsRequest
 from examples.alt_opa.corpus import ORG_NAMES, Corpus, Document, Section, load_corpus
 from examples.alt_opa.freshness import FreshnessResult, Request, probe
 from examples.alt_opa.payloads import (
@@ -38,6 +42,8 @@ from examples.alt_opa.payloads import (
     SectionResult,
     SectionRow,
 )
+from examples.alt_opa.policy import DEFAULT_RESULTS, PolicyCheck, PolicyResult
+from examples.alt_opa.policy import Request as PolicyRequest
 from examples.alt_opa.search import (
     RELEVANCE_FLOOR,
     Filters,
@@ -102,11 +108,12 @@ class Backend:
     corpus: Corpus
     search: SectionSearch
     defects: frozenset[str] = frozenset()
+    catalogue: Catalogue | None = None  # opa.clinical_tools' CEP tools, read on first use
 
     @classmethod
     def build(cls, corpus: Corpus | None = None, defects: frozenset[str] = frozenset()) -> Backend:
         corpus = corpus or load_corpus()
-        return cls(corpus, SectionSearch(corpus), defects)
+        return cls(corpus, SectionSearch(corpus), defects, Catalogue.build(corpus))
 
     # ------------------------------------------------------------------ shared pieces
 
@@ -304,6 +311,35 @@ class Backend:
         )
         return probe(self.corpus, request, today or date.today())
 
+    # ------------------------------------------------------------------ opa.clinical_tools
+
+    def clinical_tools(self, args: dict[str, JsonValue]) -> ClinicalToolsResult:
+        """CEP clinical tools by condition, name, category and feature
+        (:mod:`examples.alt_opa.cep_catalogue`)."""
+        if self.catalogue is None:
+            self.catalogue = Catalogue.build(self.corpus)
+        request = ToolsRequest(
+            condition=_text(args.get("condition")),
+            tool_name=_text(args.get("tool_name")),
+            category=_text(args.get("category")),
+            feature_type=_text(args.get("feature_type")),
+            include_sections=bool(args.get("include_sections", False)),
+        )
+        return answer(self.catalogue, request)
+
+    # ------------------------------------------------------------------ opa.policy_check
+
+    def policy_check(self, args: dict[str, JsonValue]) -> PolicyResult:
+        """CPSO policy and advice sections, expectations first
+        (:mod:`examples.alt_opa.policy`)."""
+        request = PolicyRequest(
+            query=str(args["query"]),
+            policy_level=_text(args.get("policy_level")) or "all",
+            include_advice=bool(args.get("include_advice", True)),
+            n_results=_int(args.get("n_results", DEFAULT_RESULTS)),
+        )
+        return PolicyCheck(self.corpus, self.search).check(request, self.url)
+
 
 # ---------------------------------------------------------------------- FastMCP wiring
 
@@ -355,6 +391,13 @@ DESCRIPTIONS = {
         "One section of a guidance document by the section id opa.search_sections returned, "
         "with its paragraphs, its document's details and a citation to the official page."
     ),
+    "opa.clinical_tools": (
+        "The Centre for Effective Practice's clinical tools: name, official URL, category, "
+        "last update, summary and key features (assessment algorithm, calculator, checklist, "
+        "each with a link to it on the tool's page when available, and the screening "
+        "instruments it names), optionally its sections with links. Filters: condition (every "
+        "word in the tool), tool_name, category (CEP's own, e.g. mental_health), feature_type."
+    ),
     "opa.freshness_probe": (
         "Which guidance documents are stale: superseded ones (definitely stale), then those "
         "more than two years (likely stale) or one year (potentially stale) since their last "
@@ -363,6 +406,13 @@ DESCRIPTIONS = {
         "backend is offline: check_web reports that web checking is disabled and finds no "
         "potential updates."
     ),
+    "opa.policy_check": (
+        "CPSO policies and their Advice to the Profession companions for a policy question: "
+        "the best sections (keyword search, BM25), each marked expectation (the policy says "
+        "'must') or advice (an Advice page, or a policy section that only advises), with its "
+        "document's title, official URL and effective date. Among comparably relevant "
+        "sections expectations come first. Filters: policy_level, include_advice."
+    ),
 }
 
 
@@ -370,7 +420,7 @@ def build_server(backend: Backend) -> FastMCP[Any]:
     schemas = load_schemas()
     server: FastMCP[Any] = FastMCP(
         name="alt-opa",
-        instructions="A second, independent backend for three Dr. OPA tools.",
+        instructions="A second, independent backend for Dr. OPA tools.",
         mask_error_details=True,
     )
     handlers = {
@@ -380,6 +430,8 @@ def build_server(backend: Backend) -> FastMCP[Any]:
         ),
         "opa.get_section": (backend.get_section, 0.0),
         "opa.freshness_probe": (backend.freshness_probe, 0.0),
+        "opa.clinical_tools": (backend.clinical_tools, 0.0),
+        "opa.policy_check": (backend.policy_check, 0.0),
     }
     for name, (handler, delay) in handlers.items():
         tool = SchemaTool(

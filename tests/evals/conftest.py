@@ -16,6 +16,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from evals_testkit import GOLDEN_FAKE, write_log
 
 from evals.run.runlog import ScenarioRecord
+from examples.alt_opa.corpus import Corpus, load_corpus
+from examples.alt_opa.search import SectionSearch
+from examples.alt_opa.server import Backend
 
 
 @pytest.fixture
@@ -32,3 +35,15 @@ def make_log(tmp_path: Path) -> Callable[..., Path]:
         return write_log(tmp_path / f"run{counter['n']}", records, **kwargs)
 
     return make
+
+
+# The second OPA backend (examples/alt_opa), parsed from the publishers' extracts once per
+# module; its test modules skip without them (alt_opa_kit.skip_without_extracts).
+@pytest.fixture(scope="module")
+def corpus() -> Corpus:
+    return load_corpus()
+
+
+@pytest.fixture(scope="module")
+def backend(corpus: Corpus) -> Backend:
+    return Backend(corpus, SectionSearch(corpus))
