@@ -1,5 +1,5 @@
 """`python -m examples.alt_opa`: serve opa.search_sections, opa.get_section,
-opa.freshness_probe, opa.policy_check and opa.clinical_tools over stdio."""
+opa.freshness_probe, opa.policy_check, opa.clinical_tools and opa.ipac_guidance over stdio."""
 
 from __future__ import annotations
 

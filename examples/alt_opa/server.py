@@ -1,4 +1,4 @@
-"""The three tools over FastMCP, each with the schemas ``schemas.json`` publishes.
+"""The six tools over FastMCP, each with the schemas ``schemas.json`` publishes.
 
 Each tool is a :class:`fastmcp.tools.Tool` whose ``parameters`` and ``output_schema`` are the
 entries of ``schemas.json``, so ``tools/list`` shows them unchanged: for ``opa.search_sections``
@@ -6,7 +6,8 @@ and ``opa.get_section`` the reference server's schemas as they are (copied from
 ``tests/snapshots/tool_schemas.json``); for ``opa.freshness_probe`` the spec's request and
 response fields only, written here from the spec (no field the reference server adds beyond it);
 likewise for ``opa.policy_check`` (:mod:`examples.alt_opa.policy`).
-``opa.clinical_tools`` (:mod:`examples.alt_opa.cep_catalogue`) has the spec's fields only too.
+``opa.clinical_tools`` (:mod:`examples.alt_opa.cep_catalogue`) has the spec's fields only too,
+and so has ``opa.ipac_guidance`` (:mod:`examples.alt_opa.ipac`).
 Arguments are validated against that input schema here (FastMCP does not for a hand-made tool);
 a bad argument is one tool error that names the field and, for a choice, the allowed values.
 Anything else that goes wrong is masked.
@@ -34,6 +35,8 @@ from examples.alt_opa.cep_catalogue import Catalogue, ClinicalToolsResult, answe
 from examples.alt_opa.cep_catalogue import Request as ToolsRequest
 from examples.alt_opa.corpus import ORG_NAMES, Corpus, Document, Section, load_corpus
 from examples.alt_opa.freshness import FreshnessResult, Request, probe
+from examples.alt_opa.ipac import IpacGuide, IpacResult
+from examples.alt_opa.ipac import Request as IpacRequest
 from examples.alt_opa.payloads import (
     DocumentBlock,
     PageCitation,
@@ -109,6 +112,7 @@ class Backend:
     search: SectionSearch
     defects: frozenset[str] = frozenset()
     catalogue: Catalogue | None = None  # opa.clinical_tools' CEP tools, read on first use
+    ipac: IpacGuide | None = None  # opa.ipac_guidance's PHO and CPSO IPAC text, on first use
 
     @classmethod
     def build(cls, corpus: Corpus | None = None, defects: frozenset[str] = frozenset()) -> Backend:
@@ -340,6 +344,21 @@ class Backend:
         )
         return PolicyCheck(self.corpus, self.search).check(request, self.url)
 
+    # ------------------------------------------------------------------ opa.ipac_guidance
+
+    def ipac_guidance(self, args: dict[str, JsonValue]) -> IpacResult:
+        """PHO IPAC requirements, best practices and checklists for a topic, with conflicts
+        against CPSO's IPAC pages (:mod:`examples.alt_opa.ipac`)."""
+        if self.ipac is None:
+            self.ipac = IpacGuide(self.corpus)
+        request = IpacRequest(
+            topic=str(args["topic"]),
+            setting=_text(args.get("setting")) or "office",
+            specific_item=_text(args.get("specific_item")),
+            include_checklists=bool(args.get("include_checklists", True)),
+        )
+        return self.ipac.answer(request, self.url)
+
 
 # ---------------------------------------------------------------------- FastMCP wiring
 
@@ -413,6 +432,15 @@ DESCRIPTIONS = {
         "document's title, official URL and effective date. Among comparably relevant "
         "sections expectations come first. Filters: policy_level, include_advice."
     ),
+    "opa.ipac_guidance": (
+        "Public Health Ontario's infection prevention and control guidance for clinical office "
+        "practice on one topic (reprocessing, ppe, hand_hygiene, environmental): its "
+        "requirements, each at the level its own wording states (must, should, may) with the "
+        "section it comes from, its summary best practices, its checklists (bulleted lists "
+        "with a frequency), the PHO documents as references, and conflicts where CPSO's IPAC "
+        "policy or advice states the same practice at another level. specific_item narrows to "
+        "the requirements naming it; setting procedure_room adds the surgical sections."
+    ),
 }
 
 
@@ -432,6 +460,7 @@ def build_server(backend: Backend) -> FastMCP[Any]:
         "opa.freshness_probe": (backend.freshness_probe, 0.0),
         "opa.clinical_tools": (backend.clinical_tools, 0.0),
         "opa.policy_check": (backend.policy_check, 0.0),
+        "opa.ipac_guidance": (backend.ipac_guidance, 0.0),
     }
     for name, (handler, delay) in handlers.items():
         tool = SchemaTool(
