@@ -324,6 +324,18 @@ def test_golden_calls_use_what_each_run_sent() -> None:
     assert (call.sent("a"), call.sent("b")) == ({"ids": ["a:1"]}, {"ids": ["b-1"]})
 
 
+def test_without_the_runs_a_call_whose_ids_come_from_a_search_is_left_out() -> None:
+    looked_up = Scenario.model_validate(
+        {
+            **_scenario("p3", "source.passages", "x").model_dump(exclude={"ids_from"}),
+            "ids_from": {"tool": "adp.get", "args": {"q": "walker"}, "path": "citations[*]",
+                         "key": "walker", "id": "chunk_id", "into": "chunk_ids"},
+        }
+    )  # fmt: skip
+    calls = golden_calls([looked_up, _scenario("p4", "adp.get", "z")])
+    assert list(calls) == ["adp.get"]
+
+
 # ----------------------------------------------------------------------------- end to end
 
 SLOW_TOOL = "adp.get"
