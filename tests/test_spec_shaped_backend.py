@@ -16,7 +16,7 @@ from typing import Any
 
 from fastmcp import Client
 
-from evals.run.extension_fields import ANY, Shape, declares, shape
+from evals.run.extension_fields import ANY, Shape, declares, nodes_at, shape
 from evals.run.extract import retrieved_ids
 from evals.run.id_lookup import resolve_args
 from evals.run.outcome import CallOutcome, ToolInfo
@@ -24,6 +24,7 @@ from evals.run.scenario import Scenario, parse_file
 from evals.run.scenario_checks import evaluate_checks
 from evals.run.tool_descriptors import builtin
 from ocm_common.golden import TOOLS_SUFFIX
+from ocm_common.json_types import JsonSchema
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 DESCRIPTORS = builtin()
@@ -50,42 +51,16 @@ def cut(node: Any, steps: Shape) -> None:
             del node[step]
 
 
-def _targets(node: Any, root: dict[str, Any]) -> list[dict[str, Any]]:
-    """The schema objects ``node`` stands for, followed through ``$ref`` and unions (the
-    objects themselves, so that cutting one cuts the published schema)."""
-    if not isinstance(node, dict):
-        return []
-    ref = node.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/"):
-        target: Any = root
-        for part in ref[2:].split("/"):
-            target = target.get(part) if isinstance(target, dict) else None
-        return _targets(target, root)
-    found = [node]
-    for union in ("anyOf", "oneOf"):
-        for alternative in node.get(union) or []:
-            found += _targets(alternative, root)
-    return found
-
-
-def cut_schema(schema: dict[str, Any], steps: Shape) -> None:
-    current = _targets(schema, schema)
-    for index, step in enumerate(steps):
-        last = index == len(steps) - 1
-        following: list[dict[str, Any]] = []
-        for node in current:
-            if step == ANY:
-                following += _targets(node.get("items"), schema)
-                continue
-            props = node.get("properties")
-            if not isinstance(props, dict) or step not in props:
-                continue
-            if last:
-                del props[step]
-                node["required"] = [k for k in node.get("required", []) if k != step]
-            else:
-                following += _targets(props[step], schema)
-        current = following
+def cut_schema(schema: JsonSchema, steps: Shape) -> None:
+    """Remove the field at ``steps`` from the published schema (every object declaring it)."""
+    *parent, field = steps
+    for node in nodes_at(schema, tuple(parent)):
+        props = node.get("properties")
+        if field != ANY and isinstance(props, dict) and field in props:
+            del props[field]
+            required = node.get("required")
+            if isinstance(required, list):
+                node["required"] = [k for k in required if k != field]
 
 
 def spec_shaped(tool: str, answer: dict[str, Any], schema: Any) -> tuple[dict[str, Any], Any]:
@@ -105,11 +80,11 @@ async def asked(client: Client[Any], scenario: Scenario) -> tuple[dict[str, Any]
         result = await client.call_tool(name, args, raise_on_error=False)
         return None if result.is_error else result.structured_content
 
-    args = await resolve_args(call_tool, scenario.lookups, dict(scenario.args), tool.inputSchema)
+    args = await resolve_args(call_tool, scenario.lookups, dict(scenario.args), tool.input_schema)
     assert args is not None, f"{scenario.id}: its id lookup found nothing"
     answer = await call_tool(scenario.tool, args)
     assert answer is not None, f"{scenario.id}: the reference server answered an error"
-    return answer, ToolInfo(scenario.tool, tool.inputSchema, tool.outputSchema)
+    return answer, ToolInfo(scenario.tool, tool.input_schema, tool.output_schema)
 
 
 def judged(scenario: Scenario, answer: dict[str, Any], info: ToolInfo) -> list[Any]:
@@ -159,7 +134,7 @@ async def test_every_listed_extension_is_a_field_the_reference_server_publishes(
 ) -> None:
     """A listed extension our schema does not declare is a typo that would exempt nothing; a
     key of ours inside a free-form dict is declared through its parent."""
-    schemas = {t.name: t.outputSchema for t in await client.list_tools()}
+    schemas = {t.name: t.output_schema for t in await client.list_tools()}
     for tool, descriptor in DESCRIPTORS.items():
         for extension in descriptor.extensions:
             steps = shape(extension)

@@ -16,7 +16,7 @@ from typing import Any
 
 from evals.run.checks import CheckSpec
 from evals.run.jsonpath import Key, parse, resolve
-from evals.run.schema_reading import UNIONS, is_schema, schema_of
+from evals.run.schema_reading import UNIONS, is_schema
 from ocm_common.json_types import JsonSchema
 
 # A path with every list step as "any element": the shape, not the position, is what the spec names.
@@ -42,42 +42,45 @@ def read_shapes(spec: CheckSpec, prefix: Shape = ()) -> Iterator[Shape]:
 
 
 def _resolved(node: JsonSchema, root: JsonSchema) -> list[JsonSchema]:
-    """The schema and, through ``$ref`` and unions, every alternative it stands for."""
+    """The schema and, through ``$ref`` and unions, every alternative it stands for (the
+    published objects themselves, not copies)."""
     ref = node.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/"):
         target: Any = root
         for part in ref[2:].split("/"):
             target = target.get(part) if isinstance(target, dict) else None
-        return _resolved(schema_of(target), root) if is_schema(target) else []
+        return _resolved(target, root) if is_schema(target) else []
     found = [node]
     for union in UNIONS:
         for alternative in node.get(union) or []:
             if is_schema(alternative):
-                found += _resolved(schema_of(alternative), root)
+                found += _resolved(alternative, root)
     return found
 
 
-def declares(schema: JsonSchema | None, steps: Shape) -> bool:
-    """The published schema names every step of the path (a list step: the items' schema)."""
+def nodes_at(schema: JsonSchema | None, steps: Shape) -> list[JsonSchema]:
+    """The schema objects the published schema gives the path (a list step: the items'
+    schema); none when it does not name every step."""
     if not schema:
-        return False
+        return []
     current = _resolved(schema, schema)
     for step in steps:
         following: list[JsonSchema] = []
         for node in current:
             if step == ANY:
-                items = node.get("items")
-                if is_schema(items):
-                    following += _resolved(schema_of(items), schema)
+                member = node.get("items")
             else:
                 props = node.get("properties")
                 member = props.get(step) if isinstance(props, dict) else None
-                if is_schema(member):
-                    following += _resolved(schema_of(member), schema)
-        if not following:
-            return False
+            if is_schema(member):
+                following += _resolved(member, schema)
         current = following
-    return True
+    return current
+
+
+def declares(schema: JsonSchema | None, steps: Shape) -> bool:
+    """The published schema names every step of the path."""
+    return bool(nodes_at(schema, steps))
 
 
 def unpublished_extension(
