@@ -44,7 +44,7 @@ COMPARE_OVERRIDES ?= sql_timeout_ms=5000,vector_timeout_ms=5000,tool_timeout_ms=
 # make report RUN=<folder>: any run record there (run, gate, bench, fuzz, security, ...), by kind
 RUN ?= reports/runs/latest
 
-.PHONY: install index serve test derived-sample test-load check bench bench-cpu distinct-mix load eval eval-derived calibrate gate gate-chroma bench-scale rehearsal baseline fixture compare report fuzz security contract sensitivity routing clean
+.PHONY: install index serve test derived-sample test-load check bench bench-cpu distinct-mix load eval eval-derived calibrate gate gate-chroma bench-scale rehearsal baseline fixture compare report fuzz security contract sensitivity routing routing-floors clean
 
 install: $(STAMP)
 
@@ -242,9 +242,15 @@ sensitivity: index
 # Tool discovery: the routing evaluation over the reference's 12 tools, seed 003's 17, five
 # public servers' tools and 1,000 generated distractors, judged by evals/routing/floors.yaml.
 ROUTING_CATALOGUES := inprocess tool_search/catalogues/clinical_trials_assistant.json $(foreach s,filesystem git fetch time memory,tool_search/catalogues/public_$(s).json)
+ROUTING_RUN = $(OCM) routing $(foreach c,$(ROUTING_CATALOGUES),--catalogue $(c)) --distractors 1000 --cases build/routing/cases.jsonl --mode hybrid --out reports/routing
 routing: index
 	$(OCM) routing-cases --out build/routing/cases.jsonl
-	$(OCM) routing $(foreach c,$(ROUTING_CATALOGUES),--catalogue $(c)) --distractors 1000 --cases build/routing/cases.jsonl --mode hybrid --gate --out reports/routing
+	$(ROUTING_RUN) --gate
+
+# Floors measured again (one point under today's values) when the cases change on purpose.
+routing-floors: index
+	$(OCM) routing-cases --out build/routing/cases.jsonl
+	$(ROUTING_RUN) --write-floors evals/routing/floors.yaml
 
 clean:
 	rm -rf $(VENV) build reports/runs reports/bench reports/load reports/latest .pytest_cache .mypy_cache .ruff_cache

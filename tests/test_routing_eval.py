@@ -4,13 +4,15 @@ and the sign test of the compare section."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
-from evals.routing.cases import RoutingCase, file_cases, question_of
+from evals.routing.cases import RoutingCase, file_cases, fingerprint, load_cases, question_of
 from evals.routing.compare import catalogue_spec, sign_test
 from evals.routing.metrics import Outcome, confusion, grouped, summary
-from evals.routing.report import check_floors
+from evals.routing.report import FLOORS, check_floors, floors_not_applied, measured_floors
 
 
 def _case(i: int, expected: str) -> RoutingCase:
@@ -88,3 +90,49 @@ def test_sign_test_is_exact() -> None:
 def test_compare_targets_map_to_catalogues() -> None:
     assert catalogue_spec("hybrid") == "inprocess"
     assert catalogue_spec("stdio:python -m x") == "reference=stdio:python -m x"
+
+
+def _record(fingerprint: str, top1: float = 0.8) -> dict[str, Any]:
+    summary_ = {"cases": 10, "top1": top1, "top3": 0.9, "mrr": 0.85}
+    return {
+        "cases": 10,
+        "cases_fingerprint": fingerprint,
+        "steps": [
+            {"name": "reference", "modes": {"hybrid": {"overall": summary_, "strict": summary_}}}
+        ],
+    }
+
+
+def test_floors_measured_on_other_cases_do_not_judge(tmp_path: Path) -> None:
+    floors = tmp_path / "floors.yaml"
+    floors.write_text(
+        "cases: {count: 10, fingerprint: aaaa}\nsteps:\n  reference:\n    hybrid: {top1: 0.9}\n"
+    )
+    assert floors_not_applied(_record("aaaa"), floors) is None
+    assert check_floors(_record("aaaa"), floors) == ["reference hybrid top1 0.8000 < floor 0.9"]
+    reason = floors_not_applied(_record("bbbb"), floors)
+    assert reason is not None and "aaaa" in reason and "bbbb" in reason
+
+
+def test_written_floors_sit_a_point_under_and_name_their_cases() -> None:
+    written = measured_floors(_record("cccc", top1=0.8349))
+    assert written["cases"] == {"count": 10, "fingerprint": "cccc"}
+    # 0.8349 - 0.01 = 0.8249, down to the half point: 0.82
+    assert written["steps"]["reference"]["hybrid"]["top1"] == 0.82
+    assert written["steps"]["reference"]["hybrid"]["strict_top3"] == 0.89
+
+
+def test_fingerprint_follows_ids_questions_and_accepted_tools() -> None:
+    one = [_case(1, "s/a"), _case(2, "s/b")]
+    assert fingerprint(one) == fingerprint(list(reversed(one)))
+    assert fingerprint(one) != fingerprint([_case(1, "s/a"), _case(2, "s/c")])
+    assert fingerprint(one) != fingerprint(one[:1])
+
+
+@pytest.mark.usefixtures("settings")  # the derived cases read the index
+def test_committed_floors_were_measured_on_todays_cases() -> None:
+    """A change to the cases (golden, derived families, seed 003) must come with floors measured
+    on them (`make routing-floors`), or `make routing` cannot judge the search."""
+    floors = yaml.safe_load(FLOORS.read_text(encoding="utf-8"))
+    cases = load_cases("sources")
+    assert floors["cases"] == {"count": len(cases), "fingerprint": fingerprint(cases)}

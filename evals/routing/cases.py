@@ -194,3 +194,13 @@ def load_cases(spec: str, per_family: int = 20, seed: int = 0) -> list[RoutingCa
     if path.suffix == ".jsonl":
         return jsonl_cases(path)
     return file_cases(path)
+
+
+def fingerprint(cases: Iterable[RoutingCase]) -> str:
+    """What a case set is, in 16 hex digits: each case's id, question and accepted tools, in
+    id order. Floors measured on one set say nothing about another."""
+    import hashlib
+    import json
+
+    rows = sorted((c.id, c.text, list(c.expected)) for c in cases)
+    return hashlib.sha256(json.dumps(rows).encode("utf-8")).hexdigest()[:16]

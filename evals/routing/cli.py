@@ -8,7 +8,17 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 EXIT_OK, EXIT_FAIL, EXIT_HARNESS = 0, 1, 2
+FLOORS_HEADER = """\
+# Routing floors the gate applies (`ocm routing ... --gate`): step name -> mode -> metric ->
+# minimum share of cases, for the case set named under `cases` (another set is not judged: the
+# gate exits 2 and says so). `top1`/`top3`/`mrr` are accepting (any tool the tools' specs say
+# answers the case counts, evals/routing/acceptable.py); `strict_*` count only the case's own
+# tool. Written by `make routing-floors` one point under the values measured, so a description
+# or ranking change that loses routing accuracy fails the gate.
+"""
 
 
 def cmd_routing(args: argparse.Namespace) -> int:
@@ -35,7 +45,15 @@ def cmd_routing(args: argparse.Namespace) -> int:
         print(f"error: {exc}")
         return EXIT_HARNESS
     record["machine_line"] = one_line(record["machine"])
-    failures = write(record, Path(args.out), Path(args.floors))
+    failures, not_applied = write(record, Path(args.out), Path(args.floors))
+    if args.write_floors:
+        from evals.routing.report import measured_floors
+
+        Path(args.write_floors).write_text(
+            FLOORS_HEADER + yaml.safe_dump(measured_floors(record), sort_keys=False),
+            encoding="utf-8",
+        )
+        print(f"floors written: {args.write_floors}")
     for step in record["steps"]:
         body = step["modes"].get("hybrid", next(iter(step["modes"].values())))
         o, st = body["overall"], body["strict"]
@@ -49,14 +67,19 @@ def cmd_routing(args: argparse.Namespace) -> int:
             )
     for failure in failures:
         print(f"floor failed: {failure}")
+    if not_applied:
+        print(f"floors not applied: {not_applied}")
     print(f"report: {args.out}/routing.html")
-    code = EXIT_FAIL if failures and args.gate else EXIT_OK
+    if args.gate and not_applied:
+        code = EXIT_HARNESS  # nothing judged the search: neither red nor green
+    else:
+        code = EXIT_FAIL if failures and args.gate else EXIT_OK
     settings = {k: getattr(args, k) for k in ("cases", "distractors", "mode", "seed", "gate")}
     head = header("routing", clock, code, target=" + ".join(args.catalogue), settings=settings)
     write_record(
         Path(args.out),
         head,
-        record_body_of(record, failures),
+        record_body_of(record, failures, not_applied),
         ["routing.json", "routing.md", "routing.html"],
     )
     return code
@@ -133,7 +156,16 @@ def add_parsers(sub: Any) -> None:
         action="store_true",
         help="also let an OpenAI model pick among search's top 5 (skipped offline, with the reason)",
     )
-    run.add_argument("--gate", action="store_true", help="exit 1 when a floor is not met")
+    run.add_argument(
+        "--gate",
+        action="store_true",
+        help="exit 1 when a floor is not met (2 when the floors were measured on other cases)",
+    )
+    run.add_argument(
+        "--write-floors",
+        metavar="FILE",
+        help="write floors one point under this run's values, for these cases, to FILE",
+    )
     run.add_argument("--out", default="reports/routing")
     run.set_defaults(func=cmd_routing)
     cases = sub.add_parser(

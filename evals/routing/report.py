@@ -7,6 +7,7 @@ import base64
 import html
 import io
 import json
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +44,43 @@ def check_floors(record: RoutingRecord, path: Path = FLOORS) -> list[str]:
                 if value is not None and value < minimum:
                     failures.append(f"{step_name} {mode} {metric} {value:.4f} < floor {minimum}")
     return failures
+
+
+def floors_not_applied(record: RoutingRecord, path: Path = FLOORS) -> str | None:
+    """Why the floors cannot judge this run (None: they can): they were measured on another
+    case set, so a run on changed cases would be red or green for the cases, not the search."""
+    floors = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    measured = floors.get("cases") or {}
+    wanted = measured.get("fingerprint")
+    got = record.get("cases_fingerprint")
+    if wanted is None or wanted == got:
+        return None
+    return (
+        f"the floors were measured on {measured.get('count', '?')} cases (fingerprint {wanted}); "
+        f"this run asked {record['cases']} (fingerprint {got}). Measure them again on these "
+        "cases with `ocm routing ... --write-floors`."
+    )
+
+
+def measured_floors(record: RoutingRecord, below: float = 0.01) -> dict[str, Any]:
+    """Floors `below` under this run's every step and metric (rounded down to 0.005), with the
+    case set they hold for."""
+    steps: dict[str, Any] = {}
+    for step in record["steps"]:
+        modes: dict[str, Any] = {}
+        for mode, body in step["modes"].items():
+            metrics = {}
+            for prefix, summary in (("", body["overall"]), ("strict_", body["strict"])):
+                for metric in ("top1", "top3", "mrr"):
+                    if summary and summary.get(metric) is not None:
+                        value = math.floor((summary[metric] - below) * 200) / 200
+                        metrics[prefix + metric] = round(max(0.0, value), 3)
+            modes[mode] = metrics
+        steps[step["name"]] = modes
+    return {
+        "cases": {"count": record["cases"], "fingerprint": record["cases_fingerprint"]},
+        "steps": steps,
+    }
 
 
 def markdown(record: RoutingRecord, failures: list[str]) -> str:
@@ -117,7 +155,11 @@ def markdown(record: RoutingRecord, failures: list[str]) -> str:
         for row in hybrid["confusion"][:20]:
             lines.append(f"| {row['expected']} | {row['ranked_first']} | {row['cases']} |")
     lines += ["", "## Floors", ""]
-    lines += [f"- FAILED: {f}" for f in failures] or ["- every floor met"]
+    not_applied = record.get("floors_not_applied")
+    if not_applied:
+        lines.append(f"- NOT APPLIED: {not_applied}")
+    else:
+        lines += [f"- FAILED: {f}" for f in failures] or ["- every floor met"]
     return "\n".join(lines) + "\n"
 
 
@@ -179,12 +221,17 @@ def html_page(record: RoutingRecord, md: str) -> str:
     )
 
 
-def write(record: RoutingRecord, out: Path, floors: Path = FLOORS) -> list[str]:
+def write(record: RoutingRecord, out: Path, floors: Path = FLOORS) -> tuple[list[str], str | None]:
+    """The report files; returns the floors failed and why the floors could not judge (None:
+    they could)."""
     out.mkdir(parents=True, exist_ok=True)
-    failures = check_floors(record, floors)
+    not_applied = floors_not_applied(record, floors)
+    failures = [] if not_applied else check_floors(record, floors)
     record = {**record, "floors_failed": failures}
+    if not_applied:
+        record["floors_not_applied"] = not_applied
     (out / "routing.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     md = markdown(record, failures)
     (out / "routing.md").write_text(md, encoding="utf-8")
     (out / "routing.html").write_text(html_page(record, md), encoding="utf-8")
-    return failures
+    return failures, not_applied

@@ -11,7 +11,7 @@ from typing import Literal, NotRequired
 
 from typing_extensions import TypedDict
 
-from evals.routing.cases import RoutingCase
+from evals.routing.cases import RoutingCase, fingerprint
 from evals.routing.metrics import DEPTH, ConfusionRow, Outcome, confusion, grouped, summary
 from ocm_common.machine import MachineDescription, describe
 from ocm_common.run_record import record_body
@@ -79,11 +79,13 @@ class RoutingRecord(TypedDict):
     catalogues: list[str]
     distractors: Distractors
     cases: int
+    cases_fingerprint: str
     case_sources: list[str]
     machine: MachineDescription  # ocm_common.machine.describe(): plain values
     steps: list[StepResult]
     machine_line: NotRequired[str]
     floors_failed: NotRequired[list[str]]
+    floors_not_applied: NotRequired[str]
 
 
 @record_body("routing")
@@ -95,14 +97,18 @@ class RoutingBody(TypedDict):
     catalogues: list[str]
     distractors: Distractors
     cases: int
+    cases_fingerprint: NotRequired[str]
     case_sources: list[str]
     steps: list[StepResult]
     machine_line: str
     floor_failures: list[str]
+    floors_not_applied: NotRequired[str]
 
 
-def record_body_of(record: RoutingRecord, failures: list[str]) -> RoutingBody:
-    return {
+def record_body_of(
+    record: RoutingRecord, failures: list[str], not_applied: str | None = None
+) -> RoutingBody:
+    body: RoutingBody = {
         "kind": record["kind"],
         "catalogues": record["catalogues"],
         "distractors": record["distractors"],
@@ -110,8 +116,12 @@ def record_body_of(record: RoutingRecord, failures: list[str]) -> RoutingBody:
         "case_sources": record["case_sources"],
         "steps": record["steps"],
         "machine_line": record["machine_line"],
+        "cases_fingerprint": record["cases_fingerprint"],
         "floor_failures": failures,
     }
+    if not_applied:
+        body["floors_not_applied"] = not_applied
+    return body
 
 
 @dataclass
@@ -199,6 +209,7 @@ def evaluate(
         "catalogues": list(specs),
         "distractors": {"count": distractors, "seed": seed},
         "cases": len(cases),
+        "cases_fingerprint": fingerprint(cases),
         "case_sources": sorted({c.source.split(":")[0] for c in cases}),
         "machine": describe(),
         "steps": [],
