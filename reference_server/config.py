@@ -31,6 +31,7 @@ from pydantic_settings.sources.utils import parse_env_vars
 from ocm_common.json_types import JsonObject
 from reference_server import configurations
 from reference_server.embedding_model import ModelVariant
+from reference_server.static_embedding import FITTED_NAME, STATIC_NAME
 
 # The HTTP endpoint path when OCM_HTTP_PATH does not name one.
 DEFAULT_PATH = "/mcp"
@@ -149,6 +150,13 @@ class Settings(BaseModel):
         "index build (static_embedding.py: a query costs microseconds); the others keep "
         "MiniLM. The index must be built with the same families.",
     )
+    static_table: Literal["centred", "fitted"] = Field(
+        default="centred",
+        description="The static table: centred (each word's MiniLM vector alone) or fitted "
+        "(its rows refitted at index build so a text's mean approaches MiniLM's vector of the "
+        "whole text, over fragments of the corpus: static_fit.py); the index must be built "
+        "with the same one.",
+    )
     model_cache_dir: Path = Field(
         default=DEFAULT_MODEL_CACHE_DIR, description="Where the derived model file is kept."
     )
@@ -246,6 +254,11 @@ class Settings(BaseModel):
         if isinstance(value, list | tuple | set | frozenset):
             return tuple(sorted(set(value)))
         return value
+
+    @property
+    def static_name(self) -> str:
+        """The name an index records for the static table these settings build."""
+        return FITTED_NAME if self.static_table == "fitted" else STATIC_NAME
 
     def embeds_static(self, family: str) -> bool:
         """Whether `family` (catalog.EMBEDDING_FAMILIES) embeds with the static table."""

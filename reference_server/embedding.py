@@ -23,7 +23,7 @@ from reference_server.catalog import embedding_family
 from reference_server.config import Settings
 from reference_server.embedding_model import ModelFiles, model_name, packaged_files, resolve_model
 from reference_server.stage_timer import EMBED, EMBED_CACHED, EMBED_STORED, stage
-from reference_server.static_embedding import STATIC_NAME, StaticEmbedder, table_path
+from reference_server.static_embedding import StaticEmbedder, table_path
 from reference_server.stored_query_vectors import StoredQueryVectors
 
 MAX_TOKENS = 256
@@ -202,14 +202,14 @@ def embedder_name(settings: Settings) -> str:
     # tool search's own vectors are not the corpus index's: only the corpus families name it
     families = [f for f in settings.static_embedding if f != "tool_search"]
     if families:
-        name += f"+{STATIC_NAME}[{','.join(families)}]"
+        name += f"+{settings.static_name}[{','.join(families)}]"
     return name
 
 
 def family_embedder_name(settings: Settings, family: str) -> str:
     """The model one family embeds with (tool search keys its vector cache by it)."""
     if settings.embeds_static(family):
-        return STATIC_NAME
+        return settings.static_name
     return embedder_name(settings.model_copy(update={"static_embedding": ()}))
 
 

@@ -34,6 +34,8 @@ import numpy as np
 
 TABLE_FILE = "static_embedding.npz"
 STATIC_NAME = "static-all-MiniLM-L6-v2-centred"
+# the same table refitted on the corpus's sentences (static_fit.py)
+FITTED_NAME = "static-all-MiniLM-L6-v2-fitted"
 # SIF's a: an entry as common as one in a thousand of the corpus's entries weighs a half
 SIF_A = 1e-3
 # corpus words kept whole: seen this often, and split by the tokenizer into pieces
@@ -139,9 +141,11 @@ def distill(
     corpus_texts: Iterable[str],
     out: Path,
     name: str,
+    refit: bool = False,
 ) -> dict[str, Any]:
     """Write the static table distilled from `model` (a `LocalMiniLM`) over the tokenizer's
-    pieces and the corpus's split words; the table's description returned."""
+    pieces and the corpus's split words, and with `refit` its rows refitted on the corpus's
+    sentences (static_fit.py); the table's description returned."""
     tok = _tokenizer(tokenizer, None)
     vocab: dict[str, int] = tok.get_vocab()
     pieces = sorted(
@@ -176,6 +180,30 @@ def distill(
         "texts": len(texts),
         "sif_a": SIF_A,
     }
+    _write(out, vectors, weights, piece_rows, words, word_rows, meta)
+    if refit:
+        from reference_server.static_fit import fragments, refine
+
+        sample = fragments(texts)
+        rows_of = StaticEmbedder(out, tokenizer).rows
+        targets = np.concatenate(
+            [model.embed(sample[s : s + BATCH]) for s in range(0, len(sample), BATCH)]
+        )
+        vectors = refine(vectors, weights, rows_of, sample, targets)
+        meta["fitted_fragments"] = len(sample)
+        _write(out, vectors, weights, piece_rows, words, word_rows, meta)
+    return meta
+
+
+def _write(
+    out: Path,
+    vectors: np.ndarray,
+    weights: np.ndarray,
+    piece_rows: np.ndarray,
+    words: list[str],
+    word_rows: np.ndarray,
+    meta: dict[str, Any],
+) -> None:
     np.savez(
         out,
         vectors=vectors,
@@ -185,7 +213,6 @@ def distill(
         word_rows=word_rows,
         meta=np.array(json.dumps(meta)),
     )
-    return meta
 
 
 def _sif_weights(

@@ -25,7 +25,7 @@ from reference_server.embedding_model import packaged_files
 from reference_server.index import known_queries, off_tables, off_vector_docs, opa_builder
 from reference_server.index.fingerprint import corpus_hash
 from reference_server.index.types import VectorDoc
-from reference_server.static_embedding import STATIC_NAME, StaticEmbedder, distill, table_path
+from reference_server.static_embedding import StaticEmbedder, distill, table_path
 
 BATCH = 32
 # Long tabular documents (drug groups, fee subsections) lead with what they are about; their
@@ -95,7 +95,14 @@ def _distill_static(
     tokenizer's pieces and this corpus's words, written into the index being built."""
     minilm = LocalMiniLM.from_settings(settings.model_copy(update={"embed_model": "packaged"}), 2)
     texts = [d.text for docs in collections.values() for d in docs]
-    return distill(minilm, packaged_files()[1], texts, table_path(index_dir), STATIC_NAME)
+    return distill(
+        minilm,
+        packaged_files()[1],
+        texts,
+        table_path(index_dir),
+        settings.static_name,
+        refit=settings.static_table == "fitted",
+    )
 
 
 def build_index(
