@@ -233,7 +233,7 @@ check: install
 
 # Seeded defects (evals/sensitivity/defects.yaml), each applied alone in a scratch worktree of HEAD:
 # the verdict commands run on clean HEAD (must be green), then on each defect cheapest first
-# (gate, derived sample, pytest, bench BASE=HEAD, fuzz) -> which command caught it, or MISSED.
+# (gate, derived sample, routing, pytest, bench BASE=HEAD, fuzz) -> which command caught it, or MISSED.
 # Not part of CI (hours). SENSITIVITY_ARGS: --defect ID, --commands a,b, --all, --rev REV.
 SENSITIVITY_ARGS ?=
 sensitivity: index
