@@ -52,6 +52,12 @@ class Product:
     price: float | None = None
 
 
+def name_key(name: str) -> str:
+    """A name as the questions write it (case-folded, spaces collapsed): 'Sandoz Omeprazole  DR
+    Cap' and 'Sandoz Omeprazole DR Cap' are two listed spellings of one name as asked."""
+    return re.sub(r"\s+", " ", name).strip().casefold()
+
+
 def normal_strength(strength: str) -> str:
     return re.sub(r"\s+", "", strength).casefold()
 
@@ -200,11 +206,20 @@ def by_din(corpus: Corpus) -> Iterator[Scenario]:
 
 
 def _grouped(corpus: Corpus, name_of: str) -> dict[tuple[str, str], list[Product]]:
+    """(name as asked, strength) -> the products a question naming both may mean. A form written
+    in the strength cell ('Strip') names the products of that name listed in that form without
+    a strength as well: a question cannot tell them apart."""
     groups: dict[tuple[str, str], list[Product]] = defaultdict(list)
+    unstated: dict[str, list[Product]] = defaultdict(list)
     for p in products(corpus):
         name = getattr(p, name_of)
         if name and p.strength:
-            groups[(name.casefold(), normal_strength(p.strength))].append(p)
+            groups[(name_key(name), normal_strength(p.strength))].append(p)
+        elif name:
+            unstated[name_key(name)].append(p)
+    for (name, strength), group in groups.items():
+        if not strength_numbers(strength):
+            group.extend(p for p in unstated[name] if normal_strength(p.form) == strength)
     return groups
 
 
@@ -266,9 +281,9 @@ def by_question(corpus: Corpus) -> Iterator[Scenario]:
     """Clinicians' questions naming a brand or generic, a strength as written on a prescription
     (160mg, 160 mg, 5%, 50 units) and, in half of them, the dosage form."""
     for name_of, templates in (("brand", BRAND_QUESTIONS), ("generic", GENERIC_QUESTIONS)):
-        for (name_key, strength), group in sorted(_grouped(corpus, name_of).items()):
+        for (asked_name, strength), group in sorted(_grouped(corpus, name_of).items()):
             first = group[0]
-            key = f"{name_of}-{name_key}-{strength}"
+            key = f"{name_of}-{asked_name}-{strength}"
             pick = _choice(key, 4 * len(templates))
             form = form_word(first.form) if pick % 4 >= 2 else None
             expected = [p for p in group if form is None or form_word(p.form) == form]

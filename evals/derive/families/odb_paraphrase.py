@@ -24,6 +24,7 @@ from evals.derive.families.odb import (
     _covered_check,
     _product_check,
     _source,
+    name_key,
     normal_strength,
     products,
     strength_numbers,
@@ -50,12 +51,6 @@ def listed(corpus: Corpus) -> list[Listed]:
         Listed(p, row["ingredient"].strip(), row["group_id"].strip())
         for p, row in zip(products(corpus), corpus.rows(DRUGS), strict=True)
     ]
-
-
-def name_key(name: str) -> str:
-    """A name as the questions write it (case-folded, spaces collapsed): 'Sandoz Omeprazole  DR
-    Cap' and 'Sandoz Omeprazole DR Cap' are two listed spellings of one name as asked."""
-    return re.sub(r"\s+", " ", name).strip().casefold()
 
 
 def _name_of(item: Listed, name_of: str) -> str:
