@@ -43,8 +43,8 @@ class Command:
 
 MAKE = ("make", "--no-print-directory")
 # Cheapest first, by what each takes on a 2-core machine: the golden gate and the derived sample
-# (2-3 min each), the routing evaluation (2 min), the test suite (6-8 min), the bench against the clean commit (10-12 min with its
-# concurrency conditions), the contract fuzzer.
+# (2-3 min each), the routing evaluation (2 min), the test suite (6-8 min), the bench against the
+# clean commit (10-12 min with its concurrency conditions), the contract fuzzer.
 COMMANDS: tuple[Command, ...] = (
     Command("gate", (*MAKE, "gate"), True, 1800),
     Command("derived-sample", (*MAKE, "derived-sample"), True, 1800),
