@@ -16,8 +16,10 @@ from typing import Any
 import pytest
 import yaml
 from fastmcp import Client
+from hypothesis import given
+from hypothesis import strategies as st
 
-from reference_server.retrieval.opa_cep_tools import CepTool, CepToolDoc, padded_words
+from reference_server.retrieval.opa_cep_tools import CepTool, CepToolDoc, padded_words, word_runs
 from reference_server.tools.opa_clinical_tools import ClinicalTools, Request, matching
 from tests.conftest import call
 
@@ -97,3 +99,18 @@ def test_a_tools_own_title_ranks_ahead_of_a_longer_title_containing_it() -> None
 def test_padded_words_keep_names_with_slashes_and_hyphens_whole() -> None:
     assert padded_words("ME/CFS, post-COVID  fatigue") == " me/cfs post-covid fatigue "
     assert " add " not in padded_words("bladder leakage")
+
+
+# Names and conditions over a small alphabet, so shared words and runs are common.
+_TEXT = st.lists(
+    st.sampled_from(["add", "bladder", "me/cfs", "pain", "-", "Pain", "  "]), max_size=5
+)
+
+
+@given(_TEXT, _TEXT)
+def test_a_name_is_in_a_condition_exactly_when_it_is_one_of_its_word_runs(
+    name: list[str], condition: list[str]
+) -> None:
+    """The set lookup the matching uses says what the substring search it replaced said."""
+    padded_name, padded_condition = padded_words(" ".join(name)), padded_words(" ".join(condition))
+    assert (padded_name in word_runs(padded_condition)) == (padded_name in padded_condition)

@@ -27,6 +27,20 @@ def padded_words(text: str) -> str:
     return " " + " ".join(_WORD.findall(text.lower())) + " "
 
 
+def word_runs(padded: str) -> frozenset[str]:
+    """Every run of consecutive words of a `padded_words` text, each padded the same way: a
+    padded name is inside `padded` exactly when it is one of these, so a name is tested by one
+    set lookup instead of a substring search per name and document."""
+    words = padded.split()
+    if not words:
+        return frozenset({padded})
+    return frozenset(
+        " " + " ".join(words[i:j]) + " "
+        for i in range(len(words))
+        for j in range(i + 1, len(words) + 1)
+    )
+
+
 Feature = Literal["assessment_algorithm", "calculator", "checklist"]
 
 
@@ -92,9 +106,10 @@ class CepTool:
 @dataclass(frozen=True)
 class CepToolDoc:
     """One CEP tool document. `match_names` are its tool's conditions and its topics lower-cased
-    once, `match_text` the same joined by a control character (requests refuse those), and
-    `match_words` each name as `padded_words`, so matching a condition against every document
-    does not lower or split the same names on every call (100x: ~3,000 documents)."""
+    once, `match_text` the same joined by a control character (requests refuse those),
+    `match_words` each name as `padded_words` and `category_lower` its category, so matching a
+    request against every document does not lower or split the same names on every call (100x:
+    ~3,000 documents)."""
 
     document_id: str
     title: str
@@ -104,8 +119,9 @@ class CepToolDoc:
     tool: CepTool
     match_names: tuple[str, ...]
     match_text: str
-    match_words: tuple[str, ...]
+    match_words: frozenset[str]
     title_lower: str
+    category_lower: str
 
     @classmethod
     def build(
@@ -127,8 +143,9 @@ class CepToolDoc:
             tool,
             match_names=names,
             match_text="\x00".join(names),
-            match_words=tuple(padded_words(n) for n in names),
+            match_words=frozenset(padded_words(n) for n in names),
             title_lower=title.lower(),
+            category_lower=tool.category.lower(),
         )
 
 

@@ -127,7 +127,7 @@ def _link(base: str, anchor: str | None) -> FeatureLink:
 @dataclass(frozen=True)
 class Query:
     condition: str | None  # lower-cased
-    condition_words: str  # the condition as opa_cep_tools.padded_words ('' without one)
+    condition_runs: frozenset[str]  # opa_cep_tools.word_runs of the condition (empty without)
     tool_name: str | None  # lower-cased
     category: str | None  # lower-cased
     feature: Feature | None
@@ -146,7 +146,7 @@ class Matched:
 def _matches(doc: CepToolDoc, q: Query) -> float:
     """Structured match score (0 = excluded) for one tool document."""
     tool = doc.tool
-    if q.category and tool.category.lower() != q.category:
+    if q.category and doc.category_lower != q.category:
         return 0.0
     if q.feature and not tool.features.anchor(q.feature):
         return 0.0
@@ -166,7 +166,7 @@ def _matches(doc: CepToolDoc, q: Query) -> float:
             score += 3.0
         elif (
             c in doc.match_text  # c inside one of the names: c holds no control character
-            or any(n in q.condition_words for n in doc.match_words)  # a name's whole words in c
+            or not q.condition_runs.isdisjoint(doc.match_words)  # a name's whole words in c
             or c in doc.title_lower
         ):
             score += 2.0
@@ -255,7 +255,9 @@ class ClinicalTools(
         )
         return Query(
             condition=req.condition.lower() if req.condition else None,
-            condition_words=opa_cep_tools.padded_words(req.condition) if req.condition else "",
+            condition_runs=opa_cep_tools.word_runs(opa_cep_tools.padded_words(req.condition))
+            if req.condition
+            else frozenset(),
             tool_name=req.tool_name.lower() if req.tool_name else None,
             category=req.category.lower() if req.category else None,
             feature=FEATURES[req.feature_type] if req.feature_type else None,
