@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reference_server.retrieval.opa_cep_tools import CepTool, CepToolDoc, padded_words, word_runs
-from reference_server.tools.opa_clinical_tools import ClinicalTools, Request, matching
+from reference_server.tools.opa_clinical_tools import ClinicalTools, Request, _matches, matching
 from tests.conftest import call
 
 CORPUS = Path(__file__).resolve().parents[1] / "reference_server" / "corpus" / "opa" / "cep"
@@ -114,3 +114,61 @@ def test_a_name_is_in_a_condition_exactly_when_it_is_one_of_its_word_runs(
     """The set lookup the matching uses says what the substring search it replaced said."""
     padded_name, padded_condition = padded_words(" ".join(name)), padded_words(" ".join(condition))
     assert (padded_name in word_runs(padded_condition)) == (padded_name in padded_condition)
+
+
+def _corpus_docs() -> list[CepToolDoc]:
+    """The corpus's CEP tool documents as the SQL path decodes them."""
+    return [
+        CepToolDoc.build(
+            doc_id,
+            doc["title"],
+            doc["source_url"],
+            None,
+            tuple(doc.get("topics") or ()),
+            CepTool.decode(json.dumps(doc["tool"]), doc_id),
+        )
+        for doc_id, doc in DOCS.items()
+    ]
+
+
+CORPUS_DOCS = _corpus_docs()
+# Request values drawn from the corpus's own names, titles and categories, cut and joined, so
+# filters that match, miss and overlap are all drawn.
+_WORDS = sorted(
+    {w for d in CORPUS_DOCS for n in (*d.match_names, d.title_lower) for w in n.split()}
+)
+_TITLES = sorted({d.title_lower for d in CORPUS_DOCS})
+_VALUE = st.one_of(
+    st.sampled_from(sorted({n for d in CORPUS_DOCS for n in d.match_names})),
+    st.tuples(st.sampled_from(_TITLES), st.integers(0, 40), st.integers(1, 12))
+    .map(lambda t: t[0][t[1] : t[1] + t[2]])
+    .filter(str.strip),
+    st.sampled_from(_TITLES),
+    st.lists(st.sampled_from(_WORDS), min_size=1, max_size=4).map(" ".join),
+    st.text(alphabet="abcdeilnoprst -", min_size=1, max_size=6).filter(str.strip),
+)
+
+
+@given(
+    condition=st.none() | _VALUE,
+    tool_name=st.none() | _VALUE,
+    category=st.none() | st.sampled_from(sorted({d.tool.category for d in CORPUS_DOCS})),
+    feature=st.none() | st.sampled_from(sorted(FEATURES)),
+)
+def test_the_catalogue_lookup_finds_what_scoring_every_document_finds(
+    condition: str | None, tool_name: str | None, category: str | None, feature: str | None
+) -> None:
+    """The filters' lookups only skip documents that cannot match: the tools and scores are
+    those of scoring every document of the corpus."""
+    request = Request(
+        condition=condition,
+        tool_name=tool_name,
+        category=category,
+        feature_type=feature,  # type: ignore[arg-type]
+    )
+    query = ClinicalTools().parse(None, request)  # type: ignore[arg-type]
+    scored = sorted(
+        ((d, _matches(d, query)) for d in CORPUS_DOCS), key=lambda p: (-p[1], p[0].title)
+    )
+    every = [(d.document_id, score) for d, score in scored if score > 0]
+    assert [(m.doc.document_id, m.match) for m in matching(CORPUS_DOCS, query)] == every

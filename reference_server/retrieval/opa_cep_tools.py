@@ -149,30 +149,79 @@ class CepToolDoc:
         )
 
 
-def keyword_search(sql: SqlClient) -> list[CepToolDoc]:
-    """SQL path: all CEP tool documents, tool block and topics decoded.
+@dataclass(frozen=True)
+class CepCatalogue:
+    """The CEP tool documents, with which of them each category and each feature lists, and
+    every title and name text in one tuple, so a request's filters pick their documents by a
+    lookup or one substring test per document instead of scoring the whole catalogue in Python
+    (10x: ~380 documents, 0.4-1.0 ms a call). `memo` keeps what a tool builds from one document
+    (its answer entry), keyed by the document's position."""
 
-    Decoded once per process (the index is read-only): decoding them on every call grew with
-    the catalogue (1.8 ms per call at 10x)."""
+    docs: tuple[CepToolDoc, ...]
+    by_category: Mapping[str, tuple[int, ...]]
+    with_feature: Mapping[Feature, tuple[int, ...]]
+    by_name_words: Mapping[str, tuple[int, ...]]
+    titles: tuple[str, ...]
+    name_texts: tuple[str, ...]
+    memo: dict[tuple[int, bool], Any]
 
-    def decoded() -> list[CepToolDoc]:
+    @classmethod
+    def of(cls, docs: list[CepToolDoc]) -> CepCatalogue:
+        by_category: dict[str, list[int]] = {}
+        with_feature: dict[Feature, list[int]] = {}
+        by_name_words: dict[str, list[int]] = {}
+        features: tuple[Feature, ...] = ("assessment_algorithm", "calculator", "checklist")
+        for i, d in enumerate(docs):
+            by_category.setdefault(d.category_lower, []).append(i)
+            for f in features:
+                if d.tool.features.anchor(f):
+                    with_feature.setdefault(f, []).append(i)
+            for words in d.match_words:
+                by_name_words.setdefault(words, []).append(i)
+        return cls(
+            tuple(docs),
+            {k: tuple(v) for k, v in by_category.items()},
+            {k: tuple(v) for k, v in with_feature.items()},
+            {k: tuple(v) for k, v in by_name_words.items()},
+            tuple(d.title_lower for d in docs),
+            tuple(d.match_text for d in docs),
+            {},
+        )
+
+    def titles_with(self, text: str) -> set[int]:
+        return {i for i, title in enumerate(self.titles) if text in title}
+
+    def names_with(self, text: str) -> set[int]:
+        return {i for i, names in enumerate(self.name_texts) if text in names}
+
+
+def keyword_search(sql: SqlClient) -> CepCatalogue:
+    """SQL path: all CEP tool documents, tool block and topics decoded, as a catalogue.
+
+    Built once per process (the index is read-only): decoding the documents on every call grew
+    with the catalogue (1.8 ms per call at 10x)."""
+
+    def decoded() -> CepCatalogue:
         rows = sql.query(
             "SELECT document_id, title, source_url, updated_date, topics, tool FROM opa_documents "
             "WHERE source_org = 'cep' AND tool IS NOT NULL"
         )
-        return [
-            CepToolDoc.build(
-                r["document_id"],
-                r["title"],
-                r["source_url"],
-                r["updated_date"],
-                tuple(json.loads(r["topics"])),
-                CepTool.decode(r["tool"], r["document_id"]),
-            )
-            for r in rows
-        ]
+        return CepCatalogue.of(
+            [
+                CepToolDoc.build(
+                    r["document_id"],
+                    r["title"],
+                    r["source_url"],
+                    r["updated_date"],
+                    tuple(json.loads(r["topics"])),
+                    CepTool.decode(r["tool"], r["document_id"]),
+                )
+                for r in rows
+            ]
+        )
 
-    return list(sql.derived.get("opa_cep_tools.documents", decoded))
+    catalogue: CepCatalogue = sql.derived.get("opa_cep_tools.documents", decoded)
+    return catalogue
 
 
 def vector_search(vectors: VectorClient, query: str, limit: int = LIMIT) -> list[VectorHit]:

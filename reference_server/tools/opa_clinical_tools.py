@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from reference_server.retrieval import opa_cep_tools
 from reference_server.retrieval.dual_path import DualResult
-from reference_server.retrieval.opa_cep_tools import CepToolDoc, Feature
+from reference_server.retrieval.opa_cep_tools import CepCatalogue, CepToolDoc, Feature
 from reference_server.retrieval.vector import VectorHit
 from reference_server.runtime import Runtime
 from reference_server.scoring.confidence import OPA, Counts
@@ -141,6 +141,7 @@ class Query:
 class Matched:
     doc: CepToolDoc
     match: float  # the structured match score
+    position: int  # the document's position in its catalogue (its `memo` key)
 
 
 def _matches(doc: CepToolDoc, q: Query) -> float:
@@ -175,9 +176,38 @@ def _matches(doc: CepToolDoc, q: Query) -> float:
     return score
 
 
-def matching(docs: list[CepToolDoc], q: Query) -> list[Matched]:
+def candidates(catalogue: CepCatalogue, q: Query) -> list[int]:
+    """Positions of the documents that can match: every filter's lookup or substring test
+    keeps at least the documents `_matches` accepts for it (a title holding the whole name
+    holds each of its words; a name equal to the condition is inside the name text)."""
+    pool: set[int] | None = None
+
+    def narrow(found: set[int]) -> None:
+        nonlocal pool
+        pool = found if pool is None else pool & found
+
+    if q.category:
+        narrow(set(catalogue.by_category.get(q.category, ())))
+    if q.feature:
+        narrow(set(catalogue.with_feature.get(q.feature, ())))
+    if q.tool_name and (words := q.tool_name.split()):
+        for word in words:
+            narrow(catalogue.titles_with(word))
+    if q.condition:
+        found = catalogue.names_with(q.condition) | catalogue.titles_with(q.condition)
+        for run in q.condition_runs:
+            found.update(catalogue.by_name_words.get(run, ()))
+        narrow(found)
+    return list(range(len(catalogue.docs))) if pool is None else sorted(pool)
+
+
+def matching(docs: CepCatalogue | list[CepToolDoc], q: Query) -> list[Matched]:
     """The documents that match the request, best structured match first."""
-    scored = [Matched(d, _matches(d, q)) for d in docs]
+    catalogue = docs if isinstance(docs, CepCatalogue) else CepCatalogue.of(docs)
+    scored = [
+        Matched(catalogue.docs[i], _matches(catalogue.docs[i], q), i)
+        for i in candidates(catalogue, q)
+    ]
     ranked = sorted(scored, key=lambda m: (-m.match, m.doc.title))
     return [m for m in ranked if m.match > 0]
 
@@ -191,8 +221,18 @@ def _interpretation(req: Request) -> str:
     return "CEP tools where " + ", ".join(parts) if parts else "All CEP clinical tools"
 
 
-def to_tool(m: Matched, include_sections: bool) -> ClinicalTool:
-    d, t = m.doc, m.doc.tool
+def to_tool(m: Matched, include_sections: bool, catalogue: CepCatalogue) -> ClinicalTool:
+    """The answer entry of a matched document: built once per document and form (documents are
+    read-only), then copied with this request's score."""
+    key = (m.position, include_sections)
+    built: ClinicalTool | None = catalogue.memo.get(key)
+    if built is None:
+        built = catalogue.memo[key] = _entry(m.doc, include_sections)
+    return built.model_copy(update={"score": round(m.match, 4)})
+
+
+def _entry(d: CepToolDoc, include_sections: bool) -> ClinicalTool:
+    t = d.tool
     base = d.source_url
     nav = t.navigation
     return ClinicalTool(
@@ -217,22 +257,21 @@ def to_tool(m: Matched, include_sections: bool) -> ClinicalTool:
         if include_sections
         else [],
         quick_links=QuickLinks(full_tool=base, pdf_version=t.pdf_url),
-        score=round(m.match, 4),
+        score=0.0,
     )
 
 
 @dataclass(frozen=True)
 class Ranked:
     tools: list[Matched]  # every matching tool, best first
+    catalogue: CepCatalogue  # the one they were matched in (its memo builds the answer)
     vector_rank: dict[str, int]  # document id -> best rank of its chunks on the vector path
 
 
-Found = DualResult[list[CepToolDoc], list[VectorHit]]
+Found = DualResult[CepCatalogue, list[VectorHit]]
 
 
-class ClinicalTools(
-    DualPathTool[Request, Query, list[CepToolDoc], list[VectorHit], Ranked, Response]
-):
+class ClinicalTools(DualPathTool[Request, Query, CepCatalogue, list[VectorHit], Ranked, Response]):
     name = NAME
     confidence_family = "opa_tools"
     title = "Find CEP clinical tools"
@@ -270,7 +309,7 @@ class ClinicalTools(
     def paths(self, q: Query) -> tuple[bool, bool]:
         return True, bool(q.text)
 
-    def sql(self, rt: Runtime, q: Query) -> list[CepToolDoc]:
+    def sql(self, rt: Runtime, q: Query) -> CepCatalogue:
         return opa_cep_tools.keyword_search(rt.opa_sql)
 
     def vector(self, rt: Runtime, q: Query) -> list[VectorHit]:
@@ -279,8 +318,10 @@ class ClinicalTools(
     async def merge(self, rt: Runtime, q: Query, found: Found) -> Ranked:
         hits = found.vector.value or []
         # Without the SQL path, the tool blocks the vector chunks carry still answer (partially).
-        docs = found.sql.value
-        matched = matching(docs if docs is not None else opa_cep_tools.tools_from_vectors(hits), q)
+        catalogue = found.sql.value
+        if catalogue is None:
+            catalogue = CepCatalogue.of(opa_cep_tools.tools_from_vectors(hits))
+        matched = matching(catalogue, q)
         vector_rank: dict[str, int] = {}
         for rank, h in enumerate(hits, start=1):
             vector_rank.setdefault(str(h.metadata.get("document_id")), rank)
@@ -289,7 +330,7 @@ class ClinicalTools(
             rank = vector_rank.get(m.doc.document_id)
             return (-(m.match + (1.0 / rank if rank else 0.0)), m.doc.title)
 
-        return Ranked(sorted(matched, key=key), vector_rank)
+        return Ranked(sorted(matched, key=key), catalogue, vector_rank)
 
     def score(self, q: Query, merged: Ranked, found: Found) -> Score[None]:
         ranked, vector_rank = merged.tools, merged.vector_rank
@@ -313,7 +354,10 @@ class ClinicalTools(
             provenance=evidence["provenance"],
             confidence=evidence["confidence"],
             confidence_basis=evidence["confidence_basis"],
-            tools=[to_tool(m, q.include_sections) for m in merged.tools[: q.n_results]],
+            tools=[
+                to_tool(m, q.include_sections, merged.catalogue)
+                for m in merged.tools[: q.n_results]
+            ],
             total_tools=len(merged.tools),
             query_interpretation=q.interpretation,
         )
