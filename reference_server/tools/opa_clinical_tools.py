@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import quote
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from reference_server.retrieval import opa_cep_tools
 from reference_server.retrieval.dual_path import DualResult
@@ -65,11 +65,15 @@ class Request(StrictModel):
 
 
 class FeatureLink(BaseModel):
+    model_config = ConfigDict(frozen=True)  # one instance serves every answer that lists it
+
     available: bool
     url: str | None
 
 
 class KeyFeatures(BaseModel):
+    model_config = ConfigDict(frozen=True)  # one instance serves every answer that lists it
+
     assessment_algorithm: FeatureLink
     calculator: FeatureLink
     checklist: FeatureLink
@@ -77,17 +81,23 @@ class KeyFeatures(BaseModel):
 
 
 class ToolSection(BaseModel):
+    model_config = ConfigDict(frozen=True)  # one instance serves every answer that lists it
+
     title: str
     summary: str
     url: str
 
 
 class QuickLinks(BaseModel):
+    model_config = ConfigDict(frozen=True)  # one instance serves every answer that lists it
+
     full_tool: str
     pdf_version: str | None
 
 
 class ClinicalTool(BaseModel):
+    model_config = ConfigDict(frozen=True)  # one instance serves every answer that lists it
+
     tool_id: str
     name: str
     url: str

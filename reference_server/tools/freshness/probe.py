@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from datetime import date
+from functools import partial
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -198,10 +199,14 @@ class FreshnessProbe(
 
     def respond(self, q: Query, merged: Checked, evidence: EvidenceFields[Any]) -> Response:
         status = merged.status
-        stale = [to_stale(level, days, d) for level, days, d in status.tiered[: q.n_results]]
+        stale = [
+            status.entry("stale", d, partial(to_stale, level, days, d))
+            for level, days, d in status.tiered[: q.n_results]
+        ]
         updates = [to_update(p) for p in merged.pages]
+        cutoff = provenance_cutoff(q.today)
         issues = [
-            provenance_issue(d, provenance_cutoff(q.today))
+            status.entry("provenance", d, partial(provenance_issue, d, cutoff))
             for d in status.with_issues[: q.n_results]
         ]
         return Response(

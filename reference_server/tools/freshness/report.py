@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from reference_server.retrieval.opa_freshness import FreshnessDoc, PageDate
 from reference_server.tools.freshness.review import STALE_SOURCE_DAYS, Review, Staleness
 
 
 class StaleDocument(BaseModel):
+    model_config = ConfigDict(frozen=True)  # one instance serves every answer that lists it
+
     document_id: str
     title: str
     source_org: str
@@ -32,6 +34,8 @@ class PotentialUpdate(BaseModel):
 
 
 class ProvenanceIssue(BaseModel):
+    model_config = ConfigDict(frozen=True)  # one instance serves every answer that lists it
+
     document_id: str
     title: str
     source_org: str

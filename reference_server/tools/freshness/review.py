@@ -5,11 +5,11 @@ vector index holds differently from SQL."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import date, timedelta
 from functools import cached_property
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from reference_server.retrieval.opa_freshness import FreshnessDoc, all_documents
 from reference_server.runtime import Runtime
@@ -18,6 +18,7 @@ from reference_server.scoring.conflicts import Conflict, compare
 Staleness = Literal["potentially_stale", "likely_stale", "superseded"]
 PRIORITY = {"cpso": 0, "ontario_health": 1, "pho": 2, "moh": 3, "cep": 4}
 STALE_SOURCE_DAYS = 365  # a verifying page seen over a year ago may have changed since
+T = TypeVar("T")
 
 
 def tier(doc: FreshnessDoc, today: int) -> tuple[Staleness | None, int | None]:
@@ -57,10 +58,21 @@ def provenance_cutoff(today: date) -> str:
 @dataclass(frozen=True)
 class Review:
     """Documents as of one day: the stale ones, most urgent first, as (staleness, days, doc),
-    and those with provenance issues, in document order."""
+    and those with provenance issues, in document order. `entries` keeps what the report builds
+    from one document on that day (its answer entry), shared with the filtered reviews `of`
+    makes, so a corpus kept for the day builds each entry once."""
 
     tiered: list[tuple[Staleness, int | None, FreshnessDoc]]
     with_issues: list[FreshnessDoc]
+    entries: dict[tuple[str, str], Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def entry(self, kind: str, doc: FreshnessDoc, build: Callable[[], T]) -> T:
+        """The `kind` entry of `doc` as of the review's day, built on first use."""
+        key = (kind, doc.document_id)
+        found: T | None = self.entries.get(key)
+        if found is None:
+            found = self.entries[key] = build()
+        return found
 
     @cached_property
     def likely_stale(self) -> list[str]:
@@ -76,6 +88,7 @@ class Review:
         return Review(
             [t for t in self.tiered if t[2].document_id in ids],
             [d for d in self.with_issues if d.document_id in ids],
+            self.entries,
         )
 
 
