@@ -65,14 +65,14 @@ class Request(StrictModel):
 
 
 class FeatureLink(BaseModel):
-    model_config = ConfigDict(frozen=True)  # one instance serves every answer that lists it
+    model_config = ConfigDict(frozen=True)
 
     available: bool
     url: str | None
 
 
 class KeyFeatures(BaseModel):
-    model_config = ConfigDict(frozen=True)  # one instance serves every answer that lists it
+    model_config = ConfigDict(frozen=True)
 
     assessment_algorithm: FeatureLink
     calculator: FeatureLink
@@ -81,7 +81,7 @@ class KeyFeatures(BaseModel):
 
 
 class ToolSection(BaseModel):
-    model_config = ConfigDict(frozen=True)  # one instance serves every answer that lists it
+    model_config = ConfigDict(frozen=True)
 
     title: str
     summary: str
@@ -89,14 +89,15 @@ class ToolSection(BaseModel):
 
 
 class QuickLinks(BaseModel):
-    model_config = ConfigDict(frozen=True)  # one instance serves every answer that lists it
+    model_config = ConfigDict(frozen=True)
 
     full_tool: str
     pdf_version: str | None
 
 
 class ClinicalTool(BaseModel):
-    model_config = ConfigDict(frozen=True)  # one instance serves every answer that lists it
+    # built once per document (`to_tool`) and shared by every answer that lists it
+    model_config = ConfigDict(frozen=True)
 
     tool_id: str
     name: str
