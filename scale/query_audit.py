@@ -4,7 +4,8 @@ Runs every golden call that expects an answer in-process against the real index 
 `factor`x synthetic index (same process, alternating, so machine noise hits both alike),
 records every SQL statement the tools execute and every vector-store call, and prints:
 
-- per tool: median latency at 1x and at `factor`x and the ratio;
+- per tool: median latency at 1x and at `factor`x, the ratio, and the handler stages that grew
+  most (the stage times each answer's `_meta.timings_ms` carries);
 - per SQL statement: calls, mean time at both scales, the ratio, and its `EXPLAIN QUERY
   PLAN` when it scans a table (a `SCAN` without an index);
 - per vector-store method: mean time at both scales.
@@ -49,10 +50,12 @@ SqlRowJson = dict[str, str | int | float | list[str]]
 
 @dataclass(frozen=True)
 class ScaleSamples:
-    """What one scale's server did over the timed passes: ms per tool call, per SQL statement
-    and per vector-store call, and each statement's database and first parameters."""
+    """What one scale's server did over the timed passes: ms per tool call, per handler stage of
+    each tool, per SQL statement and per vector-store call, and each statement's database and
+    first parameters."""
 
     tools: Samples
+    stages: dict[str, Samples]
     sql: Samples
     vector: Samples
     sql_args: dict[str, tuple[str, Any]]
@@ -60,10 +63,17 @@ class ScaleSamples:
 
 @dataclass(frozen=True)
 class ToolRow:
-    """One tool's median latency over the golden calls at 1x and at the factor."""
+    """One tool's median latency over the golden calls at 1x and at the factor, and each
+    handler stage's median at both (over the calls that ran it), most growth first."""
 
     p50_1x: float
     p50_big: float
+    stages: dict[str, tuple[float, float]]
+
+    def grew_most(self, n: int = 2) -> str:
+        return ", ".join(
+            f"{name} {a:.2f}->{b:.2f}" for name, (a, b) in list(self.stages.items())[:n]
+        )
 
 
 @dataclass(frozen=True)
@@ -106,7 +116,7 @@ class AuditJson(TypedDict):
     """The audit as `--out` holds it."""
 
     factor: int
-    tools: dict[str, dict[str, float]]
+    tools: dict[str, dict[str, Any]]
     sql: list[SqlRowJson]
     vector: dict[str, dict[str, int | float]]
 
@@ -126,7 +136,13 @@ class Audit:
         return {
             "factor": f,
             "tools": {
-                tool: {"p50_1x": row.p50_1x, f"p50_{f}x": row.p50_big}
+                tool: {
+                    "p50_1x": row.p50_1x,
+                    f"p50_{f}x": row.p50_big,
+                    "stages": {
+                        name: {"p50_1x": a, f"p50_{f}x": b} for name, (a, b) in row.stages.items()
+                    },
+                }
                 for tool, row in self.tools.items()
             },
             "sql": [row.to_json(f) for row in self.sql],
@@ -203,9 +219,13 @@ async def _time_interleaved(
     calls: list[tuple[str, str, dict[str, Any]]],
     repeat: int,
     recorder: Recorder | None,
-) -> dict[str, Samples]:
-    """Each call on every server in turn, so machine noise hits all scales alike."""
+) -> tuple[dict[str, Samples], dict[str, dict[str, Samples]]]:
+    """Each call on every server in turn, so machine noise hits all scales alike: ms per call
+    and, per tool, ms per handler stage as the answer's `_meta` reports it."""
     per_tool: dict[str, Samples] = {label: defaultdict(list) for label in servers}
+    per_stage: dict[str, dict[str, Samples]] = {
+        label: defaultdict(lambda: defaultdict(list)) for label in servers
+    }
     clients = {label: Client(server) for label, server in servers.items()}
     for client in clients.values():
         await client.__aenter__()
@@ -217,12 +237,15 @@ async def _time_interleaved(
                     if recorder:
                         recorder.label = label
                     started = time.perf_counter()
-                    await client.call_tool_mcp(tool, args)
+                    result = await client.call_tool_mcp(tool, args)
                     per_tool[label][tool].append((time.perf_counter() - started) * 1000)
+                    timings = (result.meta or {}).get("timings_ms") or {}
+                    for stage, ms in (timings.get("stages") or {}).items():
+                        per_stage[label][tool][stage].append(ms)
     finally:
         for client in clients.values():
             await client.__aexit__(None, None, None)
-    return per_tool
+    return per_tool, per_stage
 
 
 def explain(db: str, sql: str, params: Any) -> list[str]:
@@ -253,10 +276,11 @@ def audit(factor: int, repeat: int) -> Audit:
     asyncio.run(_time_interleaved(servers, calls, 1, None))  # load caches and collections
     recorder = Recorder()
     with recorder.patched():
-        tools = asyncio.run(_time_interleaved(servers, calls, repeat, recorder))
+        tools, stages = asyncio.run(_time_interleaved(servers, calls, repeat, recorder))
     results = {
         label: ScaleSamples(
             tools=tools[label],
+            stages=stages[label],
             sql=recorder.sql[label],
             vector=recorder.vector[label],
             sql_args=recorder.sql_args[label],
@@ -272,10 +296,22 @@ def summarise(results: dict[str, ScaleSamples], factor: str) -> Audit:
     def mean(xs: list[float]) -> float:
         return statistics.fmean(xs) if xs else float("nan")
 
+    def stage_growth(tool: str) -> dict[str, tuple[float, float]]:
+        both = set(one.stages[tool]) & set(big.stages[tool])
+        medians = {
+            name: (
+                statistics.median(one.stages[tool][name]),
+                statistics.median(big.stages[tool][name]),
+            )
+            for name in both
+        }
+        return dict(sorted(medians.items(), key=lambda kv: kv[1][0] - kv[1][1]))
+
     tools = {
         tool: ToolRow(
             p50_1x=statistics.median(one.tools[tool]),
             p50_big=statistics.median(big.tools[tool]),
+            stages=stage_growth(tool),
         )
         for tool in sorted(one.tools)
     }
@@ -308,11 +344,11 @@ def summarise(results: dict[str, ScaleSamples], factor: str) -> Audit:
 def render(report: Audit, console: Console, top: int) -> None:
     f = report.factor
     table = Table(title=f"tool latency, median over golden calls: 1x vs {f}x")
-    for col in ("tool", "1x ms", f"{f}x ms", "ratio"):
-        table.add_column(col, justify="right" if col != "tool" else "left")
+    for col in ("tool", "1x ms", f"{f}x ms", "ratio", "stages that grew most (median ms)"):
+        table.add_column(col, justify="left" if col[0].isalpha() and col != "ratio" else "right")
     for tool, row in report.tools.items():
         a, b = row.p50_1x, row.p50_big
-        table.add_row(tool, f"{a:.1f}", f"{b:.1f}", f"{b / a:.2f}")
+        table.add_row(tool, f"{a:.1f}", f"{b:.1f}", f"{b / a:.2f}", row.grew_most())
     console.print(table)
     table = Table(title=f"SQL statements by total time at {f}x (top {top})")
     for col in ("db", "calls", "1x ms", f"{f}x ms", "ratio", "full scan", "statement"):

@@ -68,3 +68,27 @@ def test_the_table_shows_the_interval_and_the_miss() -> None:
     md = render(result, Console(file=io.StringIO(), width=200))
     line = next(row for row in md.splitlines() if row.startswith("| slow.tool"))
     assert "MISSED" in line and "[" in line
+
+
+def test_the_query_audit_names_the_stages_that_grew_most() -> None:
+    """Per tool, the stages both scales ran, most growth first, with their medians."""
+    from scale.query_audit import ScaleSamples, summarise
+
+    def samples(tool_ms: float, stages: dict[str, float]) -> ScaleSamples:
+        return ScaleSamples(
+            tools={"odb.get": [tool_ms] * 3},
+            stages={
+                "odb.get": {name: [ms, ms, 99.0 * (name == "sql")] for name, ms in stages.items()}
+            },
+            sql={},
+            vector={},
+            sql_args={},
+        )
+
+    one = samples(4.0, {"sql": 1.0, "vector": 0.9, "merge": 0.1, "embed": 5.0})
+    big = samples(7.5, {"sql": 1.4, "vector": 3.9, "merge": 0.1})  # `embed` only at 1x
+    row = summarise({"1": one, "10": big}, "10").tools["odb.get"]
+    assert (row.p50_1x, row.p50_big) == (4.0, 7.5)
+    assert list(row.stages) == ["vector", "sql", "merge"]
+    assert row.stages["vector"] == (0.9, 3.9)
+    assert row.grew_most() == "vector 0.90->3.90, sql 1.00->1.40"
