@@ -27,3 +27,39 @@ def test_the_kept_review_is_the_days_review(server: FastMCP) -> None:
     name = "opa_freshness_probe.review"
     kept = [k for k in rt.opa_sql.derived._values if isinstance(k, tuple) and k[0] == name]
     assert kept == [(name, late)]  # the later day's review replaced the earlier one
+
+
+def test_the_advice_names_ten_provenance_issues_and_counts_the_rest() -> None:
+    from reference_server.tools.freshness.report import (
+        ADVISED_ISSUES,
+        Checked,
+        ProvenanceIssue,
+        advice,
+    )
+    from reference_server.tools.freshness.review import Review
+
+    def issue(n: int) -> ProvenanceIssue:
+        return ProvenanceIssue(
+            document_id=f"doc-{n}",
+            title=f"Document {n}",
+            source_org="pho",
+            source_url=f"https://example.org/{n}",
+            facts=4,
+            unverified_facts=["a fact"],
+            stale_source_facts=[],
+            oldest_source_seen=None,
+        )
+
+    checked = Checked([], Review([], []), None, degraded=False, pages=[], web_off=False)
+    for count, named, summary in [
+        (ADVISED_ISSUES, ADVISED_ISSUES, 0),
+        (ADVISED_ISSUES + 3, ADVISED_ISSUES, 1),
+    ]:
+        lines = advice(checked, [], [issue(n) for n in range(count)], [])
+        assert sum(line.startswith("Re-verify 'Document") for line in lines) == named
+        more = [line for line in lines if line.startswith("Re-verify the facts of")]
+        assert more == (
+            ["Re-verify the facts of 3 more document(s) listed under provenance_issues."]
+            if summary
+            else []
+        )

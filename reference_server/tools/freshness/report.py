@@ -48,6 +48,9 @@ class ProvenanceIssue(BaseModel):
     oldest_source_seen: str | None
 
 
+ADVISED_ISSUES = 10  # provenance issues named one by one in the advice
+
+
 @dataclass(frozen=True)
 class Checked:
     """The documents checked (SQL's, else the vector copies), their review, the index build
@@ -111,7 +114,9 @@ def advice(
 ) -> list[str]:
     """What to do about it, most urgent first. The report keeps the n_results most urgent
     entries, so a corpus ten times larger does not mean an answer ten times larger; counts and
-    totals still cover every document."""
+    totals still cover every document. Like the likely-stale line, the advice names the first
+    ADVISED_ISSUES documents with provenance issues and counts the rest, which the report's
+    `provenance_issues` lists in full."""
     out: list[str] = []
     if merged.web_off:
         out.append(
@@ -133,7 +138,7 @@ def advice(
         out.append(
             f"Check {potential} potentially stale document(s) against their source pages at the next refresh."
         )
-    for i in issues:
+    for i in issues[:ADVISED_ISSUES]:
         what = [f"{len(i.unverified_facts)} unverified"] if i.unverified_facts else []
         what += (
             [f"{len(i.stale_source_facts)} verified from pages seen over a year ago"]
@@ -142,6 +147,11 @@ def advice(
         )
         out.append(
             f"Re-verify '{i.title}' ({i.document_id}): {' and '.join(what)} of {i.facts} facts."
+        )
+    if len(issues) > ADVISED_ISSUES:
+        out.append(
+            f"Re-verify the facts of {len(issues) - ADVISED_ISSUES} more document(s) listed under "
+            "provenance_issues."
         )
     if merged.degraded:
         out.append(
