@@ -106,7 +106,22 @@ def _item_regex(item: str) -> re.Pattern[str]:
     return re.compile(rf"\b{pattern}(e?s)?\b")
 
 
+@lru_cache(maxsize=1 << 16)
+def _names(item: str, lowered: str) -> bool:
+    """Whether a lower-cased statement names the item: asked again for the same statement and
+    item on every call whose answer shares its sections, so each pair is searched once."""
+    return _item_regex(item).search(lowered) is not None
+
+
 _RUN = re.compile(r"[a-z0-9]+")
+
+
+@lru_cache(maxsize=8192)
+def _lowered_runs(text: str) -> tuple[str, frozenset[str]]:
+    """A statement's text lower-cased and its distinct letter-digit runs: what `StatementIndex`
+    indexes it by, read once per statement (statements are immutable)."""
+    lowered = text.lower()
+    return lowered, frozenset(_RUN.findall(lowered))
 
 
 class StatementIndex:
@@ -119,10 +134,11 @@ class StatementIndex:
 
     def __init__(self, statements: list[Statement]):
         self._statements = statements
-        self._lowered = [s.text.lower() for s in statements]
+        read = [_lowered_runs(s.text) for s in statements]
+        self._lowered = [lowered for lowered, _ in read]
         self._by_word: dict[str, list[int]] = {}
-        for position, text in enumerate(self._lowered):
-            for word in set(_RUN.findall(text)):
+        for position, (_, words) in enumerate(read):
+            for word in words:
                 self._by_word.setdefault(word, []).append(position)
 
     def __call__(self, item: str) -> list[Statement]:
@@ -133,8 +149,7 @@ class StatementIndex:
             first = words[0]
             forms = (first, first + "s", first + "es") if len(words) == 1 else (first,)
             positions = sorted({p for form in forms for p in self._by_word.get(form, ())})
-        named = _item_regex(item).search
-        return [self._statements[p] for p in positions if named(self._lowered[p])]
+        return [self._statements[p] for p in positions if _names(item, self._lowered[p])]
 
 
 def level_conflicts(
