@@ -214,6 +214,14 @@ class Settings(BaseModel):
         description="Collections up to this many vectors are searched exactly (a flat index in "
         "memory); larger ones by Chroma's approximate HNSW index.",
     )
+    exact_scan_threads: int = Field(
+        default=2,
+        ge=1,
+        le=64,
+        description="Threads one exact search may split a large flat index over (blocks of at "
+        "least 8,192 rows, retrieval/flat_scan.py); the scores, and so the answers, are the "
+        "same for any count.",
+    )
     http_max_requests_per_connection: int = Field(
         default=25,
         ge=0,

@@ -26,7 +26,7 @@ import numpy as np
 from reference_server import ranking
 from reference_server.config import Settings
 from reference_server.embedding import CollectionEmbedders, Embedder
-from reference_server.retrieval import chroma_client
+from reference_server.retrieval import chroma_client, flat_scan
 from reference_server.retrieval.derived import DerivedValues
 
 if TYPE_CHECKING:
@@ -81,10 +81,11 @@ class FlatIndex:
         return cls(ids, matrix, {doc_id: row for row, doc_id in enumerate(ids)})
 
     def nearest(
-        self, vector: list[float], n_results: int, rows: np.ndarray | None
+        self, vector: list[float], n_results: int, rows: np.ndarray | None, threads: int = 1
     ) -> list[tuple[str, float]]:
         """The n most similar rows (all rows, or only `rows`), by similarity rounded as
-        `ranking` states, ties broken by id."""
+        `ranking` states, ties broken by id; a large matrix is scanned on up to `threads`
+        threads (flat_scan.py: the same scores)."""
         candidates = np.arange(len(self.ids)) if rows is None else rows
         if len(candidates) == 0 or n_results <= 0:
             return []
@@ -94,7 +95,10 @@ class FlatIndex:
         if len(candidates) * 2 < len(self.ids):  # a selective filter: score only its rows
             raw = self.matrix[candidates] @ query
         else:
-            raw = (self.matrix @ query)[candidates]
+            raw = flat_scan.products(self.matrix, query, threads)
+            raw = raw if rows is None else raw[candidates]
+        kept = flat_scan.leading(raw, n_results)
+        candidates, raw = candidates[kept], raw[kept]
         scores = ranking.similarities(raw)  # last-bit differences between CPUs reorder nothing
         if n_results < len(candidates):
             # Everything tied with the n-th best stays in, so the id tie-break decides.
@@ -197,7 +201,9 @@ class VectorClient:
             rows = self._rows_where(collection, flat, where) if where else None
             if rows is not None and len(rows) > 0 and len(rows) * 2 < len(flat.ids):
                 flat, rows = self._flat_subset(collection, flat, where or {}, rows), None
-            return self._flat_hits(payloads, flat.nearest(vector, n_results, rows))
+            return self._flat_hits(
+                payloads, flat.nearest(vector, n_results, rows, self.settings.exact_scan_threads)
+            )
         return self._search_large(collection, chroma, vector, n_results, where)
 
     def _flat_subset(
@@ -239,7 +245,10 @@ class VectorClient:
                 return []
             if len(ids) <= self.settings.exact_search_max:
                 subset = self._subset_index(collection, chroma, where, ids)
-                return self._flat_hits(payloads, subset.nearest(vector, n_results, None))
+                return self._flat_hits(
+                    payloads,
+                    subset.nearest(vector, n_results, None, self.settings.exact_scan_threads),
+                )
             # Near-duplicates cluster (synthetic copies especially), so the filtered-out share
             # near a query can be far above the average: widen the fetch before giving up.
             # Fetching n + (chunks the filter rejects) always leaves n that pass.
