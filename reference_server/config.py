@@ -219,7 +219,7 @@ class Settings(BaseModel):
         ge=1,
         le=64,
         description="Threads one exact search may split a large flat index over (blocks of at "
-        "least 8,192 rows, retrieval/flat_scan.py); the scores, and so the answers, are the "
+        "least 4,096 rows, retrieval/flat_scan.py); the scores, and so the answers, are the "
         "same for any count.",
     )
     http_max_requests_per_connection: int = Field(

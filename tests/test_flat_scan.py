@@ -4,6 +4,7 @@ and keeping only the rows that can lead before rounding changes no answer."""
 from __future__ import annotations
 
 import itertools
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -71,3 +72,34 @@ def test_keeping_the_rows_that_can_lead_changes_no_answer(values: list[float], n
     flat = FlatIndex.build(vectors)
     query = np.array([1.0, 0.0], dtype=np.float32)
     assert flat.nearest([1.0, 0.0], n, None) == _reference(flat, query, n)
+
+
+def _unit_rows(rows: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    matrix = rng.standard_normal((rows, 384)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    query = rng.standard_normal(384).astype(np.float32)
+    return matrix, query / np.linalg.norm(query)
+
+
+def test_with_every_helper_busy_the_caller_scores_every_block_itself() -> None:
+    matrix, query = _unit_rows(3 * MIN, 7)
+    taken = 0
+    while flat_scan._idle.acquire(blocking=False):
+        taken += 1
+    try:
+        assert taken == flat_scan.HELPERS
+        assert np.array_equal(flat_scan.products(matrix, query, 3), matrix @ query)
+    finally:
+        for _ in range(taken):
+            flat_scan._idle.release()
+
+
+def test_concurrent_scans_each_get_their_own_scores() -> None:
+    """Calls from many server threads share the helpers; none reads another's blocks."""
+    matrix, _ = _unit_rows(2 * MIN + 100, 11)
+    queries = [_unit_rows(1, seed)[1] for seed in range(24)]
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda q: flat_scan.products(matrix, q, 2), queries))
+    for query, scores in zip(queries, got, strict=True):
+        assert np.array_equal(scores, matrix @ query)

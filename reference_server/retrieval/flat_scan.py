@@ -15,28 +15,25 @@ the rows whose raw score can round to at least the n-th best one before anything
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from reference_server import ranking
 
-PARALLEL_MIN_ROWS = 8192  # ~12.6 MB of 384-dimension float32 rows per block
+PARALLEL_MIN_ROWS = 4096  # ~6.3 MB of 384-dimension float32 rows per block
 ROW_ALIGN = 64  # blocks start on whole cache lines of rows
 # A row whose rounded similarity ties or beats the n-th best one lies within one rounding step
 # of it (half a step on each side); twice that covers float32 arithmetic on values near 1.
 ROUNDING_SLACK = 2 * 10.0**-ranking.SIMILARITY_DECIMALS
 
-_pools: dict[int, ThreadPoolExecutor] = {}
-_pools_lock = threading.Lock()
-
-
-def _executor(workers: int) -> ThreadPoolExecutor:
-    """One pool per block count in use (a server uses one), its threads kept between queries."""
-    with _pools_lock:
-        if workers not in _pools:
-            _pools[workers] = ThreadPoolExecutor(workers, thread_name_prefix="flat-scan")
-        return _pools[workers]
+# Helper threads shared by every scan in the process. A block is handed to one only while it is
+# idle: when other calls keep the cores busy, splitting gains nothing, and a caller then scores
+# its blocks itself instead of queueing behind another call's.
+HELPERS = 3
+_helpers = ThreadPoolExecutor(HELPERS, thread_name_prefix="flat-scan")
+_idle = threading.BoundedSemaphore(HELPERS)
 
 
 def blocks(rows: int, threads: int) -> list[tuple[int, int]]:
@@ -50,7 +47,7 @@ def blocks(rows: int, threads: int) -> list[tuple[int, int]]:
 
 
 def products(matrix: np.ndarray, query: np.ndarray, threads: int = 1) -> np.ndarray:
-    """`matrix @ query`, its row blocks scored on up to `threads` threads."""
+    """`matrix @ query`, its row blocks scored on up to `threads` threads (idle helpers only)."""
     spans = blocks(len(matrix), threads)
     if len(spans) == 1:
         return matrix @ query
@@ -59,11 +56,24 @@ def products(matrix: np.ndarray, query: np.ndarray, threads: int = 1) -> np.ndar
     def score(span: tuple[int, int]) -> None:
         np.matmul(matrix[span[0] : span[1]], query, out=out[span[0] : span[1]])
 
-    others = [_executor(len(spans) - 1).submit(score, span) for span in spans[1:]]
-    score(spans[0])
-    for done in others:
+    handed, kept = [], []
+    for span in spans[1:]:
+        if _idle.acquire(blocking=False):
+            handed.append(_helpers.submit(_score_and_free, score, span))
+        else:
+            kept.append(span)
+    for span in [spans[0], *kept]:
+        score(span)
+    for done in handed:
         done.result()
     return out
+
+
+def _score_and_free(score: Callable[[tuple[int, int]], None], span: tuple[int, int]) -> None:
+    try:
+        score(span)
+    finally:
+        _idle.release()
 
 
 def leading(raw: np.ndarray, n: int) -> np.ndarray:
