@@ -18,6 +18,15 @@ from reference_server.retrieval.vector import FlatIndex
 MIN = flat_scan.PARALLEL_MIN_ROWS
 
 
+def _unit_rows(rows: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Seeded unit rows and a unit query, 384 dimensions (the packaged model's)."""
+    rng = np.random.default_rng(seed)
+    matrix = rng.standard_normal((rows, 384)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    query = rng.standard_normal(384).astype(np.float32)
+    return matrix, query / np.linalg.norm(query)
+
+
 @pytest.mark.parametrize(
     "rows", [0, 1, MIN - 1, MIN, 2 * MIN - 1, 2 * MIN, 2 * MIN + 1, 5 * MIN + 7]
 )
@@ -35,13 +44,8 @@ def test_blocks_cover_every_row_once_in_order(rows: int, threads: int) -> None:
 @pytest.mark.parametrize("rows", [MIN - 1, 2 * MIN, 2 * MIN + 65, 3 * MIN + 1])
 @pytest.mark.parametrize("threads", [2, 3, 4])
 def test_split_products_equal_the_single_product_bit_for_bit(rows: int, threads: int) -> None:
-    """Synthetic unit vectors, 384 dimensions (the packaged model's): each row's dot product is
-    the same kernel over the same numbers whichever block holds it."""
-    rng = np.random.default_rng(rows * 10 + threads)
-    matrix = rng.standard_normal((rows, 384)).astype(np.float32)
-    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    query = rng.standard_normal(384).astype(np.float32)
-    query /= np.linalg.norm(query)
+    """Each row's dot product is the same kernel over the same numbers whichever block holds it."""
+    matrix, query = _unit_rows(rows, rows * 10 + threads)
     assert np.array_equal(flat_scan.products(matrix, query, threads), matrix @ query)
 
 
@@ -72,14 +76,6 @@ def test_keeping_the_rows_that_can_lead_changes_no_answer(values: list[float], n
     flat = FlatIndex.build(vectors)
     query = np.array([1.0, 0.0], dtype=np.float32)
     assert flat.nearest([1.0, 0.0], n, None) == _reference(flat, query, n)
-
-
-def _unit_rows(rows: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    matrix = rng.standard_normal((rows, 384)).astype(np.float32)
-    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    query = rng.standard_normal(384).astype(np.float32)
-    return matrix, query / np.linalg.norm(query)
 
 
 def test_with_every_helper_busy_the_caller_scores_every_block_itself() -> None:

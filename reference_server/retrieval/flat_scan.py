@@ -23,7 +23,9 @@ import numpy as np
 from reference_server import ranking
 
 PARALLEL_MIN_ROWS = 4096  # ~6.3 MB of 384-dimension float32 rows per block
-ROW_ALIGN = 64  # blocks start on whole cache lines of rows
+# Blocks start at a multiple of 64 rows, so a kernel that works through rows in groups meets the
+# same groups as in one product.
+ROW_ALIGN = 64
 # A row whose rounded similarity ties or beats the n-th best one lies within one rounding step
 # of it (half a step on each side); twice that covers float32 arithmetic on values near 1.
 ROUNDING_SLACK = 2 * 10.0**-ranking.SIMILARITY_DECIMALS
