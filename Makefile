@@ -44,7 +44,7 @@ COMPARE_OVERRIDES ?= sql_timeout_ms=5000,vector_timeout_ms=5000,tool_timeout_ms=
 # make report RUN=<folder>: any run record there (run, gate, bench, fuzz, security, ...), by kind
 RUN ?= reports/runs/latest
 
-.PHONY: install index serve test derived-sample test-load check bench bench-cpu distinct-mix load eval eval-derived calibrate gate gate-chroma bench-scale rehearsal baseline fixture compare report fuzz security contract sensitivity routing routing-floors clean
+.PHONY: install index serve test derived-sample test-load check bench bench-cpu distinct-mix load eval eval-derived questions calibrate gate gate-chroma bench-scale rehearsal baseline fixture compare report fuzz security contract sensitivity routing routing-floors clean
 
 install: $(STAMP)
 
@@ -150,14 +150,30 @@ gate: index
 # Evaluation cases derived from every corpus fact (evals/derive): derive -> run -> per-family
 # report (accuracy, answers about another product, misses) -> gate on the per-family floors of
 # evals/gate.yaml. PER_FAMILY=N runs a seeded sample of N cases per family instead of all.
+# The clinician questions the calibration is fitted on are asked too (every one: families
+# opa.clinician_policy and opa.clinician_search), so the gate judges the confidence on clinicians'
+# wording as well as on the corpus's.
 PER_FAMILY ?=
 DERIVED ?= reports/derived
+CLINICIAN_QUESTIONS ?= reference_server/scoring/clinician_questions.yaml
 eval-derived: index
-	$(OCM) derive --out $(DERIVED)/cases $(if $(PER_FAMILY),--per-family $(PER_FAMILY))
+	$(OCM) derive --out $(DERIVED)/cases $(if $(PER_FAMILY),--per-family $(PER_FAMILY)) --questions $(CLINICIAN_QUESTIONS)
 	$(OCM) run --target $(GATE_TARGET) --golden $(DERIVED)/cases --out $(DERIVED)/run --no-ragas --quiet
 	$(OCM) report --run $(DERIVED)/run > $(DERIVED)/report.txt
 	@awk '/^## Per case family/{f=1} /^## Per source/{f=0} f' $(DERIVED)/run/report.md
 	$(OCM) gate --run $(DERIVED)/run --config evals/gate.yaml --no-baseline
+
+# New clinician questions, kept out of the repository (ocm_common/clinician_questions.py has the
+# format): asked of QUESTIONS_TARGET (default: the gate's target), then judged by evals/questions.gate.yaml:
+# no answer stated at >= 0.8 may be wrong. Accuracy and calibration are in the report.
+QUESTIONS_OUT ?= reports/questions
+QUESTIONS_TARGET ?= $(GATE_TARGET)
+questions: index
+	@test -n "$(QUESTIONS)" || { echo "usage: make questions QUESTIONS=<question file> [QUESTIONS_TARGET=<backend>]"; exit 2; }
+	$(OCM) derive --questions $(QUESTIONS) --family opa.clinician_policy --family opa.clinician_search --out $(QUESTIONS_OUT)/cases
+	$(OCM) run --target '$(QUESTIONS_TARGET)' --golden $(QUESTIONS_OUT)/cases --out $(QUESTIONS_OUT)/run --no-ragas --quiet
+	$(OCM) report --run $(QUESTIONS_OUT)/run > $(QUESTIONS_OUT)/report.txt
+	$(OCM) gate --run $(QUESTIONS_OUT)/run --config evals/questions.gate.yaml --no-baseline
 
 # The calibrated confidence (reference_server/scoring/fit.py): every derived case, a seeded
 # sample of CAL_PER_FAMILY per family, split by a seeded hash; the fit half run with both paths

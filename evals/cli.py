@@ -62,22 +62,40 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_derive(args: argparse.Namespace) -> int:
+    from rich.markup import escape
+
     from evals.derive.build import derive, record_of, write
     from evals.derive.corpus import Corpus
     from evals.derive.registry import skipped
+    from evals.run.scenario import Scenario
+    from ocm_common import clinician_questions
     from ocm_common.run_record import Clock, header, write_record
 
     clock = Clock()
     console = log_console()
+    asked = list(args.family or ())
     try:
-        cases = derive(
-            Corpus(Path(args.corpus)) if args.corpus else Corpus(),
-            families=args.family or (),
-            per_family=args.per_family,
-            seed=args.seed,
+        questions = clinician_questions.cases(Path(args.questions)) if args.questions else {}
+        asked_of_file = (
+            {f for f, _ in clinician_questions.FAMILIES.values()} if questions else set()
         )
+        from_corpus = [f for f in asked if f not in asked_of_file]
+        cases = (
+            derive(
+                Corpus(Path(args.corpus)) if args.corpus else Corpus(),
+                families=from_corpus,
+                per_family=args.per_family,
+                seed=args.seed,
+            )
+            if from_corpus or not asked
+            else {}
+        )
+        # every hand-written question is asked: --per-family samples the corpus's families only
+        for family, found in questions.items():
+            if not asked or family in asked:
+                cases[family] = [Scenario.model_validate(c) for c in found]
     except (ValueError, OSError) as exc:
-        console.print(f"[red]error:[/] {exc}")
+        console.print(f"[red]error:[/] {escape(str(exc))}")
         return EXIT_HARNESS
     written = write(cases, Path(args.out))
     total = sum(len(c) for c in cases.values())
@@ -86,7 +104,9 @@ def cmd_derive(args: argparse.Namespace) -> int:
     for name in cases:
         for reason, n in skipped(name).items():
             console.print(f"  {name}: skipped {n} source rows: {reason}")
-    settings = {k: getattr(args, k) for k in ("family", "per_family", "seed", "corpus")}
+    settings = {
+        k: getattr(args, k) for k in ("family", "per_family", "seed", "corpus", "questions")
+    }
     head = header("derived", clock, EXIT_OK, target="corpus", settings=settings)
     write_record(Path(args.out), head, record_of(cases), [p.name for p in written])
     return EXIT_OK
@@ -204,6 +224,14 @@ def add_commands(sub: Any) -> None:
     )
     der.add_argument("--seed", type=int, default=0, help="sampling seed (default: 0)")
     der.add_argument("--corpus", default=None, help="corpus folder (default: the committed one)")
+    der.add_argument(
+        "--questions",
+        default=None,
+        metavar="FILE",
+        help="also ask a clinician-question file's questions (ocm_common/clinician_questions.py): "
+        "families opa.clinician_policy and opa.clinician_search, every question; with --family "
+        "naming only those, no corpus family is derived",
+    )
     der.set_defaults(func=cmd_derive)
 
     fam = sub.add_parser(

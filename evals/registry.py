@@ -78,6 +78,7 @@ register("ece", "ECE", family="calibration", higher_is_better=False)
 register("brier", "Brier", family="calibration", higher_is_better=False)
 register("auroc", "AUROC", family="calibration")
 register("accuracy_at_0.9", "accuracy at confidence >= 0.9", family="calibration")
+register("accuracy_at_0.8", "accuracy at confidence >= 0.8", family="calibration")
 register("aurc", "AURC", family="calibration", higher_is_better=False)
 
 RETRIEVAL_METRICS: tuple[str, ...] = tuple(n for n, d in METRICS.items() if d.family == "retrieval")

@@ -24,6 +24,7 @@ from fastmcp import Client, FastMCP
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ocm_common.clinician_questions import FAMILIES
 from reference_server.scoring import calibrated, fit, split
 from reference_server.scoring.calibrated import CalibrationFileError, Logistic, parse, stated
 from reference_server.scoring.confidence import OFF, OPA, SCHEDULE, calculate_confidence
@@ -311,7 +312,7 @@ def test_clinician_questions_name_published_guidance_and_split_like_the_rest(
     same seeded rule as the derived ones, into one family per tool."""
     documents = _corpus_documents()
     content = yaml.safe_load(split.QUESTIONS.read_text(encoding="utf-8"))
-    assert set(content) == set(split.CLINICIAN_FAMILY)
+    assert set(content) == set(FAMILIES)
     for groups in content.values():
         for group in groups:
             urls = group["guidance"]
@@ -328,7 +329,7 @@ def test_clinician_questions_name_published_guidance_and_split_like_the_rest(
     counts = split.split_cases(
         tmp_path / "derived", tmp_path / "cases", None, split.SEED, split.QUESTIONS
     )
-    for tool, (family, path) in split.CLINICIAN_FAMILY.items():
+    for tool, (family, path) in FAMILIES.items():
         lines = [
             json.loads(line)
             for half in ("fit", "held_out")

@@ -24,6 +24,8 @@ confidence:
 - AUROC of the confidence for "right" (``roc_auc_score``): "not measured" when every answer
   is right (or every one wrong); 0.5 when the confidence is one constant value;
 - accuracy among the answers at confidence >= 0.9, and how many there are;
+- the answers stated at >= 0.8 (:data:`ACT_ON`, a confidence an assistant repeats without asking
+  a person) that were wrong, named by scenario id, and the accuracy among those at >= 0.8;
 - risk-coverage (selective prediction): keep the k most confident answers, k = 1..n, tied
   confidences taken in their expected (mean) accuracy; the area under the risk (1 - accuracy)
   curve, AURC, beside what a confidence that ranked at random (the error rate) and a perfect
@@ -50,6 +52,8 @@ from ocm_common.bootstrap import percentile_interval
 N_BINS = 10
 MIN_PER_BIN = 5
 HIGH = 0.9
+# a confidence an assistant acts on: a wrong answer stated this high is the costly kind
+ACT_ON = 0.8
 # confidences computed by adding and subtracting steps (0.9 - 0.1 + 0.1) land a hair under
 TOLERANCE = 1e-9
 RESAMPLES = 2_000
@@ -108,6 +112,13 @@ class ScopeCalibration:
     high_n: int = 0
     high_accuracy: float | None = None
     risk: RiskCoverage | None = None
+    acted_n: int = 0  # answers at confidence >= ACT_ON
+    acted_wrong: tuple[str, ...] = ()  # the wrong ones among them, by scenario id
+
+    @property
+    def acted_accuracy(self) -> float | None:
+        """Accuracy among the answers at confidence >= ACT_ON (None: there are none)."""
+        return 1 - len(self.acted_wrong) / self.acted_n if self.acted_n else None
 
     @property
     def published(self) -> bool:
@@ -128,6 +139,7 @@ class ScopeCalibration:
             "brier": self.brier.value if self.brier else None,
             "auroc": self.auroc,
             "accuracy_at_0.9": self.high_accuracy,
+            "accuracy_at_0.8": self.acted_accuracy,
             "aurc": self.risk.aurc if self.risk else None,
         }
         return values[metric]
@@ -277,6 +289,7 @@ def measure(
     brier = Interval(float(brier_score_loss(right.astype(int), conf, pos_label=1)), low, high)
     area, note = auroc(conf, right)
     high_mask = conf >= HIGH - TOLERANCE
+    acted = [a for a in scored if a.confidence is not None and a.confidence >= ACT_ON - TOLERANCE]
     return ScopeCalibration(
         scope,
         kind,
@@ -292,6 +305,8 @@ def measure(
         int(high_mask.sum()),
         float(right[high_mask].mean()) if high_mask.any() else None,
         risk_coverage(conf, right),
+        len(acted),
+        tuple(sorted(a.scenario for a in acted if not a.right)),
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from evals import render
 from evals.read import plots
 from evals.read.calibration import (
+    ACT_ON,
     COVERAGES,
     HIGH,
     MIN_PER_BIN,
@@ -43,7 +44,7 @@ def _auroc(s: ScopeCalibration) -> str:
 def _row(s: ScopeCalibration) -> list[str]:
     scope = s.scope if s.kind != "family" else f"{s.scope} ({s.tool})"
     if not s.published:
-        return [scope, str(s.answers), NO_CONFIDENCE, *["-"] * 7]
+        return [scope, str(s.answers), NO_CONFIDENCE, *["-"] * 8]
     risk = s.risk
     return [
         scope,
@@ -54,6 +55,7 @@ def _row(s: ScopeCalibration) -> list[str]:
         _interval(s.brier, 4),
         _auroc(s),
         f"{_num(s.high_accuracy)} ({s.high_n})",
+        f"{len(s.acted_wrong)} of {s.acted_n}",
         "-" if risk is None else f"{risk.aurc:.4f} ({risk.aurc_random:.4f} / {risk.aurc_best:.4f})",
         "-" if risk is None else " / ".join(f"{dict(risk.points)[c]:.2f}" for c in SHOWN_COVERAGES),
     ]
@@ -69,7 +71,8 @@ def note(c: Calibration) -> str:
         "confidence| weighted by their answers; Brier: mean (confidence - right)^2; both with "
         "seeded 95 % percentile-bootstrap intervals.",
         f"AUROC of the confidence for right. Accuracy at >= {HIGH}: among answers at that "
-        "confidence (their count). AURC: area under the risk-coverage curve (answers kept most "
+        f"confidence (their count). Wrong at >= {ACT_ON}: the answers stated that confidently "
+        "that were wrong, of all stated that confidently. AURC: area under the risk-coverage curve (answers kept most "
         "confident first, ties at their mean), beside a confidence ranking at random and a "
         "perfect one; then the accuracy of the most confident 10/25/50/75 %.",
     ]
@@ -96,6 +99,7 @@ def table(c: Calibration) -> render.Table:
             "Brier [95% CI]",
             "AUROC",
             f"accuracy at >= {HIGH} (n)",
+            f"wrong at >= {ACT_ON}",
             "AURC (random / best)",
             "accuracy, top " + "/".join(f"{c * 100:g}" for c in SHOWN_COVERAGES) + " %",
         ],

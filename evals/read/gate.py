@@ -23,7 +23,7 @@ from xml.etree import ElementTree as ET
 from typing_extensions import TypedDict
 
 from evals import render
-from evals.derive.case import DERIVED_TAG
+from evals.derive.case import FAMILY_PREFIX
 from evals.read.baseline import Baseline, BaselineError
 from evals.read.baseline import load as load_baseline
 from evals.read.baseline import mismatch as baseline_mismatch
@@ -131,10 +131,10 @@ def evaluate(
     no_ablation = no_ablation_reason(log)
     if no_ablation:
         report.notes.append(no_ablation)
-    if all(DERIVED_TAG in r.tags for r in records):
+    if all(any(t.startswith(FAMILY_PREFIX) for t in r.tags) for r in records):
         report.notes.append(
-            "a run of derived cases only: the golden floors and ablation rules do not apply; "
-            "the per-family floors do"
+            "a run of case families only (derived cases, clinician questions): the golden "
+            "floors and ablation rules do not apply; the per-family floors do"
         )
     else:
         report.findings += floor_findings(
@@ -143,7 +143,14 @@ def evaluate(
         if not no_ablation:
             report.findings += ablation_findings(config, agg)
     report.findings += family_findings(config, records, report.notes)
-    report.findings += calibration_findings(config, log, report.notes, unserved)
+    calibrated = calibration_findings(config, log, report.notes, unserved)
+    if config.calibration is not None and config.calibration.required and not calibrated:
+        report.error = (
+            "judged on nothing: the gate requires its calibration rules, and none could be "
+            "applied (" + "; ".join(n for n in report.notes if "calibration" in n) + ")"
+        )
+        return report
+    report.findings += calibrated
     report.findings += critical_findings(config, records, baseline, unserved)
     report.findings += required_check_findings(config, records)
     if baseline is None:

@@ -61,6 +61,8 @@ class CalibrationLimits(BaseModel):
     brier_max: float | None = Field(default=None, ge=0, le=1)
     auroc_min: float | None = Field(default=None, ge=0, le=1)
     accuracy_at_0_9_min: float | None = Field(default=None, ge=0, le=1)
+    # 1.0: no wrong answer at confidence >= 0.8 (the finding names the ones there were)
+    accuracy_at_0_8_min: float | None = Field(default=None, ge=0, le=1)
 
     def bounds(self) -> dict[str, float]:
         """Registered metric name -> bound (the registry says floor or ceiling)."""
@@ -69,6 +71,7 @@ class CalibrationLimits(BaseModel):
             "brier": self.brier_max,
             "auroc": self.auroc_min,
             "accuracy_at_0.9": self.accuracy_at_0_9_min,
+            "accuracy_at_0.8": self.accuracy_at_0_8_min,
         }
         return {metric: bound for metric, bound in named.items() if bound is not None}
 
@@ -87,6 +90,9 @@ class CalibrationRules(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     min_answers: int = Field(10, ge=1)
+    # True: a run none of whose calibration rules could be applied (no confidence published, too
+    # few answers) has been judged on nothing, and the gate says so (exit 2), not "passed"
+    required: bool = False
     overall: CalibrationLimits = Field(default_factory=CalibrationLimits)
     per_tool: dict[str, CalibrationLimits] = Field(default_factory=dict)
     per_family: dict[str, CalibrationLimits] = Field(default_factory=dict)

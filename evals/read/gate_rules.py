@@ -167,6 +167,23 @@ def family_findings(
     return findings
 
 
+# the confidence level each accuracy-above metric counts from
+_LEVEL_OF = {"accuracy_at_0.9": calibration.HIGH, "accuracy_at_0.8": calibration.ACT_ON}
+# wrong answers named in a finding, at most
+NAMED_WRONG = 10
+
+
+def _wrong_named(metric: str, scope: calibration.ScopeCalibration) -> str:
+    """The wrong answers at >= 0.8, by scenario id, so a failed bound says which they were."""
+    if metric != "accuracy_at_0.8" or not scope.acted_wrong:
+        return ""
+    shown = ", ".join(scope.acted_wrong[:NAMED_WRONG])
+    more = len(scope.acted_wrong) - NAMED_WRONG
+    return f"; wrong at >= {calibration.ACT_ON}: {shown}" + (
+        f" and {more} more" if more > 0 else ""
+    )
+
+
 def _calibration_scope(
     label: str,
     scope: calibration.ScopeCalibration,
@@ -193,7 +210,7 @@ def _calibration_scope(
             why = (
                 scope.auroc_note.removeprefix("not measured: ")
                 if metric == "auroc"
-                else f"no answer at confidence >= {calibration.HIGH}"
+                else f"no answer at confidence >= {_LEVEL_OF[metric]}"
             )
             skipped[f"{registry.label(metric)} not measured"].append(f"{label} ({why})")
             continue
@@ -203,7 +220,7 @@ def _calibration_scope(
                 finding.name,
                 finding.kind,
                 finding.passed,
-                f"{finding.message}; {scope.scored} answers",
+                f"{finding.message}; {scope.scored} answers" + _wrong_named(metric, scope),
                 finding.actual,
                 finding.threshold,
                 finding.delta,

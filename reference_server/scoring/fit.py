@@ -46,6 +46,7 @@ from typing import NotRequired, TypedDict
 import numpy as np
 import yaml
 
+from ocm_common.clinician_questions import CASE_PREFIX
 from reference_server.scoring.calibrated import MODEL_FILE, SCHEMA_VERSION, parse
 from reference_server.scoring.fit_answers import Answer, read_answers
 from reference_server.scoring.fit_judge import judge
@@ -125,7 +126,6 @@ BOTH_PATHS_ONLY = frozenset({"opa_search", "opa_policy"})
 DOUBT_FLAGS = ("unsettled", "no_answer", "contested")
 TOP_SHARE = 0.25
 MIN_CLINICIAN_FLAGGED = 10
-CLINICIAN_PREFIX = "clinician."
 
 
 class FixedNote(TypedDict):
@@ -276,7 +276,7 @@ def _ceilings(
     clinician = [
         a
         for a in answers
-        if a.case_id.startswith(CLINICIAN_PREFIX)
+        if a.case_id.startswith(CASE_PREFIX)
         and a.features.get("both_paths")
         and any(a.features.get(flag, 0.0) > 0 for flag in out)
     ]

@@ -11,7 +11,7 @@ import json
 import zlib
 from pathlib import Path
 
-import yaml
+from ocm_common.clinician_questions import case_lines
 
 SEED = 20261129
 # Clinician questions written for the fit (see the file's header).
@@ -64,43 +64,9 @@ def split_cases(
     return counts
 
 
-# each tool whose clinician questions are written: its family of cases, and where its answer
-# names its document
-CLINICIAN_FAMILY = {
-    "opa.policy_check": ("opa.clinician_policy", "policies[0].source_url"),
-    "opa.search_sections": ("opa.clinician_search", "sections[0].source_url"),
-}
-
-
 def clinician_cases(questions: Path | None) -> dict[str, list[str]]:
-    """The hand-written clinician questions (QUESTIONS) as case lines, one family per tool:
-    the first answer's document is one of the question's guidance URLs."""
+    """The hand-written clinician questions as case lines, one family per tool (none when the
+    file is absent)."""
     if questions is None or not questions.exists():
         return {}
-    content = yaml.safe_load(questions.read_text(encoding="utf-8")) or {}
-    out: dict[str, list[str]] = {}
-    for tool, groups in content.items():
-        family, answer_url = CLINICIAN_FAMILY[tool]
-        for group in groups:
-            for query in group["questions"]:
-                number = len(out.get(family, [])) + 1
-                case = {
-                    "id": f"clinician.{family}.{number:03d}",
-                    "title": f"{query!r} answers from {group['guidance'][0]}",
-                    "tool": tool,
-                    "args": {"query": query},
-                    "ids_from": None,
-                    "expect": [
-                        {
-                            "check": "mentions",
-                            "path": answer_url,
-                            "value": [group["guidance"]],
-                        }
-                    ],
-                    "relevant": {},
-                    "tags": ["clinician", f"family:{family}"],
-                    "version": 1,
-                    "source": f"{QUESTIONS.name} (hand-written)",
-                }
-                out.setdefault(family, []).append(json.dumps(case))
-    return out
+    return case_lines(questions)

@@ -108,6 +108,20 @@ def test_hand_computed_two_levels() -> None:
     assert risk.aurc_best == pytest.approx(np.mean([0] * 5 + [1 - 5 / k for k in range(6, 11)]))
 
 
+def test_wrong_at_0_8_counts_from_the_boundary() -> None:
+    """0.8 itself counts as acted on (so does 0.8 less a rounding hair), 0.7999 does not; the
+    wrong answers at >= 0.8 are named by scenario id, in order."""
+    conf = [0.8, 0.8 - 1e-12, 0.7999, 0.95, 0.99, 0.3]
+    right = [False, True, False, True, False, False]
+    s = cal.measure("x", "tool", answers(conf, right))
+    assert s.acted_n == 4
+    assert s.acted_wrong == ("q0", "q4")
+    assert s.acted_accuracy == pytest.approx(0.5)
+    assert s.value("accuracy_at_0.8") == pytest.approx(0.5)
+    none_high = cal.measure("x", "tool", answers([0.5, 0.7], [True, False]))
+    assert none_high.acted_n == 0 and none_high.value("accuracy_at_0.8") is None
+
+
 def test_perfectly_calibrated() -> None:
     """Ten answers at each of 0.2, 0.5, 0.8 with 2, 5, 8 right: every bin on the diagonal."""
     conf = [0.2] * 10 + [0.5] * 10 + [0.8] * 10
@@ -300,6 +314,17 @@ def test_gate_rules_pass_fail_and_skip() -> None:
         f"calibration {TOOL} ECE",
         f"calibration {TOOL} AUROC",
     }
+    # no wrong answer at >= 0.8 as a floor: the finding names the wrong answers stated that high
+    strict = gate.GateConfig.model_validate(
+        {"calibration": {"min_answers": 10, "overall": {"accuracy_at_0_8_min": 1.0}}}
+    )
+    records = [rec(f"r{i}", 0.85) for i in range(10)] + [rec("w1", 0.81, right=False)]
+    (finding,) = gate.calibration_findings(strict, log_of(records), [])
+    assert not finding.passed
+    assert finding.name == "calibration overall accuracy at confidence >= 0.8"
+    assert finding.message.endswith("wrong at >= 0.8: w1"), finding.message
+    below = [rec(f"r{i}", 0.85) for i in range(10)] + [rec("w1", 0.79, right=False)]
+    assert all(f.passed for f in gate.calibration_findings(strict, log_of(below), []))
     # every answer right: AUROC is not measured, so it is skipped with the reason, not failed
     notes = []
     all_right = log_of([rec(f"q{i}", 0.99) for i in range(12)])
