@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from evals.read import gate
-from evals.run.runlog import CheckOutcome, RunLog, RunSummary, ScenarioRecord
+from evals.run.runlog import CheckOutcome, ScenarioRecord
 from ocm_cli.program import main as ocm_main
 from ocm_common import clinician_questions as cq
+from tests.evals.test_calibration_metrics import log_of
 
 ROOT = Path(__file__).resolve().parents[2]
 QUESTIONS_GATE = ROOT / "evals" / "questions.gate.yaml"
@@ -141,29 +142,16 @@ def _record(sid: str, confidence: float | None, right: bool) -> ScenarioRecord:
     )
 
 
-def _log(records: list[ScenarioRecord]) -> RunLog:
-    summary = RunSummary(
-        status="complete",
-        target="synthetic",
-        started_at="2026-01-01T00:00:00+00:00",
-        finished_at="2026-01-01T00:00:01+00:00",
-        duration_s=1.0,
-        config={"golden": "cases"},
-        counts={"scenarios": len(records)},
-    )
-    return RunLog(summary=summary, records=records)
-
-
 def test_the_questions_gate_names_a_wrong_answer_at_0_8_and_passes_one_below() -> None:
     config = gate.load_config(QUESTIONS_GATE)
     right = [_record(f"clinician.r{i}", 0.9, True) for i in range(12)]
-    report = gate.evaluate(_log([*right, _record("clinician.w", 0.8, False)]), config, None)
+    report = gate.evaluate(log_of([*right, _record("clinician.w", 0.8, False)]), config, None)
     assert report.exit_code == gate.EXIT_FAIL
     assert [f.message.rsplit("; ", 1)[-1] for f in report.failures] == [
         "wrong at >= 0.8: clinician.w"
     ]
     assert any("case families only" in n for n in report.notes)
-    report = gate.evaluate(_log([*right, _record("clinician.w", 0.79, False)]), config, None)
+    report = gate.evaluate(log_of([*right, _record("clinician.w", 0.79, False)]), config, None)
     assert report.exit_code == gate.EXIT_PASS, [f.message for f in report.failures]
 
 
@@ -177,6 +165,6 @@ def test_the_questions_gate_names_a_wrong_answer_at_0_8_and_passes_one_below() -
 def test_the_questions_gate_says_when_it_judged_nothing(
     records: list[ScenarioRecord], why: str
 ) -> None:
-    report = gate.evaluate(_log(records), gate.load_config(QUESTIONS_GATE), None)
+    report = gate.evaluate(log_of(records), gate.load_config(QUESTIONS_GATE), None)
     assert report.exit_code == gate.EXIT_HARNESS
     assert report.error is not None and "judged on nothing" in report.error and why in report.error
