@@ -132,9 +132,14 @@ def keyword_search(
 
 
 def vector_search(
-    vectors: VectorClient, query: str, filters: Filters, limit: int = CANDIDATES
+    vectors: VectorClient,
+    query: str,
+    filters: Filters,
+    limit: int = CANDIDATES,
+    query_vector: list[float] | None = None,
 ) -> list[VectorHit]:
-    """Vector path: one query embedding, the organisations' collections, metadata filters."""
+    """Vector path: one query embedding (`query_vector` when the caller made it), the
+    organisations' collections, metadata filters."""
     # Only selective filters go to Chroma; superseded documents are few, so they are filtered after.
     clauses: list[Where] = []
     if filters.document_type:
@@ -147,7 +152,9 @@ def vector_search(
         clauses[0] if len(clauses) == 1 else ({"$and": clauses} if clauses else None)
     )
     orgs = filters.source_orgs or list(COLLECTIONS)
-    hits = vectors.search_many([COLLECTIONS[o] for o in orgs], query, limit * 2, where)
+    hits = vectors.search_many(
+        [COLLECTIONS[o] for o in orgs], query, limit * 2, where, query_vector
+    )
     kept = [
         h
         for h in hits

@@ -314,15 +314,19 @@ class VectorClient:
         query: str,
         n_results: int = 10,
         where: Where | None = None,
+        query_vector: list[float] | None = None,
     ) -> list[VectorHit]:
         """Search several collections concurrently with one query embedding per model they
-        embed with; merged by similarity."""
+        embed with; merged by similarity. `query_vector`: the query's vector when the caller
+        has embedded it already, by the model every one of the collections embeds with."""
         by_model: dict[int, list[float]] = {}
         vectors: dict[str, list[float]] = {}
         for name in collections:
             model = self.embedder_for(name)
             if id(model) not in by_model:
-                by_model[id(model)] = model.embed([query])[0].tolist()
+                by_model[id(model)] = (
+                    query_vector if query_vector is not None else model.embed([query])[0].tolist()
+                )
             vectors[name] = by_model[id(model)]
         if len(collections) == 1:
             return self.search(collections[0], query, n_results, where, vectors[collections[0]])

@@ -45,6 +45,16 @@ Features (each in a small range, so a model's coefficients can be read):
                     title and heading use a third or fewer of the question's subject words: another
                     document was nearly as likely, and nothing in the words chose between them
                     (read by the section families' models only; other tools record it too)
+  title_gap         how much nearer the leading answer's guidance title (with its topics) lies
+                    to the question than any other guidance's, in cosine similarity (negative:
+                    another's is nearer; 0 when not measured: opa.policy_check measures it,
+                    tools/guidance_titles.py)
+  title_elsewhere   1 when measured, the answer is a guidance (not that nothing answers),
+                    another guidance's title lies at least as near the question as the leading
+                    answer's, and the leading section's title and heading do not use every
+                    subject word of the question: the sections point at one policy, the question
+                    in its own words at another (a question that names its section's heading is
+                    that section's, whichever title lies nearer)
 """
 
 from __future__ import annotations
@@ -71,6 +81,8 @@ FEATURES: tuple[str, ...] = (
     "ambiguous",
     "unsettled",
     "contested",
+    "title_gap",
+    "title_elsewhere",
 )
 # How far the first guidance must stand clear of the second (`margin`) for an answer whose words
 # do not name it to leave `contested` unset. Chosen by 2-fold cross-validation within the fit
@@ -103,6 +115,9 @@ class Signals:
     lead_unmatched: bool = False
     # the two paths' best answers are the same guidance (None: not measured by this tool)
     paths_agree: bool | None = None
+    # the leading guidance's title similarity to the question less the best other guidance's
+    # (None: not measured)
+    title_gap: float | None = None
 
 
 NO_SIGNALS = Signals()
@@ -115,6 +130,13 @@ def margin(scores: Sequence[float]) -> float:
     if len(scores) == 1:
         return 1.0
     return min(1.0, max(0.0, (scores[0] - scores[1]) / scores[0]))
+
+
+def title_elsewhere(title_gap: float | None, lexical: float | None) -> bool:
+    """Whether another guidance's title lies at least as near the question as the leading
+    answer's (`title_gap` <= 0) while the leading section's title and heading do not use every
+    subject word of the question (`lexical` < 1)."""
+    return title_gap is not None and title_gap <= 0 and (lexical or 0.0) < 1.0
 
 
 def _corroborated(counts: Counts | None) -> bool:
@@ -149,6 +171,10 @@ def features(
         "lexical": signals.lexical or 0.0,
         "lead_unmatched": float(signals.lead_unmatched),
         "paths_agree": float(bool(signals.paths_agree)),
+        "title_gap": signals.title_gap or 0.0,
+        "title_elsewhere": float(
+            not signals.no_answer and title_elsewhere(signals.title_gap, signals.lexical)
+        ),
         "ambiguous": float(signals.shared > 1),
         "unsettled": float(
             "sql" in paths

@@ -82,6 +82,7 @@ FAMILY_FEATURES: dict[str, tuple[str, ...]] = {
         "no_answer",
         "unsettled",
         "contested",
+        "title_elsewhere",
     ),
     "opa_tools": ("both_paths", "corroborated", "no_answer"),
     "odb": ("spec_score", "both_paths", "no_answer"),
@@ -123,7 +124,7 @@ BOTH_PATHS_ONLY = frozenset({"opa_search", "opa_policy"})
 # `contested` joined the flags when the clinician questions' wrong answers at >= 0.8 that no flag
 # marked were mostly answers whose second guidance scored close behind and whose words named
 # neither (scoring/features.py has its thresholds and how they were chosen).
-DOUBT_FLAGS = ("unsettled", "no_answer", "contested")
+DOUBT_FLAGS = ("unsettled", "no_answer", "contested", "title_elsewhere")
 TOP_SHARE = 0.25
 MIN_CLINICIAN_FLAGGED = 10
 

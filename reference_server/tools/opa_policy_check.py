@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from reference_server.catalog import OPA_COLLECTIONS
 from reference_server.retrieval.dual_path import DualResult
 from reference_server.retrieval.opa_section_rows import PolicyLevel, SectionRow
 from reference_server.retrieval.opa_sections import Filters, keyword_search, vector_search
@@ -16,6 +17,7 @@ from reference_server.runtime import Runtime
 from reference_server.scoring.citations import Citation, section_citation
 from reference_server.tools.base import ExtraMeta
 from reference_server.tools.common import Evidence
+from reference_server.tools.guidance_titles import title_gap, title_matrix
 from reference_server.tools.pipeline import DualPathTool
 from reference_server.tools.request_model import NON_BLANK, StrictModel
 from reference_server.tools.score_step import EvidenceFields, Score
@@ -145,12 +147,20 @@ class Query:
     n_results: int
 
 
-Found = DualResult[list[SectionRow], list[VectorHit]]
+@dataclass(frozen=True)
+class VectorFound:
+    """The vector path's sections, and each CPSO guidance's title similarity to the question
+    (from the same query vector)."""
+
+    hits: list[VectorHit]
+    titles: dict[str, float]
 
 
-class PolicyCheck(
-    DualPathTool[Request, Query, list[SectionRow], list[VectorHit], Ranked, Response]
-):
+Found = DualResult[list[SectionRow], VectorFound]
+ORG = "cpso"
+
+
+class PolicyCheck(DualPathTool[Request, Query, list[SectionRow], VectorFound, Ranked, Response]):
     name = NAME
     confidence_family = "opa_policy"
     title = "Check CPSO policy expectations"
@@ -170,7 +180,7 @@ class PolicyCheck(
             level = "expectation"
         return Query(
             text=req.query,
-            filters=Filters(source_orgs=["cpso"], policy_level=level),
+            filters=Filters(source_orgs=[ORG], policy_level=level),
             include_advice=req.include_advice,
             policy_numbers=frozenset(_POLICY_NUMBER.findall(req.query)),
             n_results=req.n_results,
@@ -179,12 +189,22 @@ class PolicyCheck(
     def sql(self, rt: Runtime, q: Query) -> list[SectionRow]:
         return keyword_search(rt.opa_sql, q.text, q.filters)
 
-    def vector(self, rt: Runtime, q: Query) -> list[VectorHit]:
-        return vector_search(rt.vectors, q.text, q.filters)
+    def vector(self, rt: Runtime, q: Query) -> VectorFound:
+        collection = OPA_COLLECTIONS[ORG]
+        query_vector = rt.vectors.embed_query(q.text, collection)
+        titles = title_matrix(rt.opa_sql, rt.vectors, ORG, collection).nearest(query_vector)
+        return VectorFound(
+            vector_search(rt.vectors, q.text, q.filters, query_vector=query_vector), titles
+        )
 
     async def merge(self, rt: Runtime, q: Query, found: Found) -> Ranked:
+        by_vector = found.vector.value
         hits, meta = await fused_and_reranked(
-            rt.settings, q.text, found.sql.value, found.vector.value, found.total_ms
+            rt.settings,
+            q.text,
+            found.sql.value,
+            by_vector.hits if by_vector is not None else None,
+            found.total_ms,
         )
         if not q.include_advice:
             hits = [h for h in hits if h.row.document_type != "advice" and _level(h) != "advice"]
@@ -193,8 +213,20 @@ class PolicyCheck(
                 h.score *= 1.5
         top = expectations_first(hits)[: q.n_results]
         sharing = shared_heading(q.text, heading_index(rt.opa_sql))
+        families = guidance_families(rt.opa_sql)
+        gap = (
+            title_gap(by_vector.titles, top[0].row.document_id, families)
+            if by_vector is not None and top
+            else None
+        )
         return Ranked(
-            hits, top, meta, not not_addressed(q.text, hits), sharing, guidance_families(rt.opa_sql)
+            hits,
+            top,
+            meta,
+            not not_addressed(q.text, hits),
+            sharing,
+            families,
+            title_gap=gap,
         )
 
     def score(self, q: Query, merged: Ranked, found: Found) -> Score[Citation]:

@@ -159,6 +159,7 @@ def section_signals(query: str, merged: Ranked) -> Signals:
         and lead is not None
         and lead.row.document_id not in merged.sharing,
         paths_agree=paths_agree(merged),
+        title_gap=merged.title_gap,
     )
 
 

@@ -81,6 +81,9 @@ class Ranked:
     sharing: frozenset[str] = frozenset()
     # companion document -> the document it accompanies (`guidance_of`)
     families: Mapping[str, str] = field(default_factory=dict)
+    # how much nearer the leading guidance's title lies to the question than any other's
+    # (tools/guidance_titles.py); None where the tool does not measure it
+    title_gap: float | None = None
 
 
 WORD_RE = re.compile(r"[a-z0-9]+")
