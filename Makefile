@@ -151,13 +151,15 @@ gate: index
 # report (accuracy, answers about another product, misses) -> gate on the per-family floors of
 # evals/gate.yaml. PER_FAMILY=N runs a seeded sample of N cases per family instead of all.
 # The clinician questions the calibration is fitted on are asked too (every one: families
-# opa.clinician_policy and opa.clinician_search), so the gate judges the confidence on clinicians'
-# wording as well as on the corpus's.
+# opa.clinician_policy and opa.clinician_search), and those it was never fitted on (families
+# opa.clinician_policy_unfitted and opa.clinician_search_unfitted), so the gate judges the
+# confidence on clinicians' wording as well as on the corpus's.
 PER_FAMILY ?=
 DERIVED ?= reports/derived
 CLINICIAN_QUESTIONS ?= reference_server/scoring/clinician_questions.yaml
+UNFITTED_QUESTIONS ?= evals/unfitted_clinician_questions.yaml
 eval-derived: index
-	$(OCM) derive --out $(DERIVED)/cases $(if $(PER_FAMILY),--per-family $(PER_FAMILY)) --questions $(CLINICIAN_QUESTIONS)
+	$(OCM) derive --out $(DERIVED)/cases $(if $(PER_FAMILY),--per-family $(PER_FAMILY)) --questions $(CLINICIAN_QUESTIONS) --unfitted-questions $(UNFITTED_QUESTIONS)
 	$(OCM) run --target $(GATE_TARGET) --golden $(DERIVED)/cases --out $(DERIVED)/run --no-ragas --quiet
 	$(OCM) report --run $(DERIVED)/run > $(DERIVED)/report.txt
 	@awk '/^## Per case family/{f=1} /^## Per source/{f=0} f' $(DERIVED)/run/report.md

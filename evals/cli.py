@@ -76,9 +76,11 @@ def cmd_derive(args: argparse.Namespace) -> int:
     asked = list(args.family or ())
     try:
         questions = clinician_questions.cases(Path(args.questions)) if args.questions else {}
-        asked_of_file = (
-            {f for f, _ in clinician_questions.FAMILIES.values()} if questions else set()
-        )
+        if args.unfitted_questions:
+            questions.update(
+                clinician_questions.cases(Path(args.unfitted_questions), unfitted=True)
+            )
+        asked_of_file = clinician_questions.all_families() if questions else set()
         from_corpus = [f for f in asked if f not in asked_of_file]
         cases = (
             derive(
@@ -105,7 +107,8 @@ def cmd_derive(args: argparse.Namespace) -> int:
         for reason, n in skipped(name).items():
             console.print(f"  {name}: skipped {n} source rows: {reason}")
     settings = {
-        k: getattr(args, k) for k in ("family", "per_family", "seed", "corpus", "questions")
+        k: getattr(args, k)
+        for k in ("family", "per_family", "seed", "corpus", "questions", "unfitted_questions")
     }
     head = header("derived", clock, EXIT_OK, target="corpus", settings=settings)
     write_record(Path(args.out), head, record_of(cases), [p.name for p in written])
@@ -231,6 +234,13 @@ def add_commands(sub: Any) -> None:
         help="also ask a clinician-question file's questions (ocm_common/clinician_questions.py): "
         "families opa.clinician_policy and opa.clinician_search, every question; with --family "
         "naming only those, no corpus family is derived",
+    )
+    der.add_argument(
+        "--unfitted-questions",
+        default=None,
+        metavar="FILE",
+        help="also ask questions no confidence was fitted on, as families "
+        "opa.clinician_policy_unfitted and opa.clinician_search_unfitted",
     )
     der.set_defaults(func=cmd_derive)
 

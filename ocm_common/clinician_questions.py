@@ -12,7 +12,9 @@ under it: a policy's "Advice to the Profession" lives below the policy's URL):
           - "Is a 14-year-old able to agree to their own treatment?"
 
 Each question becomes one case of its tool's family (`FAMILIES`), numbered in file order, so a
-case's id stays the same for as long as the questions before it do.
+case's id stays the same for as long as the questions before it do. Questions a confidence was
+never fitted on (`unfitted=True`: evals/unfitted_clinician_questions.yaml) take families of their
+own (`UNFITTED_SUFFIX`), so a run reports and bounds them apart from the fitted ones.
 """
 
 from __future__ import annotations
@@ -30,6 +32,18 @@ FAMILIES: dict[str, tuple[str, str]] = {
     "opa.search_sections": ("opa.clinician_search", "sections[0].source_url"),
 }
 CASE_PREFIX = "clinician."
+UNFITTED_SUFFIX = "_unfitted"
+
+
+def family_of(tool: str, unfitted: bool = False) -> str:
+    """The case family of a tool's questions (fitted on, or never)."""
+    return FAMILIES[tool][0] + (UNFITTED_SUFFIX if unfitted else "")
+
+
+def all_families() -> set[str]:
+    """Every family a question file's questions may take."""
+    return {family_of(tool, unfitted) for tool in FAMILIES for unfitted in (False, True)}
+
 
 Url = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^https?://\S+$")]
 Question = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
@@ -85,11 +99,11 @@ def _group(path: Path, tool: str, index: int, raw: Any) -> Group:
         ) from None
 
 
-def cases(path: Path) -> dict[str, list[dict[str, Any]]]:
+def cases(path: Path, unfitted: bool = False) -> dict[str, list[dict[str, Any]]]:
     """The file's questions as cases (the records `ocm derive` writes), one family per tool."""
     out: dict[str, list[dict[str, Any]]] = {}
     for tool, groups in read(path).items():
-        family, answer_url = FAMILIES[tool]
+        family, answer_url = family_of(tool, unfitted), FAMILIES[tool][1]
         for group in groups:
             for query in group.questions:
                 number = len(out.get(family, [])) + 1

@@ -34,6 +34,9 @@ from reference_server.tools.pipeline import DualPathTool
 from tests.conftest import call, run_fresh
 
 CORPUS = Path(__file__).resolve().parent.parent / "reference_server" / "corpus" / "opa"
+UNFITTED_QUESTIONS = (
+    Path(__file__).resolve().parent.parent / "evals" / "unfitted_clinician_questions.yaml"
+)
 PROFILES = {"opa": OPA, "off": OFF, "schedule": SCHEDULE}
 
 
@@ -312,8 +315,10 @@ def test_clinician_questions_name_published_guidance_and_split_like_the_rest(
     same seeded rule as the derived ones, into one family per tool."""
     documents = _corpus_documents()
     content = yaml.safe_load(split.QUESTIONS.read_text(encoding="utf-8"))
-    assert set(content) == set(FAMILIES)
-    for groups in content.values():
+    unfitted = yaml.safe_load(UNFITTED_QUESTIONS.read_text(encoding="utf-8"))
+    assert set(content) == set(FAMILIES) == set(unfitted)
+    asked = set()
+    for groups in [*content.values(), *unfitted.values()]:
         for group in groups:
             urls = group["guidance"]
             assert urls and all(u in documents for u in urls), urls
@@ -325,6 +330,9 @@ def test_clinician_questions_name_published_guidance_and_split_like_the_rest(
             }
             assert companions <= ids, (urls, companions - ids)
             assert group["questions"] and all(q.strip() for q in group["questions"])
+            for q in group["questions"]:  # no question is both fitted on and not
+                assert q.strip().lower() not in asked, q
+                asked.add(q.strip().lower())
     (tmp_path / "derived").mkdir()
     counts = split.split_cases(
         tmp_path / "derived", tmp_path / "cases", None, split.SEED, split.QUESTIONS

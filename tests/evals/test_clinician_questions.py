@@ -117,6 +117,37 @@ def test_derive_asks_every_question_beside_a_sampled_corpus_family(tmp_path: Pat
     assert sizes("schedule.code_fee") == {"schedule.code_fee": 1}
 
 
+def test_unfitted_questions_take_families_of_their_own_beside_the_fitted(
+    tmp_path: Path,
+) -> None:
+    """The fitted file's cases stay as they were; the unfitted file's are numbered in their own
+    families, so neither shifts the other's ids (and the calibration's split never sees them)."""
+    questions = str(_file(tmp_path, GOOD))
+    unfitted = str(_file(tmp_path, GOOD.split("opa.search_sections:")[0], "u.yaml"))
+    out = tmp_path / "cases"
+    args = ["derive", "--questions", questions, "--unfitted-questions", unfitted]
+    args += ["--out", str(out), "--family", "opa.clinician_policy"]
+    args += ["--family", "opa.clinician_policy_unfitted"]
+    assert ocm_main(args) == 0
+    ids = {
+        p.stem: [json.loads(line)["id"] for line in p.read_text().splitlines()]
+        for p in out.glob("*.jsonl")
+    }
+    assert ids == {
+        "opa.clinician_policy": [
+            "clinician.opa.clinician_policy.001",
+            "clinician.opa.clinician_policy.002",
+        ],
+        "opa.clinician_policy_unfitted": [
+            "clinician.opa.clinician_policy_unfitted.001",
+            "clinician.opa.clinician_policy_unfitted.002",
+        ],
+    }
+    (first, _) = cq.cases(Path(unfitted), unfitted=True)["opa.clinician_policy_unfitted"]
+    assert first["tags"] == ["clinician", "family:opa.clinician_policy_unfitted"]
+    assert cq.cases(Path(questions)) == cq.cases(Path(questions), unfitted=False)
+
+
 def test_derive_refuses_a_bad_question_file(tmp_path: Path) -> None:
     bad = _file(tmp_path, "opa.get_section:\n  - guidance: [https://a.b]\n    questions: [x]\n")
     assert ocm_main(["derive", "--questions", str(bad), "--out", str(tmp_path / "o")]) == 2
