@@ -123,7 +123,9 @@ BOTH_PATHS_ONLY = frozenset({"opa_search", "opa_policy"})
 # at which they were right: the flag's meaning for the questions the server is asked.
 # `contested` joined the flags when the clinician questions' wrong answers at >= 0.8 that no flag
 # marked were mostly answers whose second guidance scored close behind and whose words named
-# neither (scoring/features.py has its thresholds and how they were chosen).
+# neither (scoring/features.py has its thresholds and how they were chosen). `title_elsewhere`
+# joined when those left were answers both paths led with, by a clear margin, from a policy
+# whose title lies farther from the question than another's (tools/guidance_titles.py).
 DOUBT_FLAGS = ("unsettled", "no_answer", "contested", "title_elsewhere")
 TOP_SHARE = 0.25
 MIN_CLINICIAN_FLAGGED = 10

@@ -8,7 +8,7 @@ then agree, with a clear margin, on the wrong policy. Each guidance's title with
 what the document is about. When the title nearest the question (by the same embedding as the
 vector path, from the same query vector) is another guidance's, the section answer is in doubt
 whatever its margin: on clinicians' questions such answers were right about two times in three,
-against nine in ten for those whose own title is nearest (scoring/fit.py keeps the measurement).
+against eight or nine in ten for those whose own title is nearest.
 
 A guidance is a document with its companion (a policy's Advice to the Profession): each is
 embedded as "title: topics", and the guidance takes its better similarity. Similarities are
