@@ -52,16 +52,6 @@ class TitleMatrix:
 EMPTY = TitleMatrix((), np.zeros((0, 0), dtype=np.float32))
 
 
-def _topics(raw: object) -> list[str]:
-    if isinstance(raw, str) and raw.startswith("["):
-        try:
-            decoded = json.loads(raw)
-        except ValueError:
-            return []
-        return [str(t) for t in decoded] if isinstance(decoded, list) else []
-    return [t for t in str(raw or "").split(";") if t]
-
-
 def title_text(title: str, topics: Sequence[str]) -> str:
     """What a document is about, as one line: its title, then its topics."""
     return f"{title}: {', '.join(topics)}" if topics else title
@@ -82,7 +72,7 @@ def title_matrix(sql: SqlClient, vectors: VectorClient, org: str, collection: st
             return EMPTY
         embedder = vectors.embedder_for(collection)
         model = getattr(embedder, "inner", embedder)  # not the query cache: titles are not queries
-        texts = [title_text(str(r["title"]), _topics(r["topics"])) for r in rows]
+        texts = [title_text(str(r["title"]), json.loads(r["topics"] or "[]")) for r in rows]
         matrix = np.asarray(model.embed(texts), dtype=np.float32)
         keys = tuple(str(r["companion_of"] or r["document_id"]) for r in rows)
         return TitleMatrix(keys, matrix)
